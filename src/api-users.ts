@@ -1,0 +1,87 @@
+// The API Manager: creating, listing and changing API accounts. Shared by the CLI and the portal;
+// a change takes effect on a running server from its next request on (authenticate.ts reads the
+// store on every request).
+import type { CryptPool } from './auth/crypt-pool.ts';
+import { invalid } from './errors.ts';
+import { findAccount } from './store/accounts.ts';
+import {
+  type ApiUser,
+  deleteApiUser as deleteRow,
+  findApiUser,
+  insertApiUser,
+  listApiUsers,
+  updateApiUser,
+} from './store/api-users.ts';
+import { uniqueViolation } from './store/errors.ts';
+import type { Db } from './store/schema.ts';
+import { parseAddressRange, parseApiUserName, parsePassword, parseUser } from './values.ts';
+
+export interface ApiUserSpec {
+  name: string;
+  password: string;
+  /** Empty: open access (any IP). */
+  allowedIps: string[];
+  reseller: string | null;
+}
+
+function parseAllowedIps(ips: readonly string[]): string[] {
+  return [...new Set(ips.map((ip) => parseAddressRange('allowed_ips', ip)))];
+}
+
+export async function createApiUser(db: Db, crypt: CryptPool, spec: ApiUserSpec): Promise<ApiUser> {
+  const name = parseApiUserName('name', spec.name);
+  const password = parsePassword('password', spec.password);
+  const allowedIps = parseAllowedIps(spec.allowedIps);
+  let reseller: string | null = null;
+  if (spec.reseller !== null && spec.reseller !== '') {
+    reseller = parseUser('reseller', spec.reseller);
+    const account = await findAccount(db, reseller);
+    if (!account?.reseller) throw invalid('reseller', `${reseller} is not a reseller account`);
+  }
+  if (await findApiUser(db, name)) throw invalid('name', `an API user named ${name} already exists`);
+  const now = new Date();
+  const user: ApiUser = {
+    name,
+    passwordHash: await crypt.hash(password),
+    access: allowedIps.length > 0 ? 'restricted' : 'open',
+    allowedIps,
+    reseller,
+    createdAt: now,
+    updatedAt: now,
+    lastUsedAt: null,
+  };
+  try {
+    await insertApiUser(db, user);
+  } catch (error) {
+    if (uniqueViolation(error)) throw invalid('name', `an API user named ${name} already exists`);
+    throw error;
+  }
+  return user;
+}
+
+function notFound(name: string) {
+  return invalid('name', `no API user named ${name} exists`);
+}
+
+export async function resetApiUserPassword(
+  db: Db,
+  crypt: CryptPool,
+  name: string,
+  password: string,
+): Promise<void> {
+  const hash = await crypt.hash(parsePassword('password', password));
+  if (!(await updateApiUser(db, name, { passwordHash: hash }))) throw notFound(name);
+}
+
+/** Empty `allowedIps`: open access. */
+export async function setApiUserAccess(db: Db, name: string, allowedIps: readonly string[]): Promise<void> {
+  const ips = parseAllowedIps(allowedIps);
+  const access = ips.length > 0 ? 'restricted' : 'open';
+  if (!(await updateApiUser(db, name, { access, allowedIps: ips }))) throw notFound(name);
+}
+
+export async function deleteApiUser(db: Db, name: string): Promise<void> {
+  if (!(await deleteRow(db, name))) throw notFound(name);
+}
+
+export { listApiUsers };

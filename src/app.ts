@@ -1,0 +1,55 @@
+// Builds the Fastify application for one listener. server.ts starts the listeners; tests build the
+// application in-process and call it with inject().
+import Fastify, { type FastifyInstance } from 'fastify';
+import { ApiError, apiError } from './errors.ts';
+import { type Listener, registerApi, sendError } from './http/api.ts';
+import { BODY_LIMIT, registerBodyParsers } from './http/body.ts';
+import type { Services } from './services.ts';
+import type { TlsFiles } from './tls.ts';
+
+export interface AppOptions {
+  listener: Listener;
+  tls: TlsFiles | null;
+}
+
+/** Fastify's own failures (body too large, bad content length) in the envelope of the catalogue. */
+function fromFastifyError(error: { code?: string; statusCode?: number }): ApiError {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return apiError('payload_too_large', { limit: BODY_LIMIT });
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return apiError('unsupported_media_type', { type: 'unknown' });
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+    return apiError('invalid_parameter', { reason: 'the request could not be read' });
+  }
+  return apiError('internal', {});
+}
+
+export function buildApp(services: Services, options: AppOptions): FastifyInstance {
+  const { config } = services;
+  const app = Fastify({
+    loggerInstance: services.log.child({ listener: options.listener }),
+    bodyLimit: BODY_LIMIT,
+    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    connectionTimeout: 60_000,
+    keepAliveTimeout: 65_000,
+    requestTimeout: 120_000,
+    return503OnClosing: true,
+    ...(options.tls && {
+      https: { key: options.tls.key, cert: options.tls.cert, minVersion: 'TLSv1.2' as const },
+    }),
+  }) as unknown as FastifyInstance;
+
+  registerBodyParsers(app);
+  registerApi(app, services, options.listener);
+
+  app.setErrorHandler((error, request, reply) => {
+    const failure = error instanceof ApiError ? error : fromFastifyError(error as { code?: string });
+    if (failure.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendError(reply, failure);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, apiError('unknown_operation', { path: request.url.split('?')[0]! })),
+  );
+  return app;
+}

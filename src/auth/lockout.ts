@@ -1,0 +1,60 @@
+// Brute-force lock-out: after maxFailures failed authentications from one address within the
+// window, every call from that address is refused for lockMinutes, correct credentials included.
+import type { Kysely } from 'kysely';
+import type { Config } from '../config.ts';
+import { ApiError, catalogue } from '../errors.ts';
+import { findFailures, saveFailures } from '../store/auth-failures.ts';
+import type { Database } from '../store/schema.ts';
+
+export class Lockout {
+  readonly #db: Kysely<Database>;
+  readonly #settings: Config['lockout'];
+  readonly #now: () => number;
+  /** Locks seen by this process, so a locked address is refused without asking the store. */
+  readonly #knownLocks = new Map<string, number>();
+
+  constructor(db: Kysely<Database>, settings: Config['lockout'], now: () => number = Date.now) {
+    this.#db = db;
+    this.#settings = settings;
+    this.#now = now;
+  }
+
+  #refusal(untilMs: number): ApiError {
+    const seconds = Math.max(1, Math.ceil((untilMs - this.#now()) / 1000));
+    return new ApiError('rate_limited', catalogue.rate_limited.info({ seconds }), undefined, {
+      'retry-after': String(seconds),
+    });
+  }
+
+  /** Throws 429 rate_limited while the address is locked out. */
+  async check(address: string): Promise<void> {
+    const now = this.#now();
+    const known = this.#knownLocks.get(address);
+    if (known !== undefined) {
+      if (known > now) throw this.#refusal(known);
+      this.#knownLocks.delete(address);
+    }
+    const window = await findFailures(this.#db, address);
+    if (window && window.lockedUntilMs > now) {
+      this.#knownLocks.set(address, window.lockedUntilMs);
+      throw this.#refusal(window.lockedUntilMs);
+    }
+  }
+
+  async recordFailure(address: string): Promise<void> {
+    const windowMs = this.#settings.windowMinutes * 60_000;
+    const lockMs = this.#settings.lockMinutes * 60_000;
+    const lockedUntil = await this.#db.transaction().execute(async (trx) => {
+      const now = this.#now();
+      const current = await findFailures(trx, address);
+      const fresh = !current || now - current.windowStartedMs >= windowMs;
+      const next = fresh
+        ? { windowStartedMs: now, failures: 1, lockedUntilMs: 0 }
+        : { ...current, failures: current.failures + 1 };
+      if (next.failures >= this.#settings.maxFailures) next.lockedUntilMs = now + lockMs;
+      await saveFailures(trx, address, next);
+      return next.lockedUntilMs;
+    });
+    if (lockedUntil > this.#now()) this.#knownLocks.set(address, lockedUntil);
+  }
+}

@@ -1,0 +1,121 @@
+// SHA-512 crypt ("$6$", as in /etc/shadow), after Ulrich Drepper's specification. Pure and
+// synchronous: the server runs it in worker threads (crypt-pool.ts), never on the event loop.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+const ALPHABET = './0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const DEFAULT_ROUNDS = 5000;
+const MIN_ROUNDS = 1000;
+/** Hashes asking for more rounds than this are refused rather than left to stall a worker. */
+export const MAX_ROUNDS = 1_000_000;
+
+// The order in which the 64 digest bytes are written out, three at a time.
+const PERMUTATION = [
+  [0, 21, 42],
+  [22, 43, 1],
+  [44, 2, 23],
+  [3, 24, 45],
+  [25, 46, 4],
+  [47, 5, 26],
+  [6, 27, 48],
+  [28, 49, 7],
+  [50, 8, 29],
+  [9, 30, 51],
+  [31, 52, 10],
+  [53, 11, 32],
+  [12, 33, 54],
+  [34, 55, 13],
+  [56, 14, 35],
+  [15, 36, 57],
+  [37, 58, 16],
+  [59, 17, 38],
+  [18, 39, 60],
+  [40, 61, 19],
+  [62, 20, 41],
+] as const;
+
+const HASH_PATTERN = /^\$6\$(?:rounds=([0-9]{1,10})\$)?([^$:\n]{0,16})\$([./0-9A-Za-z]{86})$/;
+
+function sha512(...parts: Buffer[]): Buffer {
+  const hash = createHash('sha512');
+  for (const part of parts) hash.update(part);
+  return hash.digest();
+}
+
+function repeatTo(source: Buffer, length: number): Buffer {
+  const out = Buffer.alloc(length);
+  for (let i = 0; i < length; i += source.length) source.copy(out, i, 0, Math.min(source.length, length - i));
+  return out;
+}
+
+function encode(digest: Buffer): string {
+  let out = '';
+  const put = (value: number, chars: number) => {
+    for (let i = 0; i < chars; i++) {
+      out += ALPHABET[value & 0x3f];
+      value >>>= 6;
+    }
+  };
+  for (const [a, b, c] of PERMUTATION) put((digest[a]! << 16) | (digest[b]! << 8) | digest[c]!, 4);
+  put(digest[63]!, 2);
+  return out;
+}
+
+function digestOf(password: Buffer, salt: Buffer, rounds: number): Buffer {
+  const b = sha512(password, salt, password);
+  const a = createHash('sha512').update(password).update(salt);
+  let n = password.length;
+  for (; n > 64; n -= 64) a.update(b);
+  a.update(b.subarray(0, n));
+  for (n = password.length; n > 0; n >>= 1) a.update(n & 1 ? b : password);
+  const digestA = a.digest();
+
+  const dp = createHash('sha512');
+  for (let i = 0; i < password.length; i++) dp.update(password);
+  const p = repeatTo(dp.digest(), password.length);
+
+  const ds = createHash('sha512');
+  for (let i = 0; i < 16 + digestA[0]!; i++) ds.update(salt);
+  const s = repeatTo(ds.digest(), salt.length);
+
+  let c = digestA;
+  for (let i = 0; i < rounds; i++) {
+    const round = createHash('sha512');
+    round.update(i & 1 ? p : c);
+    if (i % 3) round.update(s);
+    if (i % 7) round.update(p);
+    round.update(i & 1 ? c : p);
+    c = round.digest();
+  }
+  return c;
+}
+
+function saltText(): string {
+  const bytes = randomBytes(16);
+  let salt = '';
+  for (const byte of bytes) salt += ALPHABET[byte & 0x3f];
+  return salt;
+}
+
+/** Hashes a password with a fresh random salt. */
+export function sha512Crypt(password: string, options: { salt?: string; rounds?: number } = {}): string {
+  const rounds = options.rounds ?? DEFAULT_ROUNDS;
+  const salt = (options.salt ?? saltText()).slice(0, 16);
+  const digest = digestOf(Buffer.from(password, 'utf8'), Buffer.from(salt, 'utf8'), rounds);
+  const prefix = options.rounds === undefined ? '$6$' : `$6$rounds=${rounds}$`;
+  return `${prefix}${salt}$${encode(digest)}`;
+}
+
+/**
+ * Whether `password` matches `hash`. Anything but a well-formed `$6$` hash with a sane round count
+ * (`*`, `!`, empty, other schemes) never matches, and never throws.
+ */
+export function verifySha512Crypt(password: string, hash: string): boolean {
+  const match = HASH_PATTERN.exec(hash);
+  if (!match) return false;
+  const rounds = match[1] === undefined ? DEFAULT_ROUNDS : Number(match[1]);
+  if (rounds < MIN_ROUNDS || rounds > MAX_ROUNDS) return false;
+  const salt = Buffer.from(match[2]!, 'utf8');
+  const expected = Buffer.from(match[3]!, 'ascii');
+  const actual = Buffer.from(encode(digestOf(Buffer.from(password, 'utf8'), salt, rounds)), 'ascii');
+  return timingSafeEqual(actual, expected);
+}

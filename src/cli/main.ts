@@ -1,0 +1,346 @@
+// `berth <command>`: the server and the administrator's shell tools. Every command takes
+// --data-dir and works while a server runs on the same data directory.
+import { parseArgs } from 'node:util';
+import {
+  createApiUser,
+  deleteApiUser,
+  listApiUsers,
+  resetApiUserPassword,
+  setApiUserAccess,
+} from '../api-users.ts';
+import { ConfigError, type ConfigOverrides, loadConfig, parsePort } from '../config.ts';
+import { ApiError } from '../errors.ts';
+import { execute } from '../operations/execute.ts';
+import type { RawParams } from '../operations/operation.ts';
+import { findOperation } from '../operations/registry.ts';
+import { setPortalPassword } from '../portal-password.ts';
+import { serveUntilSignalled } from '../server.ts';
+import { createLogger, openServices, type Services } from '../services.ts';
+import { listAudit } from '../store/audit.ts';
+import { listPackages } from '../store/packages.ts';
+import { parsePassword } from '../values.ts';
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+const USAGE = `usage: berth <command> [--data-dir DIR]
+
+  serve [--host H] [--port P] [--reseller-port Q] [--no-tls] [--driver record|linux] [--demo]
+  api-user create NAME --password-stdin [--allow-ip IP_OR_CIDR]... [--reseller R]
+  api-user list [--json]
+  api-user reset-password NAME --password-stdin
+  api-user set-access NAME (--open | --allow-ip IP_OR_CIDR...)
+  api-user delete NAME
+  package add NAME [--quota N] [--bandwidth N] [--addondomains N] [--parkeddomains N] [--subdomains N]
+                   [--email-accounts N] [--ftp N] [--sql N] [--maillist N] [--mailquota N]
+                   [--feature NAME] [--ipv4 on|off] [--ipv6 on|off] [--shell on|off]
+  package list [--json]
+  package delete NAME
+  admin set-password --password-stdin
+  audit [--limit N] [--json]
+`;
+
+const PACKAGE_FIELDS = [
+  'quota',
+  'bandwidth',
+  'addondomains',
+  'parkeddomains',
+  'subdomains',
+  'email-accounts',
+  'ftp',
+  'sql',
+  'maillist',
+  'mailquota',
+  'feature',
+  'ipv4',
+  'ipv6',
+  'shell',
+] as const;
+
+const OPTIONS = {
+  'data-dir': { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'reseller-port': { type: 'string' },
+  'no-tls': { type: 'boolean' },
+  driver: { type: 'string' },
+  demo: { type: 'boolean' },
+  'password-stdin': { type: 'boolean' },
+  'allow-ip': { type: 'string', multiple: true },
+  open: { type: 'boolean' },
+  reseller: { type: 'string' },
+  json: { type: 'boolean' },
+  limit: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  ...Object.fromEntries(PACKAGE_FIELDS.map((name) => [name, { type: 'string' }])),
+} as const;
+
+type Flags = Record<string, string | boolean | string[] | undefined>;
+
+interface Io {
+  stdin: () => Promise<string>;
+  out: (text: string) => void;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function passwordFromStdin(flags: Flags, io: Io): Promise<string> {
+  if (!flags['password-stdin'])
+    throw new UsageError('give the password on standard input with --password-stdin');
+  const text = await io.stdin();
+  return text.replace(/\r?\n$/, '');
+}
+
+function positional(args: string[], index: number, what: string): string {
+  const value = args[index];
+  if (value === undefined) throw new UsageError(`missing ${what}`);
+  return value;
+}
+
+function serveOverrides(flags: Flags): ConfigOverrides {
+  const driver = flags.driver as string | undefined;
+  if (driver !== undefined && driver !== 'record' && driver !== 'linux') {
+    throw new UsageError('--driver is record or linux');
+  }
+  return {
+    host: flags.host as string | undefined,
+    port: flags.port === undefined ? undefined : parsePort(String(flags.port), '--port'),
+    resellerPort:
+      flags['reseller-port'] === undefined
+        ? undefined
+        : parsePort(String(flags['reseller-port']), '--reseller-port'),
+    tls: flags['no-tls'] ? false : undefined,
+    demo: flags.demo ? true : undefined,
+    driver,
+  };
+}
+
+/** Runs an API operation as the administrator, through the same `execute` as the HTTP API. */
+async function runAsAdministrator(services: Services, name: string, params: Record<string, string>) {
+  const operation = findOperation(name);
+  if (!operation) throw new Error(`no operation ${name}`);
+  const raw: RawParams = new Map(Object.entries(params).map(([key, value]) => [key, [value]]));
+  return execute(services, {
+    operation,
+    params: raw,
+    address: 'cli',
+    claimedUser: 'root',
+    identify: async () => ({ apiUser: 'root', address: 'cli', reseller: null }),
+  });
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+async function apiUserCommand(services: Services, args: string[], flags: Flags, io: Io): Promise<void> {
+  const { db } = services.store;
+  const action = positional(args, 1, 'api-user command (create, list, reset-password, set-access, delete)');
+  const allowIps = (flags['allow-ip'] as string[] | undefined) ?? [];
+  switch (action) {
+    case 'create': {
+      const name = positional(args, 2, 'API user name');
+      const password = await passwordFromStdin(flags, io);
+      const user = await createApiUser(db, services.crypt, {
+        name,
+        password,
+        allowedIps: allowIps,
+        reseller: (flags.reseller as string | undefined) ?? null,
+      });
+      const access = user.access === 'open' ? 'open access' : `restricted to ${user.allowedIps.join(', ')}`;
+      io.out(
+        `Created API user ${user.name} (${access}${user.reseller ? `, bound to reseller ${user.reseller}` : ''})\n`,
+      );
+      return;
+    }
+    case 'list': {
+      const users = await listApiUsers(db);
+      if (flags.json) {
+        const shown = users.map(({ passwordHash: _, ...user }) => user);
+        io.out(`${JSON.stringify(shown, null, 2)}\n`);
+        return;
+      }
+      const rows = [['NAME', 'ACCESS', 'ALLOWED IPS', 'RESELLER', 'CREATED', 'LAST USED']];
+      for (const user of users) {
+        rows.push([
+          user.name,
+          user.access,
+          user.allowedIps.join(',') || '-',
+          user.reseller ?? '-',
+          user.createdAt.toISOString(),
+          user.lastUsedAt?.toISOString() ?? 'never',
+        ]);
+      }
+      io.out(`${table(rows)}\n`);
+      return;
+    }
+    case 'reset-password': {
+      const name = positional(args, 2, 'API user name');
+      await resetApiUserPassword(db, services.crypt, name, await passwordFromStdin(flags, io));
+      io.out(`Password of API user ${name} reset\n`);
+      return;
+    }
+    case 'set-access': {
+      const name = positional(args, 2, 'API user name');
+      if (Boolean(flags.open) === allowIps.length > 0)
+        throw new UsageError('give either --open or --allow-ip');
+      await setApiUserAccess(db, name, allowIps);
+      io.out(`Access of API user ${name} set to ${allowIps.length > 0 ? allowIps.join(', ') : 'open'}\n`);
+      return;
+    }
+    case 'delete': {
+      const name = positional(args, 2, 'API user name');
+      await deleteApiUser(db, name);
+      io.out(`Deleted API user ${name}\n`);
+      return;
+    }
+    default:
+      throw new UsageError(`unknown api-user command ${action}`);
+  }
+}
+
+async function packageCommand(services: Services, args: string[], flags: Flags, io: Io): Promise<void> {
+  const action = positional(args, 1, 'package command (add, list, delete)');
+  switch (action) {
+    case 'add': {
+      const params: Record<string, string> = { name: positional(args, 2, 'package name') };
+      for (const field of PACKAGE_FIELDS) {
+        const value = flags[field];
+        if (typeof value === 'string') params[field.replace('-', '_')] = value;
+      }
+      const result = await runAsAdministrator(services, 'addpkg', params);
+      io.out(`${result.info}\n`);
+      return;
+    }
+    case 'list': {
+      const packages = await listPackages(services.store.db);
+      if (flags.json) {
+        io.out(`${JSON.stringify(packages, null, 2)}\n`);
+        return;
+      }
+      const show = (n: number | null) => (n === null ? 'unlimited' : String(n));
+      const rows = [['NAME', 'QUOTA', 'BANDWIDTH', 'FEATURE', 'SHELL', 'IPV4', 'IPV6']];
+      for (const pkg of packages) {
+        rows.push([
+          pkg.name,
+          show(pkg.limits.quota),
+          show(pkg.limits.bandwidth),
+          pkg.feature,
+          pkg.shell ? 'on' : 'off',
+          pkg.ipv4 ? 'on' : 'off',
+          pkg.ipv6 ? 'on' : 'off',
+        ]);
+      }
+      io.out(`${table(rows)}\n`);
+      return;
+    }
+    case 'delete': {
+      const result = await runAsAdministrator(services, 'killpkg', {
+        name: positional(args, 2, 'package name'),
+      });
+      io.out(`${result.info}\n`);
+      return;
+    }
+    default:
+      throw new UsageError(`unknown package command ${action}`);
+  }
+}
+
+async function auditCommand(services: Services, flags: Flags, io: Io): Promise<void> {
+  const limitText = (flags.limit as string | undefined) ?? '50';
+  if (!/^[0-9]{1,6}$/.test(limitText) || Number(limitText) < 1)
+    throw new UsageError('--limit is a number from 1');
+  const entries = await listAudit(services.store.db, { limit: Number(limitText) });
+  if (flags.json) {
+    io.out(`${JSON.stringify(entries, null, 2)}\n`);
+    return;
+  }
+  const rows = [['TIME', 'API USER', 'RESELLER', 'ADDRESS', 'OPERATION', 'TARGET', 'STATUS']];
+  for (const e of entries) {
+    const status = e.code ? `${e.status} ${e.code}` : String(e.status);
+    rows.push([e.at, e.api_user, e.reseller ?? '-', e.address, e.operation, e.target ?? '-', status]);
+  }
+  io.out(`${table(rows)}\n`);
+}
+
+/** Runs one command line; returns the exit status. */
+export async function main(
+  argv: string[],
+  io: Io = { stdin: readStdin, out: (t) => process.stdout.write(t) },
+) {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>>;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    process.stderr.write(`berth: ${(error as Error).message.split('\n')[0]}\n${USAGE}`);
+    return 2;
+  }
+  const args = parsed.positionals;
+  const flags = parsed.values as Flags;
+  const command = args[0];
+  if (flags.help || command === undefined || command === 'help') {
+    io.out(USAGE);
+    return command === undefined && !flags.help ? 2 : 0;
+  }
+  let services: Services | undefined;
+  try {
+    const dataDir = flags['data-dir'] as string | undefined;
+    if (command === 'serve') {
+      await serveUntilSignalled(loadConfig({ dataDir, ...serveOverrides(flags) }));
+      return 0;
+    }
+    const config = loadConfig({ dataDir });
+    services = await openServices(config, { log: createLogger('warn'), cryptThreads: 1 });
+    switch (command) {
+      case 'api-user':
+        await apiUserCommand(services, args, flags, io);
+        break;
+      case 'package':
+        await packageCommand(services, args, flags, io);
+        break;
+      case 'admin': {
+        if (args[1] !== 'set-password') throw new UsageError('the admin command is: admin set-password');
+        const password = await passwordFromStdin(flags, io);
+        await setPortalPassword(services.store.db, services.crypt, parsePassword('password', password));
+        io.out('Portal password for root changed\n');
+        break;
+      }
+      case 'audit':
+        await auditCommand(services, flags, io);
+        break;
+      default:
+        throw new UsageError(`unknown command ${command}`);
+    }
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`berth: ${error.message}\n${USAGE}`);
+      return 2;
+    }
+    const message =
+      error instanceof ApiError || error instanceof ConfigError
+        ? error.message
+        : `${(error as Error).message}`;
+    process.stderr.write(`berth: ${message.replace(/\s+/g, ' ')}\n`);
+    return 1;
+  } finally {
+    await services?.close();
+  }
+}
+
+if (import.meta.main) {
+  process.exitCode = await main(process.argv.slice(2));
+}

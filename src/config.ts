@@ -1,0 +1,217 @@
+// The server's configuration: defaults, then <data-dir>/berth.toml, then environment variables,
+// then command-line flags (each later source wins). Documented in docs/configuration.md.
+import { existsSync, readFileSync } from 'node:fs';
+import { hostname, networkInterfaces } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { parseAddressRange } from './values.ts';
+
+export interface Config {
+  dataDir: string;
+  host: string;
+  port: number;
+  resellerPort: number;
+  tls: boolean;
+  tlsCert: string | null;
+  tlsKey: string | null;
+  driver: 'record' | 'linux';
+  demo: boolean;
+  hostName: string;
+  sharedIpv4: string;
+  sharedIpv6: string;
+  ipPool: { ipv4: string[]; ipv6: string[] };
+  nameservers: string[];
+  homeBase: string;
+  shell: string;
+  trustedProxies: string[];
+  lockout: { maxFailures: number; windowMinutes: number; lockMinutes: number };
+}
+
+/** What a caller (the CLI's flags, a test) may set over the file and the environment. */
+export type ConfigOverrides = Partial<Omit<Config, 'lockout' | 'ipPool'>> & {
+  lockout?: Partial<Config['lockout']>;
+  ipPool?: Partial<Config['ipPool']>;
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function defaultDataDir(): string {
+  return resolve(process.env.BERTH_DATA_DIR ?? 'data');
+}
+
+function firstAddress(family: 'IPv4' | 'IPv6'): string {
+  for (const addresses of Object.values(networkInterfaces())) {
+    for (const address of addresses ?? []) {
+      if (address.family === family && !address.internal && !address.address.startsWith('fe80')) {
+        return address.address;
+      }
+    }
+  }
+  return family === 'IPv4' ? '127.0.0.1' : '';
+}
+
+function defaults(dataDir: string): Config {
+  const host = hostname().toLowerCase();
+  return {
+    dataDir,
+    host: '0.0.0.0',
+    port: 5555,
+    resellerPort: 4444,
+    tls: true,
+    tlsCert: null,
+    tlsKey: null,
+    driver: 'record',
+    demo: false,
+    hostName: host,
+    sharedIpv4: firstAddress('IPv4'),
+    sharedIpv6: firstAddress('IPv6'),
+    ipPool: { ipv4: [], ipv6: [] },
+    nameservers: [`ns1.${host}`, `ns2.${host}`],
+    homeBase: '/home',
+    shell: '/bin/bash',
+    trustedProxies: [],
+    lockout: { maxFailures: 10, windowMinutes: 15, lockMinutes: 15 },
+  };
+}
+
+type Table = Record<string, unknown>;
+
+function text(file: Table, key: string, where: string): string | undefined {
+  const value = file[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new ConfigError(`${where}: ${key} must be a string`);
+  return value;
+}
+
+function list(file: Table, key: string, where: string): string[] | undefined {
+  const value = file[key];
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
+    throw new ConfigError(`${where}: ${key} must be a list of strings`);
+  }
+  return value as string[];
+}
+
+function whole(file: Table, key: string, where: string): number | undefined {
+  const value = file[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' && typeof value !== 'bigint')
+    throw new ConfigError(`${where}: ${key} must be a number`);
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${where}: ${key} must be a whole number above 0`);
+  return n;
+}
+
+function fromFile(path: string): ConfigOverrides {
+  if (!existsSync(path)) return {};
+  let file: Table;
+  try {
+    file = parseToml(readFileSync(path, 'utf8')) as Table;
+  } catch (error) {
+    throw new ConfigError(`${path}: ${(error as Error).message.split('\n')[0]}`);
+  }
+  const pool = (file.ip_pool ?? {}) as Table;
+  const lockout = (file.lockout ?? {}) as Table;
+  const tls = (file.tls ?? {}) as Table;
+  const out: ConfigOverrides = {
+    hostName: text(file, 'host_name', path),
+    sharedIpv4: text(file, 'shared_ipv4', path),
+    sharedIpv6: text(file, 'shared_ipv6', path),
+    nameservers: list(file, 'nameservers', path),
+    homeBase: text(file, 'home_base', path),
+    shell: text(file, 'shell', path),
+    trustedProxies: list(file, 'trusted_proxies', path),
+    tlsCert: text(tls, 'cert', `${path} [tls]`),
+    tlsKey: text(tls, 'key', `${path} [tls]`),
+    ipPool: { ipv4: list(pool, 'ipv4', `${path} [ip_pool]`), ipv6: list(pool, 'ipv6', `${path} [ip_pool]`) },
+    lockout: {
+      maxFailures: whole(lockout, 'max_failures', `${path} [lockout]`),
+      windowMinutes: whole(lockout, 'window_minutes', `${path} [lockout]`),
+      lockMinutes: whole(lockout, 'lock_minutes', `${path} [lockout]`),
+    },
+  };
+  if (file.demo !== undefined) out.demo = file.demo === true;
+  return out;
+}
+
+function switchEnv(name: string): boolean | undefined {
+  const value = process.env[name]?.toLowerCase();
+  if (value === undefined || value === '') return undefined;
+  if (['on', '1', 'yes', 'true'].includes(value)) return true;
+  if (['off', '0', 'no', 'false'].includes(value)) return false;
+  throw new ConfigError(`${name} must be on or off`);
+}
+
+function portEnv(name: string): number | undefined {
+  const value = process.env[name];
+  if (value === undefined || value === '') return undefined;
+  return parsePort(value, name);
+}
+
+export function parsePort(value: string, name: string): number {
+  const port = Number(value);
+  if (!/^[0-9]+$/.test(value) || port > 65535)
+    throw new ConfigError(`${name} must be a port number (0-65535)`);
+  return port;
+}
+
+function fromEnvironment(): ConfigOverrides {
+  const driver = process.env.BERTH_DRIVER;
+  if (driver !== undefined && driver !== 'record' && driver !== 'linux') {
+    throw new ConfigError('BERTH_DRIVER must be record or linux');
+  }
+  return {
+    host: process.env.BERTH_HOST || undefined,
+    port: portEnv('BERTH_PORT'),
+    resellerPort: portEnv('BERTH_RESELLER_PORT'),
+    tls: switchEnv('BERTH_TLS'),
+    demo: switchEnv('BERTH_DEMO'),
+    driver: driver || undefined,
+  };
+}
+
+function merge(base: Config, over: ConfigOverrides): Config {
+  const out = { ...base, lockout: { ...base.lockout }, ipPool: { ...base.ipPool } } as Config;
+  for (const [key, value] of Object.entries(over)) {
+    if (value === undefined || key === 'lockout' || key === 'ipPool') continue;
+    (out as unknown as Record<string, unknown>)[key] = value;
+  }
+  for (const [key, value] of Object.entries(over.lockout ?? {})) {
+    if (value !== undefined) out.lockout[key as keyof Config['lockout']] = value;
+  }
+  for (const [key, value] of Object.entries(over.ipPool ?? {})) {
+    if (value !== undefined) out.ipPool[key as keyof Config['ipPool']] = value;
+  }
+  return out;
+}
+
+function check(config: Config): Config {
+  const fail = (what: string) => {
+    throw new ConfigError(what);
+  };
+  try {
+    config.trustedProxies = config.trustedProxies.map((range) => parseAddressRange('trusted_proxies', range));
+    config.ipPool.ipv4 = config.ipPool.ipv4.map((ip) => parseAddressRange('ip_pool.ipv4', ip));
+    config.ipPool.ipv6 = config.ipPool.ipv6.map((ip) => parseAddressRange('ip_pool.ipv6', ip));
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  if (config.ipPool.ipv4.some((ip) => ip.includes('/') || ip.includes(':')))
+    fail('ip_pool.ipv4 lists IPv4 addresses');
+  if (config.ipPool.ipv6.some((ip) => ip.includes('/') || !ip.includes(':')))
+    fail('ip_pool.ipv6 lists IPv6 addresses');
+  if (!config.homeBase.startsWith('/')) fail('home_base must be an absolute path');
+  if (!config.shell.startsWith('/')) fail('shell must be an absolute path');
+  if (config.nameservers.length === 0) fail('nameservers must name at least one server');
+  if ((config.tlsCert === null) !== (config.tlsKey === null)) fail('tls.cert and tls.key go together');
+  return config;
+}
+
+export function loadConfig(overrides: ConfigOverrides = {}): Config {
+  const dataDir = resolve(overrides.dataDir ?? defaultDataDir());
+  const base = defaults(dataDir);
+  const withFile = merge(base, fromFile(join(dataDir, 'berth.toml')));
+  return check(merge(merge(withFile, fromEnvironment()), overrides));
+}

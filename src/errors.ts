@@ -1,0 +1,201 @@
+// The one error catalogue. Every failure a caller can see has a code here, with its HTTP status,
+// the sentence it answers with, and how to fix it. docs/errors.md is rendered from this table.
+
+export const AUTH_NOT_PROVIDED = 'Authentication credentials were not provided';
+export const AUTH_DENIED = 'You do not have permission to perform this action.';
+
+interface CatalogueEntry<A> {
+  status: number;
+  info: (args: A) => string;
+  when: string;
+  fix: string;
+}
+
+function entry<A = Record<never, never>>(
+  status: number,
+  info: (args: A) => string,
+  when: string,
+  fix: string,
+): CatalogueEntry<A> {
+  return { status, info, when, fix };
+}
+
+type Param = { param?: string; reason: string };
+type User = { user: string };
+
+export const catalogue = {
+  missing_parameter: entry<{ param: string }>(
+    400,
+    ({ param }) => `The parameter ${param} is required.`,
+    'A required parameter is absent or empty.',
+    'Send the parameter named in `data.param` with a non-empty value.',
+  ),
+  invalid_parameter: entry<Param>(
+    400,
+    ({ param, reason }) =>
+      param === undefined
+        ? `The request is invalid: ${reason}.`
+        : `The parameter ${param} is invalid: ${reason}.`,
+    'A value breaks the value rules, a parameter is given twice or holds control characters, or the body does not match its Content-Type.',
+    'Correct the value of the parameter named in `data.param`; `info` says which rule it breaks.',
+  ),
+  account_exists: entry<User>(
+    400,
+    ({ user }) => `An account named ${user} already exists.`,
+    'createacct names a user that is taken.',
+    'Choose another user name.',
+  ),
+  domain_in_use: entry<{ domain: string }>(
+    400,
+    ({ domain }) => `The domain ${domain} is already the main domain of another account.`,
+    'createacct names a main domain that another account has.',
+    'Choose another domain, or remove the account that holds it.',
+  ),
+  account_not_found: entry<User>(
+    400,
+    ({ user }) => `No account named ${user} exists.`,
+    'The account does not exist, or is outside the calling reseller’s scope (the answer is the same).',
+    'Check the user name; a reseller can only reach the accounts it owns.',
+  ),
+  package_not_found: entry<{ name: string }>(
+    400,
+    ({ name }) => `No package named ${name} exists.`,
+    'A package name that does not exist.',
+    'Use a name from listpackages (names are case-sensitive).',
+  ),
+  package_exists: entry<{ name: string }>(
+    400,
+    ({ name }) => `A package named ${name} already exists.`,
+    'addpkg with a name that is taken.',
+    'Choose another name, or change the package with editpkg.',
+  ),
+  package_in_use: entry<{ name: string; count: number }>(
+    400,
+    ({ name, count }) => `The package ${name} is used by ${count} account(s).`,
+    'killpkg on a package that accounts still use.',
+    'Move the accounts to another package with changepackage first.',
+  ),
+  not_reseller: entry<User>(
+    400,
+    ({ user }) => `The account ${user} is not a reseller.`,
+    'terminatereseller on an account that is no reseller.',
+    'Nothing to do; check the user name.',
+  ),
+  reseller_limit: entry<{ reseller: string; limit: string }>(
+    400,
+    ({ reseller, limit }) => `The reseller ${reseller} would exceed its ${limit} limit.`,
+    'A reseller’s account-count, quota or bandwidth limit would be exceeded.',
+    'Ask the administrator to raise the limit (setupreseller), or lower the requested value.',
+  ),
+  reseller_has_accounts: entry<User & { count: number }>(
+    400,
+    ({ user, count }) => `The reseller ${user} still owns ${count} other account(s).`,
+    'removeacct on a reseller that still owns other accounts.',
+    'Remove those accounts, or terminatereseller to pass them to its owner, first.',
+  ),
+  no_free_ip: entry<{ family: string }>(
+    400,
+    ({ family }) => `No free dedicated ${family} address is left in the pool.`,
+    'A dedicated address is asked for and the configured pool has none free.',
+    'Add addresses to the pool in the configuration, or create the account without a dedicated address.',
+  ),
+  not_authenticated: entry(
+    403,
+    () => AUTH_NOT_PROVIDED,
+    'Credentials are missing (or one half of a style is missing).',
+    'Send `apiuser` and `apiauth` form fields, or `X-API-USER` and `X-API-PASSWORD` headers.',
+  ),
+  demo_server: entry(
+    403,
+    () => 'This is a demonstration server: changes are disabled',
+    'A state-changing call on a server started with --demo.',
+    'Use a server that is not in demonstration mode.',
+  ),
+  forbidden: entry<{ reason?: string }>(
+    403,
+    ({ reason }) => reason ?? AUTH_DENIED,
+    'Wrong user or password, caller’s IP not allowed, or the call is outside the caller’s rights.',
+    'Check the credentials and the API account’s allowed IPs; `info` names any other missing right.',
+  ),
+  unknown_operation: entry<{ path: string }>(
+    404,
+    ({ path }) => `There is no API operation at ${path}.`,
+    'A path under /api that names no operation.',
+    'Check the operation name against the README; paths look like /api/v1/listaccts/.',
+  ),
+  method_not_allowed: entry<{ method: string }>(
+    405,
+    ({ method }) => `The method ${method} is not allowed: every API operation is a POST.`,
+    'Any method other than POST on an API path.',
+    'Send the call as POST.',
+  ),
+  payload_too_large: entry<{ limit: number }>(
+    413,
+    ({ limit }) => `The request body is larger than ${limit} bytes.`,
+    'A body larger than 64 KiB.',
+    'Send fewer or shorter parameters.',
+  ),
+  unsupported_media_type: entry<{ type: string }>(
+    415,
+    ({ type }) => `The content type ${type} is not supported.`,
+    'A body whose Content-Type is not form-encoded, multipart or JSON.',
+    'Send application/x-www-form-urlencoded, multipart/form-data or application/json.',
+  ),
+  rate_limited: entry<{ seconds: number }>(
+    429,
+    ({ seconds }) => `Too many failed authentications from this address: try again in ${seconds} seconds.`,
+    'The source address is locked out after repeated failed authentications.',
+    'Wait for the time in the `Retry-After` header, then fix the credentials that failed.',
+  ),
+  provisioning_failed: entry<{ step: string }>(
+    500,
+    ({ step }) => `The system step "${step}" failed; everything done for this call was undone.`,
+    'A system step failed; the state was rolled back and finished steps undone.',
+    'Read the server log for the step’s error, fix the system, and retry the call.',
+  ),
+  internal: entry(
+    500,
+    () => 'The server could not complete the call; the details are in its log.',
+    'Anything else; the details go to the server log, never to the caller.',
+    'Retry; if it persists, read the server log.',
+  ),
+};
+
+export type ErrorCode = keyof typeof catalogue;
+type ArgsOf<C extends ErrorCode> = Parameters<(typeof catalogue)[C]['info']>[0];
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly param: string | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, info: string, param?: string, headers: Record<string, string> = {}) {
+    super(info);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = catalogue[code].status;
+    this.param = param;
+    this.headers = headers;
+  }
+
+  /** The envelope `data` of this error. */
+  get data(): { code: ErrorCode; param?: string } {
+    return this.param === undefined ? { code: this.code } : { code: this.code, param: this.param };
+  }
+}
+
+/** Builds the catalogue's error for `code`; `param` marks the one parameter at fault. */
+export function apiError<C extends ErrorCode>(code: C, args: ArgsOf<C>, param?: string): ApiError {
+  const render = catalogue[code].info as (a: ArgsOf<C>) => string;
+  const extra = args as { param?: string };
+  return new ApiError(code, render(args), param ?? extra.param);
+}
+
+export function invalid(param: string, reason: string): ApiError {
+  return apiError('invalid_parameter', { param, reason });
+}
+
+export function missing(param: string): ApiError {
+  return apiError('missing_parameter', { param });
+}

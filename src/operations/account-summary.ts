@@ -1,0 +1,16 @@
+import { targetAccount } from './common.ts';
+import { defineOperation, kinds, required } from './operation.ts';
+import { summaryRecord } from './record.ts';
+
+export const accountSummary = defineOperation({
+  name: 'accountsummary',
+  summary: "One account's record, with its usage.",
+  changesState: false,
+  adminOnly: false,
+  params: { user: required(kinds.user, 'Account user name') },
+  example: { user: 'alice' },
+  async run(ctx, input) {
+    const account = await targetAccount(ctx.db, ctx.caller, input.user);
+    return { data: { acct: summaryRecord(account, ctx.services.config) }, info: `Account ${account.user}` };
+  },
+});

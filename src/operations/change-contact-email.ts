@@ -1,0 +1,25 @@
+import { saveAccount } from '../store/accounts.ts';
+import { changeState, targetAccount } from './common.ts';
+import { defineOperation, kinds, required } from './operation.ts';
+
+export const changeContactEmail = defineOperation({
+  name: 'changecontactemail',
+  summary: "Change an account's contact e-mail address.",
+  changesState: true,
+  adminOnly: false,
+  params: {
+    user: required(kinds.user, 'Account user name'),
+    email: required(kinds.email, 'New contact e-mail address'),
+  },
+  example: { user: 'alice', email: 'billing@example.com' },
+  async run(ctx, input) {
+    const account = await changeState(ctx, async (db) => {
+      const account = await targetAccount(db, ctx.caller, input.user);
+      account.contactEmail = input.email;
+      await saveAccount(db, account);
+      return account;
+    });
+    const message = `User contact email changed for ${account.user} => ${account.contactEmail}`;
+    return { data: message, info: message };
+  },
+});

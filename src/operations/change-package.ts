@@ -1,0 +1,43 @@
+import { apiError } from '../errors.ts';
+import { saveAccount } from '../store/accounts.ts';
+import { findPackage } from '../store/packages.ts';
+import { changeState, enforceResellerLimits, targetAccount } from './common.ts';
+import { defineOperation, kinds, required } from './operation.ts';
+
+export const changePackage = defineOperation({
+  name: 'changepackage',
+  summary: "Move an account to another package: it takes the package's limits, feature list and shell.",
+  changesState: true,
+  adminOnly: false,
+  params: {
+    user: required(kinds.user, 'Account user name'),
+    package: required(kinds.packageName, 'Package name'),
+  },
+  example: { user: 'alice', package: 'gold' },
+  async run(ctx, input) {
+    const { caller, services } = ctx;
+    await changeState(ctx, async (db, system) => {
+      const before = await targetAccount(db, caller, input.user);
+      const pkg = await findPackage(db, input.package);
+      if (!pkg) throw apiError('package_not_found', { name: input.package }, 'package');
+      const after = {
+        ...before,
+        package: pkg.name,
+        feature: pkg.feature,
+        limits: { ...pkg.limits },
+        shellEnabled: pkg.shell,
+      };
+      if (caller.reseller) {
+        await enforceResellerLimits(db, caller.reseller.user, {
+          user: after.user,
+          quota: after.limits.quota,
+          bandwidth: after.limits.bandwidth,
+        });
+      }
+      await saveAccount(db, after);
+      await system(services.driver.changeLimits(before, after));
+    });
+    const message = `User hosting package changed for ${input.user}`;
+    return { data: message, info: message };
+  },
+});

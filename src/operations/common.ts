@@ -1,0 +1,98 @@
+// What several operations share: scope, rights, reseller limits, and changing state with system
+// steps so that a failure leaves nothing behind.
+import { randomInt } from 'node:crypto';
+import { apiError } from '../errors.ts';
+import { runSteps, type Step, undoSteps } from '../provision/driver.ts';
+import { type Account, findAccountInScope, ownedTotals, type Scope } from '../store/accounts.ts';
+import type { Db } from '../store/schema.ts';
+import type { Limit } from '../values.ts';
+import type { Caller, Context } from './operation.ts';
+
+export function scopeOf(caller: Caller): Scope {
+  return caller.reseller ? { owner: caller.reseller.user } : null;
+}
+
+/** The named account in the caller's scope; outside it, the account does not exist. */
+export async function targetAccount(db: Db, caller: Caller, user: string): Promise<Account> {
+  const account = await findAccountInScope(db, user, scopeOf(caller));
+  if (!account) throw apiError('account_not_found', { user }, 'user');
+  return account;
+}
+
+export function forbidden(reason: string) {
+  return apiError('forbidden', { reason });
+}
+
+/** setupreseller, terminatereseller and createacct reseller=on under a reseller need `alpha`. */
+export function requireAlpha(caller: Caller, what: string): void {
+  if (caller.reseller && !caller.reseller.reseller?.alpha) {
+    throw forbidden(`The reseller ${caller.reseller.user} may not ${what}: it lacks the alpha feature.`);
+  }
+}
+
+/** A reseller may not suspend, remove or change the reseller status of its own account. */
+export function refuseOwnAccount(caller: Caller, user: string, what: string): void {
+  if (caller.reseller && caller.reseller.user === user) {
+    throw forbidden(`A reseller may not ${what} its own account.`);
+  }
+}
+
+/**
+ * Checks that a reseller stays within its limits when `user` (null: a new account) takes the
+ * given quota and bandwidth. Runs inside the transaction that makes the change, so two concurrent
+ * calls cannot both take the last slot.
+ */
+export async function enforceResellerLimits(
+  db: Db,
+  resellerUser: string,
+  change: { user: string | null; quota: Limit; bandwidth: Limit },
+): Promise<void> {
+  const reseller = await findAccountInScope(db, resellerUser, null);
+  const limits = reseller?.reseller;
+  if (!limits) return;
+  const totals = await ownedTotals(db, resellerUser, change.user);
+  const exceeded = (limit: string, param?: string) =>
+    apiError('reseller_limit', { reseller: resellerUser, limit }, param);
+  if (change.user === null && limits.limit !== null && totals.accounts >= limits.limit) {
+    throw exceeded('account count');
+  }
+  for (const [name, limit, value, total] of [
+    ['quota', limits.quota, change.quota, totals.quota],
+    ['bandwidth', limits.bandwidth, change.bandwidth, totals.bandwidth],
+  ] as const) {
+    if (limit === null) continue;
+    if (value === null || total + value > limit) throw exceeded(name, name);
+  }
+}
+
+export type RunSystemSteps = (steps: Step[]) => Promise<void>;
+
+/**
+ * Runs `work` in one transaction. System steps it runs through `system` are undone, last first,
+ * when anything after them fails (a later step, a store write, the commit).
+ */
+export async function changeState<T>(
+  ctx: Context,
+  work: (db: Db, system: RunSystemSteps) => Promise<T>,
+): Promise<T> {
+  const done: Step[] = [];
+  try {
+    return await ctx.services.store.db
+      .transaction()
+      .execute((trx) => work(trx, (steps) => runSteps(steps, done)));
+  } catch (error) {
+    await undoSteps(done, (step, undoError) =>
+      ctx.services.log.error({ err: undoError, step: step.name }, 'could not undo a provisioning step'),
+    );
+    throw error;
+  }
+}
+
+const PASSWORD_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789!#%+-=_';
+
+/** A password for callers that leave it out: 20 random characters, never returned. */
+export function generatePassword(): string {
+  let out = '';
+  for (let i = 0; i < 20; i++) out += PASSWORD_ALPHABET[randomInt(PASSWORD_ALPHABET.length)];
+  return out;
+}

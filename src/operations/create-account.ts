@@ -1,0 +1,145 @@
+// POST /api/createacct/ — creates a hosting account from a package, with per-account overrides.
+import type { Config } from '../config.ts';
+import { apiError } from '../errors.ts';
+import {
+  type Account,
+  dedicatedAddressesInUse,
+  findAccount,
+  insertAccount,
+  LIMIT_NAMES,
+  type Limits,
+} from '../store/accounts.ts';
+import { uniqueViolation } from '../store/errors.ts';
+import { findPackage } from '../store/packages.ts';
+import type { Db } from '../store/schema.ts';
+import { changeState, enforceResellerLimits, forbidden, generatePassword, requireAlpha } from './common.ts';
+import { defineOperation, kinds, optional, required } from './operation.ts';
+import { createdRecord } from './record.ts';
+
+const limit = (description: string) => optional(kinds.limit, `${description}; \`unlimited\` or a number`);
+
+/** Takes the first address of the pool that no account holds. */
+async function takeAddress(db: Db, config: Config, family: 4 | 6): Promise<string> {
+  const pool = family === 4 ? config.ipPool.ipv4 : config.ipPool.ipv6;
+  const used = await dedicatedAddressesInUse(db, family);
+  const free = pool.find((address) => !used.has(address));
+  if (free === undefined)
+    throw apiError('no_free_ip', { family: family === 4 ? 'IPv4' : 'IPv6' }, `ipv${family}`);
+  return free;
+}
+
+export const createAccount = defineOperation({
+  name: 'createacct',
+  summary: 'Create a hosting account.',
+  changesState: true,
+  adminOnly: false,
+  params: {
+    domain: required(kinds.domain, 'Main domain'),
+    user: required(kinds.user, 'Account user name'),
+    email: required(kinds.email, 'Contact e-mail address'),
+    package: required(kinds.packageName, 'Package name'),
+    password: optional(kinds.password, 'Password; 20 random characters when omitted (never returned)'),
+    language: optional(kinds.language, 'Control panel language code; default `en`'),
+    theme: optional(kinds.theme, 'Theme; default `default`'),
+    mailserver: optional(kinds.mailServer, '`local` or `remote`; default `local`'),
+    dkim: optional(kinds.switch, 'DKIM signing; default `on`'),
+    spf: optional(kinds.switch, 'SPF record; default `on`'),
+    reseller: optional(kinds.switch, 'Make the account a reseller; default `off`'),
+    resellerself: optional(
+      kinds.switch,
+      'The reseller owns its own account (administrator only); default `off`',
+    ),
+    use_registrar_ns: optional(kinds.switch, "Use the registrar's name servers; default `off`"),
+    ipv4: optional(kinds.switch, "Dedicated IPv4 address from the pool; default the package's"),
+    ipv6: optional(kinds.switch, "Dedicated IPv6 address from the pool; default the package's"),
+    shell: optional(kinds.switch, "Shell access; default the package's"),
+    reseller_bandwidth: limit('Reseller combined bandwidth limit in MB'),
+    reseller_limt: limit('Number of accounts the reseller may create'),
+    reseller_quota: limit('Reseller combined disk quota in MB'),
+    addondomains: limit('Addon domains'),
+    parkeddomains: limit('Parked domains'),
+    subdomains: limit('Subdomains'),
+    email_accounts: limit('E-mail accounts'),
+    ftp: limit('FTP accounts'),
+    sql: limit('Databases'),
+    maillist: limit('Mailing lists'),
+    bandwidth: limit('Bandwidth in MB'),
+    quota: limit('Disk quota in MB'),
+    mailquota: limit('Default e-mail quota in MB'),
+  },
+  example: { domain: 'example.com', user: 'alice', email: 'alice@example.com', package: 'default' },
+  async run(ctx, input) {
+    const { caller, services } = ctx;
+    const { config } = services;
+    const makeReseller = input.reseller === true;
+    if (makeReseller) requireAlpha(caller, 'create reseller accounts');
+    if (caller.reseller && input.resellerself === true) {
+      throw forbidden('Only the administrator may create a reseller that owns its own account.');
+    }
+    const password = input.password ?? generatePassword();
+
+    const account = await changeState(ctx, async (db, system) => {
+      const pkg = await findPackage(db, input.package);
+      if (!pkg) throw apiError('package_not_found', { name: input.package }, 'package');
+      if (await findAccount(db, input.user)) throw apiError('account_exists', { user: input.user }, 'user');
+
+      const limits = {} as Limits;
+      for (const name of LIMIT_NAMES)
+        limits[name] = input[name] !== undefined ? input[name] : pkg.limits[name];
+      if (caller.reseller) {
+        await enforceResellerLimits(db, caller.reseller.user, {
+          user: null,
+          quota: limits.quota,
+          bandwidth: limits.bandwidth,
+        });
+      }
+      const ownsItself = makeReseller && input.resellerself === true;
+      const owner = caller.reseller?.user ?? 'root';
+      const account: Account = {
+        user: input.user,
+        domain: input.domain,
+        contactEmail: input.email,
+        package: pkg.name,
+        feature: pkg.feature,
+        owner: ownsItself ? input.user : owner,
+        homedir: `${config.homeBase.replace(/\/+$/, '')}/${input.user}`,
+        language: input.language ?? 'en',
+        theme: input.theme ?? 'default',
+        mailserver: input.mailserver ?? 'local',
+        dkim: input.dkim ?? true,
+        spf: input.spf ?? true,
+        useRegistrarNs: input.use_registrar_ns ?? false,
+        nameservers: [...config.nameservers],
+        setupAt: services.now(),
+        dedicatedIpv4: (input.ipv4 ?? pkg.ipv4) ? await takeAddress(db, config, 4) : null,
+        dedicatedIpv6: (input.ipv6 ?? pkg.ipv6) ? await takeAddress(db, config, 6) : null,
+        shellEnabled: input.shell ?? pkg.shell,
+        reseller: makeReseller
+          ? {
+              selfown: ownsItself,
+              alpha: false,
+              limit: input.reseller_limt ?? null,
+              bandwidth: input.reseller_bandwidth ?? null,
+              quota: input.reseller_quota ?? null,
+              previousOwner: ownsItself ? owner : null,
+            }
+          : null,
+        limits,
+        suspension: null,
+        usage: { quota: 0, bandwidth: 0 },
+      };
+      try {
+        await insertAccount(db, account);
+      } catch (error) {
+        const column = uniqueViolation(error);
+        if (column === 'domain') throw apiError('domain_in_use', { domain: input.domain }, 'domain');
+        if (column === 'user' || column === 'primary key')
+          throw apiError('account_exists', { user: input.user }, 'user');
+        throw error;
+      }
+      await system(services.driver.createAccount(account, password));
+      return account;
+    });
+    return { data: createdRecord(account, config), info: `Account ${account.user} created` };
+  },
+});

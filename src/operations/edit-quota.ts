@@ -1,0 +1,33 @@
+import { saveAccount } from '../store/accounts.ts';
+import { changeState, enforceResellerLimits, targetAccount } from './common.ts';
+import { defineOperation, kinds, required } from './operation.ts';
+
+export const editQuota = defineOperation({
+  name: 'editquota',
+  summary: "Change an account's disk quota (MB, or `unlimited`).",
+  changesState: true,
+  adminOnly: false,
+  params: {
+    user: required(kinds.user, 'Account user name'),
+    quota: required(kinds.limit, 'Disk quota in MB, or `unlimited`'),
+  },
+  example: { user: 'alice', quota: '2048' },
+  async run(ctx, input) {
+    const { caller, services } = ctx;
+    await changeState(ctx, async (db, system) => {
+      const before = await targetAccount(db, caller, input.user);
+      const after = { ...before, limits: { ...before.limits, quota: input.quota } };
+      if (caller.reseller) {
+        await enforceResellerLimits(db, caller.reseller.user, {
+          user: after.user,
+          quota: after.limits.quota,
+          bandwidth: after.limits.bandwidth,
+        });
+      }
+      await saveAccount(db, after);
+      await system(services.driver.changeLimits(before, after));
+    });
+    const message = `User disk quota changed for ${input.user}`;
+    return { data: message, info: message };
+  },
+});

@@ -1,0 +1,72 @@
+// The one way an operation runs, whatever called it: identify the caller, refuse what the server
+// or the caller may not do, parse the parameters, run, and append the audit entry.
+import { ApiError, apiError } from '../errors.ts';
+import { StepFailed } from '../provision/driver.ts';
+import type { Services } from '../services.ts';
+import { appendAudit } from '../store/audit.ts';
+import { hasControlCharacters } from '../values.ts';
+import { type Caller, type Operation, parseParams, type RawParams, type Result } from './operation.ts';
+
+export interface Call {
+  operation: Operation;
+  params: RawParams;
+  address: string;
+  /** The API user the call claims to be, for the audit entry of a call refused before it is known. */
+  claimedUser: string;
+  /** Authenticates the caller and resolves the reseller it acts as. */
+  identify(): Promise<Caller>;
+}
+
+/** Turns anything thrown into the error the caller sees; internals go to the log only. */
+export function toApiError(error: unknown, services: Services, operation: string): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof StepFailed) {
+    services.log.error({ err: error.cause, operation, step: error.step }, 'provisioning step failed');
+    return apiError('provisioning_failed', { step: error.step });
+  }
+  services.log.error({ err: error, operation }, 'operation failed');
+  return apiError('internal', {});
+}
+
+function auditTarget(params: RawParams): string | null {
+  const value = params.get('user')?.[0] ?? params.get('name')?.[0];
+  if (typeof value !== 'string' || value === '' || hasControlCharacters(value)) return null;
+  return value.slice(0, 64);
+}
+
+export async function execute(services: Services, call: Call): Promise<Result> {
+  const { operation } = call;
+  let caller: Caller | undefined;
+  let status = 200;
+  let code: string | null = null;
+  try {
+    caller = await call.identify();
+    if (operation.changesState && services.config.demo) throw apiError('demo_server', {});
+    if (operation.adminOnly && caller.reseller) {
+      throw apiError('forbidden', { reason: `Only the administrator may call ${operation.name}.` });
+    }
+    const input = parseParams(operation.params, call.params, services.config.hostName);
+    return await operation.run({ services, caller, db: services.store.db }, input);
+  } catch (error) {
+    const failure = toApiError(error, services, operation.name);
+    status = failure.status;
+    code = failure.code;
+    throw failure;
+  } finally {
+    if (operation.changesState) {
+      const entry = {
+        at: services.now().toISOString(),
+        api_user: caller?.apiUser ?? call.claimedUser.slice(0, 64),
+        reseller: caller?.reseller?.user ?? null,
+        address: call.address,
+        operation: operation.name,
+        target: auditTarget(call.params),
+        status,
+        code,
+      };
+      await appendAudit(services.store.db, entry).catch((error: unknown) => {
+        services.log.error({ err: error, entry }, 'could not append the audit entry');
+      });
+    }
+  }
+}

@@ -1,0 +1,15 @@
+import { listPackages as listAll } from '../store/packages.ts';
+import { defineOperation } from './operation.ts';
+
+export const listPackages = defineOperation({
+  name: 'listpackages',
+  summary: 'The package names, sorted, comma-separated.',
+  changesState: false,
+  adminOnly: false,
+  params: {},
+  example: {},
+  async run(ctx) {
+    const names = (await listAll(ctx.db)).map((pkg) => pkg.name);
+    return { data: { packages: names.join(',') }, info: `${names.length} package(s)` };
+  },
+});

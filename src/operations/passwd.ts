@@ -1,0 +1,24 @@
+import { changeState, generatePassword, targetAccount } from './common.ts';
+import { defineOperation, kinds, optional, required } from './operation.ts';
+
+export const passwd = defineOperation({
+  name: 'passwd',
+  summary: "Change an account's password.",
+  changesState: true,
+  adminOnly: false,
+  params: {
+    user: required(kinds.user, 'Account user name'),
+    password: optional(kinds.password, 'New password; 20 random characters when omitted (never returned)'),
+  },
+  example: { user: 'alice', password: 'n3w-Secret-pass' },
+  async run(ctx, input) {
+    const password = input.password ?? generatePassword();
+    const user = await changeState(ctx, async (db, system) => {
+      const account = await targetAccount(db, ctx.caller, input.user);
+      await system(ctx.services.driver.changePassword(account, password));
+      return account.user;
+    });
+    const message = `User password changed for ${user}`;
+    return { data: message, info: message };
+  },
+});

@@ -1,0 +1,29 @@
+import { apiError } from '../errors.ts';
+import { deleteAccount, ownedTotals } from '../store/accounts.ts';
+import { changeState, refuseOwnAccount, targetAccount } from './common.ts';
+import { defineOperation, kinds, required } from './operation.ts';
+
+export const removeAccount = defineOperation({
+  name: 'removeacct',
+  summary: 'Remove an account and everything it has on the server.',
+  changesState: true,
+  adminOnly: false,
+  params: { user: required(kinds.user, 'Account user name') },
+  example: { user: 'alice' },
+  async run(ctx, input) {
+    const { caller, services } = ctx;
+    refuseOwnAccount(caller, input.user, 'remove');
+    await changeState(ctx, async (db, system) => {
+      const account = await targetAccount(db, caller, input.user);
+      if (account.reseller) {
+        const { accounts } = await ownedTotals(db, account.user, null);
+        if (accounts > 0)
+          throw apiError('reseller_has_accounts', { user: account.user, count: accounts }, 'user');
+      }
+      await deleteAccount(db, account.user);
+      await system(services.driver.removeAccount(account));
+    });
+    const message = `User account removed ${input.user}`;
+    return { data: message, info: message };
+  },
+});

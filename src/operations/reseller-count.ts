@@ -1,0 +1,16 @@
+import { countAccounts } from '../store/accounts.ts';
+import { scopeOf } from './common.ts';
+import { defineOperation } from './operation.ts';
+
+export const resellerCount = defineOperation({
+  name: 'get_current_reseller_count',
+  summary: 'How many reseller accounts there are (under a reseller: among those it owns).',
+  changesState: false,
+  adminOnly: false,
+  params: {},
+  example: {},
+  async run(ctx) {
+    const reseller = await countAccounts(ctx.db, scopeOf(ctx.caller), true);
+    return { data: { reseller }, info: `${reseller} reseller account(s)` };
+  },
+});

@@ -1,0 +1,63 @@
+import { type Account, saveAccount } from '../store/accounts.ts';
+import { changeState, forbidden, refuseOwnAccount, requireAlpha, targetAccount } from './common.ts';
+import { defineOperation, kinds, optional, required } from './operation.ts';
+
+export const setupReseller = defineOperation({
+  name: 'setupreseller',
+  summary: 'Make an account a reseller, or update the limits of one that is.',
+  changesState: true,
+  adminOnly: false,
+  params: {
+    user: required(kinds.user, 'Account user name'),
+    selfown: optional(kinds.switch, 'The reseller owns its own account (administrator only)'),
+    reseller_limt: optional(kinds.limit, 'Number of accounts it may create; default `unlimited`'),
+    reseller_bandwidth: optional(
+      kinds.limit,
+      'Combined bandwidth of its accounts in MB; default `unlimited`',
+    ),
+    reseller_quota: optional(kinds.limit, 'Combined disk quota of its accounts in MB; default `unlimited`'),
+    alpha: optional(kinds.switch, 'May create and manage resellers itself (administrator only)'),
+  },
+  example: { user: 'bob', reseller_limt: '50', reseller_quota: '102400' },
+  async run(ctx, input) {
+    const { caller } = ctx;
+    requireAlpha(caller, 'set up resellers');
+    refuseOwnAccount(caller, input.user, 'change the reseller privileges of');
+    if (caller.reseller && input.alpha !== undefined)
+      throw forbidden('Only the administrator may grant alpha.');
+    if (caller.reseller && input.selfown === true) {
+      throw forbidden('Only the administrator may let a reseller own its own account.');
+    }
+    await changeState(ctx, async (db) => {
+      const account = await targetAccount(db, caller, input.user);
+      const current = account.reseller ?? {
+        selfown: false,
+        alpha: false,
+        limit: null,
+        bandwidth: null,
+        quota: null,
+        previousOwner: null,
+      };
+      const next: Account = {
+        ...account,
+        reseller: {
+          ...current,
+          alpha: input.alpha ?? current.alpha,
+          limit: input.reseller_limt !== undefined ? input.reseller_limt : current.limit,
+          bandwidth: input.reseller_bandwidth !== undefined ? input.reseller_bandwidth : current.bandwidth,
+          quota: input.reseller_quota !== undefined ? input.reseller_quota : current.quota,
+        },
+      };
+      if (input.selfown === true && !current.selfown) {
+        next.reseller = { ...next.reseller!, selfown: true, previousOwner: account.owner };
+        next.owner = account.user;
+      } else if (input.selfown === false && current.selfown) {
+        next.owner = current.previousOwner ?? 'root';
+        next.reseller = { ...next.reseller!, selfown: false, previousOwner: null };
+      }
+      await saveAccount(db, next);
+    });
+    const message = `User account converted to reseller ${input.user}`;
+    return { data: message, info: message };
+  },
+});

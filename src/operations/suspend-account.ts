@@ -1,0 +1,38 @@
+import { saveAccount } from '../store/accounts.ts';
+import { changeState, refuseOwnAccount, targetAccount } from './common.ts';
+import { defineOperation, kinds, optional, required } from './operation.ts';
+
+export const suspendAccount = defineOperation({
+  name: 'suspendacct',
+  summary:
+    'Suspend an account. Again on a suspended account: the time is kept, the reason replaced if given.',
+  changesState: true,
+  adminOnly: false,
+  params: {
+    user: required(kinds.user, 'Account user name'),
+    reason: optional(kinds.reason, 'Why; shown in listsuspended (may hold tab and newline)'),
+  },
+  example: { user: 'alice', reason: 'Unpaid invoice 1042' },
+  async run(ctx, input) {
+    const { caller, services } = ctx;
+    refuseOwnAccount(caller, input.user, 'suspend');
+    await changeState(ctx, async (db, system) => {
+      const account = await targetAccount(db, caller, input.user);
+      if (account.suspension) {
+        if (input.reason === undefined) return;
+        account.suspension.reason = input.reason;
+        await saveAccount(db, account);
+        return;
+      }
+      account.suspension = {
+        reason: input.reason ?? '',
+        at: services.now(),
+        by: caller.reseller?.user ?? 'root',
+      };
+      await saveAccount(db, account);
+      await system(services.driver.suspendAccount(account));
+    });
+    const message = `User account suspended ${input.user}`;
+    return { data: message, info: message };
+  },
+});

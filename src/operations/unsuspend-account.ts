@@ -1,0 +1,27 @@
+import { saveAccount } from '../store/accounts.ts';
+import { changeState, forbidden, targetAccount } from './common.ts';
+import { defineOperation, kinds, required } from './operation.ts';
+
+export const unsuspendAccount = defineOperation({
+  name: 'unsuspendacct',
+  summary: 'Lift the suspension of an account. On an active account: 200, nothing changes.',
+  changesState: true,
+  adminOnly: false,
+  params: { user: required(kinds.user, 'Account user name') },
+  example: { user: 'alice' },
+  async run(ctx, input) {
+    const { caller, services } = ctx;
+    await changeState(ctx, async (db, system) => {
+      const account = await targetAccount(db, caller, input.user);
+      if (!account.suspension) return;
+      if (caller.reseller && account.suspension.by === 'root') {
+        throw forbidden(`The administrator suspended ${account.user}; only the administrator may lift it.`);
+      }
+      account.suspension = null;
+      await saveAccount(db, account);
+      await system(services.driver.unsuspendAccount(account));
+    });
+    const message = `User account unsuspended ${input.user}`;
+    return { data: message, info: message };
+  },
+});

@@ -1,0 +1,43 @@
+import { listAccounts, ownedSummaries } from '../store/accounts.ts';
+import { formatLimit } from '../values.ts';
+import { scopeOf } from './common.ts';
+import { defineOperation } from './operation.ts';
+import { summaryRecord } from './record.ts';
+
+export const usageStatistics = defineOperation({
+  name: 'usagestatistics',
+  summary: "Every account's record with its usage, and for resellers the usage of their accounts.",
+  changesState: false,
+  adminOnly: false,
+  params: {},
+  example: {},
+  async run(ctx) {
+    const { config } = ctx.services;
+    const accounts = await listAccounts(ctx.db, scopeOf(ctx.caller));
+    const resellers = accounts.filter((account) => account.reseller).map((account) => account.user);
+    const owned = await ownedSummaries(ctx.db, resellers);
+    const out: Record<string, unknown> = {};
+    for (const account of accounts) {
+      const record = summaryRecord(account, config);
+      const summary = owned.get(account.user) ?? { users: [], quotaUsage: 0, bandwidthUsage: 0 };
+      out[account.user] = {
+        ...record,
+        quota_usage_reseller: account.reseller ? summary.quotaUsage : 0,
+        bandwidth_usage_reseller: account.reseller ? summary.bandwidthUsage : 0,
+        ...(account.reseller && {
+          reseller_data: {
+            accounts: summary.users,
+            contactemail: account.contactEmail,
+            ips: { ipv4: record.dedicatedip.ipv4, ipv6: record.dedicatedip.ipv6 },
+            name: account.user,
+            nameservers: account.nameservers,
+            reseller_bandwidth: formatLimit(account.reseller.bandwidth),
+            reseller_limt: formatLimit(account.reseller.limit),
+            reseller_quota: formatLimit(account.reseller.quota),
+          },
+        }),
+      };
+    }
+    return { data: { accounts: out }, info: `Usage of ${accounts.length} account(s)` };
+  },
+});

@@ -1,0 +1,18 @@
+import { createRequire } from 'node:module';
+import { defineOperation } from './operation.ts';
+
+const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+
+export const BERTH_VERSION = version;
+
+export const versionOperation = defineOperation({
+  name: 'version',
+  summary: "Berth's release label and version.",
+  changesState: false,
+  adminOnly: false,
+  params: {},
+  example: {},
+  async run() {
+    return { data: { version: `Berth ${version}`, version_code: version }, info: `Berth ${version}` };
+  },
+});

@@ -1,0 +1,23 @@
+// The portal's `root` password, kept as a SHA-512 crypt hash in the store's settings.
+import type { CryptPool } from './auth/crypt-pool.ts';
+import { generatePassword } from './operations/common.ts';
+import type { Db } from './store/schema.ts';
+import { getSetting, setSetting } from './store/settings.ts';
+
+const KEY = 'portal_password_hash';
+
+export async function setPortalPassword(db: Db, crypt: CryptPool, password: string): Promise<void> {
+  await setSetting(db, KEY, await crypt.hash(password));
+}
+
+export async function portalPasswordHash(db: Db): Promise<string | undefined> {
+  return getSetting(db, KEY);
+}
+
+/** Sets a random portal password when there is none; returns it so it can be shown once. */
+export async function ensurePortalPassword(db: Db, crypt: CryptPool): Promise<string | null> {
+  if (await portalPasswordHash(db)) return null;
+  const password = generatePassword();
+  await setPortalPassword(db, crypt, password);
+  return password;
+}

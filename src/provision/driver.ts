@@ -1,0 +1,61 @@
+// The provisioning driver: what an operation does to the system beyond the store. Every change is
+// a list of steps, each with its undo; they run in order and, when one fails, the finished ones are
+// undone in reverse (see runSteps). The `record` driver keeps state only; the `linux` driver creates
+// real system users, web server blocks and DNS zones.
+import type { Account } from '../store/accounts.ts';
+
+export interface Step {
+  /** Named in the 500 provisioning_failed answer when it fails. */
+  name: string;
+  run(): Promise<void>;
+  undo(): Promise<void>;
+}
+
+export interface Driver {
+  readonly name: string;
+  createAccount(account: Account, password: string): Step[];
+  removeAccount(account: Account): Step[];
+  suspendAccount(account: Account): Step[];
+  unsuspendAccount(account: Account): Step[];
+  changePassword(account: Account, password: string): Step[];
+  /** The quota, package, shell or any other limit changed from `before` to `after`. */
+  changeLimits(before: Account, after: Account): Step[];
+  close(): Promise<void>;
+}
+
+export class StepFailed extends Error {
+  readonly step: string;
+
+  constructor(step: string, cause: unknown) {
+    super(`step ${step} failed: ${String(cause)}`, { cause });
+    this.name = 'StepFailed';
+    this.step = step;
+  }
+}
+
+/**
+ * Runs steps in order, recording each finished one in `done` so that the caller can undo them if
+ * something later (another step, the commit) fails.
+ */
+export async function runSteps(steps: readonly Step[], done: Step[]): Promise<void> {
+  for (const step of steps) {
+    try {
+      await step.run();
+    } catch (error) {
+      throw new StepFailed(step.name, error);
+    }
+    done.push(step);
+  }
+}
+
+/** Undoes finished steps, last first; an undo that fails is reported and the rest still run. */
+export async function undoSteps(done: Step[], report: (step: Step, error: unknown) => void): Promise<void> {
+  for (const step of [...done].reverse()) {
+    try {
+      await step.undo();
+    } catch (error) {
+      report(step, error);
+    }
+  }
+  done.length = 0;
+}

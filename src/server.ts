@@ -1,0 +1,78 @@
+// Starts the admin and reseller listeners on shared services, and stops them gracefully: on
+// SIGTERM or SIGINT no new connection is taken, calls in flight finish, then the process exits.
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.ts';
+import type { Config } from './config.ts';
+import { ensurePortalPassword } from './portal-password.ts';
+import { openServices, type Services } from './services.ts';
+import { loadCertificate } from './tls.ts';
+
+export interface RunningServer {
+  services: Services;
+  admin: FastifyInstance;
+  reseller: FastifyInstance;
+  /** Where each listener took its port (useful with port 0). */
+  ports: { admin: number; reseller: number };
+  close(): Promise<void>;
+}
+
+function boundPort(app: FastifyInstance): number {
+  const address = app.server.address();
+  return typeof address === 'object' && address !== null ? address.port : 0;
+}
+
+export async function startServer(
+  config: Config,
+  output: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+): Promise<RunningServer> {
+  const services = await openServices(config);
+  const { log } = services;
+  if (!config.tls) log.warn('TLS is off (--no-tls): serve only behind a TLS-terminating proxy');
+  const tls = config.tls ? await loadCertificate(config) : null;
+  const admin = buildApp(services, { listener: 'admin', tls });
+  const reseller = buildApp(services, { listener: 'reseller', tls });
+  try {
+    await admin.listen({ host: config.host, port: config.port });
+    await reseller.listen({ host: config.host, port: config.resellerPort });
+  } catch (error) {
+    await Promise.allSettled([admin.close(), reseller.close()]);
+    await services.close();
+    throw error;
+  }
+  const ports = { admin: boundPort(admin), reseller: boundPort(reseller) };
+  const scheme = config.tls ? 'https' : 'http';
+  output(`Berth is serving on the ${config.driver} driver with its store in ${config.dataDir}`);
+  output(`  admin listener (API and portal): ${scheme}://${config.host}:${ports.admin}/`);
+  output(`  reseller listener (API with X-RESELLER): ${scheme}://${config.host}:${ports.reseller}/`);
+  const password = await ensurePortalPassword(services.store.db, services.crypt);
+  if (password) {
+    output(`Portal password for root (shown once; change it with "berth admin set-password"): ${password}`);
+  }
+  let closing: Promise<void> | null = null;
+  return {
+    services,
+    admin,
+    reseller,
+    ports,
+    close() {
+      closing ??= (async () => {
+        await Promise.allSettled([admin.close(), reseller.close()]);
+        await services.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Runs until SIGTERM or SIGINT, then shuts down gracefully. */
+export async function serveUntilSignalled(config: Config): Promise<void> {
+  const server = await startServer(config);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      server.services.log.info({ signal }, 'shutting down: finishing calls in flight');
+      server.close().then(resolve, resolve);
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}

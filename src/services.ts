@@ -1,0 +1,66 @@
+// The shared services every entry point (HTTP, CLI, portal) runs operations with.
+import { type Logger, pino } from 'pino';
+import { Authenticator } from './auth/authenticate.ts';
+import { CryptPool } from './auth/crypt-pool.ts';
+import { Lockout } from './auth/lockout.ts';
+import type { Config } from './config.ts';
+import type { Driver } from './provision/driver.ts';
+import { recordDriver } from './provision/record/driver.ts';
+import { openStore, type Store } from './store/open.ts';
+
+export interface Services {
+  config: Config;
+  store: Store;
+  driver: Driver;
+  crypt: CryptPool;
+  lockout: Lockout;
+  auth: Authenticator;
+  log: Logger;
+  now: () => Date;
+  close(): Promise<void>;
+}
+
+/** Log options shared by the server and the CLI: JSON lines, with secrets never written. */
+export const LOG_REDACT = {
+  paths: [
+    'req.headers["x-api-password"]',
+    'req.headers.authorization',
+    'req.headers.cookie',
+    'password',
+    'apiauth',
+    '*.password',
+    '*.apiauth',
+  ],
+  censor: '[redacted]',
+};
+
+export function createLogger(level = process.env.BERTH_LOG_LEVEL ?? 'info'): Logger {
+  return pino({ level, redact: LOG_REDACT, base: { service: 'berth' } });
+}
+
+export async function openServices(
+  config: Config,
+  options: { log?: Logger; driver?: Driver; cryptThreads?: number } = {},
+): Promise<Services> {
+  const log = options.log ?? createLogger();
+  const store = await openStore(config.dataDir);
+  const driver = options.driver ?? recordDriver();
+  const crypt = new CryptPool(options.cryptThreads);
+  const lockout = new Lockout(store.db, config.lockout);
+  const auth = new Authenticator(store.db, crypt, lockout);
+  return {
+    config,
+    store,
+    driver,
+    crypt,
+    lockout,
+    auth,
+    log,
+    now: () => new Date(),
+    async close() {
+      await driver.close();
+      await crypt.close();
+      await store.close();
+    },
+  };
+}

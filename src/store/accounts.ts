@@ -1,0 +1,279 @@
+// Hosting accounts in the store. Rows become Account objects here and nowhere else.
+import type { Limit } from '../values.ts';
+import type { AccountRow, Db } from './schema.ts';
+
+export const LIMIT_NAMES = [
+  'addondomains',
+  'parkeddomains',
+  'subdomains',
+  'email_accounts',
+  'ftp',
+  'sql',
+  'maillist',
+  'bandwidth',
+  'quota',
+  'mailquota',
+] as const;
+export type LimitName = (typeof LIMIT_NAMES)[number];
+export type Limits = Record<LimitName, Limit>;
+
+export interface Suspension {
+  reason: string;
+  at: Date;
+  /** `root` when the administrator suspended, else the reseller that did. */
+  by: string;
+}
+
+export interface ResellerState {
+  selfown: boolean;
+  alpha: boolean;
+  limit: Limit;
+  bandwidth: Limit;
+  quota: Limit;
+  /** The owner the account had before it came to own itself. */
+  previousOwner: string | null;
+}
+
+export interface Account {
+  user: string;
+  domain: string;
+  contactEmail: string;
+  package: string;
+  feature: string;
+  owner: string;
+  homedir: string;
+  language: string;
+  theme: string;
+  mailserver: 'local' | 'remote';
+  dkim: boolean;
+  spf: boolean;
+  useRegistrarNs: boolean;
+  nameservers: string[];
+  setupAt: Date;
+  dedicatedIpv4: string | null;
+  dedicatedIpv6: string | null;
+  shellEnabled: boolean;
+  reseller: ResellerState | null;
+  limits: Limits;
+  suspension: Suspension | null;
+  usage: { quota: number; bandwidth: number };
+}
+
+/** Whose accounts a call may see: everything, or the accounts one reseller owns. */
+export type Scope = { owner: string } | null;
+
+const bit = (value: boolean): number => (value ? 1 : 0);
+
+function limitsOf(row: AccountRow): Limits {
+  const limits = {} as Limits;
+  for (const name of LIMIT_NAMES) limits[name] = row[name] === null ? null : Number(row[name]);
+  return limits;
+}
+
+export function toAccount(row: AccountRow): Account {
+  return {
+    user: row.user,
+    domain: row.domain,
+    contactEmail: row.contact_email,
+    package: row.package,
+    feature: row.feature,
+    owner: row.owner,
+    homedir: row.homedir,
+    language: row.language,
+    theme: row.theme,
+    mailserver: row.mailserver === 'remote' ? 'remote' : 'local',
+    dkim: row.dkim === 1,
+    spf: row.spf === 1,
+    useRegistrarNs: row.use_registrar_ns === 1,
+    nameservers: JSON.parse(row.nameservers) as string[],
+    setupAt: new Date(row.setup_at),
+    dedicatedIpv4: row.dedicated_ipv4,
+    dedicatedIpv6: row.dedicated_ipv6,
+    shellEnabled: row.shell_enabled === 1,
+    reseller:
+      row.reseller === 1
+        ? {
+            selfown: row.selfown === 1,
+            alpha: row.alpha === 1,
+            limit: row.reseller_limit,
+            bandwidth: row.reseller_bandwidth,
+            quota: row.reseller_quota,
+            previousOwner: row.previous_owner,
+          }
+        : null,
+    limits: limitsOf(row),
+    suspension:
+      row.suspended === 1
+        ? {
+            reason: row.suspend_reason ?? '',
+            at: new Date(row.suspended_at ?? 0),
+            by: row.suspended_by ?? 'root',
+          }
+        : null,
+    usage: { quota: Number(row.quota_usage), bandwidth: Number(row.bandwidth_usage) },
+  };
+}
+
+function resellerColumns(reseller: ResellerState | null) {
+  return {
+    reseller: bit(reseller !== null),
+    selfown: bit(reseller?.selfown ?? false),
+    alpha: bit(reseller?.alpha ?? false),
+    reseller_limit: reseller?.limit ?? null,
+    reseller_bandwidth: reseller?.bandwidth ?? null,
+    reseller_quota: reseller?.quota ?? null,
+    previous_owner: reseller?.previousOwner ?? null,
+  };
+}
+
+export function toRow(account: Account): AccountRow {
+  return {
+    user: account.user,
+    domain: account.domain,
+    contact_email: account.contactEmail,
+    package: account.package,
+    feature: account.feature,
+    owner: account.owner,
+    homedir: account.homedir,
+    language: account.language,
+    theme: account.theme,
+    mailserver: account.mailserver,
+    dkim: bit(account.dkim),
+    spf: bit(account.spf),
+    use_registrar_ns: bit(account.useRegistrarNs),
+    nameservers: JSON.stringify(account.nameservers),
+    setup_at: account.setupAt.toISOString(),
+    dedicated_ipv4: account.dedicatedIpv4,
+    dedicated_ipv6: account.dedicatedIpv6,
+    shell_enabled: bit(account.shellEnabled),
+    ...resellerColumns(account.reseller),
+    ...account.limits,
+    suspended: bit(account.suspension !== null),
+    suspend_reason: account.suspension?.reason ?? null,
+    suspended_at: account.suspension?.at.toISOString() ?? null,
+    suspended_by: account.suspension?.by ?? null,
+    quota_usage: account.usage.quota,
+    bandwidth_usage: account.usage.bandwidth,
+  };
+}
+
+export async function findAccount(db: Db, user: string): Promise<Account | undefined> {
+  const row = await db.selectFrom('accounts').selectAll().where('user', '=', user).executeTakeFirst();
+  return row && toAccount(row);
+}
+
+/** The account, if the scope reaches it: outside the scope it does not exist. */
+export async function findAccountInScope(db: Db, user: string, scope: Scope): Promise<Account | undefined> {
+  const account = await findAccount(db, user);
+  return account && (scope === null || account.owner === scope.owner) ? account : undefined;
+}
+
+export async function listAccounts(db: Db, scope: Scope): Promise<Account[]> {
+  let query = db.selectFrom('accounts').selectAll().orderBy('user');
+  if (scope) query = query.where('owner', '=', scope.owner);
+  return (await query.execute()).map(toAccount);
+}
+
+export async function listSuspendedAccounts(db: Db, scope: Scope): Promise<Account[]> {
+  let query = db.selectFrom('accounts').selectAll().where('suspended', '=', 1).orderBy('user');
+  if (scope) query = query.where('owner', '=', scope.owner);
+  return (await query.execute()).map(toAccount);
+}
+
+export async function countAccounts(db: Db, scope: Scope, resellersOnly = false): Promise<number> {
+  let query = db.selectFrom('accounts').select((eb) => eb.fn.countAll<number | string>().as('n'));
+  if (scope) query = query.where('owner', '=', scope.owner);
+  if (resellersOnly) query = query.where('reseller', '=', 1);
+  const row = await query.executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** What the accounts a reseller owns, other than itself, add up to, for its limits. */
+export async function ownedTotals(
+  db: Db,
+  owner: string,
+  except: string | null,
+): Promise<{ accounts: number; quota: number; bandwidth: number }> {
+  let query = db
+    .selectFrom('accounts')
+    .select((eb) => [
+      eb.fn.countAll<number | string>().as('accounts'),
+      eb.fn.sum<number | string | null>('quota').as('quota'),
+      eb.fn.sum<number | string | null>('bandwidth').as('bandwidth'),
+    ])
+    .where('owner', '=', owner)
+    .where('user', '!=', owner);
+  if (except !== null) query = query.where('user', '!=', except);
+  const row = await query.executeTakeFirstOrThrow();
+  return {
+    accounts: Number(row.accounts),
+    quota: Number(row.quota ?? 0),
+    bandwidth: Number(row.bandwidth ?? 0),
+  };
+}
+
+export async function insertAccount(db: Db, account: Account): Promise<void> {
+  await db.insertInto('accounts').values(toRow(account)).execute();
+}
+
+/** Writes every field of the account back. */
+export async function saveAccount(db: Db, account: Account): Promise<void> {
+  const { user, ...rest } = toRow(account);
+  await db.updateTable('accounts').set(rest).where('user', '=', user).execute();
+}
+
+export async function deleteAccount(db: Db, user: string): Promise<void> {
+  await db.deleteFrom('accounts').where('user', '=', user).execute();
+}
+
+/** Passes every account `from` owns (but itself) to `to`. */
+export async function transferOwnedAccounts(db: Db, from: string, to: string): Promise<void> {
+  await db
+    .updateTable('accounts')
+    .set({ owner: to })
+    .where('owner', '=', from)
+    .where('user', '!=', from)
+    .execute();
+}
+
+export async function accountsOnPackage(db: Db, name: string): Promise<Account[]> {
+  const rows = await db
+    .selectFrom('accounts')
+    .selectAll()
+    .where('package', '=', name)
+    .orderBy('user')
+    .execute();
+  return rows.map(toAccount);
+}
+
+export async function dedicatedAddressesInUse(db: Db, family: 4 | 6): Promise<Set<string>> {
+  const column = family === 4 ? 'dedicated_ipv4' : 'dedicated_ipv6';
+  const rows = await db.selectFrom('accounts').select(column).where(column, 'is not', null).execute();
+  return new Set(rows.map((row) => (row as Record<string, string>)[column]!));
+}
+
+export interface OwnedSummary {
+  users: string[];
+  quotaUsage: number;
+  bandwidthUsage: number;
+}
+
+/** For each owner named, the accounts it owns and their summed usage. */
+export async function ownedSummaries(db: Db, owners: readonly string[]): Promise<Map<string, OwnedSummary>> {
+  const out = new Map<string, OwnedSummary>();
+  if (owners.length === 0) return out;
+  const rows = await db
+    .selectFrom('accounts')
+    .select(['user', 'owner', 'quota_usage', 'bandwidth_usage'])
+    .where('owner', 'in', owners)
+    .orderBy('user')
+    .execute();
+  for (const row of rows) {
+    const summary = out.get(row.owner) ?? { users: [], quotaUsage: 0, bandwidthUsage: 0 };
+    summary.users.push(row.user);
+    summary.quotaUsage += Number(row.quota_usage);
+    summary.bandwidthUsage += Number(row.bandwidth_usage);
+    out.set(row.owner, summary);
+  }
+  return out;
+}

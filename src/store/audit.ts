@@ -1,0 +1,28 @@
+// The audit log: one entry for every state-changing call, successful or refused.
+import type { Insertable } from 'kysely';
+import type { AuditRow, AuditTable, Db } from './schema.ts';
+
+export type AuditEntry = Insertable<AuditTable>;
+
+export async function appendAudit(db: Db, entry: AuditEntry): Promise<void> {
+  await db.insertInto('audit_log').values(entry).execute();
+}
+
+export async function listAudit(db: Db, options: { limit: number; offset?: number }): Promise<AuditRow[]> {
+  const rows = await db
+    .selectFrom('audit_log')
+    .selectAll()
+    .orderBy('id', 'desc')
+    .limit(options.limit)
+    .offset(options.offset ?? 0)
+    .execute();
+  return rows.map((row) => ({ ...row, id: Number(row.id), status: Number(row.status) }));
+}
+
+export async function countAudit(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('audit_log')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -1,0 +1,29 @@
+// Numbered migrations, written once for every dialect and run at start.
+import type { Kysely } from 'kysely';
+import { type Migration, Migrator } from 'kysely/migration';
+import * as initial from './0001-initial.ts';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+// biome-ignore lint/suspicious/noExplicitAny: migrations are written against no fixed schema.
+type Up = (db: Kysely<any>, dialect: DialectName) => Promise<void>;
+
+const MIGRATIONS: Record<string, { up: Up }> = {
+  '0001-initial': initial,
+};
+
+// biome-ignore lint/suspicious/noExplicitAny: see above.
+export async function migrate(db: Kysely<any>, dialect: DialectName): Promise<void> {
+  const migrations: Record<string, Migration> = {};
+  for (const [name, migration] of Object.entries(MIGRATIONS)) {
+    migrations[name] = { up: (handle) => migration.up(handle, dialect) };
+  }
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((result) => result.status === 'Error');
+  if (error || failed) {
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`, {
+      cause: error,
+    });
+  }
+}

@@ -1,0 +1,119 @@
+// The tables, as Kysely sees them. Switches are stored as 0/1 integers and limits as integers with
+// NULL for `unlimited`, so one schema serves every dialect.
+import type { Generated, Kysely, Selectable, Transaction } from 'kysely';
+
+export interface AccountTable {
+  user: string;
+  domain: string;
+  contact_email: string;
+  package: string;
+  feature: string;
+  owner: string;
+  /** The owner an account had before it came to own itself, restored by terminatereseller. */
+  previous_owner: string | null;
+  homedir: string;
+  language: string;
+  theme: string;
+  mailserver: string;
+  dkim: number;
+  spf: number;
+  use_registrar_ns: number;
+  nameservers: string;
+  setup_at: string;
+  dedicated_ipv4: string | null;
+  dedicated_ipv6: string | null;
+  shell_enabled: number;
+  reseller: number;
+  selfown: number;
+  alpha: number;
+  reseller_limit: number | null;
+  reseller_bandwidth: number | null;
+  reseller_quota: number | null;
+  addondomains: number | null;
+  parkeddomains: number | null;
+  subdomains: number | null;
+  email_accounts: number | null;
+  ftp: number | null;
+  sql: number | null;
+  maillist: number | null;
+  bandwidth: number | null;
+  quota: number | null;
+  mailquota: number | null;
+  suspended: number;
+  suspend_reason: string | null;
+  suspended_at: string | null;
+  suspended_by: string | null;
+  quota_usage: number;
+  bandwidth_usage: number;
+}
+
+export interface PackageTable {
+  name: string;
+  feature: string;
+  quota: number | null;
+  bandwidth: number | null;
+  addondomains: number | null;
+  parkeddomains: number | null;
+  subdomains: number | null;
+  email_accounts: number | null;
+  ftp: number | null;
+  sql: number | null;
+  maillist: number | null;
+  mailquota: number | null;
+  ipv4: number;
+  ipv6: number;
+  shell: number;
+}
+
+export interface ApiUserTable {
+  name: string;
+  password_hash: string;
+  access: 'open' | 'restricted';
+  /** JSON array of addresses and CIDR ranges. */
+  allowed_ips: string;
+  reseller: string | null;
+  created_at: string;
+  updated_at: string;
+  last_used_at: string | null;
+}
+
+export interface AuditTable {
+  id: Generated<number>;
+  at: string;
+  api_user: string;
+  reseller: string | null;
+  address: string;
+  operation: string;
+  target: string | null;
+  status: number;
+  code: string | null;
+}
+
+export interface AuthFailureTable {
+  address: string;
+  window_started_ms: number;
+  failures: number;
+  locked_until_ms: number;
+}
+
+export interface SettingTable {
+  key: string;
+  value: string;
+}
+
+export interface Database {
+  accounts: AccountTable;
+  packages: PackageTable;
+  api_users: ApiUserTable;
+  audit_log: AuditTable;
+  auth_failures: AuthFailureTable;
+  settings: SettingTable;
+}
+
+/** A database handle or an open transaction: every repository function takes one first. */
+export type Db = Kysely<Database> | Transaction<Database>;
+
+export type AccountRow = AccountTable;
+export type PackageRow = PackageTable;
+export type ApiUserRow = ApiUserTable;
+export type AuditRow = Selectable<AuditTable>;

@@ -1,0 +1,214 @@
+// The value rules of the contract (§5). Each parser takes the raw text of one parameter and returns
+// the canonical value, or throws invalid_parameter naming the parameter and the rule it breaks.
+import { isIP } from 'node:net';
+import { domainToASCII } from 'node:url';
+import { invalid } from './errors.ts';
+
+/** A limit: a whole number, or null for `unlimited`. */
+export type Limit = number | null;
+
+export const MAX_LIMIT = 2_147_483_647;
+
+export const RESERVED_USERS: ReadonlySet<string> = new Set([
+  'root',
+  'admin',
+  'administrator',
+  'all',
+  'nobody',
+  'www',
+  'www-data',
+  'mail',
+  'ftp',
+  'mysql',
+  'postgres',
+  'named',
+  'bin',
+  'daemon',
+  'sys',
+  'sshd',
+  'berth',
+]);
+
+// Tab and newline are control characters too: only `reason` may hold them.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: as above.
+const CONTROL_BUT_TAB_NEWLINE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+export function hasControlCharacters(value: string, allowTabAndNewline = false): boolean {
+  return (allowTabAndNewline ? CONTROL_BUT_TAB_NEWLINE : CONTROL).test(value);
+}
+
+export function parseUser(param: string, raw: string): string {
+  if (!/^[a-z][a-z0-9]{0,15}$/.test(raw)) {
+    throw invalid(param, 'a user name is 1 to 16 lower-case letters and digits, starting with a letter');
+  }
+  if (raw.startsWith('test')) throw invalid(param, 'a user name may not start with "test"');
+  if (RESERVED_USERS.has(raw)) throw invalid(param, `"${raw}" is a reserved name`);
+  return raw;
+}
+
+/** Syntax of a host name in canonical (lower-case, ASCII) form; the reason it fails, or null. */
+function domainSyntaxError(name: string): string | null {
+  if (name.length > 253) return 'a domain is at most 253 characters long';
+  const labels = name.split('.');
+  if (labels.length < 2) return 'a domain has at least two labels, like example.com';
+  for (const label of labels) {
+    if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(label)) {
+      return 'each label is 1 to 63 letters, digits or hyphens, not starting or ending with a hyphen';
+    }
+  }
+  if (/^[0-9]+$/.test(labels[labels.length - 1]!)) return 'the last label may not be all digits';
+  return null;
+}
+
+/** Lower-cases, converts an IDN to punycode and drops a trailing dot; null when that fails. */
+function canonicalDomain(raw: string): string | null {
+  let name = raw.endsWith('.') ? raw.slice(0, -1) : raw;
+  name = name.toLowerCase();
+  if (!/^[\x21-\x7e]*$/.test(name)) {
+    // domainToASCII accepts things a DNS label cannot hold; the syntax check below decides.
+    const ascii = domainToASCII(name);
+    if (ascii === '') return null;
+    name = ascii;
+  }
+  return name;
+}
+
+export function parseDomain(param: string, raw: string, hostName: string): string {
+  const name = canonicalDomain(raw);
+  if (name === null) throw invalid(param, 'not a valid domain name');
+  const error = domainSyntaxError(name);
+  if (error) throw invalid(param, error);
+  if (name === hostName.toLowerCase())
+    throw invalid(param, "the server's own host name cannot be an account domain");
+  return name;
+}
+
+export function parseEmail(param: string, raw: string): string {
+  if (raw.length > 254) throw invalid(param, 'an e-mail address is at most 254 characters long');
+  const at = raw.lastIndexOf('@');
+  if (at < 1) throw invalid(param, 'an e-mail address has the form local@domain');
+  const local = raw.slice(0, at);
+  if (local.length > 64) throw invalid(param, 'the part before @ is at most 64 characters long');
+  if (!/^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+$/.test(local) || /^\.|\.$|\.\./.test(local)) {
+    throw invalid(
+      param,
+      "the part before @ holds letters, digits and .!#$%&'*+/=?^_`{|}~- without stray dots",
+    );
+  }
+  const domain = canonicalDomain(raw.slice(at + 1));
+  const error = domain === null ? 'not a valid domain name' : domainSyntaxError(domain);
+  if (error || domain === null) throw invalid(param, `the domain of the address: ${error}`);
+  const address = `${local}@${domain}`;
+  if (address.length > 254) throw invalid(param, 'an e-mail address is at most 254 characters long');
+  return address;
+}
+
+export function parsePackageName(param: string, raw: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$/.test(raw)) {
+    throw invalid(
+      param,
+      'a package name is 1 to 64 letters, digits, spaces, _ . or -, starting with a letter or digit',
+    );
+  }
+  return raw;
+}
+
+export function parseLimit(param: string, raw: string): Limit {
+  if (raw.toLowerCase() === 'unlimited') return null;
+  if (!/^[0-9]+$/.test(raw))
+    throw invalid(param, 'a limit is "unlimited" or a whole number from 0 to 2147483647');
+  const digits = raw.replace(/^0+(?=.)/, '');
+  if (digits.length > 10 || Number(digits) > MAX_LIMIT) {
+    throw invalid(param, 'a limit is "unlimited" or a whole number from 0 to 2147483647');
+  }
+  return Number(digits);
+}
+
+export function formatLimit(limit: Limit): string {
+  return limit === null ? 'unlimited' : String(limit);
+}
+
+const SWITCH_ON = new Set(['on', '1', 'yes', 'true']);
+const SWITCH_OFF = new Set(['off', '0', 'no', 'false']);
+
+export function parseSwitch(param: string, raw: string): boolean {
+  const word = raw.toLowerCase();
+  if (SWITCH_ON.has(word)) return true;
+  if (SWITCH_OFF.has(word)) return false;
+  throw invalid(param, 'a switch is on or off (also 1/0, yes/no, true/false)');
+}
+
+export function formatSwitch(value: boolean): 'on' | 'off' {
+  return value ? 'on' : 'off';
+}
+
+export function parsePassword(param: string, raw: string): string {
+  const length = [...raw].length;
+  if (length < 8 || length > 128) throw invalid(param, 'a password is 8 to 128 characters long');
+  if (hasControlCharacters(raw)) throw invalid(param, 'a password may not hold control characters');
+  return raw;
+}
+
+export function parseReason(param: string, raw: string): string {
+  if ([...raw].length > 1000) throw invalid(param, 'a reason is at most 1000 characters long');
+  return raw;
+}
+
+export function parseLanguage(param: string, raw: string): string {
+  if (!/^[a-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})?$/.test(raw)) {
+    throw invalid(param, 'a language is a code such as en, de or pt_BR');
+  }
+  return raw;
+}
+
+export function parseTheme(param: string, raw: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(raw)) {
+    throw invalid(
+      param,
+      'a theme name is 1 to 64 letters, digits, _ . or -, starting with a letter or digit',
+    );
+  }
+  return raw;
+}
+
+export function parseFeatureList(param: string, raw: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(raw)) {
+    throw invalid(
+      param,
+      'a feature list name is 1 to 64 letters, digits, _ . or -, starting with a letter or digit',
+    );
+  }
+  return raw;
+}
+
+export function parseMailServer(param: string, raw: string): 'local' | 'remote' {
+  const word = raw.toLowerCase();
+  if (word === 'local' || word === 'remote') return word;
+  throw invalid(param, 'mailserver is local or remote');
+}
+
+export const API_USER_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
+
+export function parseApiUserName(param: string, raw: string): string {
+  if (!API_USER_PATTERN.test(raw)) {
+    throw invalid(
+      param,
+      'an API user name is 1 to 32 lower-case letters, digits, _ or -, starting with a letter',
+    );
+  }
+  return raw;
+}
+
+/** An IPv4/IPv6 address or CIDR range in canonical text form. */
+export function parseAddressRange(param: string, raw: string): string {
+  const [address, bits, extra] = raw.trim().split('/');
+  const family = address === undefined ? 0 : isIP(address);
+  const max = family === 4 ? 32 : 128;
+  const validBits = bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= max);
+  if (family === 0 || extra !== undefined || !validBits) {
+    throw invalid(param, `"${raw}" is not an IPv4 or IPv6 address or CIDR range`);
+  }
+  return bits === undefined ? address!.toLowerCase() : `${address!.toLowerCase()}/${Number(bits)}`;
+}

@@ -1,0 +1,153 @@
+// Builds Berth in-process on a throwaway data directory, and calls it as billing software would.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { createApiUser } from '../src/api-users.ts';
+import { buildApp } from '../src/app.ts';
+import { type ConfigOverrides, loadConfig } from '../src/config.ts';
+import { createLogger, openServices, type Services } from '../src/services.ts';
+
+export const ADMIN_USER = 'billing';
+export const ADMIN_PASSWORD = 'billing-secret-1';
+
+export interface Envelope {
+  data: unknown;
+  info: string;
+  status: number;
+}
+
+export interface Reply {
+  statusCode: number;
+  headers: Record<string, unknown>;
+  body: Envelope & Record<string, unknown>;
+}
+
+export interface Harness {
+  services: Services;
+  admin: FastifyInstance;
+  reseller: FastifyInstance;
+  dataDir: string;
+  /** Calls an operation with form-field credentials as the administrator's API user. */
+  call(op: string, params?: Record<string, string>): Promise<Reply>;
+  /** Calls an operation in header style with X-RESELLER, on the reseller listener. */
+  callAs(reseller: string, op: string, params?: Record<string, string>): Promise<Reply>;
+  /** Any request, for transport tests. */
+  request(options: {
+    method?: string;
+    url: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    listener?: 'admin' | 'reseller';
+    remoteAddress?: string;
+  }): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+export function tempDir(prefix = 'berth-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function form(params: Record<string, string>): string {
+  return new URLSearchParams(params).toString();
+}
+
+export async function setup(overrides: ConfigOverrides = {}): Promise<Harness> {
+  const dataDir = tempDir();
+  const config = loadConfig({
+    dataDir,
+    hostName: 'panel.example.net',
+    sharedIpv4: '192.0.2.1',
+    sharedIpv6: '',
+    ...overrides,
+  });
+  const services = await openServices(config, { log: createLogger('silent'), cryptThreads: 1 });
+  await createApiUser(services.store.db, services.crypt, {
+    name: ADMIN_USER,
+    password: ADMIN_PASSWORD,
+    allowedIps: [],
+    reseller: null,
+  });
+  const admin = buildApp(services, { listener: 'admin', tls: null });
+  const reseller = buildApp(services, { listener: 'reseller', tls: null });
+
+  const request: Harness['request'] = async (options) => {
+    const app = options.listener === 'reseller' ? reseller : admin;
+    const response = await app.inject({
+      method: (options.method ?? 'POST') as 'POST',
+      url: options.url,
+      headers: options.headers,
+      payload: options.body,
+      remoteAddress: options.remoteAddress ?? '127.0.0.1',
+    });
+    const text = response.body;
+    return {
+      statusCode: response.statusCode,
+      headers: response.headers,
+      body: (text === '' ? {} : JSON.parse(text)) as Reply['body'],
+    };
+  };
+
+  return {
+    services,
+    admin,
+    reseller,
+    dataDir,
+    request,
+    call: (op, params = {}) =>
+      request({
+        url: `/api/v1/${op}/`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: form({ apiuser: ADMIN_USER, apiauth: ADMIN_PASSWORD, ...params }),
+      }),
+    callAs: (resellerName, op, params = {}) =>
+      request({
+        url: `/api/v1/${op}/`,
+        listener: 'reseller',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-api-user': ADMIN_USER,
+          'x-api-password': ADMIN_PASSWORD,
+          'x-reseller': resellerName,
+        },
+        body: form(params),
+      }),
+    async close() {
+      await Promise.all([admin.close(), reseller.close()]);
+      await services.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Creates an account as the administrator and fails the test if that is refused. */
+export async function createAccount(
+  h: Harness,
+  user: string,
+  params: Record<string, string> = {},
+): Promise<Reply> {
+  const reply = await h.call('createacct', {
+    user,
+    domain: `${user}.example.com`,
+    email: `${user}@example.org`,
+    package: 'default',
+    ...params,
+  });
+  if (reply.statusCode !== 200) throw new Error(`createacct ${user}: ${JSON.stringify(reply.body)}`);
+  return reply;
+}
+
+/** Creates a reseller account (as the administrator) and returns its name. */
+export async function createReseller(
+  h: Harness,
+  user: string,
+  params: Record<string, string> = {},
+): Promise<string> {
+  await createAccount(h, user, { reseller: 'on', ...params });
+  return user;
+}
+
+export function errorOf(reply: Reply): { status: number; code: unknown; param: unknown } {
+  const data = reply.body.data as { code?: unknown; param?: unknown };
+  return { status: reply.statusCode, code: data?.code, param: data?.param };
+}

@@ -68,7 +68,7 @@ function defaults(dataDir: string): Config {
     sharedIpv4: firstAddress('IPv4'),
     sharedIpv6: firstAddress('IPv6'),
     ipPool: { ipv4: [], ipv6: [] },
-    nameservers: [`ns1.${host}`, `ns2.${host}`],
+    nameservers: [],
     homeBase: '/home',
     shell: '/bin/bash',
     trustedProxies: [],
@@ -204,7 +204,9 @@ function check(config: Config): Config {
     fail('ip_pool.ipv6 lists IPv6 addresses');
   if (!config.homeBase.startsWith('/')) fail('home_base must be an absolute path');
   if (!config.shell.startsWith('/')) fail('shell must be an absolute path');
-  if (config.nameservers.length === 0) fail('nameservers must name at least one server');
+  // Without a configured list, the name servers follow the host name, however it was set.
+  if (config.nameservers.length === 0)
+    config.nameservers = [`ns1.${config.hostName}`, `ns2.${config.hostName}`];
   if ((config.tlsCert === null) !== (config.tlsKey === null)) fail('tls.cert and tls.key go together');
   return config;
 }

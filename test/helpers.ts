@@ -6,6 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { createApiUser } from '../src/api-users.ts';
 import { buildApp } from '../src/app.ts';
 import { type ConfigOverrides, loadConfig } from '../src/config.ts';
+import type { Driver, Step } from '../src/provision/driver.ts';
+import { recordDriver } from '../src/provision/record/driver.ts';
 import { createLogger, openServices, type Services } from '../src/services.ts';
 
 export const ADMIN_USER = 'billing';
@@ -52,7 +54,10 @@ export function form(params: Record<string, string>): string {
   return new URLSearchParams(params).toString();
 }
 
-export async function setup(overrides: ConfigOverrides = {}): Promise<Harness> {
+export async function setup(
+  overrides: ConfigOverrides = {},
+  options: { driver?: Driver } = {},
+): Promise<Harness> {
   const dataDir = tempDir();
   const config = loadConfig({
     dataDir,
@@ -61,7 +66,11 @@ export async function setup(overrides: ConfigOverrides = {}): Promise<Harness> {
     sharedIpv6: '',
     ...overrides,
   });
-  const services = await openServices(config, { log: createLogger('silent'), cryptThreads: 1 });
+  const services = await openServices(config, {
+    log: createLogger('silent'),
+    cryptThreads: 1,
+    driver: options.driver,
+  });
   await createApiUser(services.store.db, services.crypt, {
     name: ADMIN_USER,
     password: ADMIN_PASSWORD,
@@ -150,4 +159,35 @@ export async function createReseller(
 export function errorOf(reply: Reply): { status: number; code: unknown; param: unknown } {
   const data = reply.body.data as { code?: unknown; param?: unknown };
   return { status: reply.statusCode, code: data?.code, param: data?.param };
+}
+
+/**
+ * A driver that records every step it runs and undoes, and fails the step named in `failAt`.
+ * Stands in for a real system in tests of rollback.
+ */
+export function recordingDriver(): Driver & { log: string[]; failAt: string | null } {
+  const base = recordDriver();
+  const driver = {
+    ...base,
+    log: [] as string[],
+    failAt: null as string | null,
+  };
+  const steps = (kind: string, target: string): Step[] =>
+    ['first', 'second', 'third'].map((name) => ({
+      name: `${kind}:${name}`,
+      run: async () => {
+        if (driver.failAt === `${kind}:${name}`) throw new Error(`injected failure at ${kind}:${name}`);
+        driver.log.push(`run ${kind}:${name} ${target}`);
+      },
+      undo: async () => {
+        driver.log.push(`undo ${kind}:${name} ${target}`);
+      },
+    }));
+  driver.createAccount = (account) => steps('create', account.user);
+  driver.removeAccount = (account) => steps('remove', account.user);
+  driver.suspendAccount = (account) => steps('suspend', account.user);
+  driver.unsuspendAccount = (account) => steps('unsuspend', account.user);
+  driver.changePassword = (account) => steps('passwd', account.user);
+  driver.changeLimits = (_before, after) => steps('limits', after.user);
+  return driver;
 }

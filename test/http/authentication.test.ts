@@ -1,0 +1,266 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createApiUser, deleteApiUser, resetApiUserPassword, setApiUserAccess } from '../../src/api-users.ts';
+import {
+  ADMIN_PASSWORD,
+  ADMIN_USER,
+  createReseller,
+  errorOf,
+  form,
+  type Harness,
+  setup,
+} from '../helpers.ts';
+
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const NOT_PROVIDED = 'Authentication credentials were not provided';
+const DENIED = 'You do not have permission to perform this action.';
+
+function headers(user: string, password: string, extra: Record<string, string> = {}) {
+  return { 'x-api-user': user, 'x-api-password': password, ...extra };
+}
+
+describe('authentication (CONTRACT §3)', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup();
+  });
+  after(() => h.close());
+
+  it('answers missing credentials, or half a style, with 403 not_authenticated', async () => {
+    const cases: { headers?: Record<string, string>; body?: string }[] = [
+      {},
+      { headers: { 'x-api-user': ADMIN_USER } },
+      { headers: { 'x-api-password': ADMIN_PASSWORD } },
+      { headers: FORM, body: form({ apiuser: ADMIN_USER }) },
+      { headers: FORM, body: form({ apiauth: ADMIN_PASSWORD }) },
+      // Header style wins when X-API-USER is present: form fields do not complete it.
+      { headers: { ...FORM, 'x-api-user': ADMIN_USER }, body: form({ apiauth: ADMIN_PASSWORD }) },
+    ];
+    for (const options of cases) {
+      const reply = await h.request({ url: '/api/v1/listaccts/', ...options });
+      assert.deepEqual(reply.body, { data: { code: 'not_authenticated' }, info: NOT_PROVIDED, status: 403 });
+    }
+  });
+
+  it('answers a wrong password and an unknown user alike, with 403 forbidden', async () => {
+    for (const [user, password] of [
+      [ADMIN_USER, 'wrong-password'],
+      ['nosuchuser', ADMIN_PASSWORD],
+    ] as const) {
+      const byForm = await h.request({
+        url: '/api/v1/listaccts/',
+        headers: FORM,
+        body: form({ apiuser: user, apiauth: password }),
+        remoteAddress: '10.9.0.1',
+      });
+      const byHeader = await h.request({
+        url: '/api/v1/listaccts/',
+        headers: headers(user, password),
+        remoteAddress: '10.9.0.1',
+      });
+      for (const reply of [byForm, byHeader]) {
+        assert.deepEqual(reply.body, { data: { code: 'forbidden' }, info: DENIED, status: 403 });
+      }
+    }
+  });
+
+  it('lets restricted access in only from the listed addresses and ranges', async () => {
+    await createApiUser(h.services.store.db, h.services.crypt, {
+      name: 'restricted',
+      password: 'restricted-pass',
+      allowedIps: ['203.0.113.0/24', '2001:db8::5'],
+      reseller: null,
+    });
+    const call = (remoteAddress: string) =>
+      h.request({
+        url: '/api/v1/test_connection/',
+        headers: headers('restricted', 'restricted-pass'),
+        remoteAddress,
+      });
+    assert.equal((await call('203.0.113.44')).statusCode, 200);
+    assert.equal((await call('::ffff:203.0.113.45')).statusCode, 200);
+    assert.equal((await call('2001:db8::5')).statusCode, 200);
+    const refused = await call('127.0.0.1');
+    assert.deepEqual(refused.body, { data: { code: 'forbidden' }, info: DENIED, status: 403 });
+  });
+
+  it('takes a reset, an access change and a deletion into account from the next request on', async () => {
+    const { db } = h.services.store;
+    await createApiUser(db, h.services.crypt, {
+      name: 'rotating',
+      password: 'first-password',
+      allowedIps: [],
+      reseller: null,
+    });
+    const call = (password: string) =>
+      h.request({
+        url: '/api/v1/test_connection/',
+        headers: headers('rotating', password),
+        remoteAddress: '10.1.1.1',
+      });
+    assert.equal((await call('first-password')).statusCode, 200);
+    assert.equal((await call('first-password')).statusCode, 200); // now cached
+    await resetApiUserPassword(db, h.services.crypt, 'rotating', 'second-password');
+    assert.equal((await call('first-password')).statusCode, 403);
+    assert.equal((await call('second-password')).statusCode, 200);
+    await setApiUserAccess(db, 'rotating', ['198.51.100.1']);
+    assert.equal((await call('second-password')).statusCode, 403);
+    await setApiUserAccess(db, 'rotating', []);
+    assert.equal((await call('second-password')).statusCode, 200);
+    await deleteApiUser(db, 'rotating');
+    assert.equal((await call('second-password')).statusCode, 403);
+  });
+
+  it('makes a bound API account act as its reseller, and refuses another X-RESELLER', async () => {
+    await createReseller(h, 'boundres');
+    await h.callAs('boundres', 'createacct', {
+      user: 'boundchild',
+      domain: 'boundchild.example',
+      email: 'c@example.com',
+      package: 'default',
+    });
+    await createApiUser(h.services.store.db, h.services.crypt, {
+      name: 'boundapi',
+      password: 'bound-password',
+      allowedIps: [],
+      reseller: 'boundres',
+    });
+    const list = await h.request({
+      url: '/api/v1/listaccts/',
+      headers: headers('boundapi', 'bound-password'),
+    });
+    assert.deepEqual(Object.keys((list.body.data as { accounts: object }).accounts), ['boundchild']);
+    const same = await h.request({
+      url: '/api/v1/listaccts/',
+      listener: 'reseller',
+      headers: headers('boundapi', 'bound-password', { 'x-reseller': 'boundres' }),
+    });
+    assert.equal(same.statusCode, 200);
+    const other = await h.request({
+      url: '/api/v1/listaccts/',
+      headers: headers('boundapi', 'bound-password', { 'x-reseller': 'someoneelse' }),
+    });
+    assert.deepEqual(errorOf(other), { status: 403, code: 'forbidden', param: undefined });
+  });
+
+  it('never shows a password in an answer', async () => {
+    const reply = await h.call('createacct', {
+      user: 'pwshown',
+      domain: 'pwshown.example',
+      email: 'p@example.com',
+      package: 'default',
+      password: 'Visible-Secret-99',
+    });
+    assert.equal(reply.statusCode, 200);
+    assert.ok(!JSON.stringify(reply.body).includes('Visible-Secret-99'));
+  });
+});
+
+describe('the reseller listener', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup();
+  });
+  after(() => h.close());
+
+  it('refuses a call without X-RESELLER with 403 and the port message', async () => {
+    const reply = await h.request({
+      url: '/api/v1/listaccts/',
+      listener: 'reseller',
+      headers: headers(ADMIN_USER, ADMIN_PASSWORD),
+    });
+    assert.deepEqual(reply.body, {
+      data: { code: 'forbidden' },
+      info: 'This port serves reseller calls only: send X-RESELLER',
+      status: 403,
+    });
+  });
+
+  it('refuses an X-RESELLER that names no active reseller', async () => {
+    await createReseller(h, 'suspres');
+    await h.call('suspendacct', { user: 'suspres' });
+    await h.call('createacct', {
+      user: 'plainacct',
+      domain: 'plainacct.example',
+      email: 'p@example.com',
+      package: 'default',
+    });
+    for (const name of ['ghost', 'plainacct', 'suspres']) {
+      const reply = await h.callAs(name, 'listaccts');
+      assert.deepEqual(errorOf(reply), { status: 403, code: 'forbidden', param: undefined }, name);
+    }
+  });
+});
+
+describe('brute-force lock-out', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup({ lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 } });
+  });
+  after(() => h.close());
+
+  it('locks an address out after the configured failures, correct credentials included, with Retry-After', async () => {
+    const attempt = (password: string, remoteAddress = '198.51.100.9') =>
+      h.request({ url: '/api/v1/test_connection/', headers: headers(ADMIN_USER, password), remoteAddress });
+    for (let i = 0; i < 3; i++) assert.equal((await attempt('wrong-password')).statusCode, 403);
+    const locked = await attempt(ADMIN_PASSWORD);
+    assert.deepEqual(errorOf(locked), { status: 429, code: 'rate_limited', param: undefined });
+    const seconds = Number(locked.headers['retry-after']);
+    assert.ok(seconds > 14 * 60 && seconds <= 15 * 60, `Retry-After ${seconds}`);
+    // Another address is not affected.
+    assert.equal((await attempt(ADMIN_PASSWORD, '198.51.100.10')).statusCode, 200);
+  });
+});
+
+describe('trusted proxies', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup({ trustedProxies: ['10.0.0.1'] });
+    await createApiUser(h.services.store.db, h.services.crypt, {
+      name: 'viaproxy',
+      password: 'proxy-password',
+      allowedIps: ['203.0.113.9'],
+      reseller: null,
+    });
+  });
+  after(() => h.close());
+
+  it('honours X-Forwarded-For from a trusted proxy only', async () => {
+    const call = (remoteAddress: string) =>
+      h.request({
+        url: '/api/v1/test_connection/',
+        headers: headers('viaproxy', 'proxy-password', { 'x-forwarded-for': '203.0.113.9' }),
+        remoteAddress,
+      });
+    assert.equal((await call('10.0.0.1')).statusCode, 200);
+    assert.equal((await call('10.0.0.2')).statusCode, 403);
+  });
+});
+
+describe('demonstration server', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup({ demo: true });
+  });
+  after(() => h.close());
+
+  it('refuses every state-changing operation with 403 demo_server and keeps reads working', async () => {
+    const reply = await h.call('createacct', {
+      user: 'demo1',
+      domain: 'demo1.example',
+      email: 'd@example.com',
+      package: 'default',
+    });
+    assert.deepEqual(reply.body, {
+      data: { code: 'demo_server' },
+      info: 'This is a demonstration server: changes are disabled',
+      status: 403,
+    });
+    for (const op of ['passwd', 'suspendacct', 'addpkg', 'killpkg', 'removeacct']) {
+      assert.equal(errorOf(await h.call(op, { user: 'demo1', name: 'x' })).code, 'demo_server', op);
+    }
+    assert.equal((await h.call('listaccts')).statusCode, 200);
+    assert.equal((await h.call('version')).statusCode, 200);
+    assert.deepEqual((await h.call('get_current_users_count')).body.data, { users: 0 });
+  });
+});

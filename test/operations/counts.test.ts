@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createAccount, createReseller, type Harness, setup } from '../helpers.ts';
+
+describe('get_current_users_count and get_current_reseller_count', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup();
+    await createAccount(h, 'alice');
+    await createReseller(h, 'res', { alpha: 'on' });
+    await h.call('setupreseller', { user: 'res', alpha: 'on' });
+    await h.callAs('res', 'createacct', {
+      user: 'kid',
+      domain: 'kid.example',
+      email: 'k@example.com',
+      package: 'default',
+    });
+    await h.callAs('res', 'createacct', {
+      user: 'subres',
+      domain: 'subres.example',
+      email: 's@example.com',
+      package: 'default',
+      reseller: 'on',
+    });
+  });
+  after(() => h.close());
+
+  it('count every account and every reseller for the administrator', async () => {
+    assert.deepEqual((await h.call('get_current_users_count')).body, {
+      data: { users: 4 },
+      info: '4 account(s)',
+      status: 200,
+    });
+    assert.deepEqual((await h.call('get_current_reseller_count')).body.data, { reseller: 2 });
+  });
+
+  it("count only the reseller's scope under a reseller", async () => {
+    assert.deepEqual((await h.callAs('res', 'get_current_users_count')).body.data, { users: 2 });
+    assert.deepEqual((await h.callAs('res', 'get_current_reseller_count')).body.data, { reseller: 1 });
+  });
+
+  it('count the reseller itself once it owns itself', async () => {
+    await h.call('setupreseller', { user: 'res', selfown: 'on' });
+    assert.deepEqual((await h.callAs('res', 'get_current_users_count')).body.data, { users: 3 });
+    assert.deepEqual((await h.callAs('res', 'get_current_reseller_count')).body.data, { reseller: 2 });
+  });
+});

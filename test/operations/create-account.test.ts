@@ -1,0 +1,332 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { listAudit } from '../../src/store/audit.ts';
+import { createAccount, createReseller, errorOf, type Harness, recordingDriver, setup } from '../helpers.ts';
+
+const BASE = { domain: 'alice.example.com', user: 'alice', email: 'alice@example.org', package: 'default' };
+
+async function count(h: Harness): Promise<number> {
+  return ((await h.call('get_current_users_count')).body.data as { users: number }).users;
+}
+
+describe('createacct', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup({ ipPool: { ipv4: ['198.51.100.10'], ipv6: [] } });
+    await h.call('addpkg', {
+      name: 'gold',
+      quota: '5000',
+      bandwidth: '20000',
+      feature: 'goldfeatures',
+      shell: 'on',
+      ftp: '5',
+    });
+  });
+  after(() => h.close());
+
+  it('creates an account and answers with its record', async () => {
+    const reply = await h.call('createacct', BASE);
+    assert.equal(reply.statusCode, 200);
+    assert.equal(reply.body.info, 'Account alice created');
+    const data = reply.body.data as Record<string, unknown>;
+    assert.match(String(data.setuptime), /^\d{4}-\d\d-\d\d \d\d:\d\d$/);
+    assert.deepEqual(
+      { ...data, setuptime: '-' },
+      {
+        user: 'alice',
+        domain: 'alice.example.com',
+        contactemail: 'alice@example.org',
+        package: 'default',
+        feature: 'default',
+        owner: 'root',
+        homedir: '/home/alice',
+        language: 'en',
+        theme: 'default',
+        mailserver: 'local',
+        dkim: 'on',
+        spf: 'on',
+        setuptime: '-',
+        nameservers: ['ns1.panel.example.net', 'ns2.panel.example.net'],
+        dedicatedip: { ipv4: '192.0.2.1', ipv6: '', status: 'off', status6: 'off' },
+        shell: { shell: '/usr/sbin/nologin', status: 'off' },
+        reseller: { status: 'off', selfown: 'off', alpha: 'off' },
+        addondomains: 'unlimited',
+        parkeddomains: 'unlimited',
+        subdomains: 'unlimited',
+        email: 'unlimited',
+        ftp: 'unlimited',
+        sql: 'unlimited',
+        maillist: 'unlimited',
+        bandwidth: 'unlimited',
+        quota: 'unlimited',
+        mailquota: 'unlimited',
+      },
+    );
+    assert.equal(reply.body.status, 200);
+  });
+
+  it('refuses each missing required parameter with 400 missing_parameter naming it', async () => {
+    for (const param of ['domain', 'user', 'email', 'package']) {
+      const params: Record<string, string> = { ...BASE, user: 'missing1', domain: 'missing1.example' };
+      delete params[param];
+      assert.deepEqual(errorOf(await h.call('createacct', params)), {
+        status: 400,
+        code: 'missing_parameter',
+        param,
+      });
+      params[param] = '';
+      assert.deepEqual(errorOf(await h.call('createacct', params)), {
+        status: 400,
+        code: 'missing_parameter',
+        param,
+      });
+    }
+  });
+
+  it('refuses values that break the rules with 400 invalid_parameter naming the parameter', async () => {
+    const cases: [string, string][] = [
+      ['user', 'Bob'],
+      ['user', 'test1'],
+      ['user', 'root'],
+      ['domain', 'nodot'],
+      ['domain', 'panel.example.net'],
+      ['email', 'not-an-address'],
+      ['package', '-bad'],
+      ['quota', '-5'],
+      ['quota', '2147483648'],
+      ['dkim', 'maybe'],
+      ['mailserver', 'elsewhere'],
+      ['password', 'short'],
+      ['language', 'english!'],
+    ];
+    for (const [param, value] of cases) {
+      const reply = await h.call('createacct', {
+        ...BASE,
+        user: 'valid1',
+        domain: 'valid1.example',
+        [param]: value,
+      });
+      assert.deepEqual(
+        errorOf(reply),
+        { status: 400, code: 'invalid_parameter', param },
+        `${param}=${value}`,
+      );
+    }
+  });
+
+  it('refuses a taken user name, a taken domain (in any case) and an unknown package', async () => {
+    await createAccount(h, 'taken');
+    assert.deepEqual(
+      errorOf(await h.call('createacct', { ...BASE, user: 'taken', domain: 'other.example' })),
+      {
+        status: 400,
+        code: 'account_exists',
+        param: 'user',
+      },
+    );
+    assert.deepEqual(
+      errorOf(await h.call('createacct', { ...BASE, user: 'taken2', domain: 'TAKEN.example.com.' })),
+      {
+        status: 400,
+        code: 'domain_in_use',
+        param: 'domain',
+      },
+    );
+    assert.deepEqual(
+      errorOf(
+        await h.call('createacct', { ...BASE, user: 'nopkg', domain: 'nopkg.example', package: 'Gold' }),
+      ),
+      {
+        status: 400,
+        code: 'package_not_found',
+        param: 'package',
+      },
+    );
+  });
+
+  it("takes the package's limits, feature list and shell, with per-account values winning", async () => {
+    const reply = await createAccount(h, 'golduser', {
+      package: 'gold',
+      quota: '007',
+      email_accounts: '12',
+      dkim: 'no',
+      spf: 'FALSE',
+      mailserver: 'remote',
+    });
+    const data = reply.body.data as Record<string, unknown>;
+    assert.equal(data.quota, '7');
+    assert.equal(data.bandwidth, '20000');
+    assert.equal(data.ftp, '5');
+    assert.equal(data.email, '12');
+    assert.equal(data.feature, 'goldfeatures');
+    assert.deepEqual(data.shell, { shell: '/bin/bash', status: 'on' });
+    assert.equal(data.dkim, 'off');
+    assert.equal(data.spf, 'off');
+    assert.equal(data.mailserver, 'remote');
+  });
+
+  it('lower-cases the domain and turns an IDN into punycode', async () => {
+    const reply = await createAccount(h, 'idn', { domain: 'Bücher-Idn.Example.' });
+    assert.equal((reply.body.data as { domain: string }).domain, 'xn--bcher-idn-q9a.example');
+  });
+
+  it('takes a dedicated address from the pool, and answers no_free_ip when it is empty', async () => {
+    const reply = await createAccount(h, 'dedicated', { ipv4: 'on' });
+    assert.deepEqual((reply.body.data as { dedicatedip: unknown }).dedicatedip, {
+      ipv4: '198.51.100.10',
+      ipv6: '',
+      status: 'on',
+      status6: 'off',
+    });
+    const before = await count(h);
+    assert.deepEqual(
+      errorOf(await h.call('createacct', { ...BASE, user: 'nofree', domain: 'nofree.example', ipv4: '1' })),
+      {
+        status: 400,
+        code: 'no_free_ip',
+        param: 'ipv4',
+      },
+    );
+    assert.deepEqual(
+      errorOf(
+        await h.call('createacct', { ...BASE, user: 'nofree6', domain: 'nofree6.example', ipv6: 'on' }),
+      ),
+      {
+        status: 400,
+        code: 'no_free_ip',
+        param: 'ipv6',
+      },
+    );
+    assert.equal(await count(h), before);
+    await h.call('removeacct', { user: 'dedicated' });
+    const again = await createAccount(h, 'dedicated2', { ipv4: 'on' });
+    assert.equal((again.body.data as { dedicatedip: { ipv4: string } }).dedicatedip.ipv4, '198.51.100.10');
+  });
+
+  it('creates a reseller with reseller=on, owning itself with resellerself=on', async () => {
+    const plain = await createAccount(h, 'resa', { reseller: 'on', reseller_limt: '3' });
+    assert.deepEqual((plain.body.data as { reseller: unknown }).reseller, {
+      status: 'on',
+      selfown: 'off',
+      alpha: 'off',
+    });
+    const self = await createAccount(h, 'resb', { reseller: 'on', resellerself: 'on' });
+    const data = self.body.data as { owner: string; reseller: unknown };
+    assert.equal(data.owner, 'resb');
+    assert.deepEqual(data.reseller, { status: 'on', selfown: 'on', alpha: 'off' });
+  });
+
+  it('appends an audit entry for a created and for a refused account', async () => {
+    await createAccount(h, 'audited');
+    await h.call('createacct', { ...BASE, user: 'audited' });
+    const [refused, created] = await listAudit(h.services.store.db, { limit: 2 });
+    assert.equal(refused?.operation, 'createacct');
+    assert.equal(refused?.target, 'audited');
+    assert.equal(refused?.status, 400);
+    assert.equal(refused?.code, 'account_exists');
+    assert.equal(created?.status, 200);
+    assert.equal(created?.api_user, 'billing');
+    assert.equal(created?.address, '127.0.0.1');
+  });
+});
+
+describe('createacct under a reseller', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup();
+    await createReseller(h, 'res', {
+      reseller_limt: '2',
+      reseller_quota: '1000',
+      reseller_bandwidth: '5000',
+    });
+  });
+  after(() => h.close());
+
+  const child = (user: string, extra: Record<string, string> = {}) => ({
+    user,
+    domain: `${user}.example`,
+    email: `${user}@example.com`,
+    package: 'default',
+    quota: '400',
+    bandwidth: '1000',
+    ...extra,
+  });
+
+  it('makes the reseller the owner', async () => {
+    const reply = await h.callAs('res', 'createacct', child('kid1'));
+    assert.equal(reply.statusCode, 200);
+    assert.equal((reply.body.data as { owner: string }).owner, 'res');
+  });
+
+  it('refuses an unlimited or too large quota under a limited reseller', async () => {
+    assert.deepEqual(errorOf(await h.callAs('res', 'createacct', child('kid2', { quota: 'unlimited' }))), {
+      status: 400,
+      code: 'reseller_limit',
+      param: 'quota',
+    });
+    assert.deepEqual(errorOf(await h.callAs('res', 'createacct', child('kid2', { quota: '601' }))), {
+      status: 400,
+      code: 'reseller_limit',
+      param: 'quota',
+    });
+    assert.deepEqual(errorOf(await h.callAs('res', 'createacct', child('kid2', { bandwidth: '4001' }))), {
+      status: 400,
+      code: 'reseller_limit',
+      param: 'bandwidth',
+    });
+  });
+
+  it('refuses an account past reseller_limt', async () => {
+    assert.equal((await h.callAs('res', 'createacct', child('kid3', { quota: '100' }))).statusCode, 200);
+    assert.deepEqual(errorOf(await h.callAs('res', 'createacct', child('kid4', { quota: '100' }))), {
+      status: 400,
+      code: 'reseller_limit',
+      param: undefined,
+    });
+  });
+
+  it('needs the alpha feature for reseller=on, and never allows resellerself', async () => {
+    await createReseller(h, 'alphares');
+    assert.deepEqual(
+      errorOf(await h.callAs('alphares', 'createacct', child('sub1', { reseller: 'on' }))).code,
+      'forbidden',
+    );
+    await h.call('setupreseller', { user: 'alphares', alpha: 'on' });
+    assert.equal(
+      (await h.callAs('alphares', 'createacct', child('sub1', { reseller: 'on' }))).statusCode,
+      200,
+    );
+    assert.equal(
+      errorOf(await h.callAs('alphares', 'createacct', child('sub2', { reseller: 'on', resellerself: 'on' })))
+        .code,
+      'forbidden',
+    );
+  });
+});
+
+describe('createacct with a failing system step', () => {
+  it('answers 500 provisioning_failed naming the step, undoes the finished steps and keeps nothing', async () => {
+    const driver = recordingDriver();
+    const h = await setup({}, { driver });
+    try {
+      driver.failAt = 'create:third';
+      const reply = await h.call('createacct', BASE);
+      assert.deepEqual(reply.body, {
+        data: { code: 'provisioning_failed' },
+        info: 'The system step "create:third" failed; everything done for this call was undone.',
+        status: 500,
+      });
+      assert.deepEqual(driver.log, [
+        'run create:first alice',
+        'run create:second alice',
+        'undo create:second alice',
+        'undo create:first alice',
+      ]);
+      assert.equal(await count(h), 0);
+      driver.failAt = null;
+      assert.equal((await h.call('createacct', BASE)).statusCode, 200);
+    } finally {
+      await h.close();
+    }
+  });
+});

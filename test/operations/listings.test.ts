@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createAccount, createReseller, errorOf, type Harness, setup } from '../helpers.ts';
+
+type Accounts = { accounts: Record<string, Record<string, unknown>> };
+
+describe('listaccts, accountsummary and listsuspended', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup();
+    await createAccount(h, 'zed');
+    await createAccount(h, 'alice');
+    await createReseller(h, 'res');
+    await h.callAs('res', 'createacct', {
+      user: 'kid',
+      domain: 'kid.example',
+      email: 'k@example.com',
+      package: 'default',
+    });
+  });
+  after(() => h.close());
+
+  it('listaccts lists every account by user name, with is_reseller and is_suspended', async () => {
+    const reply = await h.call('listaccts');
+    const { accounts } = reply.body.data as Accounts;
+    assert.deepEqual(Object.keys(accounts), ['alice', 'kid', 'res', 'zed']);
+    assert.equal(accounts.res?.is_reseller, 'yes');
+    assert.equal(accounts.alice?.is_reseller, 'no');
+    assert.equal(accounts.alice?.is_suspended, 'no');
+    assert.equal(accounts.kid?.owner, 'res');
+    assert.equal('quota_usage' in accounts.alice!, false);
+  });
+
+  it("listaccts under a reseller shows only the reseller's accounts", async () => {
+    const { accounts } = (await h.callAs('res', 'listaccts')).body.data as Accounts;
+    assert.deepEqual(Object.keys(accounts), ['kid']);
+  });
+
+  it('accountsummary answers one record with usage figures', async () => {
+    const reply = await h.call('accountsummary', { user: 'alice' });
+    const { acct } = reply.body.data as { acct: Record<string, unknown> };
+    assert.equal(acct.user, 'alice');
+    assert.equal(acct.is_suspended, 'no');
+    assert.equal(acct.is_reseller, 'no');
+    assert.equal(acct.quota_usage, 0);
+    assert.equal(acct.bandwidth_usage, 0);
+  });
+
+  it('accountsummary refuses a missing user, an unknown one, and one outside the scope alike', async () => {
+    assert.deepEqual(errorOf(await h.call('accountsummary')), {
+      status: 400,
+      code: 'missing_parameter',
+      param: 'user',
+    });
+    const unknown = await h.callAs('res', 'accountsummary', { user: 'ghost' });
+    const outside = await h.callAs('res', 'accountsummary', { user: 'alice' });
+    assert.deepEqual(errorOf(outside), { status: 400, code: 'account_not_found', param: 'user' });
+    assert.equal(outside.body.info, 'No account named alice exists.');
+    assert.equal(unknown.body.info, 'No account named ghost exists.');
+  });
+
+  it('listsuspended lists suspended accounts with reason and time', async () => {
+    await h.call('suspendacct', { user: 'zed', reason: 'Unpaid' });
+    const { accounts } = (await h.call('listsuspended')).body.data as Accounts;
+    assert.deepEqual(Object.keys(accounts), ['zed']);
+    assert.equal(accounts.zed?.user, 'zed');
+    assert.equal(accounts.zed?.reason, 'Unpaid');
+    assert.match(
+      String(accounts.zed?.suspendtime),
+      /^[A-Z][a-z]+day, \d\d-[A-Z][a-z]{2}-\d{4} \d\d:\d\d:\d\d, \S+$/,
+    );
+    assert.deepEqual((await h.callAs('res', 'listsuspended')).body.data, { accounts: {} });
+  });
+});
+
+describe('listpackages', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup();
+  });
+  after(() => h.close());
+
+  it('lists the names sorted by code point, comma-separated', async () => {
+    for (const name of ['beta', 'Alpha', 'gold plan', 'Zeta']) await h.call('addpkg', { name });
+    assert.deepEqual((await h.call('listpackages')).body.data, {
+      packages: 'Alpha,Zeta,beta,default,gold plan',
+    });
+  });
+});
+
+describe('usagestatistics', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup();
+    await createAccount(h, 'alice');
+    await createReseller(h, 'res', { reseller_limt: '5', reseller_quota: '1000' });
+    await h.callAs('res', 'createacct', {
+      user: 'kid',
+      domain: 'kid.example',
+      email: 'k@example.com',
+      package: 'default',
+      quota: '10',
+      bandwidth: '10',
+    });
+    await h.services.store.db
+      .updateTable('accounts')
+      .set({ quota_usage: 7, bandwidth_usage: 30 })
+      .where('user', '=', 'kid')
+      .execute();
+  });
+  after(() => h.close());
+
+  it('adds usage to every record, reseller sums, and reseller_data for resellers only', async () => {
+    const { accounts } = (await h.call('usagestatistics')).body.data as Accounts;
+    assert.deepEqual(Object.keys(accounts), ['alice', 'kid', 'res']);
+    assert.equal(accounts.kid?.quota_usage, 7);
+    assert.equal(accounts.kid?.bandwidth_usage, 30);
+    assert.equal(accounts.res?.quota_usage_reseller, 7);
+    assert.equal(accounts.res?.bandwidth_usage_reseller, 30);
+    assert.equal(accounts.alice?.quota_usage_reseller, 0);
+    assert.equal('reseller_data' in accounts.alice!, false);
+    assert.deepEqual(accounts.res?.reseller_data, {
+      accounts: ['kid'],
+      contactemail: 'res@example.org',
+      ips: { ipv4: '192.0.2.1', ipv6: '' },
+      name: 'res',
+      nameservers: ['ns1.panel.example.net', 'ns2.panel.example.net'],
+      reseller_bandwidth: 'unlimited',
+      reseller_limt: '5',
+      reseller_quota: '1000',
+    });
+  });
+
+  it('shows a reseller only its scope', async () => {
+    const { accounts } = (await h.callAs('res', 'usagestatistics')).body.data as Accounts;
+    assert.deepEqual(Object.keys(accounts), ['kid']);
+  });
+});

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createAccount, createReseller, errorOf, type Harness, setup } from '../helpers.ts';
+
+describe('addpkg, editpkg and killpkg', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup();
+    await createReseller(h, 'res');
+  });
+  after(() => h.close());
+
+  it('addpkg answers the whole package, with unlimited and off for what is not given', async () => {
+    const reply = await h.call('addpkg', { name: 'Gold', quota: '1000', ipv4: 'yes' });
+    assert.deepEqual(reply.body, {
+      data: {
+        name: 'Gold',
+        quota: '1000',
+        bandwidth: 'unlimited',
+        addondomains: 'unlimited',
+        parkeddomains: 'unlimited',
+        subdomains: 'unlimited',
+        email_accounts: 'unlimited',
+        ftp: 'unlimited',
+        sql: 'unlimited',
+        maillist: 'unlimited',
+        mailquota: 'unlimited',
+        feature: 'default',
+        ipv4: 'on',
+        ipv6: 'off',
+        shell: 'off',
+      },
+      info: 'Package Gold created',
+      status: 200,
+    });
+  });
+
+  it('addpkg refuses a taken name, a missing name and bad values', async () => {
+    assert.deepEqual(errorOf(await h.call('addpkg', { name: 'Gold' })), {
+      status: 400,
+      code: 'package_exists',
+      param: 'name',
+    });
+    assert.deepEqual(errorOf(await h.call('addpkg', {})), {
+      status: 400,
+      code: 'missing_parameter',
+      param: 'name',
+    });
+    assert.deepEqual(errorOf(await h.call('addpkg', { name: 'x', ftp: 'ten' })), {
+      status: 400,
+      code: 'invalid_parameter',
+      param: 'ftp',
+    });
+  });
+
+  it('editpkg changes the package and every account on it takes the values given', async () => {
+    await h.call('addpkg', { name: 'silver', quota: '100', bandwidth: '100' });
+    await createAccount(h, 'one', { package: 'silver' });
+    await createAccount(h, 'two', { package: 'silver', bandwidth: '7' });
+    const reply = await h.call('editpkg', { name: 'silver', quota: '200', shell: 'on' });
+    assert.equal(reply.statusCode, 200);
+    const data = reply.body.data as { package: Record<string, string>; accounts_updated: number };
+    assert.equal(data.accounts_updated, 2);
+    assert.equal(data.package.quota, '200');
+    assert.equal(data.package.bandwidth, '100');
+    for (const user of ['one', 'two']) {
+      const { acct } = (await h.call('accountsummary', { user })).body.data as {
+        acct: Record<string, unknown>;
+      };
+      assert.equal(acct.quota, '200');
+      assert.deepEqual(acct.shell, { shell: '/bin/bash', status: 'on' });
+    }
+    const { acct } = (await h.call('accountsummary', { user: 'two' })).body.data as {
+      acct: Record<string, unknown>;
+    };
+    assert.equal(acct.bandwidth, '7');
+    assert.deepEqual(errorOf(await h.call('editpkg', { name: 'nosuch', quota: '1' })), {
+      status: 400,
+      code: 'package_not_found',
+      param: 'name',
+    });
+  });
+
+  it('killpkg deletes an unused package and refuses one in use', async () => {
+    assert.deepEqual(errorOf(await h.call('killpkg', { name: 'silver' })), {
+      status: 400,
+      code: 'package_in_use',
+      param: 'name',
+    });
+    const reply = await h.call('killpkg', { name: 'Gold' });
+    assert.deepEqual(reply.body, { data: 'Package deleted Gold', info: 'Package deleted Gold', status: 200 });
+    assert.deepEqual(errorOf(await h.call('killpkg', { name: 'Gold' })), {
+      status: 400,
+      code: 'package_not_found',
+      param: 'name',
+    });
+    assert.deepEqual(errorOf(await h.call('killpkg', { name: 'default' })).code, 'invalid_parameter');
+  });
+
+  it('are the administrator’s: 403 under a reseller', async () => {
+    for (const op of ['addpkg', 'editpkg', 'killpkg']) {
+      assert.deepEqual(
+        errorOf(await h.callAs('res', op, { name: 'Res' })),
+        { status: 403, code: 'forbidden', param: undefined },
+        op,
+      );
+    }
+  });
+});

@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createAccount, createReseller, errorOf, type Harness, recordingDriver, setup } from '../helpers.ts';
+
+describe('passwd', () => {
+  const driver = recordingDriver();
+  let h: Harness;
+  before(async () => {
+    h = await setup({}, { driver });
+    await createAccount(h, 'alice');
+    await createReseller(h, 'res');
+    await h.callAs('res', 'createacct', {
+      user: 'kid',
+      domain: 'kid.example',
+      email: 'k@example.com',
+      package: 'default',
+    });
+  });
+  after(() => h.close());
+
+  it('changes the password, given or generated, and answers with the seed sentence', async () => {
+    for (const params of [{ user: 'alice', password: 'New-Password-1' }, { user: 'alice' }]) {
+      driver.log.length = 0;
+      const reply = await h.call('passwd', params);
+      assert.deepEqual(reply.body, {
+        data: 'User password changed for alice',
+        info: 'User password changed for alice',
+        status: 200,
+      });
+      assert.deepEqual(driver.log, [
+        'run passwd:first alice',
+        'run passwd:second alice',
+        'run passwd:third alice',
+      ]);
+    }
+  });
+
+  it('works in header style on the admin port', async () => {
+    const reply = await h.request({
+      url: '/api/v1/passwd/',
+      headers: {
+        'x-api-user': 'billing',
+        'x-api-password': 'billing-secret-1',
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: 'user=alice&password=Another-Pass-2',
+    });
+    assert.equal(reply.body.data, 'User password changed for alice');
+  });
+
+  it('refuses a missing user, a bad password, and an unknown account', async () => {
+    assert.deepEqual(errorOf(await h.call('passwd', {})), {
+      status: 400,
+      code: 'missing_parameter',
+      param: 'user',
+    });
+    assert.deepEqual(errorOf(await h.call('passwd', { user: 'alice', password: 'short' })), {
+      status: 400,
+      code: 'invalid_parameter',
+      param: 'password',
+    });
+    assert.deepEqual(errorOf(await h.call('passwd', { user: 'ghost' })), {
+      status: 400,
+      code: 'account_not_found',
+      param: 'user',
+    });
+  });
+
+  it("reaches only the reseller's own accounts", async () => {
+    assert.equal((await h.callAs('res', 'passwd', { user: 'kid' })).statusCode, 200);
+    assert.deepEqual(errorOf(await h.callAs('res', 'passwd', { user: 'alice' })), {
+      status: 400,
+      code: 'account_not_found',
+      param: 'user',
+    });
+  });
+
+  it('undoes the finished steps when one fails', async () => {
+    driver.log.length = 0;
+    driver.failAt = 'passwd:second';
+    const reply = await h.call('passwd', { user: 'alice' });
+    driver.failAt = null;
+    assert.deepEqual(errorOf(reply), { status: 500, code: 'provisioning_failed', param: undefined });
+    assert.deepEqual(driver.log, ['run passwd:first alice', 'undo passwd:first alice']);
+  });
+});

@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createAccount, createReseller, errorOf, type Harness, setup } from '../helpers.ts';
+
+async function record(h: Harness, user: string): Promise<Record<string, unknown>> {
+  return ((await h.call('accountsummary', { user })).body.data as { acct: Record<string, unknown> }).acct;
+}
+
+async function resellerData(h: Harness, user: string): Promise<Record<string, unknown>> {
+  const { accounts } = (await h.call('usagestatistics')).body.data as {
+    accounts: Record<string, Record<string, unknown>>;
+  };
+  return accounts[user]?.reseller_data as Record<string, unknown>;
+}
+
+describe('setupreseller', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup();
+    await createAccount(h, 'alice');
+    await createAccount(h, 'bob');
+  });
+  after(() => h.close());
+
+  it('makes an account a reseller with unlimited limits by default', async () => {
+    const reply = await h.call('setupreseller', { user: 'alice' });
+    assert.deepEqual(reply.body, {
+      data: 'User account converted to reseller alice',
+      info: 'User account converted to reseller alice',
+      status: 200,
+    });
+    const acct = await record(h, 'alice');
+    assert.equal(acct.is_reseller, 'yes');
+    assert.deepEqual(acct.reseller, { status: 'on', selfown: 'off', alpha: 'off' });
+    const data = await resellerData(h, 'alice');
+    assert.equal(data.reseller_limt, 'unlimited');
+    assert.equal(data.reseller_quota, 'unlimited');
+  });
+
+  it('updates only the given limits of a reseller', async () => {
+    await h.call('setupreseller', { user: 'alice', reseller_limt: '10', reseller_quota: '500' });
+    await h.call('setupreseller', { user: 'alice', reseller_bandwidth: '900' });
+    const data = await resellerData(h, 'alice');
+    assert.deepEqual(
+      [data.reseller_limt, data.reseller_quota, data.reseller_bandwidth],
+      ['10', '500', '900'],
+    );
+  });
+
+  it('makes the reseller own itself with selfown=on, and gives it back with selfown=off', async () => {
+    await h.call('setupreseller', { user: 'alice', selfown: 'on' });
+    let acct = await record(h, 'alice');
+    assert.equal(acct.owner, 'alice');
+    assert.deepEqual(acct.reseller, { status: 'on', selfown: 'on', alpha: 'off' });
+    await h.call('setupreseller', { user: 'alice', selfown: 'off' });
+    acct = await record(h, 'alice');
+    assert.equal(acct.owner, 'root');
+  });
+
+  it('refuses missing, unknown and malformed values', async () => {
+    assert.deepEqual(errorOf(await h.call('setupreseller')), {
+      status: 400,
+      code: 'missing_parameter',
+      param: 'user',
+    });
+    assert.deepEqual(errorOf(await h.call('setupreseller', { user: 'ghost' })).code, 'account_not_found');
+    assert.deepEqual(errorOf(await h.call('setupreseller', { user: 'bob', reseller_limt: 'many' })), {
+      status: 400,
+      code: 'invalid_parameter',
+      param: 'reseller_limt',
+    });
+  });
+
+  it('under a reseller: needs alpha, never grants alpha or selfown, never on itself', async () => {
+    const carol = await h.callAs('alice', 'createacct', {
+      user: 'carol',
+      domain: 'carol.example',
+      email: 'c@example.com',
+      package: 'default',
+      quota: '10',
+      bandwidth: '10',
+    });
+    assert.equal(carol.statusCode, 200);
+    assert.deepEqual(errorOf(await h.callAs('alice', 'setupreseller', { user: 'carol' })).code, 'forbidden');
+    await h.call('setupreseller', { user: 'alice', alpha: 'on' });
+    assert.equal((await h.callAs('alice', 'setupreseller', { user: 'carol' })).statusCode, 200);
+    assert.equal(
+      errorOf(await h.callAs('alice', 'setupreseller', { user: 'carol', alpha: 'on' })).code,
+      'forbidden',
+    );
+    assert.equal(
+      errorOf(await h.callAs('alice', 'setupreseller', { user: 'carol', selfown: 'on' })).code,
+      'forbidden',
+    );
+    assert.equal(
+      errorOf(await h.callAs('alice', 'setupreseller', { user: 'alice', reseller_limt: '1000' })).code,
+      'forbidden',
+    );
+    assert.equal(
+      errorOf(await h.callAs('alice', 'setupreseller', { user: 'bob' })).code,
+      'account_not_found',
+    );
+  });
+});
+
+describe('terminatereseller', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup();
+    await createReseller(h, 'res');
+    await h.callAs('res', 'createacct', {
+      user: 'kid',
+      domain: 'kid.example',
+      email: 'k@example.com',
+      package: 'default',
+    });
+    await createAccount(h, 'plain');
+  });
+  after(() => h.close());
+
+  it('removes reseller status and passes its accounts to its own owner', async () => {
+    const reply = await h.call('terminatereseller', { user: 'res' });
+    assert.deepEqual(reply.body, {
+      data: 'Reseller privileges removed from res',
+      info: 'Reseller privileges removed from res',
+      status: 200,
+    });
+    assert.equal((await record(h, 'res')).is_reseller, 'no');
+    assert.equal((await record(h, 'kid')).owner, 'root');
+  });
+
+  it('passes the accounts of a self-owned reseller to the owner it had before', async () => {
+    await createReseller(h, 'boss');
+    await h.call('setupreseller', { user: 'boss', alpha: 'on' });
+    await h.callAs('boss', 'createacct', {
+      user: 'mid',
+      domain: 'mid.example',
+      email: 'm@example.com',
+      package: 'default',
+      reseller: 'on',
+    });
+    await h.call('setupreseller', { user: 'mid', selfown: 'on' });
+    await h.callAs('mid', 'createacct', {
+      user: 'leaf',
+      domain: 'leaf.example',
+      email: 'l@example.com',
+      package: 'default',
+    });
+    assert.equal((await record(h, 'mid')).owner, 'mid');
+    await h.call('terminatereseller', { user: 'mid' });
+    assert.equal((await record(h, 'mid')).owner, 'boss');
+    assert.equal((await record(h, 'leaf')).owner, 'boss');
+  });
+
+  it('refuses an account that is no reseller, and unknown ones', async () => {
+    assert.deepEqual(errorOf(await h.call('terminatereseller', { user: 'plain' })), {
+      status: 400,
+      code: 'not_reseller',
+      param: 'user',
+    });
+    assert.deepEqual(errorOf(await h.call('terminatereseller', { user: 'ghost' })).code, 'account_not_found');
+    assert.deepEqual(errorOf(await h.call('terminatereseller')).code, 'missing_parameter');
+  });
+
+  it('under a reseller: needs alpha and never on itself', async () => {
+    await createReseller(h, 'top');
+    await h.call('setupreseller', { user: 'top', selfown: 'on' });
+    await h.callAs('top', 'createacct', {
+      user: 'sub',
+      domain: 'sub.example',
+      email: 's@example.com',
+      package: 'default',
+    });
+    await h.call('setupreseller', { user: 'sub' });
+    assert.equal(errorOf(await h.callAs('top', 'terminatereseller', { user: 'sub' })).code, 'forbidden');
+    await h.call('setupreseller', { user: 'top', alpha: 'on' });
+    assert.equal(errorOf(await h.callAs('top', 'terminatereseller', { user: 'top' })).code, 'forbidden');
+    assert.equal((await h.callAs('top', 'terminatereseller', { user: 'sub' })).statusCode, 200);
+  });
+});

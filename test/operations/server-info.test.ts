@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { BERTH_VERSION } from '../../src/operations/version.ts';
+import { type Harness, setup } from '../helpers.ts';
+
+describe('server information', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup();
+  });
+  after(() => h.close());
+
+  it('test_connection answers Connection successful', async () => {
+    assert.deepEqual((await h.call('test_connection')).body, {
+      data: { test: 'Connection successful' },
+      info: 'Connection successful',
+      status: 200,
+    });
+  });
+
+  it('load-average answers three numbers with two decimals', async () => {
+    const reply = await h.call('load-average');
+    assert.match(
+      (reply.body.data as { load_average: string }).load_average,
+      /^\d+\.\d\d \d+\.\d\d \d+\.\d\d$/,
+    );
+  });
+
+  it('version answers Berth and the semver of package.json', async () => {
+    const reply = await h.call('version');
+    assert.match(BERTH_VERSION, /^\d+\.\d+\.\d+/);
+    assert.deepEqual(reply.body.data, { version: `Berth ${BERTH_VERSION}`, version_code: BERTH_VERSION });
+  });
+
+  it('answers the same under a reseller', async () => {
+    await h.call('createacct', {
+      user: 'res',
+      domain: 'res.example',
+      email: 'r@example.com',
+      package: 'default',
+      reseller: 'on',
+    });
+    assert.equal((await h.callAs('res', 'version')).statusCode, 200);
+    assert.equal((await h.callAs('res', 'test_connection')).statusCode, 200);
+    assert.equal((await h.callAs('res', 'load-average')).statusCode, 200);
+  });
+});

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createAccount, createReseller, errorOf, type Harness, recordingDriver, setup } from '../helpers.ts';
+
+async function suspended(h: Harness): Promise<Record<string, { reason: string; suspendtime: string }>> {
+  return (
+    (await h.call('listsuspended')).body.data as {
+      accounts: Record<string, { reason: string; suspendtime: string }>;
+    }
+  ).accounts;
+}
+
+describe('suspendacct and unsuspendacct', () => {
+  const driver = recordingDriver();
+  let h: Harness;
+  before(async () => {
+    h = await setup({}, { driver });
+    await createAccount(h, 'alice');
+    await createReseller(h, 'res');
+    await h.callAs('res', 'createacct', {
+      user: 'kid',
+      domain: 'kid.example',
+      email: 'k@example.com',
+      package: 'default',
+    });
+    await h.callAs('res', 'createacct', {
+      user: 'kid2',
+      domain: 'kid2.example',
+      email: 'k@example.com',
+      package: 'default',
+    });
+  });
+  after(() => h.close());
+
+  it('suspends with the seed sentence, records reason and time, and runs the system steps', async () => {
+    driver.log.length = 0;
+    const reply = await h.call('suspendacct', { user: 'alice', reason: 'Unpaid invoice' });
+    assert.deepEqual(reply.body, {
+      data: 'User account suspended alice',
+      info: 'User account suspended alice',
+      status: 200,
+    });
+    assert.equal((await suspended(h)).alice?.reason, 'Unpaid invoice');
+    assert.equal(driver.log.length, 3);
+    const summary = await h.call('accountsummary', { user: 'alice' });
+    assert.equal((summary.body.data as { acct: { is_suspended: string } }).acct.is_suspended, 'yes');
+  });
+
+  it('again on a suspended account: 200, time kept, reason replaced only when given', async () => {
+    const first = (await suspended(h)).alice!;
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    driver.log.length = 0;
+    assert.equal((await h.call('suspendacct', { user: 'alice' })).statusCode, 200);
+    assert.deepEqual((await suspended(h)).alice, first);
+    assert.equal((await h.call('suspendacct', { user: 'alice', reason: 'Abuse' })).statusCode, 200);
+    assert.deepEqual((await suspended(h)).alice, { ...first, reason: 'Abuse' });
+    assert.deepEqual(driver.log, []);
+  });
+
+  it('unsuspends with its sentence, and answers 200 on an active account', async () => {
+    const reply = await h.call('unsuspendacct', { user: 'alice' });
+    assert.deepEqual(reply.body, {
+      data: 'User account unsuspended alice',
+      info: 'User account unsuspended alice',
+      status: 200,
+    });
+    assert.deepEqual(await suspended(h), {});
+    assert.equal((await h.call('unsuspendacct', { user: 'alice' })).statusCode, 200);
+  });
+
+  it('refuses missing and unknown users', async () => {
+    for (const op of ['suspendacct', 'unsuspendacct']) {
+      assert.deepEqual(errorOf(await h.call(op)), { status: 400, code: 'missing_parameter', param: 'user' });
+      assert.deepEqual(errorOf(await h.call(op, { user: 'ghost' })), {
+        status: 400,
+        code: 'account_not_found',
+        param: 'user',
+      });
+    }
+  });
+
+  it('lets a reseller suspend its own accounts but not itself or others', async () => {
+    assert.equal((await h.callAs('res', 'suspendacct', { user: 'kid', reason: 'x' })).statusCode, 200);
+    assert.equal((await h.callAs('res', 'unsuspendacct', { user: 'kid' })).statusCode, 200);
+    assert.deepEqual(errorOf(await h.callAs('res', 'suspendacct', { user: 'res' })), {
+      status: 403,
+      code: 'forbidden',
+      param: undefined,
+    });
+    assert.deepEqual(errorOf(await h.callAs('res', 'suspendacct', { user: 'alice' })), {
+      status: 400,
+      code: 'account_not_found',
+      param: 'user',
+    });
+  });
+
+  it('keeps a reseller from lifting a suspension the administrator made', async () => {
+    await h.call('suspendacct', { user: 'kid2', reason: 'admin says' });
+    assert.deepEqual(errorOf(await h.callAs('res', 'unsuspendacct', { user: 'kid2' })), {
+      status: 403,
+      code: 'forbidden',
+      param: undefined,
+    });
+    assert.equal((await h.call('unsuspendacct', { user: 'kid2' })).statusCode, 200);
+  });
+
+  it('leaves the account active when a suspension step fails', async () => {
+    driver.failAt = 'suspend:third';
+    const reply = await h.call('suspendacct', { user: 'alice' });
+    driver.failAt = null;
+    assert.deepEqual(errorOf(reply), { status: 500, code: 'provisioning_failed', param: undefined });
+    assert.deepEqual(await suspended(h), {});
+  });
+});

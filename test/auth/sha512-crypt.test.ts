@@ -46,8 +46,8 @@ describe('SHA-512 crypt', () => {
       '$1$abc$def',
       '$5$salt$abc',
       'x'.repeat(5000),
-      '$6$rounds=999999999$salt$' + good.slice(-86),
-      '$6$rounds=10$salt$' + good.slice(-86),
+      `$6$rounds=999999999$salt$${good.slice(-86)}`,
+      `$6$rounds=10$salt$${good.slice(-86)}`,
       good.slice(0, -1),
       `${good}\n`,
     ]) {

@@ -19,7 +19,11 @@ describe('passwd', () => {
   after(() => h.close());
 
   it('changes the password, given or generated, and answers with the seed sentence', async () => {
-    for (const params of [{ user: 'alice', password: 'New-Password-1' }, { user: 'alice' }]) {
+    const cases: Record<string, string>[] = [
+      { user: 'alice', password: 'New-Password-1' },
+      { user: 'alice' },
+    ];
+    for (const params of cases) {
       driver.log.length = 0;
       const reply = await h.call('passwd', params);
       assert.deepEqual(reply.body, {

@@ -1,0 +1,145 @@
+// Runs the real `berth` command in child processes, as an administrator would from a shell.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { request as plainRequest } from 'node:http';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const BERTH = fileURLToPath(new URL('../bin/berth.js', import.meta.url));
+
+export interface CommandResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `berth ARGS` to completion, with `input` on standard input. */
+export function berth(args: string[], input = ''): Promise<CommandResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BERTH, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+export interface Served {
+  child: ChildProcess;
+  adminPort: number;
+  resellerPort: number;
+  portalPassword: string | null;
+  output: () => string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `berth serve` on free ports and waits until both listeners answer. */
+export function serve(dataDir: string, extra: string[] = []): Promise<Served> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        BERTH,
+        'serve',
+        '--data-dir',
+        dataDir,
+        '--host',
+        '127.0.0.1',
+        '--port',
+        '0',
+        '--reseller-port',
+        '0',
+        ...extra,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BERTH_LOG_LEVEL: 'info' } },
+    );
+    let out = '';
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    const timer = setTimeout(() => reject(new Error(`berth serve did not start:\n${out}`)), 20_000);
+    const onData = (chunk: Buffer) => {
+      out += chunk;
+      const admin = /admin listener.*:(\d+)\//.exec(out);
+      const reseller = /reseller listener.*:(\d+)\//.exec(out);
+      if (
+        admin &&
+        reseller &&
+        /Portal password|serving on/.test(out) &&
+        out.includes('\n', out.indexOf('reseller listener'))
+      ) {
+        clearTimeout(timer);
+        setTimeout(() => {
+          resolve({
+            child,
+            adminPort: Number(admin[1]),
+            resellerPort: Number(reseller[1]),
+            portalPassword: /Portal password[^:]*: (\S+)/.exec(out)?.[1] ?? null,
+            output: () => out,
+            stop: (signal = 'SIGTERM') => {
+              child.kill(signal);
+              return exited;
+            },
+          });
+        }, 200);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (chunk) => {
+      out += chunk;
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`berth serve exited with ${code}:\n${out}`));
+    });
+  });
+}
+
+export interface HttpsReply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  json: () => Record<string, unknown>;
+}
+
+/** A POST over HTTPS that trusts the server's own self-signed certificate. */
+export function post(
+  dataDir: string,
+  port: number,
+  path: string,
+  options: { headers?: Record<string, string>; body?: string | Buffer; tls?: boolean } = {},
+): Promise<HttpsReply> {
+  const ca = options.tls === false ? undefined : readFileSync(join(dataDir, 'tls', 'cert.pem'));
+  const send = options.tls === false ? plainRequest : request;
+  return new Promise((resolve, reject) => {
+    const req = send(
+      {
+        host: 'localhost',
+        port,
+        path,
+        method: 'POST',
+        headers: options.headers,
+        ca,
+        servername: 'localhost',
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => {
+          body += chunk;
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json: () => JSON.parse(body) }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}

@@ -1,0 +1,24 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { renderErrors, withOperations } from '../src/docs.ts';
+import { catalogue } from '../src/errors.ts';
+import { operations } from '../src/operations/registry.ts';
+
+const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
+
+describe('the generated docs', () => {
+  it('docs/errors.md is the rendering of the error catalogue (run npm run docs)', () => {
+    assert.equal(read('docs/errors.md'), renderErrors());
+    for (const code of Object.keys(catalogue))
+      assert.ok(read('docs/errors.md').includes(`\`${code}\``), code);
+  });
+
+  it("the README's operation reference is current and names every operation (run npm run docs)", () => {
+    const readme = read('README.md');
+    assert.equal(readme, withOperations(readme));
+    for (const name of operations.keys()) {
+      if (name !== '') assert.ok(readme.includes(`/api/v1/${name}/`), name);
+    }
+  });
+});

@@ -53,9 +53,8 @@ export function renderOperations(): string {
     if (params.length > 0) {
       out.push('| parameter | required | value | meaning |', '|---|---|---|---|');
       for (const [name, spec] of params) {
-        out.push(
-          `| \`${name}\` | ${spec.required ? 'yes' : 'no'} | ${spec.kind.type} | ${spec.description} |`,
-        );
+        const type = spec.kind.type.replaceAll('|', '\\|');
+        out.push(`| \`${name}\` | ${spec.required ? 'yes' : 'no'} | ${type} | ${spec.description} |`);
       }
       out.push('');
     }

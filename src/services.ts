@@ -34,8 +34,29 @@ export const LOG_REDACT = {
   censor: '[redacted]',
 };
 
+interface LoggedRequest {
+  method: string;
+  url: string;
+  ip?: string;
+  socket?: { remoteAddress?: string };
+}
+
+/** A request in the log: its method, path without the query string (it may hold secrets), peer. */
+function serializeRequest(request: LoggedRequest) {
+  return {
+    method: request.method,
+    path: request.url.split('?')[0],
+    remoteAddress: request.ip ?? request.socket?.remoteAddress,
+  };
+}
+
 export function createLogger(level = process.env.BERTH_LOG_LEVEL ?? 'info'): Logger {
-  return pino({ level, redact: LOG_REDACT, base: { service: 'berth' } });
+  return pino({
+    level,
+    redact: LOG_REDACT,
+    base: { service: 'berth' },
+    serializers: { req: serializeRequest },
+  });
 }
 
 export async function openServices(

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { tempDir } from './helpers.ts';
@@ -36,6 +37,8 @@ describe('berth serve over HTTPS, driven like billing software', () => {
 
   it('serves a self-signed certificate for the host name, localhost and the loopback addresses', () => {
     const cert = new X509Certificate(readFileSync(join(dataDir, 'tls', 'cert.pem')));
+    assert.equal(cert.subject, `CN=${hostname().toLowerCase()}`);
+    assert.match(cert.subjectAltName ?? '', new RegExp(`DNS:${hostname().toLowerCase()}`));
     assert.match(cert.subjectAltName ?? '', /DNS:localhost/);
     assert.match(cert.subjectAltName ?? '', /IP Address:127\.0\.0\.1/);
     assert.match(cert.subjectAltName ?? '', /IP Address:0:0:0:0:0:0:0:1|IP Address:::1/);

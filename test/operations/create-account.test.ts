@@ -330,3 +330,18 @@ describe('createacct with a failing system step', () => {
     }
   });
 });
+
+describe('createacct with a configured server', () => {
+  it('puts homes under the home base and writes the configured name servers and shell', async () => {
+    const h = await setup({ homeBase: '/srv/homes/', nameservers: ['ns.example.net'], shell: '/bin/sh' });
+    try {
+      const reply = await createAccount(h, 'conf', { shell: 'on' });
+      const data = reply.body.data as Record<string, unknown>;
+      assert.equal(data.homedir, '/srv/homes/conf');
+      assert.deepEqual(data.nameservers, ['ns.example.net']);
+      assert.deepEqual(data.shell, { shell: '/bin/sh', status: 'on' });
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { tempDir } from './helpers.ts';
+
+describe('configuration', () => {
+  const dataDir = tempDir('berth-config-');
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('has the documented defaults', () => {
+    const config = loadConfig({ dataDir });
+    assert.equal(config.port, 5555);
+    assert.equal(config.resellerPort, 4444);
+    assert.equal(config.tls, true);
+    assert.equal(config.driver, 'record');
+    assert.equal(config.homeBase, '/home');
+    assert.equal(config.shell, '/bin/bash');
+    assert.deepEqual(config.nameservers, [`ns1.${config.hostName}`, `ns2.${config.hostName}`]);
+    assert.deepEqual(config.lockout, { maxFailures: 10, windowMinutes: 15, lockMinutes: 15 });
+  });
+
+  it('reads berth.toml, then the environment, then flags', () => {
+    writeFileSync(
+      join(dataDir, 'berth.toml'),
+      [
+        'host_name = "panel.example.net"',
+        'home_base = "/srv/home"',
+        'nameservers = ["a.example.net", "b.example.net", "c.example.net"]',
+        'trusted_proxies = ["10.0.0.0/8"]',
+        '[ip_pool]',
+        'ipv4 = ["198.51.100.7"]',
+        '[lockout]',
+        'max_failures = 5',
+      ].join('\n'),
+    );
+    process.env.BERTH_PORT = '6000';
+    try {
+      const fromFile = loadConfig({ dataDir });
+      assert.equal(fromFile.hostName, 'panel.example.net');
+      assert.equal(fromFile.homeBase, '/srv/home');
+      assert.deepEqual(fromFile.nameservers, ['a.example.net', 'b.example.net', 'c.example.net']);
+      assert.deepEqual(fromFile.trustedProxies, ['10.0.0.0/8']);
+      assert.deepEqual(fromFile.ipPool, { ipv4: ['198.51.100.7'], ipv6: [] });
+      assert.equal(fromFile.lockout.maxFailures, 5);
+      assert.equal(fromFile.lockout.windowMinutes, 15);
+      assert.equal(fromFile.port, 6000);
+      assert.equal(loadConfig({ dataDir, port: 7000 }).port, 7000);
+    } finally {
+      delete process.env.BERTH_PORT;
+      rmSync(join(dataDir, 'berth.toml'));
+    }
+  });
+
+  it('refuses values that do not parse, with a reason', () => {
+    for (const [toml, pattern] of [
+      ['home_base = "relative"', /home_base/],
+      ['trusted_proxies = ["not-an-ip"]', /trusted_proxies/],
+      ['[ip_pool]\nipv4 = ["2001:db8::1"]', /ipv4/],
+      ['[lockout]\nmax_failures = 0', /max_failures/],
+      ['this is not toml', /berth\.toml/],
+    ] as const) {
+      writeFileSync(join(dataDir, 'berth.toml'), toml);
+      assert.throws(
+        () => loadConfig({ dataDir }),
+        (error: unknown) => error instanceof ConfigError && pattern.test(error.message),
+        toml,
+      );
+    }
+    rmSync(join(dataDir, 'berth.toml'));
+    process.env.BERTH_DRIVER = 'docker';
+    try {
+      assert.throws(() => loadConfig({ dataDir }), ConfigError);
+    } finally {
+      delete process.env.BERTH_DRIVER;
+    }
+  });
+});

@@ -1,0 +1,120 @@
+// Rules that hold for every operation in the registry, checked against each one.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { operations } from '../../src/operations/registry.ts';
+import { countAudit } from '../../src/store/audit.ts';
+import {
+  ADMIN_PASSWORD,
+  ADMIN_USER,
+  createReseller,
+  errorOf,
+  form,
+  type Harness,
+  setup,
+} from '../helpers.ts';
+
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const named = [...operations.values()].filter((op) => op.name !== '');
+
+describe('every operation', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup();
+    await createReseller(h, 'res');
+  });
+  after(() => h.close());
+
+  it('is served under /api/ and /api/v1/ and refuses calls without credentials', async () => {
+    for (const op of named) {
+      for (const prefix of ['/api/', '/api/v1/']) {
+        const reply = await h.request({ url: `${prefix}${op.name}/`, headers: FORM, body: form(op.example) });
+        assert.deepEqual(
+          reply.body,
+          {
+            data: { code: 'not_authenticated' },
+            info: 'Authentication credentials were not provided',
+            status: 403,
+          },
+          `${prefix}${op.name}`,
+        );
+      }
+    }
+  });
+
+  it('refuses a wrong password with the permission sentence', async () => {
+    for (const op of named) {
+      const reply = await h.request({
+        url: `/api/v1/${op.name}/`,
+        headers: FORM,
+        body: form({ apiuser: ADMIN_USER, apiauth: 'not-the-password', ...op.example }),
+        remoteAddress: `10.77.${named.indexOf(op)}.1`,
+      });
+      assert.deepEqual(
+        reply.body,
+        {
+          data: { code: 'forbidden' },
+          info: 'You do not have permission to perform this action.',
+          status: 403,
+        },
+        op.name,
+      );
+    }
+  });
+
+  it('answers a GET with 405', async () => {
+    for (const op of named) {
+      const reply = await h.request({ method: 'GET', url: `/api/v1/${op.name}/` });
+      assert.equal(reply.statusCode, 405, op.name);
+    }
+  });
+
+  it('appends one audit entry per state-changing call, refused or not, and none for reads', async () => {
+    for (const op of named) {
+      const before = await countAudit(h.services.store.db);
+      await h.request({
+        url: `/api/v1/${op.name}/`,
+        headers: FORM,
+        body: form({ apiuser: ADMIN_USER, apiauth: ADMIN_PASSWORD, user: 'ghost', name: 'ghostpkg' }),
+      });
+      assert.equal(await countAudit(h.services.store.db), before + (op.changesState ? 1 : 0), op.name);
+    }
+  });
+
+  it('that changes packages is refused under a reseller with 403', async () => {
+    for (const op of named.filter((o) => o.adminOnly)) {
+      assert.deepEqual(errorOf(await h.callAs('res', op.name, op.example)).code, 'forbidden', op.name);
+    }
+    assert.deepEqual(
+      named.filter((o) => o.adminOnly).map((o) => o.name),
+      ['addpkg', 'editpkg', 'killpkg'],
+    );
+  });
+});
+
+describe('every state-changing operation on a demonstration server', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup({ demo: true });
+  });
+  after(() => h.close());
+
+  it('answers 403 demo_server and changes nothing; every read answers 200', async () => {
+    for (const op of named) {
+      const reply = await h.call(op.name, op.example);
+      if (op.changesState) {
+        assert.deepEqual(
+          reply.body,
+          {
+            data: { code: 'demo_server' },
+            info: 'This is a demonstration server: changes are disabled',
+            status: 403,
+          },
+          op.name,
+        );
+      } else {
+        assert.ok(reply.statusCode === 200 || errorOf(reply).code === 'account_not_found', op.name);
+      }
+    }
+    assert.deepEqual((await h.call('listpackages')).body.data, { packages: 'default' });
+  });
+});

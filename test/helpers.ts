@@ -156,6 +156,30 @@ export async function createReseller(
   return user;
 }
 
+/** The account record as accountsummary answers it (as the administrator). */
+export async function summary(h: Harness, user: string): Promise<Record<string, unknown>> {
+  return ((await h.call('accountsummary', { user })).body.data as { acct: Record<string, unknown> }).acct;
+}
+
+/** Creates an account as the reseller, on the reseller listener, and fails the test if refused. */
+export async function createChild(
+  h: Harness,
+  reseller: string,
+  user: string,
+  params: Record<string, string> = {},
+): Promise<Reply> {
+  const reply = await h.callAs(reseller, 'createacct', {
+    user,
+    domain: `${user}.example`,
+    email: `${user}@example.com`,
+    package: 'default',
+    ...params,
+  });
+  if (reply.statusCode !== 200)
+    throw new Error(`createacct ${user} as ${reseller}: ${JSON.stringify(reply.body)}`);
+  return reply;
+}
+
 export function errorOf(reply: Reply): { status: number; code: unknown; param: unknown } {
   const data = reply.body.data as { code?: unknown; param?: unknown };
   return { status: reply.statusCode, code: data?.code, param: data?.param };

@@ -1,7 +1,7 @@
 import { apiError } from '../errors.ts';
 import { saveAccount } from '../store/accounts.ts';
 import { findPackage } from '../store/packages.ts';
-import { changeState, enforceResellerLimits, targetAccount } from './common.ts';
+import { changeState, enforceLimitsOfChange, targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 
 export const changePackage = defineOperation({
@@ -27,13 +27,7 @@ export const changePackage = defineOperation({
         limits: { ...pkg.limits },
         shellEnabled: pkg.shell,
       };
-      if (caller.reseller) {
-        await enforceResellerLimits(db, caller.reseller.user, {
-          user: after.user,
-          quota: after.limits.quota,
-          bandwidth: after.limits.bandwidth,
-        });
-      }
+      await enforceLimitsOfChange(db, caller, after);
       await saveAccount(db, after);
       await system(services.driver.changeLimits(before, after));
     });

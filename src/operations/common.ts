@@ -65,6 +65,16 @@ export async function enforceResellerLimits(
   }
 }
 
+/** Under a reseller, checks that an account's changed limits keep the reseller within its own. */
+export async function enforceLimitsOfChange(db: Db, caller: Caller, after: Account): Promise<void> {
+  if (!caller.reseller) return;
+  await enforceResellerLimits(db, caller.reseller.user, {
+    user: after.user,
+    quota: after.limits.quota,
+    bandwidth: after.limits.bandwidth,
+  });
+}
+
 export type RunSystemSteps = (steps: Step[]) => Promise<void>;
 
 /**

@@ -14,6 +14,7 @@ import { findPackage } from '../store/packages.ts';
 import type { Db } from '../store/schema.ts';
 import { changeState, enforceResellerLimits, forbidden, generatePassword, requireAlpha } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
+import { limitParams } from './package-params.ts';
 import { createdRecord } from './record.ts';
 
 const limit = (description: string) => optional(kinds.limit, `${description}; \`unlimited\` or a number`);
@@ -56,16 +57,7 @@ export const createAccount = defineOperation({
     reseller_bandwidth: limit('Reseller combined bandwidth limit in MB'),
     reseller_limt: limit('Number of accounts the reseller may create'),
     reseller_quota: limit('Reseller combined disk quota in MB'),
-    addondomains: limit('Addon domains'),
-    parkeddomains: limit('Parked domains'),
-    subdomains: limit('Subdomains'),
-    email_accounts: limit('E-mail accounts'),
-    ftp: limit('FTP accounts'),
-    sql: limit('Databases'),
-    maillist: limit('Mailing lists'),
-    bandwidth: limit('Bandwidth in MB'),
-    quota: limit('Disk quota in MB'),
-    mailquota: limit('Default e-mail quota in MB'),
+    ...limitParams,
   },
   example: { domain: 'example.com', user: 'alice', email: 'alice@example.com', package: 'default' },
   async run(ctx, input) {

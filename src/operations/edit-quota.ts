@@ -1,5 +1,5 @@
 import { saveAccount } from '../store/accounts.ts';
-import { changeState, enforceResellerLimits, targetAccount } from './common.ts';
+import { changeState, enforceLimitsOfChange, targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 
 export const editQuota = defineOperation({
@@ -17,13 +17,7 @@ export const editQuota = defineOperation({
     await changeState(ctx, async (db, system) => {
       const before = await targetAccount(db, caller, input.user);
       const after = { ...before, limits: { ...before.limits, quota: input.quota } };
-      if (caller.reseller) {
-        await enforceResellerLimits(db, caller.reseller.user, {
-          user: after.user,
-          quota: after.limits.quota,
-          bandwidth: after.limits.bandwidth,
-        });
-      }
+      await enforceLimitsOfChange(db, caller, after);
       await saveAccount(db, after);
       await system(services.driver.changeLimits(before, after));
     });

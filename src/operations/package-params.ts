@@ -1,9 +1,9 @@
-// The fields of a package, shared by addpkg and editpkg.
+// The limits an account or package has (createacct, addpkg, editpkg), and a package's other fields.
 import { kinds, optional } from './operation.ts';
 
 const limit = (description: string) => optional(kinds.limit, `${description}; \`unlimited\` or a number`);
 
-export const packageFields = {
+export const limitParams = {
   quota: limit('Disk quota in MB'),
   bandwidth: limit('Bandwidth in MB'),
   addondomains: limit('Addon domains'),
@@ -14,6 +14,10 @@ export const packageFields = {
   sql: limit('Databases'),
   maillist: limit('Mailing lists'),
   mailquota: limit('Default e-mail quota in MB'),
+};
+
+export const packageFields = {
+  ...limitParams,
   feature: optional(kinds.featureList, 'Feature list name'),
   ipv4: optional(kinds.switch, 'Accounts get a dedicated IPv4 address'),
   ipv6: optional(kinds.switch, 'Accounts get a dedicated IPv6 address'),

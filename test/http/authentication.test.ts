@@ -4,6 +4,7 @@ import { createApiUser, deleteApiUser, resetApiUserPassword, setApiUserAccess } 
 import {
   ADMIN_PASSWORD,
   ADMIN_USER,
+  createChild,
   createReseller,
   errorOf,
   form,
@@ -113,12 +114,7 @@ describe('authentication (CONTRACT §3)', () => {
 
   it('makes a bound API account act as its reseller, and refuses another X-RESELLER', async () => {
     await createReseller(h, 'boundres');
-    await h.callAs('boundres', 'createacct', {
-      user: 'boundchild',
-      domain: 'boundchild.example',
-      email: 'c@example.com',
-      package: 'default',
-    });
+    await createChild(h, 'boundres', 'boundchild');
     await createApiUser(h.services.store.db, h.services.crypt, {
       name: 'boundapi',
       password: 'bound-password',

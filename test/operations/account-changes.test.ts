@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createAccount, createReseller, errorOf, type Harness, setup } from '../helpers.ts';
-
-async function record(h: Harness, user: string): Promise<Record<string, unknown>> {
-  return ((await h.call('accountsummary', { user })).body.data as { acct: Record<string, unknown> }).acct;
-}
+import {
+  createAccount,
+  createChild,
+  createReseller,
+  errorOf,
+  type Harness,
+  setup,
+  summary,
+} from '../helpers.ts';
 
 describe('changecontactemail', () => {
   let h: Harness;
@@ -20,7 +24,7 @@ describe('changecontactemail', () => {
     assert.deepEqual(errorOf(reply), { status: 400, code: 'account_not_found', param: 'user' });
     const ok = await h.call('changecontactemail', { user: 'alice', email: 'Billing@Example.COM' });
     assert.deepEqual(ok.body.data, 'User contact email changed for alice => Billing@example.com');
-    assert.equal((await record(h, 'alice')).contactemail, 'Billing@example.com');
+    assert.equal((await summary(h, 'alice')).contactemail, 'Billing@example.com');
   });
 
   it('refuses a missing or bad address', async () => {
@@ -43,20 +47,8 @@ describe('editquota', () => {
     h = await setup();
     await createAccount(h, 'alice');
     await createReseller(h, 'res', { reseller_quota: '1000' });
-    await h.callAs('res', 'createacct', {
-      user: 'kid',
-      domain: 'kid.example',
-      email: 'k@example.com',
-      package: 'default',
-      quota: '100',
-    });
-    await h.callAs('res', 'createacct', {
-      user: 'kid2',
-      domain: 'kid2.example',
-      email: 'k@example.com',
-      package: 'default',
-      quota: '100',
-    });
+    await createChild(h, 'res', 'kid', { quota: '100' });
+    await createChild(h, 'res', 'kid2', { quota: '100' });
   });
   after(() => h.close());
 
@@ -67,9 +59,9 @@ describe('editquota', () => {
       info: 'User disk quota changed for alice',
       status: 200,
     });
-    assert.equal((await record(h, 'alice')).quota, '250');
+    assert.equal((await summary(h, 'alice')).quota, '250');
     await h.call('editquota', { user: 'alice', quota: 'UNLIMITED' });
-    assert.equal((await record(h, 'alice')).quota, 'unlimited');
+    assert.equal((await summary(h, 'alice')).quota, 'unlimited');
   });
 
   it('refuses a missing or bad quota', async () => {
@@ -102,7 +94,7 @@ describe('editquota', () => {
       code: 'reseller_limit',
       param: 'quota',
     });
-    assert.equal((await record(h, 'kid')).quota, '900');
+    assert.equal((await summary(h, 'kid')).quota, '900');
   });
 });
 
@@ -121,14 +113,7 @@ describe('changepackage', () => {
     await h.call('addpkg', { name: 'huge', quota: '999999' });
     await createAccount(h, 'alice', { quota: '10', ftp: '2' });
     await createReseller(h, 'res', { reseller_quota: '6000' });
-    await h.callAs('res', 'createacct', {
-      user: 'kid',
-      domain: 'kid.example',
-      email: 'k@example.com',
-      package: 'default',
-      quota: '1',
-      bandwidth: '1',
-    });
+    await createChild(h, 'res', 'kid', { quota: '1', bandwidth: '1' });
   });
   after(() => h.close());
 
@@ -139,7 +124,7 @@ describe('changepackage', () => {
       info: 'User hosting package changed for alice',
       status: 200,
     });
-    const acct = await record(h, 'alice');
+    const acct = await summary(h, 'alice');
     assert.equal(acct.package, 'gold');
     assert.equal(acct.feature, 'goldfeat');
     assert.equal(acct.quota, '5000');
@@ -177,7 +162,7 @@ describe('changepackage', () => {
       code: 'reseller_limit',
       param: 'quota',
     });
-    assert.equal((await record(h, 'kid')).package, 'default');
+    assert.equal((await summary(h, 'kid')).package, 'default');
   });
 });
 
@@ -187,12 +172,7 @@ describe('removeacct', () => {
     h = await setup();
     await createAccount(h, 'alice');
     await createReseller(h, 'res');
-    await h.callAs('res', 'createacct', {
-      user: 'kid',
-      domain: 'kid.example',
-      email: 'k@example.com',
-      package: 'default',
-    });
+    await createChild(h, 'res', 'kid');
   });
   after(() => h.close());
 

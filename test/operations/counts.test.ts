@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createAccount, createReseller, type Harness, setup } from '../helpers.ts';
+import { createAccount, createChild, createReseller, type Harness, setup } from '../helpers.ts';
 
 describe('get_current_users_count and get_current_reseller_count', () => {
   let h: Harness;
@@ -9,19 +9,8 @@ describe('get_current_users_count and get_current_reseller_count', () => {
     await createAccount(h, 'alice');
     await createReseller(h, 'res', { alpha: 'on' });
     await h.call('setupreseller', { user: 'res', alpha: 'on' });
-    await h.callAs('res', 'createacct', {
-      user: 'kid',
-      domain: 'kid.example',
-      email: 'k@example.com',
-      package: 'default',
-    });
-    await h.callAs('res', 'createacct', {
-      user: 'subres',
-      domain: 'subres.example',
-      email: 's@example.com',
-      package: 'default',
-      reseller: 'on',
-    });
+    await createChild(h, 'res', 'kid');
+    await createChild(h, 'res', 'subres', { reseller: 'on' });
   });
   after(() => h.close());
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createAccount, createReseller, errorOf, type Harness, setup } from '../helpers.ts';
+import { createAccount, createChild, createReseller, errorOf, type Harness, setup } from '../helpers.ts';
 
 type Accounts = { accounts: Record<string, Record<string, unknown>> };
 
@@ -11,12 +11,7 @@ describe('listaccts, accountsummary and listsuspended', () => {
     await createAccount(h, 'zed');
     await createAccount(h, 'alice');
     await createReseller(h, 'res');
-    await h.callAs('res', 'createacct', {
-      user: 'kid',
-      domain: 'kid.example',
-      email: 'k@example.com',
-      package: 'default',
-    });
+    await createChild(h, 'res', 'kid');
   });
   after(() => h.close());
 
@@ -94,14 +89,7 @@ describe('usagestatistics', () => {
     h = await setup();
     await createAccount(h, 'alice');
     await createReseller(h, 'res', { reseller_limt: '5', reseller_quota: '1000' });
-    await h.callAs('res', 'createacct', {
-      user: 'kid',
-      domain: 'kid.example',
-      email: 'k@example.com',
-      package: 'default',
-      quota: '10',
-      bandwidth: '10',
-    });
+    await createChild(h, 'res', 'kid', { quota: '10', bandwidth: '10' });
     await h.services.store.db
       .updateTable('accounts')
       .set({ quota_usage: 7, bandwidth_usage: 30 })

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createAccount, createReseller, errorOf, type Harness, recordingDriver, setup } from '../helpers.ts';
+import {
+  createAccount,
+  createChild,
+  createReseller,
+  errorOf,
+  type Harness,
+  recordingDriver,
+  setup,
+} from '../helpers.ts';
 
 describe('passwd', () => {
   const driver = recordingDriver();
@@ -9,12 +17,7 @@ describe('passwd', () => {
     h = await setup({}, { driver });
     await createAccount(h, 'alice');
     await createReseller(h, 'res');
-    await h.callAs('res', 'createacct', {
-      user: 'kid',
-      domain: 'kid.example',
-      email: 'k@example.com',
-      package: 'default',
-    });
+    await createChild(h, 'res', 'kid');
   });
   after(() => h.close());
 

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createAccount, createReseller, errorOf, type Harness, setup } from '../helpers.ts';
-
-async function record(h: Harness, user: string): Promise<Record<string, unknown>> {
-  return ((await h.call('accountsummary', { user })).body.data as { acct: Record<string, unknown> }).acct;
-}
+import {
+  createAccount,
+  createChild,
+  createReseller,
+  errorOf,
+  type Harness,
+  setup,
+  summary,
+} from '../helpers.ts';
 
 async function resellerData(h: Harness, user: string): Promise<Record<string, unknown>> {
   const { accounts } = (await h.call('usagestatistics')).body.data as {
@@ -29,7 +33,7 @@ describe('setupreseller', () => {
       info: 'User account converted to reseller alice',
       status: 200,
     });
-    const acct = await record(h, 'alice');
+    const acct = await summary(h, 'alice');
     assert.equal(acct.is_reseller, 'yes');
     assert.deepEqual(acct.reseller, { status: 'on', selfown: 'off', alpha: 'off' });
     const data = await resellerData(h, 'alice');
@@ -49,11 +53,11 @@ describe('setupreseller', () => {
 
   it('makes the reseller own itself with selfown=on, and gives it back with selfown=off', async () => {
     await h.call('setupreseller', { user: 'alice', selfown: 'on' });
-    let acct = await record(h, 'alice');
+    let acct = await summary(h, 'alice');
     assert.equal(acct.owner, 'alice');
     assert.deepEqual(acct.reseller, { status: 'on', selfown: 'on', alpha: 'off' });
     await h.call('setupreseller', { user: 'alice', selfown: 'off' });
-    acct = await record(h, 'alice');
+    acct = await summary(h, 'alice');
     assert.equal(acct.owner, 'root');
   });
 
@@ -72,14 +76,7 @@ describe('setupreseller', () => {
   });
 
   it('under a reseller: needs alpha, never grants alpha or selfown, never on itself', async () => {
-    const carol = await h.callAs('alice', 'createacct', {
-      user: 'carol',
-      domain: 'carol.example',
-      email: 'c@example.com',
-      package: 'default',
-      quota: '10',
-      bandwidth: '10',
-    });
+    const carol = await createChild(h, 'alice', 'carol', { quota: '10', bandwidth: '10' });
     assert.equal(carol.statusCode, 200);
     assert.deepEqual(errorOf(await h.callAs('alice', 'setupreseller', { user: 'carol' })).code, 'forbidden');
     await h.call('setupreseller', { user: 'alice', alpha: 'on' });
@@ -108,12 +105,7 @@ describe('terminatereseller', () => {
   before(async () => {
     h = await setup();
     await createReseller(h, 'res');
-    await h.callAs('res', 'createacct', {
-      user: 'kid',
-      domain: 'kid.example',
-      email: 'k@example.com',
-      package: 'default',
-    });
+    await createChild(h, 'res', 'kid');
     await createAccount(h, 'plain');
   });
   after(() => h.close());
@@ -125,31 +117,20 @@ describe('terminatereseller', () => {
       info: 'Reseller privileges removed from res',
       status: 200,
     });
-    assert.equal((await record(h, 'res')).is_reseller, 'no');
-    assert.equal((await record(h, 'kid')).owner, 'root');
+    assert.equal((await summary(h, 'res')).is_reseller, 'no');
+    assert.equal((await summary(h, 'kid')).owner, 'root');
   });
 
   it('passes the accounts of a self-owned reseller to the owner it had before', async () => {
     await createReseller(h, 'boss');
     await h.call('setupreseller', { user: 'boss', alpha: 'on' });
-    await h.callAs('boss', 'createacct', {
-      user: 'mid',
-      domain: 'mid.example',
-      email: 'm@example.com',
-      package: 'default',
-      reseller: 'on',
-    });
+    await createChild(h, 'boss', 'mid', { reseller: 'on' });
     await h.call('setupreseller', { user: 'mid', selfown: 'on' });
-    await h.callAs('mid', 'createacct', {
-      user: 'leaf',
-      domain: 'leaf.example',
-      email: 'l@example.com',
-      package: 'default',
-    });
-    assert.equal((await record(h, 'mid')).owner, 'mid');
+    await createChild(h, 'mid', 'leaf');
+    assert.equal((await summary(h, 'mid')).owner, 'mid');
     await h.call('terminatereseller', { user: 'mid' });
-    assert.equal((await record(h, 'mid')).owner, 'boss');
-    assert.equal((await record(h, 'leaf')).owner, 'boss');
+    assert.equal((await summary(h, 'mid')).owner, 'boss');
+    assert.equal((await summary(h, 'leaf')).owner, 'boss');
   });
 
   it('refuses an account that is no reseller, and unknown ones', async () => {
@@ -165,12 +146,7 @@ describe('terminatereseller', () => {
   it('under a reseller: needs alpha and never on itself', async () => {
     await createReseller(h, 'top');
     await h.call('setupreseller', { user: 'top', selfown: 'on' });
-    await h.callAs('top', 'createacct', {
-      user: 'sub',
-      domain: 'sub.example',
-      email: 's@example.com',
-      package: 'default',
-    });
+    await createChild(h, 'top', 'sub');
     await h.call('setupreseller', { user: 'sub' });
     assert.equal(errorOf(await h.callAs('top', 'terminatereseller', { user: 'sub' })).code, 'forbidden');
     await h.call('setupreseller', { user: 'top', alpha: 'on' });

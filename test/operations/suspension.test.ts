@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createAccount, createReseller, errorOf, type Harness, recordingDriver, setup } from '../helpers.ts';
+import {
+  createAccount,
+  createChild,
+  createReseller,
+  errorOf,
+  type Harness,
+  recordingDriver,
+  setup,
+} from '../helpers.ts';
 
 async function suspended(h: Harness): Promise<Record<string, { reason: string; suspendtime: string }>> {
   return (
@@ -17,18 +25,8 @@ describe('suspendacct and unsuspendacct', () => {
     h = await setup({}, { driver });
     await createAccount(h, 'alice');
     await createReseller(h, 'res');
-    await h.callAs('res', 'createacct', {
-      user: 'kid',
-      domain: 'kid.example',
-      email: 'k@example.com',
-      package: 'default',
-    });
-    await h.callAs('res', 'createacct', {
-      user: 'kid2',
-      domain: 'kid2.example',
-      email: 'k@example.com',
-      package: 'default',
-    });
+    await createChild(h, 'res', 'kid');
+    await createChild(h, 'res', 'kid2');
   });
   after(() => h.close());
 

@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { ApiError, apiError } from './errors.ts';
 import { type Listener, registerApi, sendError } from './http/api.ts';
 import { BODY_LIMIT, registerBodyParsers } from './http/body.ts';
+import { registerPortal } from './portal/portal.ts';
 import type { Services } from './services.ts';
 import type { TlsFiles } from './tls.ts';
 
@@ -42,6 +43,7 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
 
   registerBodyParsers(app);
   registerApi(app, services, options.listener);
+  if (options.listener === 'admin') registerPortal(app, services, { secure: options.tls !== null });
 
   app.setErrorHandler((error, request, reply) => {
     const failure = error instanceof ApiError ? error : fromFastifyError(error as { code?: string });

@@ -96,6 +96,14 @@ export interface AuthFailureTable {
   locked_until_ms: number;
 }
 
+export interface PortalSessionTable {
+  /** SHA-256 of the session id: the cookie alone opens a session, the store alone does not. */
+  id_hash: string;
+  csrf: string;
+  created_ms: number;
+  last_seen_ms: number;
+}
+
 export interface SettingTable {
   key: string;
   value: string;
@@ -108,6 +116,7 @@ export interface Database {
   audit_log: AuditTable;
   auth_failures: AuthFailureTable;
   settings: SettingTable;
+  portal_sessions: PortalSessionTable;
 }
 
 /** A database handle or an open transaction: every repository function takes one first. */

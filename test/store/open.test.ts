@@ -48,7 +48,7 @@ describe('the SQLite store', () => {
         const migrations = await sql<{ n: number }>`select count(*) as n from kysely_migration`.execute(
           store.db,
         );
-        assert.equal(Number(migrations.rows[0]?.n), 1);
+        assert.equal(Number(migrations.rows[0]?.n), 2);
       } finally {
         await store.close();
       }

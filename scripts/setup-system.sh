@@ -1,0 +1,19 @@
+#!/bin/sh
+# Installs the system tools the tests need, when they are missing, from Debian's packages:
+#   chromium — the portal's browser tests drive it with playwright-core (never a downloaded browser).
+# Needs root for apt-get; run by `npm test` (scripts/test.sh) before the tests.
+set -eu
+
+missing=""
+[ -x /usr/bin/chromium ] || missing="$missing chromium"
+
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup-system: missing Debian packages:$missing; install them as root (apt-get install$missing)" >&2
+  exit 1
+fi
+echo "== installing Debian packages:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

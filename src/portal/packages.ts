@@ -1,0 +1,154 @@
+// Packages: list, add, edit, delete (through addpkg, editpkg and killpkg).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { packageObject } from '../operations/record.ts';
+import { findPackage, listPackages } from '../store/packages.ts';
+import type { PortalSession } from '../store/portal-sessions.ts';
+import { errorsOf, field, type Portal, type WithSession } from './portal.ts';
+
+export const LIMIT_FIELDS = [
+  ['quota', 'Disk quota (MB)'],
+  ['bandwidth', 'Bandwidth (MB)'],
+  ['email_accounts', 'E-mail accounts'],
+  ['mailquota', 'E-mail quota (MB)'],
+  ['ftp', 'FTP accounts'],
+  ['sql', 'Databases'],
+  ['addondomains', 'Addon domains'],
+  ['parkeddomains', 'Parked domains'],
+  ['subdomains', 'Subdomains'],
+  ['maillist', 'Mailing lists'],
+] as const;
+export const SWITCH_FIELDS = [
+  ['shell', 'Shell access'],
+  ['ipv4', 'Dedicated IPv4 address'],
+  ['ipv6', 'Dedicated IPv6 address'],
+] as const;
+
+/** The package fields of a submitted form, as operation parameters. */
+function packageParams(request: FastifyRequest): Record<string, string> {
+  const params: Record<string, string> = {
+    name: field(request, 'name').trim(),
+    feature: field(request, 'feature').trim() || 'default',
+  };
+  for (const [name] of LIMIT_FIELDS) params[name] = field(request, name).trim() || 'unlimited';
+  for (const [name] of SWITCH_FIELDS) params[name] = field(request, name) === 'on' ? 'on' : 'off';
+  return params;
+}
+
+export function registerPackagePages(app: FastifyInstance, portal: Portal, route: WithSession): void {
+  const { db } = portal.services.store;
+  const common = { nav: 'packages', limitFields: LIMIT_FIELDS, switchFields: SWITCH_FIELDS };
+
+  const list = async (
+    reply: FastifyReply,
+    session: PortalSession,
+    data: Record<string, unknown>,
+    status = 200,
+  ) => {
+    const packages = (await listPackages(db)).map(packageObject);
+    return portal.render(
+      reply,
+      'packages',
+      { title: 'Packages', csrf: session.csrf, packages, ...common, ...data },
+      status,
+    );
+  };
+
+  const edit = (
+    reply: FastifyReply,
+    session: PortalSession,
+    values: Record<string, string>,
+    data: Record<string, unknown>,
+    status = 200,
+  ) =>
+    portal.render(
+      reply,
+      'package',
+      { title: `Package ${values.name}`, csrf: session.csrf, values, ...common, ...data },
+      status,
+    );
+
+  app.get(
+    '/packages',
+    route(async (request, reply, session) => {
+      const query = request.query as Record<string, string | undefined>;
+      const notices: Record<string, string> = {
+        added: `Package ${query.name ?? ''} added.`,
+        changed: `Package ${query.name ?? ''} changed.`,
+        deleted: `Package ${query.name ?? ''} deleted.`,
+      };
+      return list(reply, session, { notice: notices[query.notice ?? ''] ?? '' });
+    }),
+  );
+
+  app.post(
+    '/packages',
+    route(async (request, reply, session) => {
+      const params = packageParams(request);
+      try {
+        await portal.run(request, 'addpkg', params);
+      } catch (error) {
+        return list(reply, session, { values: params, errors: errorsOf(error) }, 400);
+      }
+      return reply.redirect(`/packages?notice=added&name=${encodeURIComponent(params.name!)}`, 303);
+    }),
+  );
+
+  app.get(
+    '/packages/:name',
+    route(async (request, reply, session) => {
+      const pkg = await findPackage(db, (request.params as { name: string }).name);
+      if (!pkg) return reply.redirect('/packages', 303);
+      return edit(reply, session, packageObject(pkg), {});
+    }),
+  );
+
+  app.post(
+    '/packages/:name',
+    route(async (request, reply, session) => {
+      const { name } = request.params as { name: string };
+      const current = await findPackage(db, name);
+      if (!current) return reply.redirect('/packages', 303);
+      // Only what changed is sent, so accounts keep their own values for the fields left alone.
+      const before = packageObject(current) as Record<string, string>;
+      const submitted = { ...packageParams(request), name };
+      const changed = Object.fromEntries(
+        Object.entries(submitted).filter(([key, value]) => key === 'name' || before[key] !== value),
+      );
+      try {
+        await portal.run(request, 'editpkg', changed);
+      } catch (error) {
+        return edit(reply, session, submitted, { errors: errorsOf(error) }, 400);
+      }
+      return reply.redirect(`/packages?notice=changed&name=${encodeURIComponent(name)}`, 303);
+    }),
+  );
+
+  app.get(
+    '/packages/:name/delete',
+    route(async (request, reply, session) => {
+      const { name } = request.params as { name: string };
+      return portal.render(reply, 'confirm', {
+        title: `Delete package ${name}?`,
+        nav: 'packages',
+        csrf: session.csrf,
+        question: `Delete the package ${name}? Only a package no account uses can be deleted.`,
+        action: `/packages/${encodeURIComponent(name)}/delete`,
+        button: 'Delete package',
+        back: `/packages/${encodeURIComponent(name)}`,
+      });
+    }),
+  );
+
+  app.post(
+    '/packages/:name/delete',
+    route(async (request, reply, session) => {
+      const { name } = request.params as { name: string };
+      try {
+        await portal.run(request, 'killpkg', { name });
+      } catch (error) {
+        return list(reply, session, { errors: { form: Object.values(errorsOf(error))[0] } }, 400);
+      }
+      return reply.redirect(`/packages?notice=deleted&name=${encodeURIComponent(name)}`, 303);
+    }),
+  );
+}

@@ -1,0 +1,191 @@
+// The web portal on the admin listener: the administrator (`root`) logs in with the portal password
+// and manages API accounts, hosting accounts, packages and reads the audit log. Server-rendered
+// with auto-escaping templates; no script runs in the page.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Eta } from 'eta';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { canonicalAddress } from '../auth/access.ts';
+import { ApiError } from '../errors.ts';
+import { execute } from '../operations/execute.ts';
+import type { RawParams, Result } from '../operations/operation.ts';
+import { findOperation } from '../operations/registry.ts';
+import { portalPasswordHash } from '../portal-password.ts';
+import type { Services } from '../services.ts';
+import type { PortalSession } from '../store/portal-sessions.ts';
+import { registerAccountPages } from './accounts.ts';
+import { registerApiManager } from './api-manager.ts';
+import { registerAuditPage } from './audit.ts';
+import { registerPackagePages } from './packages.ts';
+import {
+  closeSession,
+  cookie,
+  currentSession,
+  LOGIN_COOKIE,
+  openSession,
+  parseCookies,
+  randomToken,
+  SESSION_COOKIE,
+  tokensMatch,
+} from './session.ts';
+
+const HERE = import.meta.dirname;
+const STYLESHEET = readFileSync(join(HERE, 'static', 'portal.css'));
+
+export const SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+/** What every page handler gets: the services, the session, and how to render and act. */
+export interface Portal {
+  services: Services;
+  render(reply: FastifyReply, view: string, data: Record<string, unknown>, status?: number): FastifyReply;
+  /** Runs an API operation as the administrator, through the same `execute` as the API. */
+  run(request: FastifyRequest, operation: string, params: Record<string, string>): Promise<Result>;
+}
+
+export type SessionHandler = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  session: PortalSession,
+) => Promise<unknown>;
+export type WithSession = (
+  handler: SessionHandler,
+) => (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+/** The first value of a form field, or ''. */
+export function field(request: FastifyRequest, name: string): string {
+  const body = request.body instanceof Map ? (request.body as RawParams) : new Map();
+  const value = body.get(name)?.[0];
+  return typeof value === 'string' ? value : '';
+}
+
+/** Field errors of an ApiError, keyed by the parameter at fault (or `form`). */
+export function errorsOf(error: unknown): Record<string, string> {
+  if (error instanceof ApiError) return { [error.param ?? 'form']: error.message };
+  throw error;
+}
+
+export function registerPortal(app: FastifyInstance, services: Services, options: { secure: boolean }): void {
+  const eta = new Eta({ views: join(HERE, 'views'), autoEscape: true, cache: true });
+  const { db } = services.store;
+  const secure = options.secure;
+
+  app.addHook('onSend', async (request, reply) => {
+    if (!request.url.startsWith('/api')) reply.headers(SECURITY_HEADERS);
+  });
+
+  const portal: Portal = {
+    services,
+    render(reply, view, data, status = 200) {
+      const html = eta.render(view, { nav: '', errors: {}, values: {}, notice: '', ...data });
+      return reply.code(status).type('text/html; charset=utf-8').send(html);
+    },
+    run(request, operation, params) {
+      const address = canonicalAddress(request.ip);
+      return execute(services, {
+        operation: findOperation(operation)!,
+        params: new Map(Object.entries(params).map(([key, value]) => [key, [value]])),
+        address,
+        claimedUser: 'root',
+        identify: async () => ({ apiUser: 'root', address, reseller: null }),
+      });
+    },
+  };
+
+  /** Wraps a handler that needs a logged-in session (and, for POST, a matching CSRF token). */
+  const withSession: WithSession = (handler) => async (request, reply) => {
+    const id = parseCookies(request.headers.cookie).get(SESSION_COOKIE);
+    const session = await currentSession(db, id, Date.now());
+    if (!session) return reply.redirect('/login', 303);
+    if (request.method === 'POST' && !tokensMatch(field(request, '_csrf'), session.csrf)) {
+      return portal.render(
+        reply,
+        'error',
+        {
+          title: 'Refused',
+          message:
+            'The form has expired or did not come from this portal. Go back, reload the page and try again.',
+          csrf: session.csrf,
+        },
+        403,
+      );
+    }
+    return handler(request, reply, session);
+  };
+
+  app.get('/static/portal.css', async (_request, reply) =>
+    reply.type('text/css; charset=utf-8').header('cache-control', 'max-age=3600').send(STYLESHEET),
+  );
+
+  app.get('/', async (request, reply) => {
+    const session = await currentSession(
+      db,
+      parseCookies(request.headers.cookie).get(SESSION_COOKIE),
+      Date.now(),
+    );
+    return reply.redirect(session ? '/accounts' : '/login', 303);
+  });
+
+  const showLogin = (reply: FastifyReply, data: Record<string, unknown>, status = 200) => {
+    const token = randomToken();
+    reply.header('set-cookie', cookie(LOGIN_COOKIE, token, { secure, maxAgeSeconds: 3600 }));
+    return portal.render(reply, 'login', { title: 'Log in', csrf: token, ...data }, status);
+  };
+
+  app.get('/login', async (_request, reply) => showLogin(reply, {}));
+
+  app.post('/login', async (request, reply) => {
+    const address = canonicalAddress(request.ip);
+    const username = field(request, 'username');
+    if (!tokensMatch(field(request, '_csrf'), parseCookies(request.headers.cookie).get(LOGIN_COOKIE))) {
+      return showLogin(
+        reply,
+        { values: { username }, errors: { form: 'The form has expired: please log in again.' } },
+        403,
+      );
+    }
+    try {
+      await services.lockout.check(address);
+    } catch (error) {
+      if (error instanceof ApiError)
+        return showLogin(reply, { values: { username }, errors: { form: error.message } }, 429);
+      throw error;
+    }
+    const hash = await portalPasswordHash(db);
+    const passwordOk = await services.crypt.verify(field(request, 'password'), hash ?? '*');
+    if (username !== 'root' || !passwordOk || !hash) {
+      await services.lockout.recordFailure(address);
+      return showLogin(
+        reply,
+        { values: { username }, errors: { form: 'Wrong user name or password.' } },
+        403,
+      );
+    }
+    const { id } = await openSession(db, Date.now());
+    reply.header('set-cookie', [
+      cookie(SESSION_COOKIE, id, { secure }),
+      cookie(LOGIN_COOKIE, '', { secure, maxAgeSeconds: 0 }),
+    ]);
+    return reply.redirect('/accounts', 303);
+  });
+
+  app.post(
+    '/logout',
+    withSession(async (request, reply) => {
+      await closeSession(db, parseCookies(request.headers.cookie).get(SESSION_COOKIE));
+      reply.header('set-cookie', cookie(SESSION_COOKIE, '', { secure, maxAgeSeconds: 0 }));
+      return reply.redirect('/login', 303);
+    }),
+  );
+
+  registerApiManager(app, portal, withSession);
+  registerAccountPages(app, portal, withSession);
+  registerPackagePages(app, portal, withSession);
+  registerAuditPage(app, portal, withSession);
+}

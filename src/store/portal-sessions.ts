@@ -1,0 +1,53 @@
+// Portal sessions in the store, so that every server sharing it knows them.
+import type { Db } from './schema.ts';
+
+export interface PortalSession {
+  idHash: string;
+  csrf: string;
+  createdMs: number;
+  lastSeenMs: number;
+}
+
+export async function insertSession(db: Db, session: PortalSession): Promise<void> {
+  await db
+    .insertInto('portal_sessions')
+    .values({
+      id_hash: session.idHash,
+      csrf: session.csrf,
+      created_ms: session.createdMs,
+      last_seen_ms: session.lastSeenMs,
+    })
+    .execute();
+}
+
+export async function findSession(db: Db, idHash: string): Promise<PortalSession | undefined> {
+  const row = await db
+    .selectFrom('portal_sessions')
+    .selectAll()
+    .where('id_hash', '=', idHash)
+    .executeTakeFirst();
+  return (
+    row && {
+      idHash: row.id_hash,
+      csrf: row.csrf,
+      createdMs: Number(row.created_ms),
+      lastSeenMs: Number(row.last_seen_ms),
+    }
+  );
+}
+
+export async function touchSession(db: Db, idHash: string, nowMs: number): Promise<void> {
+  await db
+    .updateTable('portal_sessions')
+    .set({ last_seen_ms: nowMs })
+    .where('id_hash', '=', idHash)
+    .execute();
+}
+
+export async function deleteSession(db: Db, idHash: string): Promise<void> {
+  await db.deleteFrom('portal_sessions').where('id_hash', '=', idHash).execute();
+}
+
+export async function deleteIdleSessions(db: Db, seenBeforeMs: number): Promise<void> {
+  await db.deleteFrom('portal_sessions').where('last_seen_ms', '<', seenBeforeMs).execute();
+}

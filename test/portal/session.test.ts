@@ -1,0 +1,165 @@
+// The portal's sessions, CSRF tokens, lock-out and escaping, called in-process.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setPortalPassword } from '../../src/portal-password.ts';
+import { createAccount, form, type Harness, setup } from '../helpers.ts';
+
+const PORTAL_PASSWORD = 'portal-password-1';
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+interface Page {
+  status: number;
+  headers: Record<string, unknown>;
+  body: string;
+}
+
+async function get(h: Harness, url: string, cookie = '', remoteAddress = '127.0.0.1'): Promise<Page> {
+  const reply = await h.admin.inject({ method: 'GET', url, headers: { cookie }, remoteAddress });
+  return { status: reply.statusCode, headers: reply.headers, body: reply.body };
+}
+
+async function postForm(
+  h: Harness,
+  url: string,
+  fields: Record<string, string>,
+  cookie = '',
+  remoteAddress = '127.0.0.1',
+): Promise<Page> {
+  const reply = await h.admin.inject({
+    method: 'POST',
+    url,
+    headers: { ...FORM, cookie },
+    payload: form(fields),
+    remoteAddress,
+  });
+  return { status: reply.statusCode, headers: reply.headers, body: reply.body };
+}
+
+function csrfOf(html: string): string {
+  return /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+}
+
+function cookieValue(headers: Record<string, unknown>, name: string): string {
+  const all = ([] as string[]).concat((headers['set-cookie'] as string | string[] | undefined) ?? []);
+  const line = all.find((c) => c.startsWith(`${name}=`)) ?? '';
+  return line.split(';')[0] ?? '';
+}
+
+async function login(
+  h: Harness,
+  password = PORTAL_PASSWORD,
+  remoteAddress = '127.0.0.1',
+): Promise<{ page: Page; cookie: string }> {
+  const form = await get(h, '/login', '', remoteAddress);
+  const loginCookie = cookieValue(form.headers, 'berth_login');
+  const page = await postForm(
+    h,
+    '/login',
+    { _csrf: csrfOf(form.body), username: 'root', password },
+    loginCookie,
+    remoteAddress,
+  );
+  return { page, cookie: cookieValue(page.headers, 'berth_session') };
+}
+
+describe('portal sessions', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup({ lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 } });
+    await setPortalPassword(h.services.store.db, h.services.crypt, PORTAL_PASSWORD);
+  });
+  after(() => h.close());
+
+  it('sends every page but the login to the login form without a session', async () => {
+    for (const url of ['/', '/accounts', '/packages', '/preferences/api-manager', '/audit']) {
+      const page = await get(h, url);
+      assert.equal(page.status, 303, url);
+      assert.equal(page.headers.location, '/login');
+    }
+  });
+
+  it('gives an HttpOnly, SameSite=Strict session cookie on login, and no Secure flag without TLS', async () => {
+    const { page, cookie } = await login(h);
+    assert.equal(page.status, 303);
+    assert.equal(page.headers.location, '/accounts');
+    const line = ([] as string[])
+      .concat(page.headers['set-cookie'] as string[])
+      .find((c) => c.startsWith('berth_session='))!;
+    assert.match(line, /HttpOnly/);
+    assert.match(line, /SameSite=Strict/);
+    assert.doesNotMatch(line, /Secure/);
+    assert.equal((await get(h, '/accounts', cookie)).status, 200);
+  });
+
+  it('refuses a login form without its CSRF token', async () => {
+    const page = await postForm(h, '/login', { username: 'root', password: PORTAL_PASSWORD });
+    assert.equal(page.status, 403);
+    assert.equal(cookieValue(page.headers, 'berth_session'), '');
+  });
+
+  it('refuses every form posted without the session CSRF token', async () => {
+    const { cookie } = await login(h);
+    for (const url of [
+      '/logout',
+      '/preferences/api-manager',
+      '/preferences/api-manager/x/password',
+      '/preferences/api-manager/x/access',
+      '/preferences/api-manager/x/delete',
+      '/accounts/x/suspend',
+      '/accounts/x/unsuspend',
+      '/packages',
+      '/packages/default',
+      '/packages/default/delete',
+    ]) {
+      assert.equal((await postForm(h, url, { _csrf: 'wrong', name: 'p' }, cookie)).status, 403, url);
+    }
+  });
+
+  it('ends a session after 30 idle minutes', async () => {
+    const { cookie } = await login(h);
+    await h.services.store.db
+      .updateTable('portal_sessions')
+      .set({ last_seen_ms: Date.now() - 31 * 60_000 })
+      .execute();
+    const page = await get(h, '/accounts', cookie);
+    assert.equal(page.status, 303);
+    assert.equal(page.headers.location, '/login');
+  });
+
+  it('counts failed logins toward the same lock-out as the API', async () => {
+    const address = '198.51.100.50';
+    for (let i = 0; i < 3; i++) assert.equal((await login(h, 'wrong-password', address)).page.status, 403);
+    const api = await h.request({
+      url: '/api/v1/test_connection/',
+      headers: { 'x-api-user': 'billing', 'x-api-password': 'billing-secret-1' },
+      remoteAddress: address,
+    });
+    assert.equal(api.statusCode, 429);
+    const locked = await login(h, PORTAL_PASSWORD, address);
+    assert.equal(locked.page.status, 429);
+    assert.equal(locked.cookie, '');
+  });
+
+  it('escapes what it shows, so that a hostile reason stays text', async () => {
+    await createAccount(h, 'victim');
+    await h.call('suspendacct', {
+      user: 'victim',
+      reason: '<script>alert(1)</script><img src=x onerror=alert(2)>',
+    });
+    const { cookie } = await login(h);
+    const page = await get(h, '/accounts', cookie);
+    assert.ok(!page.body.includes('<script>alert'));
+    assert.ok(!page.body.includes('<img src=x'));
+    assert.ok(page.body.includes('&lt;script&gt;alert(1)&lt;/script&gt;'));
+  });
+
+  it('sends its security headers on every page', async () => {
+    const page = await get(h, '/login');
+    assert.match(
+      String(page.headers['content-security-policy']),
+      /default-src 'none'.*frame-ancestors 'none'/,
+    );
+    assert.equal(page.headers['x-frame-options'], 'DENY');
+    assert.equal(page.headers['x-content-type-options'], 'nosniff');
+  });
+});

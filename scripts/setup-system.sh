@@ -1,11 +1,13 @@
 #!/bin/sh
 # Installs the system tools the tests need, when they are missing, from Debian's packages:
-#   chromium — the portal's browser tests drive it with playwright-core (never a downloaded browser).
+#   chromium   — the portal's browser tests drive it with playwright-core (never a downloaded browser)
+#   postgresql — the store and operation tests run a second time on a throwaway PostgreSQL cluster
 # Needs root for apt-get; run by `npm test` (scripts/test.sh) before the tests.
 set -eu
 
 missing=""
 [ -x /usr/bin/chromium ] || missing="$missing chromium"
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$missing postgresql"
 
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then

@@ -1,5 +1,6 @@
 #!/bin/sh
-# npm test: the type gate, the linter, then every test. npm puts the pinned Node 24 first on PATH.
+# npm test: the type gate, the linter, then every test; then the store and operation tests once
+# more on PostgreSQL. npm puts the pinned Node 24 first on PATH.
 set -eu
 cd "$(dirname "$0")/.."
 sh scripts/setup-system.sh
@@ -7,5 +8,9 @@ echo "== type-check (tsc --noEmit)"
 tsc --noEmit -p .
 echo "== lint (biome)"
 biome check .
-echo "== tests (node --test)"
+echo "== tests on the SQLite store (node --test)"
 node --test --test-concurrency=2 --test-reporter=spec 'test/**/*.test.ts'
+echo "== store and operation tests on PostgreSQL (node --test)"
+node scripts/with-postgres.ts node --test --test-concurrency=2 --test-reporter=spec \
+  'test/store/*.test.ts' 'test/operations/*.test.ts' 'test/http/*.test.ts' test/concurrency.test.ts \
+  test/portal/session.test.ts

@@ -8,6 +8,8 @@ import { parseAddressRange } from './values.ts';
 
 export interface Config {
   dataDir: string;
+  /** A PostgreSQL URL shared by several servers, or null for <dataDir>/berth.db. */
+  database: string | null;
   host: string;
   port: number;
   resellerPort: number;
@@ -56,6 +58,7 @@ function defaults(dataDir: string): Config {
   const host = hostname().toLowerCase();
   return {
     dataDir,
+    database: null,
     host: '0.0.0.0',
     port: 5555,
     resellerPort: 4444,
@@ -163,6 +166,7 @@ function fromEnvironment(): ConfigOverrides {
     throw new ConfigError('BERTH_DRIVER must be record or linux');
   }
   return {
+    database: process.env.BERTH_DATABASE_URL || undefined,
     host: process.env.BERTH_HOST || undefined,
     port: portEnv('BERTH_PORT'),
     resellerPort: portEnv('BERTH_RESELLER_PORT'),
@@ -208,6 +212,9 @@ function check(config: Config): Config {
   if (config.nameservers.length === 0)
     config.nameservers = [`ns1.${config.hostName}`, `ns2.${config.hostName}`];
   if ((config.tlsCert === null) !== (config.tlsKey === null)) fail('tls.cert and tls.key go together');
+  if (config.database !== null && !/^postgres(ql)?:\/\//.test(config.database)) {
+    fail('the database must be a postgres:// URL');
+  }
   return config;
 }
 

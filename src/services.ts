@@ -64,7 +64,7 @@ export async function openServices(
   options: { log?: Logger; driver?: Driver; cryptThreads?: number } = {},
 ): Promise<Services> {
   const log = options.log ?? createLogger();
-  const store = await openStore(config.dataDir);
+  const store = await openStore(config.dataDir, config.database);
   const driver = options.driver ?? recordDriver();
   const crypt = new CryptPool(options.cryptThreads);
   const lockout = new Lockout(store.db, config.lockout);

@@ -1,8 +1,11 @@
 // Builds Berth in-process on a throwaway data directory, and calls it as billing software would.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { startCluster } from '../scripts/pg-cluster.ts';
 import { createApiUser } from '../src/api-users.ts';
 import { buildApp } from '../src/app.ts';
 import { type ConfigOverrides, loadConfig } from '../src/config.ts';
@@ -54,13 +57,41 @@ export function form(params: Record<string, string>): string {
   return new URLSearchParams(params).toString();
 }
 
+/**
+ * The dialect the store tests run on: SQLite, or PostgreSQL when BERTH_TEST_DATABASE_URL names a
+ * server (scripts/with-postgres.ts sets it for the second pass of `npm test`).
+ */
+export const TEST_DIALECT = process.env.BERTH_TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+
+/** A fresh, empty database for one test on the PostgreSQL pass; null on SQLite. */
+export async function testDatabase(): Promise<{ url: string; drop(): Promise<void> } | null> {
+  const admin = process.env.BERTH_TEST_DATABASE_URL;
+  if (!admin) return null;
+  const name = `berth_${randomBytes(6).toString('hex')}`;
+  const run = async (statement: string) => {
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`create database ${name}`);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => run(`drop database if exists ${name} with (force)`) };
+}
+
 export async function setup(
   overrides: ConfigOverrides = {},
   options: { driver?: Driver } = {},
 ): Promise<Harness> {
   const dataDir = tempDir();
+  const database = await testDatabase();
   const config = loadConfig({
     dataDir,
+    database: database?.url ?? null,
     hostName: 'panel.example.net',
     sharedIpv4: '192.0.2.1',
     sharedIpv6: '',
@@ -124,6 +155,7 @@ export async function setup(
     async close() {
       await Promise.all([admin.close(), reseller.close()]);
       await services.close();
+      await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -214,4 +246,15 @@ export function recordingDriver(): Driver & { log: string[]; failAt: string | nu
   driver.changePassword = (account) => steps('passwd', account.user);
   driver.changeLimits = (_before, after) => steps('limits', after.user);
   return driver;
+}
+
+/**
+ * A PostgreSQL database for tests that need one whatever the pass: a fresh database on the
+ * PostgreSQL pass, else a throwaway cluster of their own.
+ */
+export async function postgresForTest(): Promise<{ url: string; release(): Promise<void> }> {
+  const database = await testDatabase();
+  if (database) return { url: database.url, release: database.drop };
+  const cluster = await startCluster();
+  return { url: cluster.url, release: async () => cluster.stop() };
 }

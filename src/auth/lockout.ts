@@ -3,7 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import { ApiError, catalogue } from '../errors.ts';
-import { findFailures, saveFailures } from '../store/auth-failures.ts';
+import { countFailure, findFailures } from '../store/auth-failures.ts';
 import type { Database } from '../store/schema.ts';
 
 export class Lockout {
@@ -42,18 +42,10 @@ export class Lockout {
   }
 
   async recordFailure(address: string): Promise<void> {
-    const windowMs = this.#settings.windowMinutes * 60_000;
-    const lockMs = this.#settings.lockMinutes * 60_000;
-    const lockedUntil = await this.#db.transaction().execute(async (trx) => {
-      const now = this.#now();
-      const current = await findFailures(trx, address);
-      const fresh = !current || now - current.windowStartedMs >= windowMs;
-      const next = fresh
-        ? { windowStartedMs: now, failures: 1, lockedUntilMs: 0 }
-        : { ...current, failures: current.failures + 1 };
-      if (next.failures >= this.#settings.maxFailures) next.lockedUntilMs = now + lockMs;
-      await saveFailures(trx, address, next);
-      return next.lockedUntilMs;
+    const lockedUntil = await countFailure(this.#db, address, this.#now(), {
+      maxFailures: this.#settings.maxFailures,
+      windowMs: this.#settings.windowMinutes * 60_000,
+      lockMs: this.#settings.lockMinutes * 60_000,
     });
     if (lockedUntil > this.#now()) this.#knownLocks.set(address, lockedUntil);
   }

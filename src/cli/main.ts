@@ -17,6 +17,8 @@ import { setPortalPassword } from '../portal-password.ts';
 import { serveUntilSignalled } from '../server.ts';
 import { createLogger, openServices, type Services } from '../services.ts';
 import { listAudit } from '../store/audit.ts';
+import { migrateStore } from '../store/migrate-store.ts';
+import { isPostgresUrl } from '../store/open.ts';
 import { listPackages } from '../store/packages.ts';
 import { parsePassword } from '../values.ts';
 
@@ -24,7 +26,7 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-const USAGE = `usage: berth <command> [--data-dir DIR]
+const USAGE = `usage: berth <command> [--data-dir DIR] [--database postgres://…]
 
   serve [--host H] [--port P] [--reseller-port Q] [--no-tls] [--driver record|linux] [--demo]
   api-user create NAME --password-stdin [--allow-ip IP_OR_CIDR]... [--reseller R]
@@ -39,6 +41,7 @@ const USAGE = `usage: berth <command> [--data-dir DIR]
   package delete NAME
   admin set-password --password-stdin
   audit [--limit N] [--json]
+  migrate-store --from sqlite:PATH --to postgres://…
 `;
 
 const PACKAGE_FIELDS = [
@@ -60,6 +63,9 @@ const PACKAGE_FIELDS = [
 
 const OPTIONS = {
   'data-dir': { type: 'string' },
+  database: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
   host: { type: 'string' },
   port: { type: 'string' },
   'reseller-port': { type: 'string' },
@@ -276,6 +282,19 @@ async function auditCommand(services: Services, flags: Flags, io: Io): Promise<v
   io.out(`${table(rows)}\n`);
 }
 
+async function migrateStoreCommand(flags: Flags, io: Io): Promise<void> {
+  const from = flags.from as string | undefined;
+  const to = flags.to as string | undefined;
+  if (!from?.startsWith('sqlite:') || !to || !isPostgresUrl(to)) {
+    throw new UsageError('migrate-store takes --from sqlite:PATH --to postgres://…');
+  }
+  const counts = await migrateStore(from.slice('sqlite:'.length), to);
+  const summary = Object.entries(counts)
+    .map(([table, n]) => `${table} ${n}`)
+    .join(', ');
+  io.out(`Copied every row, counts checked: ${summary}\n`);
+}
+
 /** Runs one command line; returns the exit status. */
 export async function main(
   argv: string[],
@@ -298,11 +317,16 @@ export async function main(
   let services: Services | undefined;
   try {
     const dataDir = flags['data-dir'] as string | undefined;
+    const database = flags.database as string | undefined;
     if (command === 'serve') {
-      await serveUntilSignalled(loadConfig({ dataDir, ...serveOverrides(flags) }));
+      await serveUntilSignalled(loadConfig({ dataDir, database, ...serveOverrides(flags) }));
       return 0;
     }
-    const config = loadConfig({ dataDir });
+    if (command === 'migrate-store') {
+      await migrateStoreCommand(flags, io);
+      return 0;
+    }
+    const config = loadConfig({ dataDir, database });
     services = await openServices(config, { log: createLogger('warn'), cryptThreads: 1 });
     switch (command) {
       case 'api-user':

@@ -12,9 +12,12 @@ export function scopeOf(caller: Caller): Scope {
   return caller.reseller ? { owner: caller.reseller.user } : null;
 }
 
-/** The named account in the caller's scope; outside it, the account does not exist. */
+/**
+ * The named account in the caller's scope; outside it, the account does not exist. Inside
+ * changeState the row stays locked until the commit.
+ */
 export async function targetAccount(db: Db, caller: Caller, user: string): Promise<Account> {
-  const account = await findAccountInScope(db, user, scopeOf(caller));
+  const account = await findAccountInScope(db, user, scopeOf(caller), { lock: db.isTransaction });
   if (!account) throw apiError('account_not_found', { user }, 'user');
   return account;
 }
@@ -47,7 +50,8 @@ export async function enforceResellerLimits(
   resellerUser: string,
   change: { user: string | null; quota: Limit; bandwidth: Limit },
 ): Promise<void> {
-  const reseller = await findAccountInScope(db, resellerUser, null);
+  // Locking the reseller's row makes concurrent calls for the same reseller take turns.
+  const reseller = await findAccountInScope(db, resellerUser, null, { lock: true });
   const limits = reseller?.reseller;
   if (!limits) return;
   const totals = await ownedTotals(db, resellerUser, change.user);

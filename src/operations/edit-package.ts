@@ -26,7 +26,7 @@ export const editPackage = defineOperation({
       pkg.shell = input.shell ?? pkg.shell;
       await savePackage(db, pkg);
 
-      const accounts = await accountsOnPackage(db, pkg.name);
+      const accounts = await accountsOnPackage(db, pkg.name, { lock: true });
       for (const before of accounts) {
         const after: Account = { ...before, limits: { ...before.limits } };
         for (const name of given) after.limits[name] = pkg.limits[name];

@@ -1,4 +1,5 @@
 // Hosting accounts in the store. Rows become Account objects here and nowhere else.
+import { SqliteAdapter } from 'kysely';
 import type { Limit } from '../values.ts';
 import type { AccountRow, Db } from './schema.ts';
 
@@ -157,14 +158,34 @@ export function toRow(account: Account): AccountRow {
   };
 }
 
-export async function findAccount(db: Db, user: string): Promise<Account | undefined> {
-  const row = await db.selectFrom('accounts').selectAll().where('user', '=', user).executeTakeFirst();
+/**
+ * Whether reading a row for a change must lock it. SQLite transactions hold the whole database's
+ * write lock from their start (BEGIN IMMEDIATE); PostgreSQL locks rows, so a read-modify-write of
+ * an account locks its row until the commit.
+ */
+function locksRows(db: Db): boolean {
+  return !(db.getExecutor().adapter instanceof SqliteAdapter);
+}
+
+export async function findAccount(
+  db: Db,
+  user: string,
+  options: { lock?: boolean } = {},
+): Promise<Account | undefined> {
+  let query = db.selectFrom('accounts').selectAll().where('user', '=', user);
+  if (options.lock && locksRows(db)) query = query.forUpdate();
+  const row = await query.executeTakeFirst();
   return row && toAccount(row);
 }
 
 /** The account, if the scope reaches it: outside the scope it does not exist. */
-export async function findAccountInScope(db: Db, user: string, scope: Scope): Promise<Account | undefined> {
-  const account = await findAccount(db, user);
+export async function findAccountInScope(
+  db: Db,
+  user: string,
+  scope: Scope,
+  options: { lock?: boolean } = {},
+): Promise<Account | undefined> {
+  const account = await findAccount(db, user, options);
   return account && (scope === null || account.owner === scope.owner) ? account : undefined;
 }
 
@@ -236,14 +257,14 @@ export async function transferOwnedAccounts(db: Db, from: string, to: string): P
     .execute();
 }
 
-export async function accountsOnPackage(db: Db, name: string): Promise<Account[]> {
-  const rows = await db
-    .selectFrom('accounts')
-    .selectAll()
-    .where('package', '=', name)
-    .orderBy('user')
-    .execute();
-  return rows.map(toAccount);
+export async function accountsOnPackage(
+  db: Db,
+  name: string,
+  options: { lock?: boolean } = {},
+): Promise<Account[]> {
+  let query = db.selectFrom('accounts').selectAll().where('package', '=', name).orderBy('user');
+  if (options.lock && locksRows(db)) query = query.forUpdate();
+  return (await query.execute()).map(toAccount);
 }
 
 export async function dedicatedAddressesInUse(db: Db, family: 4 | 6): Promise<Set<string>> {

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { openStore } from '../../src/store/open.ts';
+import { uniqueViolation } from '../../src/store/errors.ts';
+import { openStore, type Store } from '../../src/store/open.ts';
 import { findPackage } from '../../src/store/packages.ts';
-import { tempDir } from '../helpers.ts';
+import { TEST_DIALECT, tempDir, testDatabase } from '../helpers.ts';
 
 const row = (user: string, domain: string) => ({
   user,
@@ -31,18 +32,28 @@ const row = (user: string, domain: string) => ({
   bandwidth_usage: 0,
 });
 
-describe('the SQLite store', () => {
+describe(`the store (${TEST_DIALECT})`, () => {
   const dataDir = tempDir('berth-store-');
-  after(() => rmSync(dataDir, { recursive: true, force: true }));
+  let database: Awaited<ReturnType<typeof testDatabase>>;
+  const open = async (): Promise<Store> => {
+    database ??= await testDatabase();
+    return openStore(dataDir, database?.url ?? null);
+  };
+  after(async () => {
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
 
-  it('runs its migrations once, in WAL mode with foreign keys, and starts with the default package', async () => {
+  it('runs its migrations once and starts with the default package', async () => {
     for (let i = 0; i < 2; i++) {
-      const store = await openStore(dataDir);
+      const store = await open();
       try {
-        const journal = await sql<{ journal_mode: string }>`PRAGMA journal_mode`.execute(store.db);
-        assert.equal(journal.rows[0]?.journal_mode, 'wal');
-        const keys = await sql<{ foreign_keys: number }>`PRAGMA foreign_keys`.execute(store.db);
-        assert.equal(keys.rows[0]?.foreign_keys, 1);
+        if (store.dialect === 'sqlite') {
+          const journal = await sql<{ journal_mode: string }>`PRAGMA journal_mode`.execute(store.db);
+          assert.equal(journal.rows[0]?.journal_mode, 'wal');
+          const keys = await sql<{ foreign_keys: number }>`PRAGMA foreign_keys`.execute(store.db);
+          assert.equal(keys.rows[0]?.foreign_keys, 1);
+        }
         const pkg = await findPackage(store.db, 'default');
         assert.equal(pkg?.limits.quota, null);
         const migrations = await sql<{ n: number }>`select count(*) as n from kysely_migration`.execute(
@@ -56,23 +67,23 @@ describe('the SQLite store', () => {
   });
 
   it('enforces unique user names and main domains, and known packages, itself', async () => {
-    const store = await openStore(dataDir);
+    const store = await open();
     try {
       await store.db.insertInto('accounts').values(row('alice', 'alice.example')).execute();
       await assert.rejects(
         store.db.insertInto('accounts').values(row('alice', 'other.example')).execute(),
-        /UNIQUE/,
+        (error) => ['user', 'primary key'].includes(String(uniqueViolation(error))),
       );
       await assert.rejects(
         store.db.insertInto('accounts').values(row('bob', 'alice.example')).execute(),
-        /UNIQUE/,
+        (error) => uniqueViolation(error) === 'domain',
       );
       await assert.rejects(
         store.db
           .insertInto('accounts')
           .values({ ...row('carol', 'carol.example'), package: 'nosuch' })
           .execute(),
-        /FOREIGN KEY/,
+        /foreign key/i,
       );
     } finally {
       await store.close();
@@ -80,7 +91,7 @@ describe('the SQLite store', () => {
   });
 
   it('rolls a failed transaction back whole', async () => {
-    const store = await openStore(dataDir);
+    const store = await open();
     try {
       await assert.rejects(
         store.db.transaction().execute(async (trx) => {

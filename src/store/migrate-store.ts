@@ -1,0 +1,81 @@
+// `berth migrate-store`: moves a single-server installation's SQLite store into PostgreSQL, every
+// row of every table in one transaction, then checks that the counts match.
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { openSqliteFile, openStore, type Store } from './open.ts';
+import type { Database } from './schema.ts';
+
+// In the order foreign keys need: packages before the accounts that use them.
+const TABLES = [
+  'packages',
+  'accounts',
+  'api_users',
+  'audit_log',
+  'auth_failures',
+  'settings',
+  'portal_sessions',
+] as const satisfies readonly (keyof Database)[];
+type Table = (typeof TABLES)[number];
+
+const BATCH = 500;
+
+async function count(store: Store, table: Table): Promise<number> {
+  const row = await store.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+async function isEmpty(store: Store): Promise<boolean> {
+  for (const table of TABLES) {
+    const n = await count(store, table);
+    // A new store has the default package and nothing else.
+    if (table === 'packages' ? n > 1 : n > 0) return false;
+  }
+  return true;
+}
+
+/** Copies the SQLite store at `from` (berth.db or its data directory) into the database at `to`. */
+export async function migrateStore(from: string, to: string): Promise<Record<Table, number>> {
+  const path = existsSync(from) && statSync(from).isDirectory() ? join(from, 'berth.db') : from;
+  if (!existsSync(path)) throw new Error(`no SQLite store at ${path}`);
+  const source = await openSqliteFile(path);
+  try {
+    const target = await openStore('', to);
+    try {
+      if (!(await isEmpty(target)))
+        throw new Error('the PostgreSQL store is not empty: migrate into a new database');
+      await target.db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('packages').execute();
+        for (const table of TABLES) {
+          // biome-ignore lint/suspicious/noExplicitAny: rows are copied as they are, table by table.
+          const rows: any[] = await source.db.selectFrom(table).selectAll().execute();
+          for (let i = 0; i < rows.length; i += BATCH) {
+            await trx
+              .insertInto(table)
+              .values(rows.slice(i, i + BATCH))
+              .execute();
+          }
+        }
+        // The audit log keeps its ids; the sequence goes on after the highest.
+        await sql`select setval(pg_get_serial_sequence('audit_log', 'id'), coalesce(max(id), 0) + 1, false) from audit_log`.execute(
+          trx,
+        );
+      });
+      const counts = {} as Record<Table, number>;
+      for (const table of TABLES) {
+        const [expected, copied] = [await count(source, table), await count(target, table)];
+        if (expected !== copied)
+          throw new Error(`${table}: ${expected} rows in SQLite but ${copied} in PostgreSQL`);
+        counts[table] = copied;
+      }
+      return counts;
+    } finally {
+      await target.close();
+    }
+  } finally {
+    await source.close();
+  }
+}

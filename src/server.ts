@@ -16,6 +16,13 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** Where the store is, for people: the data directory, or the PostgreSQL server without password. */
+function storeName(config: Config): string {
+  if (!config.database) return config.dataDir;
+  const url = new URL(config.database);
+  return `PostgreSQL ${url.hostname}${url.port ? `:${url.port}` : ''}${url.pathname}`;
+}
+
 function boundPort(app: FastifyInstance): number {
   const address = app.server.address();
   return typeof address === 'object' && address !== null ? address.port : 0;
@@ -41,7 +48,7 @@ export async function startServer(
   }
   const ports = { admin: boundPort(admin), reseller: boundPort(reseller) };
   const scheme = config.tls ? 'https' : 'http';
-  output(`Berth is serving on the ${config.driver} driver with its store in ${config.dataDir}`);
+  output(`Berth is serving on the ${config.driver} driver with its store in ${storeName(config)}`);
   output(`  admin listener (API and portal): ${scheme}://${config.host}:${ports.admin}/`);
   output(`  reseller listener (API with X-RESELLER): ${scheme}://${config.host}:${ports.reseller}/`);
   const password = await ensurePortalPassword(services.store.db, services.crypt);

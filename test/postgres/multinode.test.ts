@@ -36,6 +36,10 @@ describe('two servers sharing one PostgreSQL store', () => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
+  it('names the PostgreSQL store at start, without its password', () => {
+    assert.match(nodes[0]!.output(), /with its store in PostgreSQL 127\.0\.0\.1:\d+\//);
+  });
+
   it('gives exactly one 200 when both race for the same user name', async () => {
     const replies = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>

@@ -2,12 +2,16 @@
 # Installs the system tools the tests need, when they are missing, from Debian's packages:
 #   chromium   — the portal's browser tests drive it with playwright-core (never a downloaded browser)
 #   postgresql — the store and operation tests run a second time on a throwaway PostgreSQL cluster
+#   nginx, bind9-utils — the linux driver's tests check server blocks with nginx -t and zones with
+#                named-checkzone
 # Needs root for apt-get; run by `npm test` (scripts/test.sh) before the tests.
 set -eu
 
 missing=""
 [ -x /usr/bin/chromium ] || missing="$missing chromium"
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$missing postgresql"
+[ -x /usr/sbin/nginx ] || missing="$missing nginx"
+[ -x /usr/bin/named-checkzone ] || missing="$missing bind9-utils"
 
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then

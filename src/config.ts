@@ -27,12 +27,33 @@ export interface Config {
   shell: string;
   trustedProxies: string[];
   lockout: { maxFailures: number; windowMinutes: number; lockMinutes: number };
+  linux: LinuxConfig;
+}
+
+/** Where the linux driver puts things. Paths are absolute within `systemRoot`. */
+export interface LinuxConfig {
+  /** Stands for `/`: every file is read and written below it; services are reloaded only at `/`. */
+  systemRoot: string;
+  nginxDir: string;
+  zoneDir: string;
+  dkimDir: string;
+  logDir: string;
+  httpPort: number;
+  /** The filesystem setquota sets quotas on, or null for no disk quotas. */
+  quotaFilesystem: string | null;
+  /** Commands as argument arrays, run only when systemRoot is `/`. */
+  testWeb: string[];
+  reloadWeb: string[];
+  reloadDns: string[];
+  /** named-checkzone, run on every zone written; empty to skip. */
+  checkZone: string[];
 }
 
 /** What a caller (the CLI's flags, a test) may set over the file and the environment. */
-export type ConfigOverrides = Partial<Omit<Config, 'lockout' | 'ipPool'>> & {
+export type ConfigOverrides = Partial<Omit<Config, 'lockout' | 'ipPool' | 'linux'>> & {
   lockout?: Partial<Config['lockout']>;
   ipPool?: Partial<Config['ipPool']>;
+  linux?: Partial<LinuxConfig>;
 };
 
 export class ConfigError extends Error {
@@ -76,6 +97,19 @@ function defaults(dataDir: string): Config {
     shell: '/bin/bash',
     trustedProxies: [],
     lockout: { maxFailures: 10, windowMinutes: 15, lockMinutes: 15 },
+    linux: {
+      systemRoot: '/',
+      nginxDir: '/etc/nginx/sites-enabled',
+      zoneDir: '/etc/bind/zones',
+      dkimDir: '/etc/berth/dkim',
+      logDir: '/var/log/nginx',
+      httpPort: 80,
+      quotaFilesystem: null,
+      testWeb: ['/usr/sbin/nginx', '-t', '-q'],
+      reloadWeb: ['/usr/sbin/nginx', '-s', 'reload'],
+      reloadDns: ['/usr/sbin/rndc', 'reload'],
+      checkZone: ['/usr/bin/named-checkzone', '-q'],
+    },
   };
 }
 
@@ -116,6 +150,8 @@ function fromFile(path: string): ConfigOverrides {
     throw new ConfigError(`${path}: ${(error as Error).message.split('\n')[0]}`);
   }
   const pool = (file.ip_pool ?? {}) as Table;
+  const linux = (file.linux ?? {}) as Table;
+  const where = `${path} [linux]`;
   const lockout = (file.lockout ?? {}) as Table;
   const tls = (file.tls ?? {}) as Table;
   const out: ConfigOverrides = {
@@ -129,6 +165,19 @@ function fromFile(path: string): ConfigOverrides {
     tlsCert: text(tls, 'cert', `${path} [tls]`),
     tlsKey: text(tls, 'key', `${path} [tls]`),
     ipPool: { ipv4: list(pool, 'ipv4', `${path} [ip_pool]`), ipv6: list(pool, 'ipv6', `${path} [ip_pool]`) },
+    linux: {
+      systemRoot: text(linux, 'system_root', where),
+      nginxDir: text(linux, 'nginx_dir', where),
+      zoneDir: text(linux, 'zone_dir', where),
+      dkimDir: text(linux, 'dkim_dir', where),
+      logDir: text(linux, 'log_dir', where),
+      httpPort: whole(linux, 'http_port', where),
+      quotaFilesystem: text(linux, 'quota_filesystem', where),
+      testWeb: list(linux, 'test_web', where),
+      reloadWeb: list(linux, 'reload_web', where),
+      reloadDns: list(linux, 'reload_dns', where),
+      checkZone: list(linux, 'check_zone', where),
+    },
     lockout: {
       maxFailures: whole(lockout, 'max_failures', `${path} [lockout]`),
       windowMinutes: whole(lockout, 'window_minutes', `${path} [lockout]`),
@@ -177,10 +226,18 @@ function fromEnvironment(): ConfigOverrides {
 }
 
 function merge(base: Config, over: ConfigOverrides): Config {
-  const out = { ...base, lockout: { ...base.lockout }, ipPool: { ...base.ipPool } } as Config;
+  const out = {
+    ...base,
+    lockout: { ...base.lockout },
+    ipPool: { ...base.ipPool },
+    linux: { ...base.linux },
+  } as Config;
   for (const [key, value] of Object.entries(over)) {
-    if (value === undefined || key === 'lockout' || key === 'ipPool') continue;
+    if (value === undefined || key === 'lockout' || key === 'ipPool' || key === 'linux') continue;
     (out as unknown as Record<string, unknown>)[key] = value;
+  }
+  for (const [key, value] of Object.entries(over.linux ?? {})) {
+    if (value !== undefined) (out.linux as unknown as Record<string, unknown>)[key] = value;
   }
   for (const [key, value] of Object.entries(over.lockout ?? {})) {
     if (value !== undefined) out.lockout[key as keyof Config['lockout']] = value;
@@ -208,6 +265,26 @@ function check(config: Config): Config {
     fail('ip_pool.ipv6 lists IPv6 addresses');
   if (!config.homeBase.startsWith('/')) fail('home_base must be an absolute path');
   if (!config.shell.startsWith('/')) fail('shell must be an absolute path');
+  const { linux } = config;
+  for (const [name, path] of [
+    ['system_root', linux.systemRoot],
+    ['nginx_dir', linux.nginxDir],
+    ['zone_dir', linux.zoneDir],
+    ['dkim_dir', linux.dkimDir],
+    ['log_dir', linux.logDir],
+  ] as const) {
+    if (!path.startsWith('/')) fail(`${name} must be an absolute path`);
+  }
+  for (const [name, argv] of [
+    ['test_web', linux.testWeb],
+    ['reload_web', linux.reloadWeb],
+    ['reload_dns', linux.reloadDns],
+    ['check_zone', linux.checkZone],
+  ] as const) {
+    if (argv.length > 0 && !argv[0]!.startsWith('/')) fail(`${name} must start with an absolute path`);
+  }
+  if (linux.httpPort > 65535) fail('http_port must be a port number');
+  if (linux.quotaFilesystem === '') linux.quotaFilesystem = null;
   // Without a configured list, the name servers follow the host name, however it was set.
   if (config.nameservers.length === 0)
     config.nameservers = [`ns1.${config.hostName}`, `ns2.${config.hostName}`];

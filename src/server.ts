@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
+import { inspect, refreshUsage, USAGE_REFRESH_MS } from './maintenance.ts';
 import { ensurePortalPassword } from './portal-password.ts';
 import { openServices, type Services } from './services.ts';
 import { loadCertificate } from './tls.ts';
@@ -55,6 +56,12 @@ export async function startServer(
   if (password) {
     output(`Portal password for root (shown once; change it with "berth admin set-password"): ${password}`);
   }
+  const differences = await inspect(services);
+  if (differences.length > 0) log.warn({ differences }, 'the store and the system differ: run berth doctor');
+  const usageTimer = setInterval(() => {
+    refreshUsage(services).catch((error: unknown) => log.error({ err: error }, 'usage refresh failed'));
+  }, USAGE_REFRESH_MS);
+  usageTimer.unref();
   let closing: Promise<void> | null = null;
   return {
     services,
@@ -63,6 +70,7 @@ export async function startServer(
     ports,
     close() {
       closing ??= (async () => {
+        clearInterval(usageTimer);
         await Promise.allSettled([admin.close(), reseller.close()]);
         await services.close();
       })();

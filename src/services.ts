@@ -5,6 +5,8 @@ import { CryptPool } from './auth/crypt-pool.ts';
 import { Lockout } from './auth/lockout.ts';
 import type { Config } from './config.ts';
 import type { Driver } from './provision/driver.ts';
+import { linuxDriver } from './provision/linux/driver.ts';
+import { execRunner } from './provision/linux/run.ts';
 import { recordDriver } from './provision/record/driver.ts';
 import { openStore, type Store } from './store/open.ts';
 
@@ -65,8 +67,12 @@ export async function openServices(
 ): Promise<Services> {
   const log = options.log ?? createLogger();
   const store = await openStore(config.dataDir, config.database);
-  const driver = options.driver ?? recordDriver();
   const crypt = new CryptPool(options.cryptThreads);
+  const driver =
+    options.driver ??
+    (config.driver === 'linux'
+      ? linuxDriver({ config, runner: execRunner(), hashPassword: (password) => crypt.hash(password) })
+      : recordDriver());
   const lockout = new Lockout(store.db, config.lockout);
   const auth = new Authenticator(store.db, crypt, lockout);
   return {

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { startCluster } from '../scripts/pg-cluster.ts';
 import { createApiUser } from '../src/api-users.ts';
 import { buildApp } from '../src/app.ts';
-import { type ConfigOverrides, loadConfig } from '../src/config.ts';
+import { type Config, type ConfigOverrides, loadConfig } from '../src/config.ts';
 import type { Driver, Step } from '../src/provision/driver.ts';
 import { recordDriver } from '../src/provision/record/driver.ts';
 import { createLogger, openServices, type Services } from '../src/services.ts';
@@ -85,7 +85,7 @@ export async function testDatabase(): Promise<{ url: string; drop(): Promise<voi
 
 export async function setup(
   overrides: ConfigOverrides = {},
-  options: { driver?: Driver } = {},
+  options: { driver?: Driver; makeDriver?: (config: Config) => Driver } = {},
 ): Promise<Harness> {
   const dataDir = tempDir();
   const database = await testDatabase();
@@ -100,7 +100,7 @@ export async function setup(
   const services = await openServices(config, {
     log: createLogger('silent'),
     cryptThreads: 1,
-    driver: options.driver,
+    driver: options.driver ?? options.makeDriver?.(config),
   });
   await createApiUser(services.store.db, services.crypt, {
     name: ADMIN_USER,

@@ -1,5 +1,6 @@
 // `berth <command>`: the server and the administrator's shell tools. Every command takes
 // --data-dir and works while a server runs on the same data directory.
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   createApiUser,
@@ -10,6 +11,7 @@ import {
 } from '../api-users.ts';
 import { ConfigError, type ConfigOverrides, loadConfig, parsePort } from '../config.ts';
 import { ApiError } from '../errors.ts';
+import { inspect, refreshUsage } from '../maintenance.ts';
 import { execute } from '../operations/execute.ts';
 import type { RawParams } from '../operations/operation.ts';
 import { findOperation } from '../operations/registry.ts';
@@ -28,7 +30,10 @@ export class UsageError extends Error {
 
 const USAGE = `usage: berth <command> [--data-dir DIR] [--database postgres://…]
 
-  serve [--host H] [--port P] [--reseller-port Q] [--no-tls] [--driver record|linux] [--demo]
+  serve [--host H] [--port P] [--reseller-port Q] [--no-tls] [--driver record|linux]
+        [--system-root DIR] [--demo]
+  doctor [--system-root DIR]
+  usage refresh [--system-root DIR]
   api-user create NAME --password-stdin [--allow-ip IP_OR_CIDR]... [--reseller R]
   api-user list [--json]
   api-user reset-password NAME --password-stdin
@@ -71,6 +76,7 @@ const OPTIONS = {
   'reseller-port': { type: 'string' },
   'no-tls': { type: 'boolean' },
   driver: { type: 'string' },
+  'system-root': { type: 'string' },
   demo: { type: 'boolean' },
   'password-stdin': { type: 'boolean' },
   'allow-ip': { type: 'string', multiple: true },
@@ -109,6 +115,7 @@ function positional(args: string[], index: number, what: string): string {
 }
 
 function serveOverrides(flags: Flags): ConfigOverrides {
+  const systemRoot = flags['system-root'] as string | undefined;
   const driver = flags.driver as string | undefined;
   if (driver !== undefined && driver !== 'record' && driver !== 'linux') {
     throw new UsageError('--driver is record or linux');
@@ -123,6 +130,7 @@ function serveOverrides(flags: Flags): ConfigOverrides {
     tls: flags['no-tls'] ? false : undefined,
     demo: flags.demo ? true : undefined,
     driver,
+    ...(systemRoot !== undefined && { linux: { systemRoot: resolve(systemRoot) } }),
   };
 }
 
@@ -326,7 +334,11 @@ export async function main(
       await migrateStoreCommand(flags, io);
       return 0;
     }
-    const config = loadConfig({ dataDir, database });
+    const systemRoot = flags['system-root'] as string | undefined;
+    const linux = systemRoot === undefined ? {} : { linux: { systemRoot: resolve(systemRoot) } };
+    // doctor and usage look at the system, which only the linux driver knows.
+    const driver = command === 'doctor' || command === 'usage' ? ('linux' as const) : undefined;
+    const config = loadConfig({ dataDir, database, driver, ...linux });
     services = await openServices(config, { log: createLogger('warn'), cryptThreads: 1 });
     switch (command) {
       case 'api-user':
@@ -345,6 +357,17 @@ export async function main(
       case 'audit':
         await auditCommand(services, flags, io);
         break;
+      case 'doctor': {
+        const differences = await inspect(services);
+        for (const line of differences) io.out(`${line}\n`);
+        io.out(differences.length === 0 ? 'No difference between the store and the system.\n' : '');
+        return differences.length === 0 ? 0 : 1;
+      }
+      case 'usage': {
+        if (args[1] !== 'refresh') throw new UsageError('the usage command is: usage refresh');
+        io.out(`Usage refreshed for ${await refreshUsage(services)} account(s)\n`);
+        break;
+      }
       default:
         throw new UsageError(`unknown command ${command}`);
     }

@@ -1,6 +1,6 @@
 // POST /api/createacct/ — creates a hosting account from a package, with per-account overrides.
 import type { Config } from '../config.ts';
-import { apiError } from '../errors.ts';
+import { apiError, invalid } from '../errors.ts';
 import {
   type Account,
   dedicatedAddressesInUse,
@@ -74,6 +74,9 @@ export const createAccount = defineOperation({
       const pkg = await findPackage(db, input.package);
       if (!pkg) throw apiError('package_not_found', { name: input.package }, 'package');
       if (await findAccount(db, input.user)) throw apiError('account_exists', { user: input.user }, 'user');
+      if (await services.driver.nameTaken(input.user)) {
+        throw invalid('user', `${input.user} is already a user on this system`);
+      }
 
       const limits = {} as Limits;
       for (const name of LIMIT_NAMES)

@@ -11,8 +11,17 @@ export interface Step {
   undo(): Promise<void>;
 }
 
+export interface Usage {
+  /** Disk space of the home directory, in MB rounded up. */
+  quota: number;
+  /** Bytes served this calendar month, in MB rounded up. */
+  bandwidth: number;
+}
+
 export interface Driver {
   readonly name: string;
+  /** Whether the system already has a user of this name (createacct refuses it). */
+  nameTaken(user: string): Promise<boolean>;
   createAccount(account: Account, password: string): Step[];
   removeAccount(account: Account): Step[];
   suspendAccount(account: Account): Step[];
@@ -20,6 +29,10 @@ export interface Driver {
   changePassword(account: Account, password: string): Step[];
   /** The quota, package, shell or any other limit changed from `before` to `after`. */
   changeLimits(before: Account, after: Account): Step[];
+  /** Every difference between the store's accounts and the system (`berth doctor`). */
+  inspect(accounts: readonly Account[]): Promise<string[]>;
+  /** What the account uses now, or null when the driver cannot tell. */
+  measureUsage(account: Account): Promise<Usage | null>;
   close(): Promise<void>;
 }
 

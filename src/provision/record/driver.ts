@@ -6,12 +6,16 @@ export function recordDriver(): Driver {
   const none = () => [];
   return {
     name: 'record',
+    nameTaken: async () => false,
     createAccount: none,
     removeAccount: none,
     suspendAccount: none,
     unsuspendAccount: none,
     changePassword: none,
     changeLimits: none,
+    // The store is all there is: nothing on the system to compare with or to measure.
+    inspect: async () => [],
+    measureUsage: async () => null,
     close: async () => {},
   };
 }

@@ -1,0 +1,27 @@
+// What runs beside the API: comparing the store with the system (`berth doctor`, and at start), and
+// refreshing the accounts' usage (`berth usage refresh`, and every 15 minutes while serving).
+import type { Services } from './services.ts';
+import { listAccounts } from './store/accounts.ts';
+
+export const USAGE_REFRESH_MS = 15 * 60_000;
+
+export async function inspect(services: Services): Promise<string[]> {
+  return services.driver.inspect(await listAccounts(services.store.db, null));
+}
+
+/** Measures every account and stores its usage; returns how many were updated. */
+export async function refreshUsage(services: Services): Promise<number> {
+  const { db } = services.store;
+  let updated = 0;
+  for (const account of await listAccounts(db, null)) {
+    const usage = await services.driver.measureUsage(account);
+    if (!usage) continue;
+    await db
+      .updateTable('accounts')
+      .set({ quota_usage: usage.quota, bandwidth_usage: usage.bandwidth })
+      .where('user', '=', account.user)
+      .execute();
+    updated++;
+  }
+  return updated;
+}

@@ -1,0 +1,39 @@
+// Reading the system's user database (below the system root) without running a command.
+import { join } from 'node:path';
+import { readIfExists } from './files.ts';
+
+export interface SystemUser {
+  name: string;
+  uid: number;
+  gid: number;
+  gecos: string;
+  home: string;
+  shell: string;
+}
+
+function lines(root: string, file: string): string[][] {
+  return (readIfExists(join(root, 'etc', file)) ?? '')
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .map((line) => line.split(':'));
+}
+
+export function systemUsers(root: string): SystemUser[] {
+  return lines(root, 'passwd').map(([name, , uid, gid, gecos, home, shell]) => ({
+    name: name ?? '',
+    uid: Number(uid),
+    gid: Number(gid),
+    gecos: gecos ?? '',
+    home: home ?? '',
+    shell: shell ?? '',
+  }));
+}
+
+export function findSystemUser(root: string, name: string): SystemUser | undefined {
+  return systemUsers(root).find((user) => user.name === name);
+}
+
+/** The password field of /etc/shadow: a hash, `!`-prefixed when locked. */
+export function shadowPassword(root: string, name: string): string | undefined {
+  return lines(root, 'shadow').find(([user]) => user === name)?.[1];
+}

@@ -1,0 +1,38 @@
+// The one way Berth runs a system command: an absolute path and an argument array, never a shell.
+import { execFile } from 'node:child_process';
+
+export interface CommandRunner {
+  run(argv: readonly string[], options?: { input?: string }): Promise<{ stdout: string; stderr: string }>;
+}
+
+export class CommandFailed extends Error {
+  override name = 'CommandFailed';
+}
+
+export function execRunner(): CommandRunner {
+  return {
+    run(argv, options = {}) {
+      const [binary, ...args] = argv;
+      if (!binary?.startsWith('/')) throw new CommandFailed(`not an absolute command path: ${binary}`);
+      return new Promise((resolve, reject) => {
+        const child = execFile(
+          binary,
+          args,
+          {
+            shell: false,
+            timeout: 60_000,
+            maxBuffer: 4 * 1024 * 1024,
+            env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' },
+          },
+          (error, stdout, stderr) => {
+            if (error) {
+              const detail = String(stderr).trim().split('\n').slice(-3).join(' / ');
+              reject(new CommandFailed(`${binary} failed: ${detail || error.message}`));
+            } else resolve({ stdout: String(stdout), stderr: String(stderr) });
+          },
+        );
+        child.stdin?.end(options.input ?? '');
+      });
+    },
+  };
+}

@@ -1,0 +1,30 @@
+// The nginx server blocks and BIND zones, rendered from the template files beside this one. Every
+// placeholder is `{{name}}`; docs/linux-driver.md lists them. A placeholder without a value, or a
+// value that could break out of its line, is an error, never an empty string.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const DIR = join(import.meta.dirname, 'templates');
+const cache = new Map<string, string>();
+
+export type TemplateName = 'server.conf' | 'suspended.conf' | 'zone.db';
+
+/** Values rendered as they are; `blocks` may span lines (they are built by the driver itself). */
+export function render(
+  name: TemplateName,
+  values: Record<string, string>,
+  blocks: Record<string, string> = {},
+): string {
+  let template = cache.get(name);
+  if (template === undefined) {
+    template = readFileSync(join(DIR, name), 'utf8');
+    cache.set(name, template);
+  }
+  return template.replace(/\{\{(\w+)\}\}/g, (_, key: string) => {
+    if (key in blocks) return blocks[key]!;
+    const value = values[key];
+    if (value === undefined) throw new Error(`template ${name}: no value for {{${key}}}`);
+    if (/[\s;{}"'\\$]/.test(value)) throw new Error(`template ${name}: unsafe value for {{${key}}}`);
+    return value;
+  });
+}

@@ -1,0 +1,58 @@
+// What an account uses: the disk space of its home directory, and the bytes nginx served for its
+// domain this calendar month (from the access log, in nginx's default "combined" format).
+import { createReadStream, lstatSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Config } from '../../config.ts';
+import type { Account } from '../../store/accounts.ts';
+import type { Usage } from '../driver.ts';
+import { under } from './files.ts';
+
+const MB = 1024 * 1024;
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** Bytes allocated below `dir`, symbolic links not followed. */
+function diskBytes(dir: string): number {
+  let total = 0;
+  const pending = [dir];
+  while (pending.length > 0) {
+    const current = pending.pop()!;
+    let stat: ReturnType<typeof lstatSync>;
+    try {
+      stat = lstatSync(current);
+    } catch {
+      continue;
+    }
+    total += stat.blocks * 512;
+    if (stat.isDirectory()) {
+      for (const entry of readdirSync(current)) pending.push(join(current, entry));
+    }
+  }
+  return total;
+}
+
+/** Sums the response sizes of the log lines dated in the month of `now` (server time). */
+export async function bytesServedThisMonth(logFile: string, now: Date): Promise<number> {
+  const month = `/${MONTHS[now.getMonth()]}/${now.getFullYear()}:`;
+  let total = 0;
+  try {
+    const lines = createInterface({ input: createReadStream(logFile), crlfDelay: Number.POSITIVE_INFINITY });
+    for await (const line of lines) {
+      const match = /\[(\d\d\/\w{3}\/\d{4}):[^\]]*\] "[^"]*" \d{3} (\d+)/.exec(line);
+      if (match && `/${match[1]!.slice(3)}:` === month) total += Number(match[2]);
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  return total;
+}
+
+export async function measureUsage(config: Config, account: Account, now = new Date()): Promise<Usage> {
+  const root = config.linux.systemRoot;
+  const home = diskBytes(under(root, account.homedir));
+  const served = await bytesServedThisMonth(
+    under(root, join(config.linux.logDir, `${account.domain}.access.log`)),
+    now,
+  );
+  return { quota: Math.ceil(home / MB), bandwidth: Math.ceil(served / MB) };
+}

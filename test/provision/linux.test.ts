@@ -1,0 +1,370 @@
+// The linux driver against the real tools (useradd --prefix, nginx -t, named-checkzone) in a
+// throwaway system root, checked against the files each operation must leave.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createPublicKey, createSign, createVerify } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { sha512Crypt, verifySha512Crypt } from '../../src/auth/sha512-crypt.ts';
+import type { Config } from '../../src/config.ts';
+import { inspect, refreshUsage } from '../../src/maintenance.ts';
+import { StepFailed } from '../../src/provision/driver.ts';
+import { linuxDriver } from '../../src/provision/linux/driver.ts';
+import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
+import { type CommandRunner, execRunner } from '../../src/provision/linux/run.ts';
+import { findAccount } from '../../src/store/accounts.ts';
+import { errorOf, type Harness, setup, summary } from '../helpers.ts';
+import { linuxSettings, makeSystemRoot, nginxAccepts } from './system-root.ts';
+
+/** Every file below the root with its content, to prove that a failed call leaves no trace. */
+function snapshot(root: string): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) {
+        files.set(`${path}/`, '');
+        walk(path);
+      } else files.set(path, readFileSync(path, 'utf8'));
+    }
+  };
+  walk(root);
+  // The shadow tools keep backups of the files they change (passwd-, shadow-, …).
+  for (const path of [...files.keys()]) if (path.endsWith('-')) files.delete(path);
+  return files;
+}
+
+let nextPort = 18080 + (process.pid % 500) * 4;
+
+interface LinuxHarness extends Harness {
+  root: string;
+  commands: string[][];
+  failAt: { step: string | null };
+}
+
+async function linuxSetup(): Promise<LinuxHarness> {
+  const root = makeSystemRoot();
+  const commands: string[][] = [];
+  const failAt = { step: null as string | null };
+  const real = execRunner();
+  const runner: CommandRunner = {
+    run(argv, options) {
+      commands.push([...argv]);
+      return real.run(argv, options);
+    },
+  };
+  const settings = linuxSettings(root, nextPort++);
+  const h = await setup(
+    { driver: 'linux', ...settings },
+    {
+      makeDriver: (config: Config) =>
+        linuxDriver({ config, runner, hashPassword: async (p) => sha512Crypt(p), failAt: () => failAt.step }),
+    },
+  );
+  const close = h.close;
+  return {
+    ...h,
+    root,
+    commands,
+    failAt,
+    close: async () => {
+      await close();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+describe('the linux driver through a whole account lifecycle', () => {
+  let h: LinuxHarness;
+  let uid = 0;
+  const file = (path: string) => join(h.root, path);
+
+  before(async () => {
+    h = await linuxSetup();
+    await h.call('addpkg', { name: 'shell', shell: 'on' });
+    await h.call('addpkg', { name: 'noshell', shell: 'off', quota: '500' });
+  });
+  after(() => h.close());
+
+  it('createacct makes the system user, its password, home, web server block, zone and DKIM key', async () => {
+    const reply = await h.call('createacct', {
+      user: 'alice',
+      domain: 'alice.example.com',
+      email: 'a@example.org',
+      package: 'shell',
+      password: 'Alice-pass-1',
+    });
+    assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+    const user = findSystemUser(h.root, 'alice')!;
+    uid = user.uid;
+    assert.deepEqual(
+      { ...user, uid: 0, gid: 0 },
+      {
+        name: 'alice',
+        uid: 0,
+        gid: 0,
+        gecos: 'Berth alice.example.com',
+        home: '/home/alice',
+        shell: '/bin/bash',
+      },
+    );
+    assert.equal(verifySha512Crypt('Alice-pass-1', shadowPassword(h.root, 'alice')!), true);
+    const home = statSync(file('home/alice'));
+    assert.equal(home.uid, uid);
+    assert.equal(home.mode & 0o777, 0o711);
+    const publicHtml = statSync(file('home/alice/public_html'));
+    assert.equal(publicHtml.uid, uid);
+    assert.equal(publicHtml.mode & 0o777, 0o755);
+    assert.ok(!h.commands.flat().includes('Alice-pass-1'), 'the password reached a command line');
+  });
+
+  it('writes a server block that nginx -t accepts, rooted at public_html', () => {
+    const block = readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8');
+    assert.match(block, /server_name alice\.example\.com www\.alice\.example\.com;/);
+    assert.match(block, new RegExp(`root ${file('home/alice/public_html')};`));
+    assert.match(block, /listen 127\.0\.0\.1:\d+;/);
+    nginxAccepts(h.root);
+  });
+
+  it('writes a zone that named-checkzone accepts, with NS, A, www, MX, SPF and a valid DKIM record', () => {
+    const zoneFile = file('etc/bind/zones/alice.example.com.db');
+    execFileSync('/usr/bin/named-checkzone', ['-q', 'alice.example.com', zoneFile]);
+    const zone = readFileSync(zoneFile, 'utf8');
+    assert.match(zone, /@\s+IN NS\s+ns1\.panel\.example\.net\./);
+    assert.match(zone, /@\s+IN A\s+127\.0\.0\.1/);
+    assert.match(zone, /www\s+IN CNAME @/);
+    assert.match(zone, /@\s+IN MX 10 mail\.alice\.example\.com\./);
+    assert.match(zone, /"v=spf1 a mx ip4:127\.0\.0\.1 ~all"/);
+    const keyFile = file('etc/berth/dkim/alice.example.com.private');
+    assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+    const strings = [
+      ...(/default\._domainkey IN TXT \( (.*) \)/.exec(zone)?.[1] ?? '').matchAll(/"([^"]*)"/g),
+    ].map((m) => m[1]!);
+    assert.ok(
+      strings.length >= 2 && strings.every((s) => Buffer.byteLength(s) <= 255),
+      'TXT strings of at most 255 bytes',
+    );
+    const published = /p=([A-Za-z0-9+/=]+)$/.exec(strings.join(''))![1]!;
+    const publicKey = createPublicKey({ key: Buffer.from(published, 'base64'), format: 'der', type: 'spki' });
+    assert.equal(publicKey.asymmetricKeyDetails?.modulusLength, 2048);
+    const signature = createSign('sha256').update('dkim').sign(readFileSync(keyFile, 'utf8'));
+    assert.equal(createVerify('sha256').update('dkim').verify(publicKey, signature), true);
+  });
+
+  it('passwd sets the new hash', async () => {
+    assert.equal((await h.call('passwd', { user: 'alice', password: 'Alice-pass-2' })).statusCode, 200);
+    assert.equal(verifySha512Crypt('Alice-pass-2', shadowPassword(h.root, 'alice')!), true);
+  });
+
+  it('suspendacct locks the user, takes its shell and answers 503 for the site; unsuspendacct restores it', async () => {
+    assert.equal((await h.call('suspendacct', { user: 'alice', reason: 'Unpaid' })).statusCode, 200);
+    assert.match(shadowPassword(h.root, 'alice')!, /^!\$6\$/);
+    assert.equal(findSystemUser(h.root, 'alice')?.shell, '/usr/sbin/nologin');
+    assert.match(readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8'), /return 503;/);
+    nginxAccepts(h.root);
+    assert.deepEqual(await inspect(h.services), []);
+    assert.equal((await h.call('passwd', { user: 'alice', password: 'Alice-pass-3' })).statusCode, 200);
+    assert.match(shadowPassword(h.root, 'alice')!, /^!\$6\$/, 'a password change keeps the account locked');
+
+    assert.equal((await h.call('unsuspendacct', { user: 'alice' })).statusCode, 200);
+    assert.equal(verifySha512Crypt('Alice-pass-3', shadowPassword(h.root, 'alice')!), true);
+    assert.equal(findSystemUser(h.root, 'alice')?.shell, '/bin/bash');
+    assert.doesNotMatch(
+      readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8'),
+      /return 503;/,
+    );
+    assert.deepEqual(await inspect(h.services), []);
+  });
+
+  it('editquota and changepackage change the quota and the shell', async () => {
+    assert.equal((await h.call('editquota', { user: 'alice', quota: '100' })).statusCode, 200);
+    assert.equal((await h.call('changepackage', { user: 'alice', package: 'noshell' })).statusCode, 200);
+    assert.equal(findSystemUser(h.root, 'alice')?.shell, '/usr/sbin/nologin');
+    assert.deepEqual(await inspect(h.services), []);
+  });
+
+  it("usage refresh measures the home directory and this month's bytes in the access log", async () => {
+    writeFileSync(file('home/alice/public_html/big.bin'), Buffer.alloc(3 * 1024 * 1024, 1));
+    const now = new Date();
+    const month = now.toLocaleString('en-US', { month: 'short' });
+    const stamp = `${String(now.getDate()).padStart(2, '0')}/${month}/${now.getFullYear()}:10:00:00 +0000`;
+    const lines = [
+      `203.0.113.1 - - [${stamp}] "GET /big.bin HTTP/1.1" 200 1048576 "-" "curl"`,
+      `203.0.113.1 - - [${stamp}] "GET /big.bin HTTP/1.1" 200 1048577 "-" "curl"`,
+      `203.0.113.1 - - [01/Jan/1999:10:00:00 +0000] "GET / HTTP/1.1" 200 99999999 "-" "curl"`,
+    ];
+    writeFileSync(file('var/log/nginx/alice.example.com.access.log'), `${lines.join('\n')}\n`);
+    assert.equal(await refreshUsage(h.services), 1);
+    const acct = await summary(h, 'alice');
+    assert.ok(
+      Number(acct.quota_usage) >= 3 && Number(acct.quota_usage) <= 4,
+      `quota_usage ${acct.quota_usage}`,
+    );
+    assert.equal(acct.bandwidth_usage, 3);
+  });
+
+  it('createacct refuses a name the system already has', async () => {
+    const taken = readFileSync(file('etc/passwd'), 'utf8')
+      .split('\n')
+      .map((line) => line.split(':')[0]!)
+      .find(
+        (name) =>
+          /^[a-z][a-z0-9]{0,15}$/.test(name) &&
+          !['root', 'daemon', 'bin', 'sys', 'nobody', 'mail', 'postgres', 'sshd', 'named', 'www'].includes(
+            name,
+          ) &&
+          !name.startsWith('test'),
+      );
+    assert.ok(taken, 'a system user to collide with');
+    const reply = await h.call('createacct', {
+      user: taken,
+      domain: 'taken.example',
+      email: 'a@example.org',
+      package: 'default',
+    });
+    assert.deepEqual(errorOf(reply), { status: 400, code: 'invalid_parameter', param: 'user' });
+  });
+
+  it('a dedicated address goes into the server block and the zone', async () => {
+    const reply = await h.call('createacct', {
+      user: 'bob',
+      domain: 'bob.example',
+      email: 'b@example.org',
+      package: 'default',
+      ipv4: 'on',
+      ipv6: 'on',
+      dkim: 'off',
+      mailserver: 'remote',
+    });
+    assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+    const block = readFileSync(file('etc/nginx/sites-enabled/bob.example.conf'), 'utf8');
+    assert.match(block, /listen 127\.0\.0\.10:\d+;/);
+    assert.match(block, /listen \[::1\]:\d+;/);
+    nginxAccepts(h.root);
+    const zone = readFileSync(file('etc/bind/zones/bob.example.db'), 'utf8');
+    assert.match(zone, /@\s+IN A\s+127\.0\.0\.10/);
+    assert.match(zone, /@\s+IN AAAA\s+::1/);
+    assert.doesNotMatch(zone, /IN MX/);
+    assert.doesNotMatch(zone, /_domainkey/);
+    execFileSync('/usr/bin/named-checkzone', ['-q', 'bob.example', file('etc/bind/zones/bob.example.db')]);
+  });
+
+  it('removeacct leaves nothing behind, and doctor finds no difference', async () => {
+    for (const user of ['alice', 'bob']) assert.equal((await h.call('removeacct', { user })).statusCode, 200);
+    assert.equal(findSystemUser(h.root, 'alice'), undefined);
+    assert.equal(shadowPassword(h.root, 'alice'), undefined);
+    for (const path of [
+      'home/alice',
+      'home/bob',
+      'etc/nginx/sites-enabled/alice.example.com.conf',
+      'etc/bind/zones/alice.example.com.db',
+      'etc/berth/dkim/alice.example.com.private',
+      'etc/berth/dkim/alice.example.com.txt',
+      'var/log/nginx/alice.example.com.access.log',
+    ]) {
+      assert.equal(existsSync(file(path)), false, path);
+    }
+    assert.deepEqual(await inspect(h.services), []);
+  });
+
+  it('doctor lists what differs between the store and the system', async () => {
+    await h.call('createacct', {
+      user: 'carol',
+      domain: 'carol.example',
+      email: 'c@example.org',
+      package: 'default',
+    });
+    rmSync(file('etc/bind/zones/carol.example.db'));
+    writeFileSync(file('etc/nginx/sites-enabled/stray.example.conf'), '');
+    execFileSync('/usr/sbin/useradd', ['--prefix', h.root, '-M', '-c', 'Berth ghost.example', '--', 'ghost']);
+    assert.deepEqual(await inspect(h.services), [
+      'carol: no DNS zone',
+      'ghost: system user with no account in the store',
+      'stray.example: web server block /etc/nginx/sites-enabled/stray.example.conf with no account in the store',
+    ]);
+  });
+});
+
+describe('a failure at any step of createacct', () => {
+  const steps = [
+    'system user',
+    'password',
+    'home directory',
+    'DKIM key',
+    'DNS zone',
+    'DNS zone check',
+    'web server block',
+  ];
+  let h: LinuxHarness;
+  before(async () => {
+    h = await linuxSetup();
+  });
+  after(() => h.close());
+
+  for (const step of steps) {
+    it(`at "${step}" answers 500 naming it and leaves no trace`, async () => {
+      const before = snapshot(h.root);
+      h.failAt.step = step;
+      const reply = await h.call('createacct', {
+        user: 'dana',
+        domain: 'dana.example',
+        email: 'd@example.org',
+        package: 'default',
+      });
+      h.failAt.step = null;
+      assert.deepEqual(reply.body, {
+        data: { code: 'provisioning_failed' },
+        info: `The system step "${step}" failed; everything done for this call was undone.`,
+        status: 500,
+      });
+      assert.deepEqual(snapshot(h.root), before);
+      assert.equal(await findAccount(h.services.store.db, 'dana'), undefined);
+    });
+  }
+});
+
+describe('hostile identifiers', () => {
+  it('never reach a command', async () => {
+    const h = await linuxSetup();
+    try {
+      const created = await h.call('createacct', {
+        user: 'erin',
+        domain: 'erin.example',
+        email: 'e@example.org',
+        package: 'default',
+      });
+      assert.equal(created.statusCode, 200);
+      const account = (await findAccount(h.services.store.db, 'erin'))!;
+      h.commands.length = 0;
+      for (const hostile of [
+        { user: '-rf' },
+        { user: 'a;reboot' },
+        { user: '../../etc' },
+        { user: 'root\nx' },
+        { domain: 'x.example;reboot' },
+        { domain: '../../etc/passwd' },
+        { domain: '-x.example' },
+        { homedir: '/home/../etc' },
+        { homedir: '/home/a b' },
+      ]) {
+        const bad = { ...account, ...hostile };
+        for (const plan of [
+          () => h.services.driver.createAccount(bad, 'Password-1'),
+          () => h.services.driver.removeAccount(bad),
+          () => h.services.driver.suspendAccount(bad),
+          () => h.services.driver.changePassword(bad, 'Password-1'),
+          () => h.services.driver.changeLimits(account, bad),
+        ]) {
+          assert.throws(
+            plan,
+            (error: unknown) => error instanceof StepFailed && error.step === 'check identifiers',
+          );
+        }
+      }
+      assert.deepEqual(h.commands, []);
+    } finally {
+      await h.close();
+    }
+  });
+});

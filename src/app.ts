@@ -42,8 +42,12 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
   }) as unknown as FastifyInstance;
 
   registerBodyParsers(app);
-  registerApi(app, services, options.listener);
-  if (options.listener === 'admin') registerPortal(app, services, { secure: options.tls !== null });
+  // Each part in its own encapsulated context: the API's hooks run for API calls only, the
+  // portal's (sessions, security headers) for portal pages only.
+  app.register(async (api) => registerApi(api, services, options.listener));
+  if (options.listener === 'admin') {
+    app.register(async (portal) => registerPortal(portal, services, { secure: options.tls !== null }));
+  }
 
   app.setErrorHandler((error, request, reply) => {
     const failure = error instanceof ApiError ? error : fromFastifyError(error as { code?: string });

@@ -35,6 +35,7 @@ export async function startServer(
 ): Promise<RunningServer> {
   const services = await openServices(config);
   const { log } = services;
+  services.store.startBackgroundWork((error) => log.error({ error }, 'store housekeeping failed'));
   if (!config.tls) log.warn('TLS is off (--no-tls): serve only behind a TLS-terminating proxy');
   const tls = config.tls ? await loadCertificate(config) : null;
   const admin = buildApp(services, { listener: 'admin', tls });

@@ -74,7 +74,7 @@ export async function openServices(
       ? linuxDriver({ config, runner: execRunner(), hashPassword: (password) => crypt.hash(password) })
       : recordDriver());
   const lockout = new Lockout(store.db, config.lockout);
-  const auth = new Authenticator(store.db, crypt, lockout);
+  const auth = new Authenticator(store.db, crypt, lockout, config.lockout.maxFailures);
   return {
     config,
     store,

@@ -42,7 +42,11 @@ export interface Served {
 }
 
 /** Starts `berth serve` on free ports and waits until both listeners answer. */
-export function serve(dataDir: string, extra: string[] = []): Promise<Served> {
+export function serve(
+  dataDir: string,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Served> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
@@ -59,7 +63,7 @@ export function serve(dataDir: string, extra: string[] = []): Promise<Served> {
         '0',
         ...extra,
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BERTH_LOG_LEVEL: 'info' } },
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BERTH_LOG_LEVEL: 'info', ...env } },
     );
     let out = '';
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));

@@ -1,7 +1,7 @@
 // API authentication: which API account is calling, checked against the store on every request so
 // that a password reset, access change or deletion (from the portal or the CLI, in this process or
 // another) takes effect from the next request on.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ApiError, AUTH_DENIED, apiError } from '../errors.ts';
 import { type ApiUser, findApiUser, touchApiUser } from '../store/api-users.ts';
@@ -17,15 +17,22 @@ export interface Credentials {
 }
 
 /**
- * Remembers passwords already verified, as an HMAC under a key that lives only in this process,
- * tied to the stored hash it was verified against: a new hash (a reset) misses the cache.
+ * Remembers passwords already verified, as SHA-256 of a secret that lives only in this process
+ * followed by the password, tied to the stored hash it was verified against: a new hash (a reset)
+ * misses the cache. (A keyed one-shot hash: an HMAC imports its key anew on every call, which
+ * costs more than the rest of an authenticated request.)
  */
 class VerifiedCredentials {
-  readonly #key = randomBytes(32);
+  readonly #key = randomBytes(32).toString('base64');
   readonly #entries = new Map<string, { hash: string; mac: Buffer }>();
 
   #mac(password: string): Buffer {
-    return createHmac('sha256', this.#key).update(password, 'utf8').digest();
+    return hash('sha256', `${this.#key}\u0000${password}`, 'buffer');
+  }
+
+  /** Names one password checked against one stored hash, without revealing the password. */
+  keyOf(user: string, storedHash: string, password: string): string {
+    return `${user}\u0000${storedHash}\u0000${this.#mac(password).toString('base64')}`;
   }
 
   has(user: ApiUser, password: string): boolean {
@@ -53,20 +60,46 @@ export class Authenticator {
   readonly #lockout: Lockout;
   readonly #verified = new VerifiedCredentials();
   readonly #lastTouched = new Map<string, number>();
+  readonly #inFlight = new Map<string, Promise<boolean>>();
+  readonly #queuedByAddress = new Map<string, number>();
+  readonly #maxQueuedPerAddress: number;
 
-  constructor(db: Kysely<Database>, crypt: CryptPool, lockout: Lockout) {
+  constructor(db: Kysely<Database>, crypt: CryptPool, lockout: Lockout, maxQueuedPerAddress: number) {
     this.#db = db;
     this.#crypt = crypt;
     this.#lockout = lockout;
+    this.#maxQueuedPerAddress = maxQueuedPerAddress;
   }
 
-  async #passwordMatches(user: ApiUser | undefined, password: string): Promise<boolean> {
-    if (!user) {
-      await this.#crypt.verify(password, DUMMY_HASH);
-      return false;
+  /**
+   * Checks a password, hashing at most once for the same user, password and stored hash however
+   * many calls ask at the same time (a billing system's burst; an attacker's storm). One address
+   * may have only as many different passwords in the hashing queue at once as the lock-out lets it
+   * fail; past that it is answered 429 at once, so no address can fill the queue other callers use.
+   */
+  async #passwordMatches(
+    name: string,
+    user: ApiUser | undefined,
+    password: string,
+    address: string,
+  ): Promise<boolean> {
+    if (user && this.#verified.has(user, password)) return true;
+    const stored = user?.passwordHash ?? DUMMY_HASH;
+    const key = this.#verified.keyOf(name, stored, password);
+    let pending = this.#inFlight.get(key);
+    if (!pending) {
+      const queued = this.#queuedByAddress.get(address) ?? 0;
+      if (queued >= this.#maxQueuedPerAddress) throw this.#lockout.busy();
+      this.#queuedByAddress.set(address, queued + 1);
+      pending = this.#crypt.verify(password, stored).finally(() => {
+        this.#inFlight.delete(key);
+        const left = (this.#queuedByAddress.get(address) ?? 1) - 1;
+        if (left > 0) this.#queuedByAddress.set(address, left);
+        else this.#queuedByAddress.delete(address);
+      });
+      this.#inFlight.set(key, pending);
     }
-    if (this.#verified.has(user, password)) return true;
-    const ok = await this.#crypt.verify(password, user.passwordHash);
+    const ok = (await pending) && user !== undefined;
     if (ok) this.#verified.remember(user, password);
     return ok;
   }
@@ -76,7 +109,7 @@ export class Authenticator {
     await this.#lockout.check(address);
     if (!credentials) throw apiError('not_authenticated', {});
     const user = await findApiUser(this.#db, credentials.user);
-    const passwordOk = await this.#passwordMatches(user, credentials.password);
+    const passwordOk = await this.#passwordMatches(credentials.user, user, credentials.password, address);
     const allowed =
       user !== undefined && (user.access === 'open' || addressAllowed(address, user.allowedIps));
     if (!user || !passwordOk || !allowed) {

@@ -26,6 +26,13 @@ export class Lockout {
     });
   }
 
+  /** The 429 for an address with too many password checks waiting at once: retry in a second. */
+  busy(): ApiError {
+    return new ApiError('rate_limited', catalogue.rate_limited.info({ seconds: 1 }), undefined, {
+      'retry-after': '1',
+    });
+  }
+
   /** Throws 429 rate_limited while the address is locked out. */
   async check(address: string): Promise<void> {
     const now = this.#now();

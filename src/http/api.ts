@@ -1,4 +1,5 @@
 // The API routes: /api/<op>/ and /api/v1/<op>/, POST only, with both credential styles.
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalAddress } from '../auth/access.ts';
 import type { Credentials } from '../auth/authenticate.ts';
@@ -112,6 +113,10 @@ export function registerApi(app: FastifyInstance, services: Services, listener: 
         return { apiUser: apiUser.name, address, reseller };
       },
     });
+    if (result.body) return reply.type('application/json; charset=utf-8').send(result.body);
+    if (result.stream) {
+      return reply.type('application/json; charset=utf-8').send(Readable.from(result.stream));
+    }
     if (result.bare) return reply.send(result.data);
     return reply.send({ data: result.data, info: result.info, status: 200 });
   };

@@ -81,6 +81,13 @@ export interface Result {
   info: string;
   /** Sent as `data` alone, without the envelope (the credential check only). */
   bare?: boolean;
+  /**
+   * The whole answer, envelope included, as JSON text in pieces: for listings too large to build
+   * in one piece without stalling other calls. `data` and `info` are then unused.
+   */
+  stream?: AsyncIterable<string>;
+  /** The whole answer, envelope included, as JSON already built. */
+  body?: Buffer;
 }
 
 export interface Operation<S extends ParamSchema = ParamSchema> {

@@ -76,8 +76,8 @@ export function registerPortal(app: FastifyInstance, services: Services, options
   const { db } = services.store;
   const secure = options.secure;
 
-  app.addHook('onSend', async (request, reply) => {
-    if (!request.url.startsWith('/api')) reply.headers(SECURITY_HEADERS);
+  app.addHook('onSend', async (_request, reply) => {
+    reply.headers(SECURITY_HEADERS);
   });
 
   const portal: Portal = {

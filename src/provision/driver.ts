@@ -30,7 +30,7 @@ export interface Driver {
   /** The quota, package, shell or any other limit changed from `before` to `after`. */
   changeLimits(before: Account, after: Account): Step[];
   /** Every difference between the store's accounts and the system (`berth doctor`). */
-  inspect(accounts: readonly Account[]): Promise<string[]>;
+  inspect(loadAccounts: () => Promise<readonly Account[]>): Promise<string[]>;
   /** What the account uses now, or null when the driver cannot tell. */
   measureUsage(account: Account): Promise<Usage | null>;
   close(): Promise<void>;

@@ -195,6 +195,23 @@ export async function listAccounts(db: Db, scope: Scope): Promise<Account[]> {
   return (await query.execute()).map(toAccount);
 }
 
+/** One page of the accounts in user-name order, after `afterUser` (keyset paging). */
+export async function listAccountsPage(
+  db: Db,
+  scope: Scope,
+  afterUser: string,
+  limit: number,
+): Promise<Account[]> {
+  let query = db
+    .selectFrom('accounts')
+    .selectAll()
+    .where('user', '>', afterUser)
+    .orderBy('user')
+    .limit(limit);
+  if (scope) query = query.where('owner', '=', scope.owner);
+  return (await query.execute()).map(toAccount);
+}
+
 export async function listSuspendedAccounts(db: Db, scope: Scope): Promise<Account[]> {
   let query = db.selectFrom('accounts').selectAll().where('suspended', '=', 1).orderBy('user');
   if (scope) query = query.where('owner', '=', scope.owner);

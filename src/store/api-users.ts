@@ -1,4 +1,5 @@
 // API accounts (the API Manager) in the store.
+import { runPrepared } from './prepared.ts';
 import type { ApiUserRow, Db } from './schema.ts';
 
 export interface ApiUser {
@@ -26,7 +27,12 @@ function toApiUser(row: ApiUserRow): ApiUser {
 }
 
 export async function findApiUser(db: Db, name: string): Promise<ApiUser | undefined> {
-  const row = await db.selectFrom('api_users').selectAll().where('name', '=', name).executeTakeFirst();
+  const [row] = await runPrepared<ApiUserRow>(
+    db,
+    'findApiUser',
+    (d) => d.selectFrom('api_users').selectAll().where('name', '=', ''),
+    [name],
+  );
   return row && toApiUser(row);
 }
 

@@ -1,7 +1,8 @@
 // Failed authentications per source address, for the brute-force lock-out. Kept in the store so
 // that every server sharing it counts the same failures.
 import { sql } from 'kysely';
-import type { Db } from './schema.ts';
+import { runPrepared } from './prepared.ts';
+import type { AuthFailureTable, Db } from './schema.ts';
 
 export interface FailureWindow {
   windowStartedMs: number;
@@ -10,11 +11,12 @@ export interface FailureWindow {
 }
 
 export async function findFailures(db: Db, address: string): Promise<FailureWindow | undefined> {
-  const row = await db
-    .selectFrom('auth_failures')
-    .selectAll()
-    .where('address', '=', address)
-    .executeTakeFirst();
+  const [row] = await runPrepared<AuthFailureTable>(
+    db,
+    'findFailures',
+    (d) => d.selectFrom('auth_failures').selectAll().where('address', '=', ''),
+    [address],
+  );
   return (
     row && {
       windowStartedMs: Number(row.window_started_ms),

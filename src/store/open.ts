@@ -3,15 +3,22 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { Worker } from 'node:worker_threads';
 import { Kysely } from 'kysely';
 import { type DialectName, migrate } from './migrations/index.ts';
 import { postgresDialect } from './postgres/dialect.ts';
+import { registerDirectReader } from './prepared.ts';
 import type { Database } from './schema.ts';
 import { NodeSqliteDialect } from './sqlite/dialect.ts';
 
 export interface Store {
   db: Kysely<Database>;
   dialect: DialectName;
+  /**
+   * Moves housekeeping off the event loop for a long-running server (SQLite's WAL checkpoints);
+   * `report` hears of failures.
+   */
+  startBackgroundWork(report: (error: string) => void): void;
   close(): Promise<void>;
 }
 
@@ -20,15 +27,45 @@ export function isPostgresUrl(location: string): boolean {
 }
 
 function openSqlite(path: string): Kysely<Database> {
-  const sqlite = new DatabaseSync(path);
+  const writer = new DatabaseSync(path);
+  writers.set(writer, path);
   // The server and the CLI share the file: WAL lets readers go on while one writes, and the busy
   // timeout makes a writer wait for the other instead of failing.
-  sqlite.exec('PRAGMA busy_timeout = 10000');
-  sqlite.exec('PRAGMA journal_mode = WAL');
+  writer.exec('PRAGMA busy_timeout = 10000');
+  writer.exec('PRAGMA journal_mode = WAL');
   // FULL: a call answers 200 only once its change is on disk, power loss included.
-  sqlite.exec('PRAGMA synchronous = FULL');
-  sqlite.exec('PRAGMA foreign_keys = ON');
-  return new Kysely<Database>({ dialect: new NodeSqliteDialect(sqlite) });
+  writer.exec('PRAGMA synchronous = FULL');
+  writer.exec('PRAGMA foreign_keys = ON');
+  const reader = new DatabaseSync(path);
+  reader.exec('PRAGMA busy_timeout = 10000');
+  reader.exec('PRAGMA query_only = ON');
+  const dialect = new NodeSqliteDialect(writer, reader);
+  const db = new Kysely<Database>({ dialect });
+  registerDirectReader(db, () => dialect.directReader);
+  sqliteWriters.set(db, writer);
+  return db;
+}
+
+const writers = new WeakMap<DatabaseSync, string>();
+const sqliteWriters = new WeakMap<Kysely<Database>, DatabaseSync>();
+
+/** A checkpointing worker for a server's SQLite store; the writer then stops checkpointing itself. */
+function checkpointer(db: Kysely<Database>, report: (error: string) => void): (() => Promise<void>) | null {
+  const writer = sqliteWriters.get(db);
+  const path = writer && writers.get(writer);
+  if (!writer || !path) return null;
+  const worker = new Worker(new URL('./sqlite/checkpointer.ts', import.meta.url), {
+    workerData: { path, intervalMs: 1000 },
+  });
+  worker.unref();
+  worker.on('message', (message: { error?: string }) => message.error && report(message.error));
+  worker.on('error', (error) => report(String(error)));
+  writer.exec('PRAGMA wal_autocheckpoint = 0');
+  return async () => {
+    writer.exec('PRAGMA wal_autocheckpoint = 1000');
+    worker.postMessage('stop');
+    await new Promise((resolve) => worker.once('exit', resolve));
+  };
 }
 
 /**
@@ -54,5 +91,16 @@ async function ready(db: Kysely<Database>, dialect: DialectName): Promise<Store>
     await db.destroy();
     throw error;
   }
-  return { db, dialect, close: () => db.destroy() };
+  let stopBackground: (() => Promise<void>) | null = null;
+  return {
+    db,
+    dialect,
+    startBackgroundWork(report) {
+      stopBackground ??= checkpointer(db, report);
+    },
+    async close() {
+      await stopBackground?.();
+      await db.destroy();
+    },
+  };
 }

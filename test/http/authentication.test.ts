@@ -260,3 +260,39 @@ describe('demonstration server', () => {
     assert.deepEqual((await h.call('get_current_users_count')).body.data, { users: 0 });
   });
 });
+
+describe('password checks under a burst', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup();
+  });
+  after(() => h.close());
+
+  it('lets a burst of calls with the right, not yet verified password all in', async () => {
+    const replies = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        h.request({
+          url: '/api/v1/test_connection/',
+          headers: headers(ADMIN_USER, ADMIN_PASSWORD),
+          remoteAddress: '192.0.2.77',
+        }),
+      ),
+    );
+    assert.deepEqual(new Set(replies.map((r) => r.statusCode)), new Set([200]));
+  });
+
+  it('refuses at once what one address queues beyond the passwords it may still get wrong', async () => {
+    const replies = await Promise.all(
+      Array.from({ length: 25 }, (_, i) =>
+        h.request({
+          url: '/api/v1/test_connection/',
+          headers: headers(ADMIN_USER, `wrong-password-${i}`),
+          remoteAddress: '192.0.2.78',
+        }),
+      ),
+    );
+    const statuses = replies.map((r) => r.statusCode);
+    assert.equal(statuses.filter((s) => s === 403).length, 10);
+    assert.equal(statuses.filter((s) => s === 429).length, 15);
+  });
+});

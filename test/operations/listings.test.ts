@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createAccount, createChild, createReseller, errorOf, type Harness, setup } from '../helpers.ts';
+import { findAccount, toRow } from '../../src/store/accounts.ts';
+import { openStore } from '../../src/store/open.ts';
+import {
+  createAccount,
+  createChild,
+  createReseller,
+  errorOf,
+  type Harness,
+  setup,
+  TEST_DIALECT,
+} from '../helpers.ts';
 
 type Accounts = { accounts: Record<string, Record<string, unknown>> };
 
@@ -122,5 +132,51 @@ describe('usagestatistics', () => {
   it('shows a reseller only its scope', async () => {
     const { accounts } = (await h.callAs('res', 'usagestatistics')).body.data as Accounts;
     assert.deepEqual(Object.keys(accounts), ['kid']);
+  });
+});
+
+describe('listaccts on a large store', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup();
+    const { db } = h.services.store;
+    const base = (await findAccount(db, (await createAccount(h, 'template'), 'template')))!;
+    await db.transaction().execute(async (trx) => {
+      for (let i = 0; i < 1200; i++) {
+        const user = `bulk${String(i).padStart(4, '0')}`;
+        await trx
+          .insertInto('accounts')
+          .values(toRow({ ...base, user, domain: `${user}.example` }))
+          .execute();
+      }
+    });
+  });
+  after(() => h.close());
+
+  it('lists every account once, in order, across the pages it is built in', async () => {
+    const reply = await h.call('listaccts');
+    const { accounts } = reply.body.data as Accounts;
+    const users = Object.keys(accounts);
+    assert.equal(users.length, 1201);
+    assert.deepEqual(users, [...users].sort());
+    assert.equal(reply.body.info, '1201 account(s)');
+    assert.equal(accounts.bulk0599?.domain, 'bulk0599.example');
+  });
+
+  it('never answers from a stale copy: changes here or from another connection show at once', async () => {
+    const first = await h.call('listaccts');
+    assert.equal(Object.keys((first.body.data as Accounts).accounts).length, 1201);
+    await h.call('suspendacct', { user: 'bulk0007' });
+    const second = (await h.call('listaccts')).body.data as Accounts;
+    assert.equal(second.accounts.bulk0007?.is_suspended, 'yes');
+    // Another process (the CLI, a second server) writing to the same file.
+    const other = await openStore(h.dataDir);
+    try {
+      await other.db.deleteFrom('accounts').where('user', '=', 'bulk0008').execute();
+    } finally {
+      await other.close();
+    }
+    const third = (await h.call('listaccts')).body.data as Accounts;
+    assert.equal('bulk0008' in third.accounts, TEST_DIALECT === 'postgres');
   });
 });

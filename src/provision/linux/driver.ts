@@ -348,7 +348,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       return steps;
     },
 
-    inspect: (accounts) => inspectSystem(config, accounts),
+    inspect: async (loadAccounts) => inspectSystem(config, await loadAccounts()),
     measureUsage: (account) => measureUsage(config, account),
     close: async () => {},
   };

@@ -1,0 +1,389 @@
+// npm run bench: measures Berth against a bare Node HTTPS server (the machine's ceiling) in the
+// same run, and writes docs/benchmarks.md. `--smoke` runs every scenario briefly (the test suite
+// does, so that the runner cannot rot); `--out FILE` writes the report elsewhere.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { createApiUser } from '../src/api-users.ts';
+import { CryptPool } from '../src/auth/crypt-pool.ts';
+import { loadConfig } from '../src/config.ts';
+import { type Account, toRow } from '../src/store/accounts.ts';
+import { openStore } from '../src/store/open.ts';
+import { type Served, serve } from '../test/process.ts';
+import { type Measurement, writeReport } from './report.ts';
+
+const { values: flags } = parseArgs({
+  options: { smoke: { type: 'boolean' }, out: { type: 'string' } },
+});
+const SMOKE = flags.smoke === true;
+const OUT = flags.out ?? new URL('../docs/benchmarks.md', import.meta.url).pathname;
+const DURATION = SMOKE ? 1 : 10;
+const SIZES = SMOKE
+  ? { list: 200, large: 1000, create: 200 }
+  : { list: 10_000, large: 100_000, create: 10_000 };
+
+const API_USER = 'bench';
+const API_PASSWORD = 'bench-password-1';
+const HEADERS = { 'x-api-user': API_USER, 'x-api-password': API_PASSWORD };
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+const scratch: string[] = [];
+const children: ChildProcess[] = [];
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'berth-bench-'));
+  scratch.push(dir);
+  return dir;
+}
+
+/** A data directory with the bench API user, `accounts` accounts, and proxies trusted. */
+async function prepare(accounts: number): Promise<string> {
+  const dataDir = tempDir();
+  writeFileSync(
+    join(dataDir, 'berth.toml'),
+    'trusted_proxies = ["127.0.0.1"]\nhost_name = "bench.example.net"\n',
+  );
+  const config = loadConfig({ dataDir });
+  const store = await openStore(config.dataDir);
+  const crypt = new CryptPool(1);
+  try {
+    await createApiUser(store.db, crypt, {
+      name: API_USER,
+      password: API_PASSWORD,
+      allowedIps: [],
+      reseller: null,
+    });
+    const template: Account = {
+      user: '',
+      domain: '',
+      contactEmail: 'owner@example.com',
+      package: 'default',
+      feature: 'default',
+      owner: 'root',
+      homedir: '',
+      language: 'en',
+      theme: 'default',
+      mailserver: 'local',
+      dkim: true,
+      spf: true,
+      useRegistrarNs: false,
+      nameservers: ['ns1.bench.example.net', 'ns2.bench.example.net'],
+      setupAt: new Date(),
+      dedicatedIpv4: null,
+      dedicatedIpv6: null,
+      shellEnabled: false,
+      reseller: null,
+      limits: {
+        addondomains: null,
+        parkeddomains: null,
+        subdomains: null,
+        email_accounts: 50,
+        ftp: 5,
+        sql: 5,
+        maillist: null,
+        bandwidth: 10240,
+        quota: 1024,
+        mailquota: null,
+      },
+      suspension: null,
+      usage: { quota: 12, bandwidth: 345 },
+    };
+    await store.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < accounts; i += 500) {
+        const rows = [];
+        for (let j = i; j < Math.min(accounts, i + 500); j++) {
+          const user = `s${j.toString(36).padStart(5, '0')}`;
+          rows.push(toRow({ ...template, user, domain: `${user}.example.com`, homedir: `/home/${user}` }));
+        }
+        await trx.insertInto('accounts').values(rows).execute();
+      }
+    });
+  } finally {
+    await crypt.close();
+    await store.close();
+  }
+  return dataDir;
+}
+
+async function startBerth(dataDir: string): Promise<Served & { startMs: number }> {
+  const started = performance.now();
+  const server = await serve(dataDir, [], { BERTH_LOG_LEVEL: 'warn' });
+  children.push(server.child);
+  // Ready means answering an authenticated call.
+  await post(dataDir, server.adminPort, '/api/v1/test_connection/');
+  return { ...server, startMs: performance.now() - started };
+}
+
+async function startBare(
+  dataDir: string,
+  listBody?: string,
+): Promise<{ port: number; pid: number; startMs: number; stop(): void }> {
+  const started = performance.now();
+  const args = [
+    new URL('bare-server.ts', import.meta.url).pathname,
+    join(dataDir, 'tls/cert.pem'),
+    join(dataDir, 'tls/key.pem'),
+  ];
+  if (listBody) args.push(listBody);
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      const match = /ready (\d+)/.exec(String(chunk));
+      if (match) resolve(Number(match[1]));
+    });
+    child.on('exit', () => reject(new Error('the bare server exited')));
+  });
+  return { port, pid: child.pid!, startMs: performance.now() - started, stop: () => child.kill('SIGTERM') };
+}
+
+function post(dataDir: string, port: number, path: string, body = ''): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        headers: { ...HEADERS, ...FORM },
+        ca: readFileSync(join(dataDir, 'tls/cert.pem')),
+        servername: 'localhost',
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024);
+}
+
+type CannonOptions = Parameters<typeof autocannon>[0];
+
+function cannon(options: Omit<CannonOptions, 'url'> & { url: string }): Promise<autocannon.Result> {
+  return autocannon({ method: 'POST', duration: DURATION, ...options });
+}
+
+function url(port: number, op: string): string {
+  return `https://127.0.0.1:${port}/api/v1/${op}/`;
+}
+
+const measurements: Measurement[] = [];
+
+async function testConnection(): Promise<void> {
+  const dataDir = await prepare(0);
+  const berthServer = await startBerth(dataDir);
+  const bare = await startBare(dataDir);
+  const options = { connections: 50, headers: HEADERS };
+  const ours = await cannon({ ...options, url: url(berthServer.adminPort, 'test_connection') });
+  const ceiling = await cannon({ ...options, url: url(bare.port, 'test_connection') });
+  measurements.push({
+    scenario: '1. test_connection, 50 keep-alive connections',
+    metric: 'requests per second',
+    berth: ours.requests.average,
+    baseline: ceiling.requests.average,
+    higherIsBetter: true,
+    target: { ratio: 0.7, text: '≥ 70% of the bare server' },
+    errors: ours.non2xx + ours.errors,
+  });
+  bare.stop();
+  await berthServer.stop();
+}
+
+async function listAccounts(): Promise<void> {
+  const dataDir = await prepare(SIZES.list);
+  const berthServer = await startBerth(dataDir);
+  const body = await post(dataDir, berthServer.adminPort, '/api/v1/listaccts/');
+  const bodyFile = join(dataDir, 'listaccts.json');
+  writeFileSync(bodyFile, body);
+  const bare = await startBare(dataDir, bodyFile);
+  const options = { connections: 2, headers: HEADERS };
+  const ours = await cannon({ ...options, url: url(berthServer.adminPort, 'listaccts') });
+  const ceiling = await cannon({ ...options, url: url(bare.port, 'listaccts') });
+  measurements.push({
+    scenario: `2a. listaccts with ${SIZES.list.toLocaleString('en')} accounts (${(body.length / 1e6).toFixed(1)} MB)`,
+    metric: 'median latency, ms',
+    berth: ours.latency.p50,
+    baseline: ceiling.latency.p50,
+    higherIsBetter: false,
+    target: { ratio: 1.5, text: '≤ 1.5× the bare server sending the body prebuilt' },
+    errors: ours.non2xx + ours.errors,
+  });
+  bare.stop();
+  await berthServer.stop();
+}
+
+async function largeStore(): Promise<void> {
+  const dataDir = await prepare(SIZES.large);
+  const berthServer = await startBerth(dataDir);
+  const bare = await startBare(dataDir);
+  measurements.push({
+    scenario: `5b. start-up with ${SIZES.large.toLocaleString('en')} accounts (until the first answer)`,
+    metric: 'ms',
+    berth: berthServer.startMs,
+    baseline: bare.startMs,
+    higherIsBetter: false,
+    target: { absolute: 1000, text: 'under 1 s' },
+    errors: 0,
+  });
+  const quiet = await cannon({
+    connections: 1,
+    overallRate: 50,
+    headers: HEADERS,
+    url: url(berthServer.adminPort, 'test_connection'),
+  });
+  const [, other] = await Promise.all([
+    cannon({ connections: 2, headers: HEADERS, url: url(berthServer.adminPort, 'listaccts') }),
+    cannon({
+      connections: 1,
+      overallRate: 50,
+      headers: HEADERS,
+      url: url(berthServer.adminPort, 'test_connection'),
+    }),
+  ]);
+  measurements.push({
+    scenario: `2b. another call while listaccts runs with ${SIZES.large.toLocaleString('en')} accounts`,
+    metric: 'p99 latency of test_connection, ms',
+    berth: other.latency.p99,
+    baseline: quiet.latency.p99,
+    higherIsBetter: false,
+    target: { absolute: 100, text: 'p99 under 100 ms' },
+    errors: other.non2xx + other.errors,
+  });
+  measurements.push({
+    scenario: `5a. resident memory with ${SIZES.large.toLocaleString('en')} accounts after a full listaccts`,
+    metric: 'MB',
+    berth: rssMb(berthServer.child.pid!),
+    baseline: rssMb(bare.pid),
+    higherIsBetter: false,
+    target: { text: 'reported' },
+    errors: 0,
+  });
+  bare.stop();
+  await berthServer.stop();
+}
+
+async function createAccounts(): Promise<void> {
+  const dataDir = await prepare(0);
+  const berthServer = await startBerth(dataDir);
+  const bare = await startBare(dataDir);
+  let next = 0;
+  const requests = [
+    {
+      method: 'POST' as const,
+      headers: { ...HEADERS, ...FORM },
+      setupRequest: (req: autocannon.Request) => {
+        const user = `c${(next++).toString(36).padStart(6, '0')}`;
+        return {
+          ...req,
+          body: `user=${user}&domain=${user}.example.com&email=o%40example.com&package=default&quota=100`,
+        };
+      },
+    },
+  ];
+  const options = { connections: 20, amount: SIZES.create, requests };
+  const started = performance.now();
+  const [ours, during] = await Promise.all([
+    cannon({ ...options, url: url(berthServer.adminPort, 'createacct') }).then((result) => ({
+      result,
+      seconds: (performance.now() - started) / 1000,
+    })),
+    cannon({
+      connections: 1,
+      overallRate: 50,
+      headers: HEADERS,
+      url: url(berthServer.adminPort, 'test_connection'),
+      duration: SMOKE ? 1 : 8,
+    }),
+  ]);
+  next = 0;
+  const ceiling = await cannon({ ...options, url: url(bare.port, 'createacct') });
+  const rate = ours.result.requests.total / ours.seconds;
+  measurements.push({
+    scenario: `3a. createacct, record driver, 20 clients, ${SIZES.create.toLocaleString('en')} accounts`,
+    metric: 'accounts per second',
+    berth: rate,
+    baseline: ceiling.requests.total / ceiling.duration,
+    higherIsBetter: true,
+    target: { absolute: 300, text: '≥ 300 per second sustained' },
+    errors: ours.result.non2xx + ours.result.errors,
+  });
+  const quiet = await cannon({
+    connections: 1,
+    overallRate: 50,
+    headers: HEADERS,
+    url: url(berthServer.adminPort, 'test_connection'),
+  });
+  measurements.push({
+    scenario: '3b. test_connection while createacct runs',
+    metric: 'p99 latency, ms',
+    berth: during.latency.p99,
+    baseline: quiet.latency.p99,
+    higherIsBetter: false,
+    target: { absolute: 50, text: 'p99 under 50 ms' },
+    errors: during.non2xx + during.errors,
+  });
+  bare.stop();
+  await berthServer.stop();
+}
+
+async function failedLoginStorm(): Promise<void> {
+  const dataDir = await prepare(0);
+  const berthServer = await startBerth(dataDir);
+  const caller = { ...HEADERS, 'x-forwarded-for': '203.0.113.1' };
+  const quiet = await cannon({
+    connections: 1,
+    overallRate: 50,
+    headers: caller,
+    url: url(berthServer.adminPort, 'test_connection'),
+  });
+  // 200 connections from one attacking address: locked out after ten failures, then refused
+  // before any password is hashed.
+  const attacker = {
+    'x-api-user': API_USER,
+    'x-api-password': 'wrong-password',
+    'x-forwarded-for': '198.51.100.7',
+  };
+  const [attack, during] = await Promise.all([
+    cannon({ connections: 200, headers: attacker, url: url(berthServer.adminPort, 'test_connection') }),
+    cannon({
+      connections: 1,
+      overallRate: 50,
+      headers: caller,
+      url: url(berthServer.adminPort, 'test_connection'),
+    }),
+  ]);
+  measurements.push({
+    scenario: `4. failed-login storm, 200 connections (${Math.round(attack.requests.average).toLocaleString('en')} refusals per second)`,
+    metric: "another caller's p99 latency, ms",
+    berth: during.latency.p99,
+    baseline: quiet.latency.p99,
+    higherIsBetter: false,
+    target: { absolute: 50, text: 'p99 under 50 ms' },
+    errors: during.non2xx + during.errors,
+  });
+  await berthServer.stop();
+}
+
+try {
+  for (const scenario of [testConnection, listAccounts, createAccounts, failedLoginStorm, largeStore]) {
+    process.stdout.write(`bench: ${scenario.name}\n`);
+    await scenario();
+  }
+  writeReport(OUT, measurements, { smoke: SMOKE, duration: DURATION });
+  process.stdout.write(`bench: wrote ${OUT}\n`);
+} finally {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+}

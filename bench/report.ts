@@ -1,5 +1,5 @@
 // Writes the benchmark results: a Markdown table with the machine they ran on, and an SVG chart.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 
@@ -87,6 +87,7 @@ export function writeReport(
     '',
     `![Berth and its baselines](${svgName})`,
     '',
+    readFileSync(new URL('analysis.md', import.meta.url), 'utf8'),
   ];
   writeFileSync(out, lines.join('\n'));
 }

@@ -179,6 +179,46 @@ function url(port: number, op: string): string {
   return `https://127.0.0.1:${port}/api/v1/${op}/`;
 }
 
+interface Probe {
+  p99: number;
+  failures: number;
+}
+
+/** Starts another caller in its own process; resolves with its p99 when it has run `seconds`. */
+function probe(
+  dataDir: string,
+  port: number,
+  headers: Record<string, string>,
+  seconds = DURATION,
+): Promise<Probe> {
+  const args = [
+    new URL('probe.ts', import.meta.url).pathname,
+    String(port),
+    '/api/v1/test_connection/',
+    JSON.stringify(headers),
+    join(dataDir, 'tls/cert.pem'),
+    '20',
+    String(seconds * 1000),
+  ];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk;
+  });
+  return new Promise((resolve, reject) => {
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`the probe exited with ${code}`));
+      const { latencies, failures } = JSON.parse(out) as { latencies: number[]; failures: number };
+      latencies.sort((a, b) => a - b);
+      resolve({
+        p99: latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? 0,
+        failures,
+      });
+    });
+  });
+}
+
 const measurements: Measurement[] = [];
 
 async function testConnection(): Promise<void> {
@@ -237,29 +277,19 @@ async function largeStore(): Promise<void> {
     target: { absolute: 1000, text: 'under 1 s' },
     errors: 0,
   });
-  const quiet = await cannon({
-    connections: 1,
-    overallRate: 50,
-    headers: HEADERS,
-    url: url(berthServer.adminPort, 'test_connection'),
-  });
+  const quiet = await probe(dataDir, berthServer.adminPort, HEADERS);
   const [, other] = await Promise.all([
     cannon({ connections: 2, headers: HEADERS, url: url(berthServer.adminPort, 'listaccts') }),
-    cannon({
-      connections: 1,
-      overallRate: 50,
-      headers: HEADERS,
-      url: url(berthServer.adminPort, 'test_connection'),
-    }),
+    probe(dataDir, berthServer.adminPort, HEADERS),
   ]);
   measurements.push({
     scenario: `2b. another call while listaccts runs with ${SIZES.large.toLocaleString('en')} accounts`,
     metric: 'p99 latency of test_connection, ms',
-    berth: other.latency.p99,
-    baseline: quiet.latency.p99,
+    berth: other.p99,
+    baseline: quiet.p99,
     higherIsBetter: false,
     target: { absolute: 100, text: 'p99 under 100 ms' },
-    errors: other.non2xx + other.errors,
+    errors: other.failures,
   });
   measurements.push({
     scenario: `5a. resident memory with ${SIZES.large.toLocaleString('en')} accounts after a full listaccts`,
@@ -299,13 +329,7 @@ async function createAccounts(): Promise<void> {
       result,
       seconds: (performance.now() - started) / 1000,
     })),
-    cannon({
-      connections: 1,
-      overallRate: 50,
-      headers: HEADERS,
-      url: url(berthServer.adminPort, 'test_connection'),
-      duration: SMOKE ? 1 : 8,
-    }),
+    probe(dataDir, berthServer.adminPort, HEADERS, SMOKE ? 1 : 8),
   ]);
   next = 0;
   const ceiling = await cannon({ ...options, url: url(bare.port, 'createacct') });
@@ -319,20 +343,15 @@ async function createAccounts(): Promise<void> {
     target: { absolute: 300, text: '≥ 300 per second sustained' },
     errors: ours.result.non2xx + ours.result.errors,
   });
-  const quiet = await cannon({
-    connections: 1,
-    overallRate: 50,
-    headers: HEADERS,
-    url: url(berthServer.adminPort, 'test_connection'),
-  });
+  const quiet = await probe(dataDir, berthServer.adminPort, HEADERS);
   measurements.push({
     scenario: '3b. test_connection while createacct runs',
     metric: 'p99 latency, ms',
-    berth: during.latency.p99,
-    baseline: quiet.latency.p99,
+    berth: during.p99,
+    baseline: quiet.p99,
     higherIsBetter: false,
     target: { absolute: 50, text: 'p99 under 50 ms' },
-    errors: during.non2xx + during.errors,
+    errors: during.failures,
   });
   bare.stop();
   await berthServer.stop();
@@ -342,12 +361,7 @@ async function failedLoginStorm(): Promise<void> {
   const dataDir = await prepare(0);
   const berthServer = await startBerth(dataDir);
   const caller = { ...HEADERS, 'x-forwarded-for': '203.0.113.1' };
-  const quiet = await cannon({
-    connections: 1,
-    overallRate: 50,
-    headers: caller,
-    url: url(berthServer.adminPort, 'test_connection'),
-  });
+  const quiet = await probe(dataDir, berthServer.adminPort, caller);
   // 200 connections from one attacking address: locked out after ten failures, then refused
   // before any password is hashed.
   const attacker = {
@@ -357,21 +371,16 @@ async function failedLoginStorm(): Promise<void> {
   };
   const [attack, during] = await Promise.all([
     cannon({ connections: 200, headers: attacker, url: url(berthServer.adminPort, 'test_connection') }),
-    cannon({
-      connections: 1,
-      overallRate: 50,
-      headers: caller,
-      url: url(berthServer.adminPort, 'test_connection'),
-    }),
+    probe(dataDir, berthServer.adminPort, caller),
   ]);
   measurements.push({
     scenario: `4. failed-login storm, 200 connections (${Math.round(attack.requests.average).toLocaleString('en')} refusals per second)`,
     metric: "another caller's p99 latency, ms",
-    berth: during.latency.p99,
-    baseline: quiet.latency.p99,
+    berth: during.p99,
+    baseline: quiet.p99,
     higherIsBetter: false,
     target: { absolute: 50, text: 'p99 under 50 ms' },
-    errors: during.non2xx + during.errors,
+    errors: during.failures,
   });
   await berthServer.stop();
 }

@@ -2,7 +2,6 @@
 // <data-dir>/tls/ and reused afterwards.
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generate } from 'selfsigned';
 import type { Config } from './config.ts';
 
 export interface TlsFiles {
@@ -27,6 +26,8 @@ export async function loadCertificate(config: Config): Promise<TlsFiles> {
     return { cert: readFileSync(certPath, 'utf8'), key: readFileSync(keyPath, 'utf8') };
   }
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // Loaded only on the first start, when there is a certificate to make.
+  const { generate } = await import('selfsigned');
   const now = new Date();
   const pems = await generate([{ name: 'commonName', value: config.hostName }], {
     keySize: 2048,

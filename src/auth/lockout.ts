@@ -33,6 +33,15 @@ export class Lockout {
     });
   }
 
+  /**
+   * The 429 for an address this process already knows is locked out, or null: answered as soon as
+   * a request arrives, before its body is read, so a storm from a locked address costs little.
+   */
+  knownLock(address: string): ApiError | null {
+    const until = this.#knownLocks.get(address);
+    return until !== undefined && until > this.#now() ? this.#refusal(until) : null;
+  }
+
   /** Throws 429 rate_limited while the address is locked out. */
   async check(address: string): Promise<void> {
     const now = this.#now();

@@ -89,6 +89,10 @@ export function registerApi(app: FastifyInstance, services: Services, listener: 
       reply.header('allow', 'POST');
       return sendError(reply, apiError('method_not_allowed', { method: request.method }));
     }
+    // Reads from an address known to be locked out are refused here, cheaply; a state-changing
+    // call goes on to execute(), which refuses it too but also records it in the audit log.
+    const locked = operation.changesState ? null : services.lockout.knownLock(canonicalAddress(request.ip));
+    if (locked) return sendError(reply, locked);
     if (listener === 'reseller' && header(request, 'x-reseller') === undefined) {
       return sendError(reply, apiError('forbidden', { reason: RESELLER_PORT_ONLY }));
     }

@@ -4,6 +4,7 @@ import { ApiError, apiError } from '../errors.ts';
 import { StepFailed } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import { appendAudit } from '../store/audit.ts';
+import type { Db } from '../store/schema.ts';
 import { hasControlCharacters } from '../values.ts';
 import { type Caller, type Operation, parseParams, type RawParams, type Result } from './operation.ts';
 
@@ -39,6 +40,21 @@ export async function execute(services: Services, call: Call): Promise<Result> {
   let caller: Caller | undefined;
   let status = 200;
   let code: string | null = null;
+  let recorded = false;
+  const entry = () => ({
+    at: services.now().toISOString(),
+    api_user: caller?.apiUser ?? call.claimedUser.slice(0, 64),
+    reseller: caller?.reseller?.user ?? null,
+    address: call.address,
+    operation: operation.name,
+    target: auditTarget(call.params),
+    status,
+    code,
+  });
+  const recordSuccess = async (db: Db) => {
+    await appendAudit(db, entry());
+    recorded = true;
+  };
   try {
     caller = await call.identify();
     if (operation.changesState && services.config.demo) throw apiError('demo_server', {});
@@ -46,26 +62,21 @@ export async function execute(services: Services, call: Call): Promise<Result> {
       throw apiError('forbidden', { reason: `Only the administrator may call ${operation.name}.` });
     }
     const input = parseParams(operation.params, call.params, services.config.hostName);
-    return await operation.run({ services, caller, db: services.store.db }, input);
+    return await operation.run({ services, caller, db: services.store.db, recordSuccess }, input);
   } catch (error) {
+    // Whatever the transaction recorded was rolled back with it.
+    recorded = false;
     const failure = toApiError(error, services, operation.name);
     status = failure.status;
     code = failure.code;
     throw failure;
   } finally {
-    if (operation.changesState) {
-      const entry = {
-        at: services.now().toISOString(),
-        api_user: caller?.apiUser ?? call.claimedUser.slice(0, 64),
-        reseller: caller?.reseller?.user ?? null,
-        address: call.address,
-        operation: operation.name,
-        target: auditTarget(call.params),
-        status,
-        code,
-      };
-      await appendAudit(services.store.db, entry).catch((error: unknown) => {
-        services.log.error({ err: error, entry }, 'could not append the audit entry');
+    // A success was recorded in its own transaction; a refusal (or a success that changed
+    // nothing through changeState) is recorded here.
+    if (operation.changesState && !recorded) {
+      const refusal = entry();
+      await appendAudit(services.store.db, refusal).catch((error: unknown) => {
+        services.log.error({ err: error, entry: refusal }, 'could not append the audit entry');
       });
     }
   }

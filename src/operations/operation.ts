@@ -19,6 +19,8 @@ export interface Context {
   services: Services;
   caller: Caller;
   db: Db;
+  /** Appends the audit entry of this call's success inside the transaction that makes the change. */
+  recordSuccess(db: Db): Promise<void>;
 }
 
 /** The raw parameters of a call: every value given for each name (null: not text, e.g. a file). */

@@ -6,7 +6,6 @@ import { DatabaseSync } from 'node:sqlite';
 import { Worker } from 'node:worker_threads';
 import { Kysely } from 'kysely';
 import { type DialectName, migrate } from './migrations/index.ts';
-import { postgresDialect } from './postgres/dialect.ts';
 import { registerDirectReader } from './prepared.ts';
 import type { Database } from './schema.ts';
 import { NodeSqliteDialect } from './sqlite/dialect.ts';
@@ -63,6 +62,8 @@ function checkpointer(db: Kysely<Database>, report: (error: string) => void): ((
   writer.exec('PRAGMA wal_autocheckpoint = 0');
   return async () => {
     writer.exec('PRAGMA wal_autocheckpoint = 1000');
+    // Waited for: an unreferenced worker would let the process end before it has closed.
+    worker.ref();
     worker.postMessage('stop');
     await new Promise((resolve) => worker.once('exit', resolve));
   };
@@ -73,8 +74,11 @@ function checkpointer(db: Kysely<Database>, report: (error: string) => void): ((
  * runs the migrations.
  */
 export async function openStore(dataDir: string, databaseUrl: string | null = null): Promise<Store> {
-  if (databaseUrl)
+  if (databaseUrl) {
+    // Loaded only when used: a single server on SQLite starts without the PostgreSQL client.
+    const { postgresDialect } = await import('./postgres/dialect.ts');
     return ready(new Kysely<Database>({ dialect: postgresDialect(databaseUrl).dialect }), 'postgres');
+  }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   return openSqliteFile(join(dataDir, 'berth.db'));
 }

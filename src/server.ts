@@ -38,6 +38,7 @@ export async function startServer(
   services.store.startBackgroundWork((error) => log.error({ error }, 'store housekeeping failed'));
   if (!config.tls) log.warn('TLS is off (--no-tls): serve only behind a TLS-terminating proxy');
   const tls = config.tls ? await loadCertificate(config) : null;
+  const password = await ensurePortalPassword(services.store.db, services.crypt);
   const admin = buildApp(services, { listener: 'admin', tls });
   const reseller = buildApp(services, { listener: 'reseller', tls });
   try {
@@ -51,12 +52,11 @@ export async function startServer(
   const ports = { admin: boundPort(admin), reseller: boundPort(reseller) };
   const scheme = config.tls ? 'https' : 'http';
   output(`Berth is serving on the ${config.driver} driver with its store in ${storeName(config)}`);
-  output(`  admin listener (API and portal): ${scheme}://${config.host}:${ports.admin}/`);
-  output(`  reseller listener (API with X-RESELLER): ${scheme}://${config.host}:${ports.reseller}/`);
-  const password = await ensurePortalPassword(services.store.db, services.crypt);
   if (password) {
     output(`Portal password for root (shown once; change it with "berth admin set-password"): ${password}`);
   }
+  output(`  admin listener (API and portal): ${scheme}://${config.host}:${ports.admin}/`);
+  output(`  reseller listener (API with X-RESELLER): ${scheme}://${config.host}:${ports.reseller}/`);
   const differences = await inspect(services);
   if (differences.length > 0) log.warn({ differences }, 'the store and the system differ: run berth doctor');
   const usageTimer = setInterval(() => {

@@ -5,8 +5,6 @@ import { CryptPool } from './auth/crypt-pool.ts';
 import { Lockout } from './auth/lockout.ts';
 import type { Config } from './config.ts';
 import type { Driver } from './provision/driver.ts';
-import { linuxDriver } from './provision/linux/driver.ts';
-import { execRunner } from './provision/linux/run.ts';
 import { recordDriver } from './provision/record/driver.ts';
 import { openStore, type Store } from './store/open.ts';
 
@@ -61,6 +59,15 @@ export function createLogger(level = process.env.BERTH_LOG_LEVEL ?? 'info'): Log
   });
 }
 
+/** The linux driver, loaded only when configured. */
+async function linux(config: Config, crypt: CryptPool): Promise<Driver> {
+  const [{ linuxDriver }, { execRunner }] = await Promise.all([
+    import('./provision/linux/driver.ts'),
+    import('./provision/linux/run.ts'),
+  ]);
+  return linuxDriver({ config, runner: execRunner(), hashPassword: (password) => crypt.hash(password) });
+}
+
 export async function openServices(
   config: Config,
   options: { log?: Logger; driver?: Driver; cryptThreads?: number } = {},
@@ -68,11 +75,7 @@ export async function openServices(
   const log = options.log ?? createLogger();
   const store = await openStore(config.dataDir, config.database);
   const crypt = new CryptPool(options.cryptThreads);
-  const driver =
-    options.driver ??
-    (config.driver === 'linux'
-      ? linuxDriver({ config, runner: execRunner(), hashPassword: (password) => crypt.hash(password) })
-      : recordDriver());
+  const driver = options.driver ?? (config.driver === 'linux' ? await linux(config, crypt) : recordDriver());
   const lockout = new Lockout(store.db, config.lockout);
   const auth = new Authenticator(store.db, crypt, lockout, config.lockout.maxFailures);
   return {

@@ -80,7 +80,19 @@ export async function testDatabase(): Promise<{ url: string; drop(): Promise<voi
   await run(`create database ${name}`);
   const url = new URL(admin);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => run(`drop database if exists ${name} with (force)`) };
+  // Without FORCE, and tried again while the closed pool's last backends finish exiting: forcing
+  // them out would make a still-open client report the termination as an uncaught error.
+  const drop = async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run(`drop database if exists ${name}`);
+      } catch (error) {
+        if (attempt >= 50 || !/being accessed by other users/.test(String(error))) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  };
+  return { url: url.toString(), drop };
 }
 
 export async function setup(

@@ -79,19 +79,18 @@ export function serve(
         out.includes('\n', out.indexOf('reseller listener'))
       ) {
         clearTimeout(timer);
-        setTimeout(() => {
-          resolve({
-            child,
-            adminPort: Number(admin[1]),
-            resellerPort: Number(reseller[1]),
-            portalPassword: /Portal password[^:]*: (\S+)/.exec(out)?.[1] ?? null,
-            output: () => out,
-            stop: (signal = 'SIGTERM') => {
-              child.kill(signal);
-              return exited;
-            },
-          });
-        }, 200);
+        // The listener lines come last: by then everything start-up prints is in.
+        resolve({
+          child,
+          adminPort: Number(admin[1]),
+          resellerPort: Number(reseller[1]),
+          portalPassword: /Portal password[^:]*: (\S+)/.exec(out)?.[1] ?? null,
+          output: () => out,
+          stop: (signal = 'SIGTERM') => {
+            child.kill(signal);
+            return exited;
+          },
+        });
       }
     };
     child.stdout.on('data', onData);

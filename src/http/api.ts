@@ -111,13 +111,18 @@ export function registerApi(app: FastifyInstance, services: Services, listener: 
       params,
       address,
       claimedUser,
+      idempotencyKey: header(request, 'idempotency-key'),
       identify: async (): Promise<Caller> => {
         const apiUser = await services.auth.authenticate(credentialsOf(request, params), address);
         const reseller = await actingReseller(services, apiUser, header(request, 'x-reseller'));
         return { apiUser: apiUser.name, address, reseller };
       },
     });
-    if (result.body) return reply.type('application/json; charset=utf-8').send(result.body);
+    if (result.body)
+      return reply
+        .code(result.status ?? 200)
+        .type('application/json; charset=utf-8')
+        .send(result.body);
     if (result.stream) {
       return reply.type('application/json; charset=utf-8').send(Readable.from(result.stream));
     }

@@ -6,6 +6,7 @@ import type { Services } from '../services.ts';
 import { appendAudit } from '../store/audit.ts';
 import type { Db } from '../store/schema.ts';
 import { hasControlCharacters } from '../values.ts';
+import { once, parseIdempotencyKey, requestHash } from './idempotency.ts';
 import { type Caller, type Operation, parseParams, type RawParams, type Result } from './operation.ts';
 
 export interface Call {
@@ -16,6 +17,8 @@ export interface Call {
   claimedUser: string;
   /** Authenticates the caller and resolves the reseller it acts as. */
   identify(): Promise<Caller>;
+  /** The Idempotency-Key the caller sent, if any. */
+  idempotencyKey?: string;
 }
 
 /** Turns anything thrown into the error the caller sees; internals go to the log only. */
@@ -56,13 +59,32 @@ export async function execute(services: Services, call: Call): Promise<Result> {
     recorded = true;
   };
   try {
-    caller = await call.identify();
-    if (operation.changesState && services.config.demo) throw apiError('demo_server', {});
-    if (operation.adminOnly && caller.reseller) {
-      throw apiError('forbidden', { reason: `Only the administrator may call ${operation.name}.` });
+    const who = await call.identify();
+    caller = who;
+    const act = async () => {
+      if (operation.changesState && services.config.demo) throw apiError('demo_server', {});
+      if (operation.adminOnly && who.reseller) {
+        throw apiError('forbidden', { reason: `Only the administrator may call ${operation.name}.` });
+      }
+      const input = parseParams(operation.params, call.params, services.config.hostName);
+      return await operation.run({ services, caller: who, db: services.store.db, recordSuccess }, input);
+    };
+    if (!operation.changesState || call.idempotencyKey === undefined) return await act();
+    const key = parseIdempotencyKey(call.idempotencyKey);
+    const hash = requestHash(operation, who.reseller?.user ?? null, call.params);
+    const outcome = await once(services, who.apiUser, key, hash, async () => {
+      try {
+        return { result: await act() };
+      } catch (error) {
+        return { error: toApiError(error, services, operation.name) };
+      }
+    });
+    if (outcome.error) throw outcome.error;
+    if (outcome.replayed) {
+      status = outcome.result.status ?? 200;
+      code = 'replayed';
     }
-    const input = parseParams(operation.params, call.params, services.config.hostName);
-    return await operation.run({ services, caller, db: services.store.db, recordSuccess }, input);
+    return outcome.result;
   } catch (error) {
     // Whatever the transaction recorded was rolled back with it.
     recorded = false;

@@ -90,6 +90,8 @@ export interface Result {
   stream?: AsyncIterable<string>;
   /** The whole answer, envelope included, as JSON already built. */
   body?: Buffer;
+  /** The HTTP status of `body`, when it is not 200 (a replayed error answer). */
+  status?: number;
 }
 
 export interface Operation<S extends ParamSchema = ParamSchema> {

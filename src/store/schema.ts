@@ -104,6 +104,16 @@ export interface PortalSessionTable {
   last_seen_ms: number;
 }
 
+export interface IdempotencyKeyTable {
+  api_user: string;
+  key: string;
+  request_hash: string;
+  /** The HTTP status of the stored answer; 0 while the first call is still running. */
+  status: number;
+  body: string;
+  created_ms: number;
+}
+
 export interface SettingTable {
   key: string;
   value: string;
@@ -117,6 +127,7 @@ export interface Database {
   auth_failures: AuthFailureTable;
   settings: SettingTable;
   portal_sessions: PortalSessionTable;
+  idempotency_keys: IdempotencyKeyTable;
 }
 
 /** A database handle or an open transaction: every repository function takes one first. */

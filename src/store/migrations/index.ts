@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { type Migration, Migrator } from 'kysely/migration';
 import * as initial from './0001-initial.ts';
 import * as portalSessions from './0002-portal-sessions.ts';
+import * as idempotency from './0003-idempotency.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -12,6 +13,7 @@ type Up = (db: Kysely<any>, dialect: DialectName) => Promise<void>;
 const MIGRATIONS: Record<string, { up: Up }> = {
   '0001-initial': initial,
   '0002-portal-sessions': portalSessions,
+  '0003-idempotency': idempotency,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

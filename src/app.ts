@@ -1,5 +1,7 @@
 // Builds the Fastify application for one listener. server.ts starts the listeners; tests build the
 // application in-process and call it with inject().
+import { createServer as createHttpServer, type RequestListener } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ApiError, apiError } from './errors.ts';
 import { type Listener, registerApi, sendError } from './http/api.ts';
@@ -27,18 +29,35 @@ function fromFastifyError(error: { code?: string; statusCode?: number }): ApiErr
 
 export function buildApp(services: Services, options: AppOptions): FastifyInstance {
   const { config } = services;
+  const { limits } = config;
+  // Slow clients (slow-loris) are cut off: headers, the whole request and idle keep-alive
+  // connections each have their time, checked every second (Node's default: every 30 seconds).
+  const serverOptions = {
+    headersTimeout: limits.headerTimeout * 1000,
+    requestTimeout: limits.requestTimeout * 1000,
+    keepAliveTimeout: limits.keepAliveTimeout * 1000,
+    connectionsCheckingInterval: 1000,
+  };
+  const serverFactory = (handler: RequestListener) => {
+    const server = options.tls
+      ? createHttpsServer(
+          { ...serverOptions, key: options.tls.key, cert: options.tls.cert, minVersion: 'TLSv1.2' },
+          handler,
+        )
+      : createHttpServer(serverOptions, handler);
+    server.maxConnections = limits.maxConnections;
+    return server;
+  };
   const app = Fastify({
     loggerInstance: services.log.child({ listener: options.listener }),
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
-    connectionTimeout: 60_000,
-    keepAliveTimeout: 65_000,
-    requestTimeout: 120_000,
+    connectionTimeout: limits.requestTimeout * 1000,
+    keepAliveTimeout: limits.keepAliveTimeout * 1000,
+    requestTimeout: limits.requestTimeout * 1000,
     return503OnClosing: true,
-    ...(options.tls && {
-      https: { key: options.tls.key, cert: options.tls.cert, minVersion: 'TLSv1.2' as const },
-    }),
+    serverFactory,
   }) as unknown as FastifyInstance;
 
   registerBodyParsers(app);

@@ -28,6 +28,19 @@ export interface Config {
   trustedProxies: string[];
   lockout: { maxFailures: number; windowMinutes: number; lockMinutes: number };
   linux: LinuxConfig;
+  limits: LimitsConfig;
+}
+
+/** Protection against slow or greedy clients. Times in seconds. */
+export interface LimitsConfig {
+  /** A client must have sent all its request headers within this. */
+  headerTimeout: number;
+  /** …and the whole request within this. */
+  requestTimeout: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeout: number;
+  /** Connections beyond this, per listener, are closed at once. */
+  maxConnections: number;
 }
 
 /** Where the linux driver puts things. Paths are absolute within `systemRoot`. */
@@ -50,7 +63,8 @@ export interface LinuxConfig {
 }
 
 /** What a caller (the CLI's flags, a test) may set over the file and the environment. */
-export type ConfigOverrides = Partial<Omit<Config, 'lockout' | 'ipPool' | 'linux'>> & {
+export type ConfigOverrides = Partial<Omit<Config, 'lockout' | 'ipPool' | 'linux' | 'limits'>> & {
+  limits?: Partial<LimitsConfig>;
   lockout?: Partial<Config['lockout']>;
   ipPool?: Partial<Config['ipPool']>;
   linux?: Partial<LinuxConfig>;
@@ -97,6 +111,7 @@ function defaults(dataDir: string): Config {
     shell: '/bin/bash',
     trustedProxies: [],
     lockout: { maxFailures: 10, windowMinutes: 15, lockMinutes: 15 },
+    limits: { headerTimeout: 10, requestTimeout: 30, keepAliveTimeout: 30, maxConnections: 2000 },
     linux: {
       systemRoot: '/',
       nginxDir: '/etc/nginx/sites-enabled',
@@ -151,6 +166,7 @@ function fromFile(path: string): ConfigOverrides {
   }
   const pool = (file.ip_pool ?? {}) as Table;
   const linux = (file.linux ?? {}) as Table;
+  const limits = (file.limits ?? {}) as Table;
   const where = `${path} [linux]`;
   const lockout = (file.lockout ?? {}) as Table;
   const tls = (file.tls ?? {}) as Table;
@@ -165,6 +181,12 @@ function fromFile(path: string): ConfigOverrides {
     tlsCert: text(tls, 'cert', `${path} [tls]`),
     tlsKey: text(tls, 'key', `${path} [tls]`),
     ipPool: { ipv4: list(pool, 'ipv4', `${path} [ip_pool]`), ipv6: list(pool, 'ipv6', `${path} [ip_pool]`) },
+    limits: {
+      headerTimeout: whole(limits, 'header_timeout', `${path} [limits]`),
+      requestTimeout: whole(limits, 'request_timeout', `${path} [limits]`),
+      keepAliveTimeout: whole(limits, 'keep_alive_timeout', `${path} [limits]`),
+      maxConnections: whole(limits, 'max_connections', `${path} [limits]`),
+    },
     linux: {
       systemRoot: text(linux, 'system_root', where),
       nginxDir: text(linux, 'nginx_dir', where),
@@ -225,27 +247,21 @@ function fromEnvironment(): ConfigOverrides {
   };
 }
 
+const SECTIONS = ['lockout', 'ipPool', 'linux', 'limits'] as const;
+
+/** `over` laid over `base`: a value left undefined keeps the one below; sections merge key by key. */
 function merge(base: Config, over: ConfigOverrides): Config {
-  const out = {
-    ...base,
-    lockout: { ...base.lockout },
-    ipPool: { ...base.ipPool },
-    linux: { ...base.linux },
-  } as Config;
+  const out = { ...base } as unknown as Record<string, unknown>;
   for (const [key, value] of Object.entries(over)) {
-    if (value === undefined || key === 'lockout' || key === 'ipPool' || key === 'linux') continue;
-    (out as unknown as Record<string, unknown>)[key] = value;
+    if (value !== undefined && !(SECTIONS as readonly string[]).includes(key)) out[key] = value;
   }
-  for (const [key, value] of Object.entries(over.linux ?? {})) {
-    if (value !== undefined) (out.linux as unknown as Record<string, unknown>)[key] = value;
+  for (const section of SECTIONS) {
+    const merged: Record<string, unknown> = { ...base[section] };
+    for (const [key, value] of Object.entries(over[section] ?? {}))
+      if (value !== undefined) merged[key] = value;
+    out[section] = merged;
   }
-  for (const [key, value] of Object.entries(over.lockout ?? {})) {
-    if (value !== undefined) out.lockout[key as keyof Config['lockout']] = value;
-  }
-  for (const [key, value] of Object.entries(over.ipPool ?? {})) {
-    if (value !== undefined) out.ipPool[key as keyof Config['ipPool']] = value;
-  }
-  return out;
+  return out as unknown as Config;
 }
 
 function check(config: Config): Config {

@@ -77,3 +77,25 @@ describe('configuration', () => {
     }
   });
 });
+
+describe('configuration sections', () => {
+  const dataDir = tempDir('berth-config-');
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('keep their defaults for every key a file leaves out', () => {
+    writeFileSync(
+      join(dataDir, 'berth.toml'),
+      'trusted_proxies = ["127.0.0.1"]\n[limits]\nheader_timeout = 5\n[linux]\nhttp_port = 8080\n',
+    );
+    const config = loadConfig({ dataDir });
+    assert.deepEqual(config.limits, {
+      headerTimeout: 5,
+      requestTimeout: 30,
+      keepAliveTimeout: 30,
+      maxConnections: 2000,
+    });
+    assert.equal(config.linux.httpPort, 8080);
+    assert.equal(config.linux.nginxDir, '/etc/nginx/sites-enabled');
+    assert.deepEqual(config.lockout, { maxFailures: 10, windowMinutes: 15, lockMinutes: 15 });
+  });
+});

@@ -61,10 +61,50 @@ describe('every operation', () => {
     }
   });
 
-  it('answers a GET with 405', async () => {
-    for (const op of named) {
-      const reply = await h.request({ method: 'GET', url: `/api/v1/${op.name}/` });
-      assert.equal(reply.statusCode, 405, op.name);
+  it('answers every other method with 405 and Allow: POST, credentials or not', async () => {
+    for (const op of [...named, { name: '' }]) {
+      for (const method of ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
+        for (const headers of [{}, { 'x-api-user': ADMIN_USER, 'x-api-password': ADMIN_PASSWORD }] as Record<
+          string,
+          string
+        >[]) {
+          const reply = await h.request({ method, url: `/api/v1/${op.name}${op.name ? '/' : ''}`, headers });
+          assert.equal(reply.statusCode, 405, `${method} ${op.name}`);
+          assert.equal(reply.headers.allow, 'POST');
+        }
+      }
+    }
+  });
+
+  it('keeps every portal page behind the login, whatever the method', async () => {
+    for (const url of [
+      '/',
+      '/accounts',
+      '/packages',
+      '/packages/default',
+      '/audit',
+      '/preferences/api-manager',
+      '/preferences/api-manager/billing',
+    ]) {
+      const page = await h.admin.inject({ method: 'GET', url });
+      assert.equal(page.statusCode, 303, url);
+      assert.equal(page.headers.location, '/login');
+    }
+    for (const url of [
+      '/logout',
+      '/accounts/x/suspend',
+      '/packages',
+      '/preferences/api-manager',
+      '/preferences/api-manager/billing/delete',
+    ]) {
+      const page = await h.admin.inject({
+        method: 'POST',
+        url,
+        payload: '',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      assert.equal(page.statusCode, 303, url);
+      assert.equal(page.headers.location, '/login');
     }
   });
 

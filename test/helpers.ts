@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import { startCluster } from '../scripts/pg-cluster.ts';
 import { createApiUser } from '../src/api-users.ts';
 import { buildApp } from '../src/app.ts';
@@ -97,7 +98,7 @@ export async function testDatabase(): Promise<{ url: string; drop(): Promise<voi
 
 export async function setup(
   overrides: ConfigOverrides = {},
-  options: { driver?: Driver; makeDriver?: (config: Config) => Driver } = {},
+  options: { driver?: Driver; makeDriver?: (config: Config) => Driver; log?: Logger } = {},
 ): Promise<Harness> {
   const dataDir = tempDir();
   const database = await testDatabase();
@@ -110,7 +111,7 @@ export async function setup(
     ...overrides,
   });
   const services = await openServices(config, {
-    log: createLogger('silent'),
+    log: options.log ?? createLogger('silent'),
     cryptThreads: 1,
     driver: options.driver ?? options.makeDriver?.(config),
   });

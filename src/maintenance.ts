@@ -1,7 +1,7 @@
 // What runs beside the API: comparing the store with the system (`berth doctor`, and at start), and
 // refreshing the accounts' usage (`berth usage refresh`, and every 15 minutes while serving).
 import type { Services } from './services.ts';
-import { listAccounts } from './store/accounts.ts';
+import { findAccount, listAccounts } from './store/accounts.ts';
 
 export const USAGE_REFRESH_MS = 15 * 60_000;
 
@@ -25,4 +25,24 @@ export async function refreshUsage(services: Services): Promise<number> {
     updated++;
   }
   return updated;
+}
+
+/**
+ * Finishes what calls interrupted by a crash left in the journal: an account the store has is
+ * repaired to match it; one it does not have loses every trace. Returns what was done.
+ */
+export async function recoverInterruptedCalls(services: Services): Promise<string[]> {
+  const done: string[] = [];
+  for (const { id, entry } of services.journal.pending()) {
+    const account = await findAccount(services.store.db, entry.user);
+    if (account && account.domain === entry.domain) {
+      await services.driver.reconcile(account);
+      done.push(`${entry.user}: repaired to match the store after an interrupted "${entry.operation}"`);
+    } else {
+      await services.driver.purge(entry);
+      done.push(`${entry.user}: traces of an interrupted "${entry.operation}" removed`);
+    }
+    services.journal.end(id);
+  }
+  return done;
 }

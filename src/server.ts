@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
-import { inspect, refreshUsage, USAGE_REFRESH_MS } from './maintenance.ts';
+import { inspect, recoverInterruptedCalls, refreshUsage, USAGE_REFRESH_MS } from './maintenance.ts';
 import { ensurePortalPassword } from './portal-password.ts';
 import { openServices, type Services } from './services.ts';
 import { loadCertificate } from './tls.ts';
@@ -39,6 +39,8 @@ export async function startServer(
   if (!config.tls) log.warn('TLS is off (--no-tls): serve only behind a TLS-terminating proxy');
   const tls = config.tls ? await loadCertificate(config) : null;
   const password = await ensurePortalPassword(services.store.db, services.crypt);
+  for (const line of await recoverInterruptedCalls(services))
+    log.warn({ recovery: line }, 'recovered an interrupted call');
   const admin = buildApp(services, { listener: 'admin', tls });
   const reseller = buildApp(services, { listener: 'reseller', tls });
   try {

@@ -5,11 +5,13 @@ import { CryptPool } from './auth/crypt-pool.ts';
 import { Lockout } from './auth/lockout.ts';
 import type { Config } from './config.ts';
 import type { Driver } from './provision/driver.ts';
+import { Journal } from './provision/journal.ts';
 import { recordDriver } from './provision/record/driver.ts';
 import { openStore, type Store } from './store/open.ts';
 
 export interface Services {
   config: Config;
+  journal: Journal;
   store: Store;
   driver: Driver;
   crypt: CryptPool;
@@ -80,6 +82,7 @@ export async function openServices(
   const auth = new Authenticator(store.db, crypt, lockout, config.lockout.maxFailures);
   return {
     config,
+    journal: new Journal(config.dataDir),
     store,
     driver,
     crypt,

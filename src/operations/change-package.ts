@@ -29,7 +29,7 @@ export const changePackage = defineOperation({
       };
       await enforceLimitsOfChange(db, caller, after);
       await saveAccount(db, after);
-      await system(services.driver.changeLimits(before, after));
+      await system(after, services.driver.changeLimits(before, after));
     });
     const message = `User hosting package changed for ${input.user}`;
     return { data: message, info: message };

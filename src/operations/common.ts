@@ -4,6 +4,7 @@ import { randomInt } from 'node:crypto';
 import { apiError } from '../errors.ts';
 import { runSteps, type Step, undoSteps } from '../provision/driver.ts';
 import { type Account, findAccountInScope, ownedTotals, type Scope } from '../store/accounts.ts';
+import { uniqueViolation } from '../store/errors.ts';
 import type { Db } from '../store/schema.ts';
 import type { Limit } from '../values.ts';
 import type { Caller, Context } from './operation.ts';
@@ -79,27 +80,63 @@ export async function enforceLimitsOfChange(db: Db, caller: Caller, after: Accou
   });
 }
 
-export type RunSystemSteps = (steps: Step[]) => Promise<void>;
+/** Runs the driver's steps for a change to `account`, journalled so that a crash can be recovered. */
+export type RunSystemSteps = (account: Account, steps: Step[]) => Promise<void>;
 
 /**
- * Runs `work` in one transaction. System steps it runs through `system` are undone, last first,
- * when anything after them fails (a later step, a store write, the commit).
+ * Runs `work` in one transaction, with the call's audit entry in the same commit. System steps it
+ * runs through `system` are journalled first, and undone, last first, when anything after them
+ * fails (a later step, a store write, the commit). A conflict with another server's transaction is
+ * retried while no system step has run.
  */
 export async function changeState<T>(
   ctx: Context,
   work: (db: Db, system: RunSystemSteps) => Promise<T>,
 ): Promise<T> {
-  const done: Step[] = [];
-  try {
-    return await ctx.services.store.db
-      .transaction()
-      .execute((trx) => work(trx, (steps) => runSteps(steps, done)));
-  } catch (error) {
-    await undoSteps(done, (step, undoError) =>
-      ctx.services.log.error({ err: undoError, step: step.name }, 'could not undo a provisioning step'),
-    );
-    throw error;
+  const { journal } = ctx.services;
+  for (let attempt = 1; ; attempt++) {
+    const done: Step[] = [];
+    const journalled: string[] = [];
+    const system: RunSystemSteps = async (account, steps) => {
+      if (steps.length === 0) return;
+      journalled.push(
+        journal.begin({
+          user: account.user,
+          domain: account.domain,
+          homedir: account.homedir,
+          operation: steps[0]!.name,
+          startedAt: new Date().toISOString(),
+        }),
+      );
+      await runSteps(steps, done);
+    };
+    try {
+      const result = await ctx.services.store.db.transaction().execute(async (trx) => {
+        const value = await work(trx, system);
+        await ctx.recordSuccess(trx);
+        return value;
+      });
+      for (const id of journalled) journal.end(id);
+      return result;
+    } catch (error) {
+      await undoSteps(done, (step, undoError) =>
+        ctx.services.log.error({ err: undoError, step: step.name }, 'could not undo a provisioning step'),
+      );
+      for (const id of journalled) journal.end(id);
+      if (journalled.length > 0 || attempt >= 5 || !isTransient(error)) throw error;
+    }
   }
+}
+
+/**
+ * A conflict with another server's concurrent transaction that a retry resolves: a serialisation
+ * failure or deadlock, or two calls taking the same free dedicated address.
+ */
+function isTransient(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  if (code === '40001' || code === '40P01') return true;
+  const column = uniqueViolation(error);
+  return column === 'dedicated_ipv4' || column === 'dedicated_ipv6';
 }
 
 const PASSWORD_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789!#%+-=_';

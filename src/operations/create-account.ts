@@ -132,7 +132,7 @@ export const createAccount = defineOperation({
           throw apiError('account_exists', { user: input.user }, 'user');
         throw error;
       }
-      await system(services.driver.createAccount(account, password));
+      await system(account, services.driver.createAccount(account, password));
       return account;
     });
     return { data: createdRecord(account, config), info: `Account ${account.user} created` };

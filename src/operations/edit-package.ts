@@ -33,7 +33,7 @@ export const editPackage = defineOperation({
         if (input.feature !== undefined) after.feature = pkg.feature;
         if (input.shell !== undefined) after.shellEnabled = pkg.shell;
         await saveAccount(db, after);
-        await system(services.driver.changeLimits(before, after));
+        await system(after, services.driver.changeLimits(before, after));
       }
       return { package: packageObject(pkg), accounts_updated: accounts.length };
     });

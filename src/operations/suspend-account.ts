@@ -30,7 +30,7 @@ export const suspendAccount = defineOperation({
         by: caller.reseller?.user ?? 'root',
       };
       await saveAccount(db, account);
-      await system(services.driver.suspendAccount(account));
+      await system(account, services.driver.suspendAccount(account));
     });
     const message = `User account suspended ${input.user}`;
     return { data: message, info: message };

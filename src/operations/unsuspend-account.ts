@@ -19,7 +19,7 @@ export const unsuspendAccount = defineOperation({
       }
       account.suspension = null;
       await saveAccount(db, account);
-      await system(services.driver.unsuspendAccount(account));
+      await system(account, services.driver.unsuspendAccount(account));
     });
     const message = `User account unsuspended ${input.user}`;
     return { data: message, info: message };

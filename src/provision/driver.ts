@@ -29,6 +29,10 @@ export interface Driver {
   changePassword(account: Account, password: string): Step[];
   /** The quota, package, shell or any other limit changed from `before` to `after`. */
   changeLimits(before: Account, after: Account): Step[];
+  /** Makes the system match the stored account, whatever an interrupted call left (recovery). */
+  reconcile(account: Account): Promise<void>;
+  /** Removes every trace of an account the store does not have (recovery of an unfinished create). */
+  purge(account: { user: string; domain: string; homedir: string }): Promise<void>;
   /** Every difference between the store's accounts and the system (`berth doctor`). */
   inspect(loadAccounts: () => Promise<readonly Account[]>): Promise<string[]>;
   /** What the account uses now, or null when the driver cannot tell. */

@@ -1,6 +1,7 @@
 // The `linux` driver: real hosting accounts on this server. A system user with its password, home
 // and quota; an nginx server block; a BIND zone with SPF and DKIM. Every step has its undo. With a
 // system root other than `/` (the tests), everything happens below it and no service is reloaded.
+import { createPublicKey } from 'node:crypto';
 import { chownSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../../config.ts';
@@ -67,6 +68,20 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     undo,
   });
 
+  const useraddArgs = (account: Account) => [
+    '/usr/sbin/useradd',
+    ...prefix,
+    '-M',
+    '-U',
+    '-d',
+    account.homedir,
+    '-s',
+    shellOf(account),
+    '-c',
+    gecosOf(account),
+    '--',
+    account.user,
+  ];
   const usermod = (user: string, args: string[]) =>
     runner.run(['/usr/sbin/usermod', ...prefix, ...args, '--', user]);
   const shellOf = (account: Account) =>
@@ -194,6 +209,54 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       return findSystemUser(root, user) !== undefined;
     },
 
+    async reconcile(account) {
+      checkIdentifiers(account);
+      if (!findSystemUser(root, account.user)) await runner.run(useraddArgs(account));
+      await usermod(account.user, ['-s', shellOf(account)]);
+      const password = shadowPassword(root, account.user) ?? '';
+      if (account.suspension && !password.startsWith('!')) await usermod(account.user, ['-L']);
+      // A user whose password was never set stays locked: there is nothing to unlock to.
+      if (!account.suspension && password.startsWith('!') && password.length > 1)
+        await usermod(account.user, ['-U']);
+      const user = findSystemUser(root, account.user)!;
+      const home = path(account.homedir);
+      mkdirSync(join(home, 'public_html'), { recursive: true, mode: 0o755 });
+      chownSync(home, user.uid, user.gid);
+      chownSync(join(home, 'public_html'), user.uid, user.gid);
+      let dkimPublic: string | null = null;
+      if (account.dkim) {
+        const keys = dkimPaths(account);
+        const existing = readIfExists(keys.key);
+        if (existing) {
+          dkimPublic = createPublicKey(existing).export({ type: 'spki', format: 'der' }).toString('base64');
+        } else {
+          const key = await generateDkimKey();
+          writeFileAtomic(keys.key, key.privatePem, 0o600);
+          dkimPublic = key.publicBase64;
+        }
+        writeFileAtomic(keys.txt, `${dkimTxtStrings(dkimPublic).join('')}\n`, 0o644);
+      }
+      writeFileAtomic(zonePath(account), zone(account, dkimPublic, new Date()), 0o644);
+      await checkZone(account);
+      writeFileAtomic(serverBlockPath(account), serverBlock(account), 0o644);
+      if (live) await reloadAll();
+    },
+
+    async purge(account) {
+      const identified = { ...account } as Account;
+      checkIdentifiers(identified);
+      const keys = dkimPaths(identified);
+      for (const file of [serverBlockPath(identified), zonePath(identified), keys.key, keys.txt])
+        rmSync(file, { force: true });
+      // Only a user Berth made for this very domain is removed.
+      const user = findSystemUser(root, account.user);
+      if (user?.gecos === gecosOf(identified)) {
+        await runner.run(['/usr/sbin/userdel', ...prefix, '--', account.user]);
+        rmSync(path(account.homedir), { recursive: true, force: true });
+      }
+      if (live) await reloadAll();
+    },
+
     createAccount(account, password) {
       checkIdentifiers(account);
       let dkimPublic: string | null = null;
@@ -204,20 +267,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
         step(
           'system user',
           async () => {
-            await runner.run([
-              '/usr/sbin/useradd',
-              ...prefix,
-              '-M',
-              '-U',
-              '-d',
-              account.homedir,
-              '-s',
-              shellOf(account),
-              '-c',
-              gecosOf(account),
-              '--',
-              account.user,
-            ]);
+            await runner.run(useraddArgs(account));
           },
           async () => {
             await runner.run(['/usr/sbin/userdel', ...prefix, '--', account.user]);

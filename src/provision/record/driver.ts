@@ -13,7 +13,9 @@ export function recordDriver(): Driver {
     unsuspendAccount: none,
     changePassword: none,
     changeLimits: none,
-    // The store is all there is: nothing on the system to compare with or to measure.
+    // The store is all there is: nothing on the system to repair, compare with or measure.
+    reconcile: async () => {},
+    purge: async () => {},
     inspect: async () => [],
     measureUsage: async () => null,
     close: async () => {},

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalAddress } from '../auth/access.ts';
 import type { Credentials } from '../auth/authenticate.ts';
 import { type ApiError, apiError, invalid } from '../errors.ts';
+import { openApiDocument } from '../openapi.ts';
 import { execute } from '../operations/execute.ts';
 import type { Caller, Operation, RawParams } from '../operations/operation.ts';
 import { findOperation } from '../operations/registry.ts';
@@ -12,6 +13,8 @@ import { findAccount } from '../store/accounts.ts';
 import type { ApiUser } from '../store/api-users.ts';
 
 export type Listener = 'admin' | 'reseller';
+
+export const OPENAPI_PATH = '/api/openapi.json';
 
 const RESELLER_PORT_ONLY = 'This port serves reseller calls only: send X-RESELLER';
 
@@ -78,8 +81,16 @@ declare module 'fastify' {
 export function registerApi(app: FastifyInstance, services: Services, listener: Listener): void {
   app.decorateRequest('apiOperation', null);
 
+  // The API's description, for client generators: public, on both listeners.
+  const description = JSON.stringify(openApiDocument());
+  app.get(OPENAPI_PATH, async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send(description),
+  );
+
   // Answered before the body is read and before authentication.
   app.addHook('onRequest', async (request, reply) => {
+    if (request.url.split('?')[0] === OPENAPI_PATH && (request.method === 'GET' || request.method === 'HEAD'))
+      return;
     const name = operationName(request.url);
     if (name === null) return;
     const operation = findOperation(name);

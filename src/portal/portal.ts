@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { Eta } from 'eta';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { canonicalAddress } from '../auth/access.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, catalogue } from '../errors.ts';
 import { execute } from '../operations/execute.ts';
 import type { RawParams, Result } from '../operations/operation.ts';
-import { findOperation } from '../operations/registry.ts';
+import { findOperation, operations } from '../operations/registry.ts';
 import { portalPasswordHash } from '../portal-password.ts';
 import type { Services } from '../services.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';
@@ -139,6 +139,24 @@ export function registerPortal(app: FastifyInstance, services: Services, options
   };
 
   app.get('/login', async (_request, reply) => showLogin(reply, {}));
+
+  // The API reference, for integrators: public, rendered from the operations' own schemas.
+  const operationsList = [...operations.values()];
+  const errors = Object.entries(catalogue).map(([code, entry]) => ({ code, ...entry }));
+  app.get('/reference', async (request, reply) => {
+    const session = await currentSession(
+      db,
+      parseCookies(request.headers.cookie).get(SESSION_COOKIE),
+      Date.now(),
+    );
+    return portal.render(reply, 'reference', {
+      title: 'API reference',
+      nav: session ? 'reference' : '',
+      csrf: session?.csrf ?? '',
+      operations: operationsList,
+      errors,
+    });
+  });
 
   app.post('/login', async (request, reply) => {
     const address = canonicalAddress(request.ip);

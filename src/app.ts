@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { ApiError, apiError } from './errors.ts';
 import { type Listener, registerApi, sendError } from './http/api.ts';
 import { BODY_LIMIT, registerBodyParsers } from './http/body.ts';
+import { registerMetrics } from './http/metrics.ts';
 import { registerPortal } from './portal/portal.ts';
 import type { Services } from './services.ts';
 import type { TlsFiles } from './tls.ts';
@@ -66,6 +67,7 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
   app.register(async (api) => registerApi(api, services, options.listener));
   if (options.listener === 'admin') {
     app.register(async (portal) => registerPortal(portal, services, { secure: options.tls !== null }));
+    app.register(async (metrics) => registerMetrics(metrics, services));
   }
 
   app.setErrorHandler((error, request, reply) => {

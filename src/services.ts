@@ -4,6 +4,7 @@ import { Authenticator } from './auth/authenticate.ts';
 import { CryptPool } from './auth/crypt-pool.ts';
 import { Lockout } from './auth/lockout.ts';
 import type { Config } from './config.ts';
+import { Metrics } from './metrics.ts';
 import type { Driver } from './provision/driver.ts';
 import { Journal } from './provision/journal.ts';
 import { recordDriver } from './provision/record/driver.ts';
@@ -11,6 +12,7 @@ import { openStore, type Store } from './store/open.ts';
 
 export interface Services {
   config: Config;
+  metrics: Metrics;
   journal: Journal;
   store: Store;
   driver: Driver;
@@ -78,10 +80,14 @@ export async function openServices(
   const store = await openStore(config.dataDir, config.database);
   const crypt = new CryptPool(options.cryptThreads);
   const driver = options.driver ?? (config.driver === 'linux' ? await linux(config, crypt) : recordDriver());
-  const lockout = new Lockout(store.db, config.lockout);
-  const auth = new Authenticator(store.db, crypt, lockout, config.lockout.maxFailures);
+  const metrics = new Metrics();
+  const lockout = new Lockout(store.db, config.lockout, Date.now, () => metrics.lockout());
+  const auth = new Authenticator(store.db, crypt, lockout, config.lockout.maxFailures, () =>
+    metrics.authFailure(),
+  );
   return {
     config,
+    metrics,
     journal: new Journal(config.dataDir),
     store,
     driver,

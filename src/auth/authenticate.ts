@@ -63,12 +63,20 @@ export class Authenticator {
   readonly #inFlight = new Map<string, Promise<boolean>>();
   readonly #queuedByAddress = new Map<string, number>();
   readonly #maxQueuedPerAddress: number;
+  readonly #onFailure: () => void;
 
-  constructor(db: Kysely<Database>, crypt: CryptPool, lockout: Lockout, maxQueuedPerAddress: number) {
+  constructor(
+    db: Kysely<Database>,
+    crypt: CryptPool,
+    lockout: Lockout,
+    maxQueuedPerAddress: number,
+    onFailure: () => void = () => {},
+  ) {
     this.#db = db;
     this.#crypt = crypt;
     this.#lockout = lockout;
     this.#maxQueuedPerAddress = maxQueuedPerAddress;
+    this.#onFailure = onFailure;
   }
 
   /**
@@ -113,6 +121,7 @@ export class Authenticator {
     const allowed =
       user !== undefined && (user.access === 'open' || addressAllowed(address, user.allowedIps));
     if (!user || !passwordOk || !allowed) {
+      this.#onFailure();
       await this.#lockout.recordFailure(address);
       throw new ApiError('forbidden', AUTH_DENIED);
     }

@@ -13,10 +13,18 @@ export class Lockout {
   /** Locks seen by this process, so a locked address is refused without asking the store. */
   readonly #knownLocks = new Map<string, number>();
 
-  constructor(db: Kysely<Database>, settings: Config['lockout'], now: () => number = Date.now) {
+  readonly #onLock: () => void;
+
+  constructor(
+    db: Kysely<Database>,
+    settings: Config['lockout'],
+    now: () => number = Date.now,
+    onLock: () => void = () => {},
+  ) {
     this.#db = db;
     this.#settings = settings;
     this.#now = now;
+    this.#onLock = onLock;
   }
 
   #refusal(untilMs: number): ApiError {
@@ -63,6 +71,9 @@ export class Lockout {
       windowMs: this.#settings.windowMinutes * 60_000,
       lockMs: this.#settings.lockMinutes * 60_000,
     });
-    if (lockedUntil > this.#now()) this.#knownLocks.set(address, lockedUntil);
+    if (lockedUntil > this.#now()) {
+      if (!this.#knownLocks.has(address)) this.#onLock();
+      this.#knownLocks.set(address, lockedUntil);
+    }
   }
 }

@@ -87,6 +87,16 @@ export function registerApi(app: FastifyInstance, services: Services, listener: 
     reply.type('application/json; charset=utf-8').send(description),
   );
 
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.apiOperation) {
+      services.metrics.request(
+        request.apiOperation.name || 'credentialcheck',
+        reply.statusCode,
+        reply.elapsedTime / 1000,
+      );
+    }
+  });
+
   // Answered before the body is read and before authentication.
   app.addHook('onRequest', async (request, reply) => {
     if (request.url.split('?')[0] === OPENAPI_PATH && (request.method === 'GET' || request.method === 'HEAD'))

@@ -25,6 +25,7 @@ export interface Call {
 export function toApiError(error: unknown, services: Services, operation: string): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof StepFailed) {
+    services.metrics.stepFailure(error.step);
     services.log.error({ err: error.cause, operation, step: error.step }, 'provisioning step failed');
     return apiError('provisioning_failed', { step: error.step });
   }

@@ -178,6 +178,7 @@ export function registerPortal(app: FastifyInstance, services: Services, options
     const hash = await portalPasswordHash(db);
     const passwordOk = await services.crypt.verify(field(request, 'password'), hash ?? '*');
     if (username !== 'root' || !passwordOk || !hash) {
+      services.metrics.authFailure();
       await services.lockout.recordFailure(address);
       return showLogin(
         reply,

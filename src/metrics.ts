@@ -1,0 +1,95 @@
+// Counters and histograms for Prometheus, kept in memory and written in its text format at
+// /metrics (admin listener, behind API or portal credentials).
+import type { Db } from './store/schema.ts';
+
+const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+function labels(values: Record<string, string>): string {
+  const parts = Object.entries(values).map(
+    ([key, value]) => `${key}="${value.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`))}"`,
+  );
+  return parts.length > 0 ? `{${parts.join(',')}}` : '';
+}
+
+export class Metrics {
+  readonly #requests = new Map<string, number>();
+  readonly #latency = new Map<string, { buckets: number[]; sum: number; count: number }>();
+  readonly #stepFailures = new Map<string, number>();
+  #authFailures = 0;
+  #lockouts = 0;
+
+  request(operation: string, status: number, seconds: number): void {
+    const key = `${operation}\u0000${status}`;
+    this.#requests.set(key, (this.#requests.get(key) ?? 0) + 1);
+    const histogram = this.#latency.get(operation) ?? { buckets: BUCKETS.map(() => 0), sum: 0, count: 0 };
+    BUCKETS.forEach((bound, i) => {
+      if (seconds <= bound) histogram.buckets[i]!++;
+    });
+    histogram.sum += seconds;
+    histogram.count++;
+    this.#latency.set(operation, histogram);
+  }
+
+  authFailure(): void {
+    this.#authFailures++;
+  }
+
+  lockout(): void {
+    this.#lockouts++;
+  }
+
+  stepFailure(step: string): void {
+    this.#stepFailures.set(step, (this.#stepFailures.get(step) ?? 0) + 1);
+  }
+
+  /** The Prometheus text exposition, with the accounts counted in the store now. */
+  async render(db: Db): Promise<string> {
+    const out: string[] = [];
+    const family = (name: string, type: string, help: string) =>
+      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+
+    family('berth_requests_total', 'counter', 'API calls answered, by operation and HTTP status.');
+    for (const [key, value] of [...this.#requests].sort()) {
+      const [operation, status] = key.split('\u0000');
+      out.push(`berth_requests_total${labels({ operation: operation!, status: status! })} ${value}`);
+    }
+    family('berth_request_duration_seconds', 'histogram', 'Time to answer an API call, by operation.');
+    for (const [operation, histogram] of [...this.#latency].sort()) {
+      BUCKETS.forEach((bound, i) => {
+        out.push(
+          `berth_request_duration_seconds_bucket${labels({ operation, le: String(bound) })} ${histogram.buckets[i]}`,
+        );
+      });
+      out.push(
+        `berth_request_duration_seconds_bucket${labels({ operation, le: '+Inf' })} ${histogram.count}`,
+      );
+      out.push(`berth_request_duration_seconds_sum${labels({ operation })} ${histogram.sum}`);
+      out.push(`berth_request_duration_seconds_count${labels({ operation })} ${histogram.count}`);
+    }
+    family('berth_auth_failures_total', 'counter', 'Failed authentications (API and portal).');
+    out.push(`berth_auth_failures_total ${this.#authFailures}`);
+    family('berth_lockouts_total', 'counter', 'Source addresses locked out after repeated failures.');
+    out.push(`berth_lockouts_total ${this.#lockouts}`);
+    family('berth_driver_step_failures_total', 'counter', 'Provisioning steps that failed, by step.');
+    for (const [step, value] of [...this.#stepFailures].sort()) {
+      out.push(`berth_driver_step_failures_total${labels({ step })} ${value}`);
+    }
+
+    const count = async (where?: (q: ReturnType<typeof base>) => ReturnType<typeof base>) => {
+      const query = where ? where(base()) : base();
+      return Number((await query.executeTakeFirstOrThrow()).n);
+    };
+    const base = () => db.selectFrom('accounts').select((eb) => eb.fn.countAll<number | string>().as('n'));
+    const [all, suspended, resellers] = [
+      await count(),
+      await count((q) => q.where('suspended', '=', 1)),
+      await count((q) => q.where('reseller', '=', 1)),
+    ];
+    family('berth_accounts', 'gauge', 'Hosting accounts in the store, by state.');
+    out.push(`berth_accounts${labels({ state: 'active' })} ${all - suspended}`);
+    out.push(`berth_accounts${labels({ state: 'suspended' })} ${suspended}`);
+    family('berth_resellers', 'gauge', 'Reseller accounts in the store.');
+    out.push(`berth_resellers ${resellers}`);
+    return `${out.join('\n')}\n`;
+  }
+}

@@ -11,6 +11,7 @@ import {
 } from '../api-users.ts';
 import { ConfigError, type ConfigOverrides, loadConfig, parsePort } from '../config.ts';
 import { ApiError } from '../errors.ts';
+import { initDataDir } from '../init.ts';
 import { inspect, refreshUsage } from '../maintenance.ts';
 import { execute } from '../operations/execute.ts';
 import type { RawParams } from '../operations/operation.ts';
@@ -30,6 +31,7 @@ export class UsageError extends Error {
 
 const USAGE = `usage: berth <command> [--data-dir DIR] [--database postgres://…]
 
+  init
   serve [--host H] [--port P] [--reseller-port Q] [--no-tls] [--driver record|linux]
         [--system-root DIR] [--demo]
   doctor [--system-root DIR]
@@ -339,6 +341,11 @@ export async function main(
     // doctor and usage look at the system, which only the linux driver knows.
     const driver = command === 'doctor' || command === 'usage' ? ('linux' as const) : undefined;
     const config = loadConfig({ dataDir, database, driver, ...linux });
+    if (command === 'init') {
+      for (const line of await initDataDir(config)) io.out(`${line}\n`);
+      io.out('Ready: start the server with "berth serve", or install deploy/berth.service.\n');
+      return 0;
+    }
     services = await openServices(config, { log: createLogger('warn'), cryptThreads: 1 });
     switch (command) {
       case 'api-user':
@@ -357,6 +364,7 @@ export async function main(
       case 'audit':
         await auditCommand(services, flags, io);
         break;
+
       case 'doctor': {
         const differences = await inspect(services);
         for (const line of differences) io.out(`${line}\n`);

@@ -73,3 +73,32 @@ export function withOperations(readme: string): string {
   if (start < 0 || end < start) throw new Error('README.md lacks the operation reference markers');
   return `${readme.slice(0, start + OPERATIONS_START.length)}\n\n${renderOperations()}\n${readme.slice(end)}`;
 }
+
+/** client/operations.d.ts: for each operation, the parameters it takes, typed from its schema. */
+export function renderClientTypes(): string {
+  const lines = [
+    '// Generated from the operation registry by npm run docs: do not edit.',
+    '',
+    '/** The parameters of each operation. Limits take a number or "unlimited"; switches a boolean or "on"/"off". */',
+    'export interface OperationParams {',
+  ];
+  for (const operation of operations.values()) {
+    const fields = Object.entries(operation.params).map(([name, spec]) => {
+      const type =
+        spec.kind.type === 'on|off'
+          ? "boolean | 'on' | 'off'"
+          : spec.kind.type === 'unlimited|number'
+            ? "number | 'unlimited'"
+            : spec.kind.type === 'local|remote'
+              ? "'local' | 'remote'"
+              : 'string';
+      return `    /** ${spec.description} */\n    ${/^[a-z_]+$/.test(name) ? name : `'${name}'`}${spec.required ? '' : '?'}: ${type};`;
+    });
+    lines.push(
+      `  /** ${operation.summary} */`,
+      `  '${operation.name}': {${fields.length ? `\n${fields.join('\n')}\n  ` : ''}};`,
+    );
+  }
+  lines.push('}', '', 'export type OperationName = keyof OperationParams;', '');
+  return lines.join('\n');
+}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { renderErrors, withOperations } from '../src/docs.ts';
+import { renderClientTypes, renderErrors, withOperations } from '../src/docs.ts';
 import { catalogue } from '../src/errors.ts';
 import { operations } from '../src/operations/registry.ts';
 
@@ -12,6 +12,10 @@ describe('the generated docs', () => {
     assert.equal(read('docs/errors.md'), renderErrors());
     for (const code of Object.keys(catalogue))
       assert.ok(read('docs/errors.md').includes(`\`${code}\``), code);
+  });
+
+  it('client/operations.d.ts is the rendering of the registry (run npm run docs)', () => {
+    assert.equal(read('client/operations.d.ts'), renderClientTypes());
   });
 
   it("the README's operation reference is current and names every operation (run npm run docs)", () => {

@@ -1,0 +1,49 @@
+// Types of the Berth client (index.js).
+import type { OperationName, OperationParams } from './operations.d.ts';
+
+export type { OperationName, OperationParams } from './operations.d.ts';
+
+export interface BerthClientOptions {
+  /** The admin listener (https://panel.example.net:5555) or the reseller listener. */
+  url: string;
+  user: string;
+  password: string;
+  /** Credentials as X-API-* headers (default) or as apiuser/apiauth form fields. */
+  style?: 'header' | 'form';
+  /** Act as this reseller on every call (X-RESELLER). */
+  reseller?: string;
+  /** Per call, in milliseconds; default 30,000. */
+  timeoutMs?: number;
+  /** How often a call safe to repeat (a read, or a change with an idempotency key) is retried; default 2. */
+  retries?: number;
+  /** The certificate to trust, e.g. the server's self-signed tls/cert.pem. */
+  ca?: string | Buffer;
+  rejectUnauthorized?: boolean;
+  servername?: string;
+}
+
+export interface CallOptions {
+  /** Makes a state-changing call safe to retry: the same key within 24 hours replays the first answer. */
+  idempotencyKey?: string;
+  reseller?: string;
+  timeoutMs?: number;
+}
+
+/** Berth refused or failed the call; `code` is the error code of docs/errors.md. */
+export class BerthError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly param: string | undefined;
+  /** Seconds, from Retry-After, on a 429. */
+  retryAfter: number | undefined;
+}
+
+export class BerthClient {
+  constructor(options: BerthClientOptions);
+  /** Resolves with the answer's `data` (the bare answer for the credential check ''). */
+  call<O extends OperationName>(
+    operation: O,
+    params?: OperationParams[O],
+    options?: CallOptions,
+  ): Promise<unknown>;
+}

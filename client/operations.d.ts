@@ -1,0 +1,229 @@
+// Generated from the operation registry by npm run docs: do not edit.
+
+/** The parameters of each operation. Limits take a number or "unlimited"; switches a boolean or "on"/"off". */
+export interface OperationParams {
+  /** Check credentials: answers {"username", "auth": "API"} without an envelope. */
+  '': {};
+  /** Test the connection and the credentials. */
+  'test_connection': {};
+  /** The server's 1, 5 and 15 minute load averages. */
+  'load-average': {};
+  /** Berth's release label and version. */
+  'version': {};
+  /** Create a hosting account. */
+  'createacct': {
+    /** Main domain */
+    domain: string;
+    /** Account user name */
+    user: string;
+    /** Contact e-mail address */
+    email: string;
+    /** Package name */
+    package: string;
+    /** Password; 20 random characters when omitted (never returned) */
+    password?: string;
+    /** Control panel language code; default `en` */
+    language?: string;
+    /** Theme; default `default` */
+    theme?: string;
+    /** `local` or `remote`; default `local` */
+    mailserver?: 'local' | 'remote';
+    /** DKIM signing; default `on` */
+    dkim?: boolean | 'on' | 'off';
+    /** SPF record; default `on` */
+    spf?: boolean | 'on' | 'off';
+    /** Make the account a reseller; default `off` */
+    reseller?: boolean | 'on' | 'off';
+    /** The reseller owns its own account (administrator only); default `off` */
+    resellerself?: boolean | 'on' | 'off';
+    /** Use the registrar's name servers; default `off` */
+    use_registrar_ns?: boolean | 'on' | 'off';
+    /** Dedicated IPv4 address from the pool; default the package's */
+    'ipv4'?: boolean | 'on' | 'off';
+    /** Dedicated IPv6 address from the pool; default the package's */
+    'ipv6'?: boolean | 'on' | 'off';
+    /** Shell access; default the package's */
+    shell?: boolean | 'on' | 'off';
+    /** Reseller combined bandwidth limit in MB; `unlimited` or a number */
+    reseller_bandwidth?: number | 'unlimited';
+    /** Number of accounts the reseller may create; `unlimited` or a number */
+    reseller_limt?: number | 'unlimited';
+    /** Reseller combined disk quota in MB; `unlimited` or a number */
+    reseller_quota?: number | 'unlimited';
+    /** Disk quota in MB; `unlimited` or a number */
+    quota?: number | 'unlimited';
+    /** Bandwidth in MB; `unlimited` or a number */
+    bandwidth?: number | 'unlimited';
+    /** Addon domains; `unlimited` or a number */
+    addondomains?: number | 'unlimited';
+    /** Parked domains; `unlimited` or a number */
+    parkeddomains?: number | 'unlimited';
+    /** Subdomains; `unlimited` or a number */
+    subdomains?: number | 'unlimited';
+    /** E-mail accounts; `unlimited` or a number */
+    email_accounts?: number | 'unlimited';
+    /** FTP accounts; `unlimited` or a number */
+    ftp?: number | 'unlimited';
+    /** Databases; `unlimited` or a number */
+    sql?: number | 'unlimited';
+    /** Mailing lists; `unlimited` or a number */
+    maillist?: number | 'unlimited';
+    /** Default e-mail quota in MB; `unlimited` or a number */
+    mailquota?: number | 'unlimited';
+  };
+  /** Change an account's password. */
+  'passwd': {
+    /** Account user name */
+    user: string;
+    /** New password; 20 random characters when omitted (never returned) */
+    password?: string;
+  };
+  /** Make an account a reseller, or update the limits of one that is. */
+  'setupreseller': {
+    /** Account user name */
+    user: string;
+    /** The reseller owns its own account (administrator only) */
+    selfown?: boolean | 'on' | 'off';
+    /** Number of accounts it may create; default `unlimited` */
+    reseller_limt?: number | 'unlimited';
+    /** Combined bandwidth of its accounts in MB; default `unlimited` */
+    reseller_bandwidth?: number | 'unlimited';
+    /** Combined disk quota of its accounts in MB; default `unlimited` */
+    reseller_quota?: number | 'unlimited';
+    /** May create and manage resellers itself (administrator only) */
+    alpha?: boolean | 'on' | 'off';
+  };
+  /** Remove reseller status. Its accounts pass to its own owner (if it owned itself, to the owner it had before). */
+  'terminatereseller': {
+    /** Account user name */
+    user: string;
+  };
+  /** How many accounts there are (under a reseller: how many it owns). */
+  'get_current_users_count': {};
+  /** How many reseller accounts there are (under a reseller: among those it owns). */
+  'get_current_reseller_count': {};
+  /** The suspended accounts, with the reason and time of suspension. */
+  'listsuspended': {};
+  /** One account's record, with its usage. */
+  'accountsummary': {
+    /** Account user name */
+    user: string;
+  };
+  /** Every account (under a reseller: the ones it owns), keyed by user name. */
+  'listaccts': {};
+  /** The package names, sorted, comma-separated. */
+  'listpackages': {};
+  /** Every account's record with its usage, and for resellers the usage of their accounts. */
+  'usagestatistics': {};
+  /** Change an account's contact e-mail address. */
+  'changecontactemail': {
+    /** Account user name */
+    user: string;
+    /** New contact e-mail address */
+    email: string;
+  };
+  /** Suspend an account. Again on a suspended account: the time is kept, the reason replaced if given. */
+  'suspendacct': {
+    /** Account user name */
+    user: string;
+    /** Why; shown in listsuspended (may hold tab and newline) */
+    reason?: string;
+  };
+  /** Lift the suspension of an account. On an active account: 200, nothing changes. */
+  'unsuspendacct': {
+    /** Account user name */
+    user: string;
+  };
+  /** Change an account's disk quota (MB, or `unlimited`). */
+  'editquota': {
+    /** Account user name */
+    user: string;
+    /** Disk quota in MB, or `unlimited` */
+    quota: number | 'unlimited';
+  };
+  /** Move an account to another package: it takes the package's limits, feature list and shell. */
+  'changepackage': {
+    /** Account user name */
+    user: string;
+    /** Package name */
+    package: string;
+  };
+  /** Remove an account and everything it has on the server. */
+  'removeacct': {
+    /** Account user name */
+    user: string;
+  };
+  /** Add a hosting package (administrator only). Limits not given are `unlimited`. */
+  'addpkg': {
+    /** Package name (case-sensitive) */
+    name: string;
+    /** Disk quota in MB; `unlimited` or a number */
+    quota?: number | 'unlimited';
+    /** Bandwidth in MB; `unlimited` or a number */
+    bandwidth?: number | 'unlimited';
+    /** Addon domains; `unlimited` or a number */
+    addondomains?: number | 'unlimited';
+    /** Parked domains; `unlimited` or a number */
+    parkeddomains?: number | 'unlimited';
+    /** Subdomains; `unlimited` or a number */
+    subdomains?: number | 'unlimited';
+    /** E-mail accounts; `unlimited` or a number */
+    email_accounts?: number | 'unlimited';
+    /** FTP accounts; `unlimited` or a number */
+    ftp?: number | 'unlimited';
+    /** Databases; `unlimited` or a number */
+    sql?: number | 'unlimited';
+    /** Mailing lists; `unlimited` or a number */
+    maillist?: number | 'unlimited';
+    /** Default e-mail quota in MB; `unlimited` or a number */
+    mailquota?: number | 'unlimited';
+    /** Feature list name */
+    feature?: string;
+    /** Accounts get a dedicated IPv4 address */
+    'ipv4'?: boolean | 'on' | 'off';
+    /** Accounts get a dedicated IPv6 address */
+    'ipv6'?: boolean | 'on' | 'off';
+    /** Accounts get shell access */
+    shell?: boolean | 'on' | 'off';
+  };
+  /** Change a package (administrator only); every account on it takes the values given. */
+  'editpkg': {
+    /** Package name */
+    name: string;
+    /** Disk quota in MB; `unlimited` or a number */
+    quota?: number | 'unlimited';
+    /** Bandwidth in MB; `unlimited` or a number */
+    bandwidth?: number | 'unlimited';
+    /** Addon domains; `unlimited` or a number */
+    addondomains?: number | 'unlimited';
+    /** Parked domains; `unlimited` or a number */
+    parkeddomains?: number | 'unlimited';
+    /** Subdomains; `unlimited` or a number */
+    subdomains?: number | 'unlimited';
+    /** E-mail accounts; `unlimited` or a number */
+    email_accounts?: number | 'unlimited';
+    /** FTP accounts; `unlimited` or a number */
+    ftp?: number | 'unlimited';
+    /** Databases; `unlimited` or a number */
+    sql?: number | 'unlimited';
+    /** Mailing lists; `unlimited` or a number */
+    maillist?: number | 'unlimited';
+    /** Default e-mail quota in MB; `unlimited` or a number */
+    mailquota?: number | 'unlimited';
+    /** Feature list name */
+    feature?: string;
+    /** Accounts get a dedicated IPv4 address */
+    'ipv4'?: boolean | 'on' | 'off';
+    /** Accounts get a dedicated IPv6 address */
+    'ipv6'?: boolean | 'on' | 'off';
+    /** Accounts get shell access */
+    shell?: boolean | 'on' | 'off';
+  };
+  /** Delete a package no account uses (administrator only). The `default` package stays. */
+  'killpkg': {
+    /** Package name */
+    name: string;
+  };
+}
+
+export type OperationName = keyof OperationParams;

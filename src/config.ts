@@ -29,6 +29,15 @@ export interface Config {
   lockout: { maxFailures: number; windowMinutes: number; lockMinutes: number };
   linux: LinuxConfig;
   limits: LimitsConfig;
+  /** Where events are POSTed, signed with each one's secret. */
+  webhooks: Webhook[];
+}
+
+export interface Webhook {
+  url: string;
+  secret: string;
+  /** The event types to send; empty: all. */
+  events: string[];
 }
 
 /** Protection against slow or greedy clients. Times in seconds. */
@@ -112,6 +121,7 @@ function defaults(dataDir: string): Config {
     trustedProxies: [],
     lockout: { maxFailures: 10, windowMinutes: 15, lockMinutes: 15 },
     limits: { headerTimeout: 10, requestTimeout: 30, keepAliveTimeout: 30, maxConnections: 2000 },
+    webhooks: [],
     linux: {
       systemRoot: '/',
       nginxDir: '/etc/nginx/sites-enabled',
@@ -167,6 +177,17 @@ function fromFile(path: string): ConfigOverrides {
   const pool = (file.ip_pool ?? {}) as Table;
   const linux = (file.linux ?? {}) as Table;
   const limits = (file.limits ?? {}) as Table;
+  const hooks = file.webhooks ?? [];
+  if (!Array.isArray(hooks)) throw new ConfigError(`${path}: webhooks must be [[webhooks]] tables`);
+  const webhooks = hooks.map((hook, i) => {
+    const where = `${path} [[webhooks]] #${i + 1}`;
+    const url = text(hook as Table, 'url', where);
+    const secret = text(hook as Table, 'secret', where);
+    if (!url || !/^https?:\/\//.test(url)) throw new ConfigError(`${where}: url must be an http(s) URL`);
+    if (!secret || secret.length < 16)
+      throw new ConfigError(`${where}: secret must be at least 16 characters`);
+    return { url, secret, events: list(hook as Table, 'events', where) ?? [] };
+  });
   const where = `${path} [linux]`;
   const lockout = (file.lockout ?? {}) as Table;
   const tls = (file.tls ?? {}) as Table;
@@ -181,6 +202,7 @@ function fromFile(path: string): ConfigOverrides {
     tlsCert: text(tls, 'cert', `${path} [tls]`),
     tlsKey: text(tls, 'key', `${path} [tls]`),
     ipPool: { ipv4: list(pool, 'ipv4', `${path} [ip_pool]`), ipv6: list(pool, 'ipv6', `${path} [ip_pool]`) },
+    webhooks: hooks.length > 0 ? webhooks : undefined,
     limits: {
       headerTimeout: whole(limits, 'header_timeout', `${path} [limits]`),
       requestTimeout: whole(limits, 'request_timeout', `${path} [limits]`),

@@ -61,6 +61,7 @@ export async function startServer(
   output(`  reseller listener (API with X-RESELLER): ${scheme}://${config.host}:${ports.reseller}/`);
   const differences = await inspect(services);
   if (differences.length > 0) log.warn({ differences }, 'the store and the system differ: run berth doctor');
+  services.dispatcher.start();
   const usageTimer = setInterval(() => {
     refreshUsage(services).catch((error: unknown) => log.error({ err: error }, 'usage refresh failed'));
   }, USAGE_REFRESH_MS);

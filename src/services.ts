@@ -4,6 +4,7 @@ import { Authenticator } from './auth/authenticate.ts';
 import { CryptPool } from './auth/crypt-pool.ts';
 import { Lockout } from './auth/lockout.ts';
 import type { Config } from './config.ts';
+import { Dispatcher } from './events/dispatcher.ts';
 import { Metrics } from './metrics.ts';
 import type { Driver } from './provision/driver.ts';
 import { Journal } from './provision/journal.ts';
@@ -13,6 +14,8 @@ import { openStore, type Store } from './store/open.ts';
 export interface Services {
   config: Config;
   metrics: Metrics;
+  /** Sends recorded events to hooks and webhooks; serve starts its timer. */
+  dispatcher: Dispatcher;
   journal: Journal;
   store: Store;
   driver: Driver;
@@ -85,9 +88,10 @@ export async function openServices(
   const auth = new Authenticator(store.db, crypt, lockout, config.lockout.maxFailures, () =>
     metrics.authFailure(),
   );
-  return {
+  const services: Services = {
     config,
     metrics,
+    dispatcher: undefined as unknown as Dispatcher,
     journal: new Journal(config.dataDir),
     store,
     driver,
@@ -97,9 +101,12 @@ export async function openServices(
     log,
     now: () => new Date(),
     async close() {
+      await services.dispatcher.stop();
       await driver.close();
       await crypt.close();
       await store.close();
     },
   };
+  services.dispatcher = new Dispatcher(services);
+  return services;
 }

@@ -48,6 +48,7 @@ const USAGE = `usage: berth <command> [--data-dir DIR] [--database postgres://â€
   package delete NAME
   admin set-password --password-stdin
   audit [--limit N] [--json]
+  events [--limit N] [--json]
   migrate-store --from sqlite:PATH --to postgres://â€¦
 `;
 
@@ -292,6 +293,63 @@ async function auditCommand(services: Services, flags: Flags, io: Io): Promise<v
   io.out(`${table(rows)}\n`);
 }
 
+/** The delivery log: recent events and what became of each delivery. */
+async function eventsCommand(services: Services, flags: Flags, io: Io): Promise<void> {
+  const limitText = (flags.limit as string | undefined) ?? '50';
+  if (!/^[0-9]{1,6}$/.test(limitText) || Number(limitText) < 1)
+    throw new UsageError('--limit is a number from 1');
+  const { db } = services.store;
+  const events = await db
+    .selectFrom('events')
+    .selectAll()
+    .orderBy('created_ms', 'desc')
+    .limit(Number(limitText))
+    .execute();
+  const deliveries = events.length
+    ? await db
+        .selectFrom('deliveries')
+        .selectAll()
+        .where(
+          'event_id',
+          'in',
+          events.map((e) => e.id),
+        )
+        .execute()
+    : [];
+  const rows = events.map((event) => ({
+    id: event.id,
+    type: event.type,
+    at: new Date(Number(event.created_ms)).toISOString(),
+    account: (JSON.parse(event.payload) as { account: string }).account,
+    deliveries: deliveries
+      .filter((d) => d.event_id === event.id)
+      .map((d) => ({
+        target: d.target,
+        attempts: Number(d.attempts),
+        delivered: d.delivered_ms === null ? null : new Date(Number(d.delivered_ms)).toISOString(),
+        error: d.last_error,
+      })),
+  }));
+  if (flags.json) {
+    io.out(`${JSON.stringify(rows, null, 2)}\n`);
+    return;
+  }
+  const lines = [['TIME', 'EVENT', 'ACCOUNT', 'TARGET', 'ATTEMPTS', 'STATE']];
+  for (const row of rows) {
+    for (const d of row.deliveries) {
+      lines.push([
+        row.at,
+        row.type,
+        row.account,
+        d.target,
+        String(d.attempts),
+        d.delivered ? 'delivered' : (d.error ?? 'pending'),
+      ]);
+    }
+  }
+  io.out(`${table(lines)}\n`);
+}
+
 async function migrateStoreCommand(flags: Flags, io: Io): Promise<void> {
   const from = flags.from as string | undefined;
   const to = flags.to as string | undefined;
@@ -363,6 +421,9 @@ export async function main(
       }
       case 'audit':
         await auditCommand(services, flags, io);
+        break;
+      case 'events':
+        await eventsCommand(services, flags, io);
         break;
 
       case 'doctor': {

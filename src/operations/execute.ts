@@ -1,6 +1,8 @@
 // The one way an operation runs, whatever called it: identify the caller, refuse what the server
 // or the caller may not do, parse the parameters, run, and append the audit entry.
 import { ApiError, apiError } from '../errors.ts';
+import { EVENTS, recordEvent } from '../events/events.ts';
+import { runVetoHooks } from '../events/vetoes.ts';
 import { StepFailed } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import { appendAudit } from '../store/audit.ts';
@@ -57,6 +59,7 @@ export async function execute(services: Services, call: Call): Promise<Result> {
   });
   const recordSuccess = async (db: Db) => {
     await appendAudit(db, entry());
+    if (caller) await recordEvent(db, services, operation, caller, call.params);
     recorded = true;
   };
   try {
@@ -68,9 +71,14 @@ export async function execute(services: Services, call: Call): Promise<Result> {
         throw apiError('forbidden', { reason: `Only the administrator may call ${operation.name}.` });
       }
       const input = parseParams(operation.params, call.params, services.config.hostName);
+      await runVetoHooks(services, operation, who, call.params);
       return await operation.run({ services, caller: who, db: services.store.db, recordSuccess }, input);
     };
-    if (!operation.changesState || call.idempotencyKey === undefined) return await act();
+    if (!operation.changesState || call.idempotencyKey === undefined) {
+      const result = await act();
+      if (EVENTS[operation.name]) services.dispatcher.poke();
+      return result;
+    }
     const key = parseIdempotencyKey(call.idempotencyKey);
     const hash = requestHash(operation, who.reseller?.user ?? null, call.params);
     const outcome = await once(services, who.apiUser, key, hash, async () => {
@@ -81,6 +89,7 @@ export async function execute(services: Services, call: Call): Promise<Result> {
       }
     });
     if (outcome.error) throw outcome.error;
+    if (EVENTS[operation.name]) services.dispatcher.poke();
     if (outcome.replayed) {
       status = outcome.result.status ?? 200;
       code = 'replayed';

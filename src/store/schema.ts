@@ -114,6 +114,24 @@ export interface IdempotencyKeyTable {
   created_ms: number;
 }
 
+export interface EventTable {
+  id: string;
+  type: string;
+  /** The event as delivered: JSON. */
+  payload: string;
+  created_ms: number;
+}
+
+export interface DeliveryTable {
+  event_id: string;
+  /** `hook:<file name>` or `webhook:<url>`. */
+  target: string;
+  attempts: Generated<number>;
+  next_attempt_ms: number;
+  delivered_ms: number | null;
+  last_error: string | null;
+}
+
 export interface SettingTable {
   key: string;
   value: string;
@@ -128,6 +146,8 @@ export interface Database {
   settings: SettingTable;
   portal_sessions: PortalSessionTable;
   idempotency_keys: IdempotencyKeyTable;
+  events: EventTable;
+  deliveries: DeliveryTable;
 }
 
 /** A database handle or an open transaction: every repository function takes one first. */

@@ -31,6 +31,7 @@ export function execRunner(): CommandRunner {
             } else resolve({ stdout: String(stdout), stderr: String(stderr) });
           },
         );
+        child.stdin?.on('error', () => {}); // a command that does not read its input may close it first
         child.stdin?.end(options.input ?? '');
       });
     },

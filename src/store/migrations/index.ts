@@ -4,6 +4,7 @@ import { type Migration, Migrator } from 'kysely/migration';
 import * as initial from './0001-initial.ts';
 import * as portalSessions from './0002-portal-sessions.ts';
 import * as idempotency from './0003-idempotency.ts';
+import * as events from './0004-events.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0001-initial': initial,
   '0002-portal-sessions': portalSessions,
   '0003-idempotency': idempotency,
+  '0004-events': events,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

@@ -1,0 +1,99 @@
+// Events: what happened to an account, recorded in the same transaction as the change (an outbox),
+// with one delivery per target, so that no event is lost in a crash and none is sent for a change
+// that was rolled back. The dispatcher sends them after the call has answered.
+import { randomUUID } from 'node:crypto';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Caller, Operation, RawParams } from '../operations/operation.ts';
+import type { Services } from '../services.ts';
+import type { Db } from '../store/schema.ts';
+
+/** The event each operation emits when it succeeds. */
+export const EVENTS: Readonly<Record<string, string>> = {
+  createacct: 'account.created',
+  suspendacct: 'account.suspended',
+  unsuspendacct: 'account.unsuspended',
+  removeacct: 'account.removed',
+  changepackage: 'account.package_changed',
+  passwd: 'account.password_changed',
+  setupreseller: 'reseller.setup',
+  terminatereseller: 'reseller.terminated',
+};
+
+export interface Event {
+  id: string;
+  type: string;
+  time: string;
+  account: string;
+  reseller: string | null;
+  api_user: string;
+  /** The call's parameters, passwords left out. */
+  data: Record<string, string>;
+}
+
+export function hooksDir(services: Services): string {
+  return join(services.config.dataDir, 'hooks');
+}
+
+/** Executable files directly in the hooks directory, by name. */
+export function eventHooks(services: Services): string[] {
+  const dir = hooksDir(services);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((name) => !name.startsWith('.'))
+    .filter((name) => {
+      const stat = statSync(join(dir, name));
+      return stat.isFile() && (stat.mode & 0o111) !== 0;
+    })
+    .sort();
+}
+
+/** Records the call's event and its deliveries inside the call's own transaction. */
+export async function recordEvent(
+  db: Db,
+  services: Services,
+  operation: Operation,
+  caller: Caller,
+  params: RawParams,
+): Promise<void> {
+  const type = EVENTS[operation.name];
+  if (!type) return;
+  const data: Record<string, string> = {};
+  for (const name of Object.keys(operation.params)) {
+    const value = params.get(name)?.[0];
+    if (typeof value === 'string' && value !== '' && name !== 'password') data[name] = value;
+  }
+  const now = Date.now();
+  const event: Event = {
+    id: randomUUID(),
+    type,
+    time: new Date(now).toISOString(),
+    account: data.user ?? '',
+    reseller: caller.reseller?.user ?? null,
+    api_user: caller.apiUser,
+    data,
+  };
+  const targets = [
+    ...eventHooks(services).map((name) => `hook:${name}`),
+    ...services.config.webhooks
+      .filter((hook) => hook.events.length === 0 || hook.events.includes(type))
+      .map((hook) => `webhook:${hook.url}`),
+  ];
+  if (targets.length === 0) return;
+  await db
+    .insertInto('events')
+    .values({ id: event.id, type, payload: JSON.stringify(event), created_ms: now })
+    .execute();
+  await db
+    .insertInto('deliveries')
+    .values(
+      targets.map((target) => ({
+        event_id: event.id,
+        target,
+        next_attempt_ms: now,
+        delivered_ms: null,
+        last_error: null,
+      })),
+    )
+    .execute();
+}

@@ -85,13 +85,21 @@ export async function startServer(
 
 /** Runs until SIGTERM or SIGINT, then shuts down gracefully. */
 export async function serveUntilSignalled(config: Config): Promise<void> {
+  // Listening for signals before start-up: one that arrives while the server starts stops it as
+  // soon as it is up, gracefully, rather than killing the process half-way.
+  let received: string | null = null;
+  let signalled: (signal: string) => void = (signal) => {
+    received = signal;
+  };
+  const onSignal = (signal: string) => () => signalled(signal);
+  process.once('SIGTERM', onSignal('SIGTERM'));
+  process.once('SIGINT', onSignal('SIGINT'));
   const server = await startServer(config);
   await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
+    signalled = (signal) => {
       server.services.log.info({ signal }, 'shutting down: finishing calls in flight');
       server.close().then(resolve, resolve);
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+    if (received !== null) signalled(received);
   });
 }

@@ -52,4 +52,11 @@ describe('graceful shutdown', () => {
       await store.close();
     }
   });
+
+  it('stops gracefully even when SIGTERM comes while it is starting', async () => {
+    for (let i = 0; i < 5; i++) {
+      const server = await serve(dataDir);
+      assert.equal(await server.stop('SIGTERM'), 0, `round ${i}`);
+    }
+  });
 });

@@ -1,6 +1,6 @@
 // Opens the store named by the configuration and brings its schema up to date: the embedded SQLite
 // file in the data directory, or a PostgreSQL database that several servers share.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Worker } from 'node:worker_threads';
@@ -85,6 +85,9 @@ export async function openStore(dataDir: string, databaseUrl: string | null = nu
 
 /** Opens an SQLite store file (berth.db) and runs the migrations. */
 export function openSqliteFile(path: string): Promise<Store> {
+  // The store holds password hashes: readable by its owner only. SQLite gives its -wal and -shm
+  // files the mode of the database file, so creating that one 0600 covers all three.
+  if (!existsSync(path)) writeFileSync(path, '', { mode: 0o600, flag: 'wx' });
   return ready(openSqlite(path), 'sqlite');
 }
 

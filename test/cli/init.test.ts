@@ -19,6 +19,7 @@ describe('berth init', () => {
     assert.equal(mode(dataDir), 0o700);
     assert.equal(mode(join(dataDir, 'berth.toml')), 0o600);
     assert.equal(mode(join(dataDir, 'tls', 'key.pem')), 0o600);
+    assert.equal(mode(join(dataDir, 'berth.db')), 0o600);
     assert.match(readFileSync(join(dataDir, 'berth.toml'), 'utf8'), /^# \[linux\]$/m);
   });
 

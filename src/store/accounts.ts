@@ -65,7 +65,8 @@ export type Scope = { owner: string } | null;
 
 const bit = (value: boolean): number => (value ? 1 : 0);
 
-function limitsOf(row: AccountRow): Limits {
+/** The limit columns of an account or package row: NULL is unlimited. */
+export function limitsOf(row: Record<LimitName, number | string | null>): Limits {
   const limits = {} as Limits;
   for (const name of LIMIT_NAMES) limits[name] = row[name] === null ? null : Number(row[name]);
   return limits;

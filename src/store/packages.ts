@@ -1,6 +1,6 @@
 // Hosting packages in the store.
 import type { Limits } from './accounts.ts';
-import { LIMIT_NAMES } from './accounts.ts';
+import { limitsOf } from './accounts.ts';
 import type { Db, PackageRow } from './schema.ts';
 
 export interface Package {
@@ -13,8 +13,7 @@ export interface Package {
 }
 
 function toPackage(row: PackageRow): Package {
-  const limits = {} as Limits;
-  for (const name of LIMIT_NAMES) limits[name] = row[name] === null ? null : Number(row[name]);
+  const limits = limitsOf(row);
   return {
     name: row.name,
     feature: row.feature,

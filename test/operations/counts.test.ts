@@ -7,7 +7,7 @@ describe('get_current_users_count and get_current_reseller_count', () => {
   before(async () => {
     h = await setup();
     await createAccount(h, 'alice');
-    await createReseller(h, 'res', { alpha: 'on' });
+    await createReseller(h, 'res');
     await h.call('setupreseller', { user: 'res', alpha: 'on' });
     await createChild(h, 'res', 'kid');
     await createChild(h, 'res', 'subres', { reseller: 'on' });

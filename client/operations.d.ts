@@ -122,7 +122,7 @@ export interface OperationParams {
     /** New contact e-mail address */
     email: string;
   };
-  /** Suspend an account. Again on a suspended account: the time is kept, the reason replaced if given. */
+  /** Suspend an account. Again on a suspended account: the time is kept, the reason replaced if given (a reseller cannot replace the administrator's). */
   'suspendacct': {
     /** Account user name */
     user: string;

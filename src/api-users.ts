@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 // The API Manager: creating, listing and changing API accounts. Shared by the CLI and the portal;
 // a change takes effect on a running server from its next request on (authenticate.ts reads the
 // store on every request).
@@ -28,24 +29,30 @@ function parseAllowedIps(ips: readonly string[]): string[] {
   return [...new Set(ips.map((ip) => parseAddressRange('allowed_ips', ip)))];
 }
 
+/** The reseller account an API account is bound to: its name and its identity as a reseller. */
+async function resellerToBind(db: Db, name: string): Promise<{ name: string; id: string }> {
+  const reseller = parseUser('reseller', name);
+  const account = await findAccount(db, reseller);
+  if (!account?.reseller) throw invalid('reseller', `${reseller} is not a reseller account`);
+  return { name: reseller, id: account.reseller.id };
+}
+
 export async function createApiUser(db: Db, crypt: CryptPool, spec: ApiUserSpec): Promise<ApiUser> {
   const name = parseApiUserName('name', spec.name);
   const password = parsePassword('password', spec.password);
   const allowedIps = parseAllowedIps(spec.allowedIps);
-  let reseller: string | null = null;
-  if (spec.reseller !== null && spec.reseller !== '') {
-    reseller = parseUser('reseller', spec.reseller);
-    const account = await findAccount(db, reseller);
-    if (!account?.reseller) throw invalid('reseller', `${reseller} is not a reseller account`);
-  }
+  const reseller =
+    spec.reseller !== null && spec.reseller !== '' ? await resellerToBind(db, spec.reseller) : null;
   if (await findApiUser(db, name)) throw invalid('name', `an API user named ${name} already exists`);
   const now = new Date();
   const user: ApiUser = {
+    id: randomUUID(),
     name,
     passwordHash: await crypt.hash(password),
     access: allowedIps.length > 0 ? 'restricted' : 'open',
     allowedIps,
-    reseller,
+    reseller: reseller?.name ?? null,
+    resellerId: reseller?.id ?? null,
     createdAt: now,
     updatedAt: now,
     lastUsedAt: null,
@@ -78,6 +85,15 @@ export async function setApiUserAccess(db: Db, name: string, allowedIps: readonl
   const ips = parseAllowedIps(allowedIps);
   const access = ips.length > 0 ? 'restricted' : 'open';
   if (!(await updateApiUser(db, name, { access, allowedIps: ips }))) throw notFound(name);
+}
+
+/**
+ * Binds the API account to a reseller (or, with null, unbinds it): also how the administrator
+ * mends a binding whose reseller was removed or lost its reseller status.
+ */
+export async function bindApiUser(db: Db, name: string, reseller: string | null): Promise<void> {
+  const bound = reseller === null || reseller === '' ? null : await resellerToBind(db, reseller);
+  if (!(await updateApiUser(db, name, { reseller: bound }))) throw notFound(name);
 }
 
 export async function deleteApiUser(db: Db, name: string): Promise<void> {

@@ -4,8 +4,9 @@ import { createServer as createHttpServer, type RequestListener } from 'node:htt
 import { createServer as createHttpsServer } from 'node:https';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ApiError, apiError } from './errors.ts';
-import { type Listener, registerApi, sendError } from './http/api.ts';
+import { auditRefusal, type Listener, registerApi, sendError } from './http/api.ts';
 import { BODY_LIMIT, registerBodyParsers } from './http/body.ts';
+import { guardConnections } from './http/connections.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { registerPortal } from './portal/portal.ts';
 import type { Services } from './services.ts';
@@ -42,11 +43,22 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
   const serverFactory = (handler: RequestListener) => {
     const server = options.tls
       ? createHttpsServer(
-          { ...serverOptions, key: options.tls.key, cert: options.tls.cert, minVersion: 'TLSv1.2' },
+          {
+            ...serverOptions,
+            key: options.tls.key,
+            cert: options.tls.cert,
+            minVersion: 'TLSv1.2',
+            handshakeTimeout: limits.headerTimeout * 1000,
+          },
           handler,
         )
       : createHttpServer(serverOptions, handler);
     server.maxConnections = limits.maxConnections;
+    guardConnections(server, {
+      headerTimeoutMs: limits.headerTimeout * 1000,
+      maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
+      exempt: config.trustedProxies,
+    });
     return server;
   };
   const app = Fastify({
@@ -62,6 +74,13 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
   }) as unknown as FastifyInstance;
 
   registerBodyParsers(app);
+  // On every answer, API and portal alike: no content sniffing, and under TLS a browser that has
+  // been here once comes back over HTTPS only.
+  const everyAnswer: Record<string, string> = { 'x-content-type-options': 'nosniff' };
+  if (options.tls) everyAnswer['strict-transport-security'] = 'max-age=31536000';
+  app.addHook('onSend', async (_request, reply) => {
+    reply.headers(everyAnswer);
+  });
   // Each part in its own encapsulated context: the API's hooks run for API calls only, the
   // portal's (sessions, security headers) for portal pages only.
   app.register(async (api) => registerApi(api, services, options.listener));
@@ -70,9 +89,11 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
     app.register(async (metrics) => registerMetrics(metrics, services));
   }
 
-  app.setErrorHandler((error, request, reply) => {
+  app.setErrorHandler(async (error, request, reply) => {
     const failure = error instanceof ApiError ? error : fromFastifyError(error as { code?: string });
     if (failure.status >= 500) request.log.error({ err: error }, 'request failed');
+    // A body refused before the operation ran (413, 415, one that does not parse) is audited.
+    await auditRefusal(services, request, failure);
     return sendError(reply, failure);
   });
   app.setNotFoundHandler((request, reply) =>

@@ -21,7 +21,11 @@ export interface Config {
   hostName: string;
   sharedIpv4: string;
   sharedIpv6: string;
-  ipPool: { ipv4: string[]; ipv6: string[] };
+  /**
+   * Dedicated addresses. Accounts made under resellers may hold at most `resellerShare` (0 to 1)
+   * of each family's pool between them; the rest is kept for the administrator's customers.
+   */
+  ipPool: { ipv4: string[]; ipv6: string[]; resellerShare: number };
   nameservers: string[];
   homeBase: string;
   shell: string;
@@ -50,6 +54,8 @@ export interface LimitsConfig {
   keepAliveTimeout: number;
   /** Connections beyond this, per listener, are closed at once. */
   maxConnections: number;
+  /** Connections one source address may hold at once, per listener (trusted proxies exempt). */
+  maxConnectionsPerAddress: number;
 }
 
 /** Where the linux driver puts things. Paths are absolute within `systemRoot`. */
@@ -114,13 +120,19 @@ function defaults(dataDir: string): Config {
     hostName: host,
     sharedIpv4: firstAddress('IPv4'),
     sharedIpv6: firstAddress('IPv6'),
-    ipPool: { ipv4: [], ipv6: [] },
+    ipPool: { ipv4: [], ipv6: [], resellerShare: 0.5 },
     nameservers: [],
     homeBase: '/home',
     shell: '/bin/bash',
     trustedProxies: [],
     lockout: { maxFailures: 10, windowMinutes: 15, lockMinutes: 15 },
-    limits: { headerTimeout: 10, requestTimeout: 30, keepAliveTimeout: 30, maxConnections: 2000 },
+    limits: {
+      headerTimeout: 10,
+      requestTimeout: 30,
+      keepAliveTimeout: 30,
+      maxConnections: 2000,
+      maxConnectionsPerAddress: 200,
+    },
     webhooks: [],
     linux: {
       systemRoot: '/',
@@ -166,6 +178,15 @@ function whole(file: Table, key: string, where: string): number | undefined {
   return n;
 }
 
+function fraction(file: Table, key: string, where: string): number | undefined {
+  const value = file[key];
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if ((typeof value !== 'number' && typeof value !== 'bigint') || !(n >= 0 && n <= 1))
+    throw new ConfigError(`${where}: ${key} must be a number from 0 to 1`);
+  return n;
+}
+
 function fromFile(path: string): ConfigOverrides {
   if (!existsSync(path)) return {};
   let file: Table;
@@ -201,13 +222,18 @@ function fromFile(path: string): ConfigOverrides {
     trustedProxies: list(file, 'trusted_proxies', path),
     tlsCert: text(tls, 'cert', `${path} [tls]`),
     tlsKey: text(tls, 'key', `${path} [tls]`),
-    ipPool: { ipv4: list(pool, 'ipv4', `${path} [ip_pool]`), ipv6: list(pool, 'ipv6', `${path} [ip_pool]`) },
+    ipPool: {
+      ipv4: list(pool, 'ipv4', `${path} [ip_pool]`),
+      ipv6: list(pool, 'ipv6', `${path} [ip_pool]`),
+      resellerShare: fraction(pool, 'reseller_share', `${path} [ip_pool]`),
+    },
     webhooks: hooks.length > 0 ? webhooks : undefined,
     limits: {
       headerTimeout: whole(limits, 'header_timeout', `${path} [limits]`),
       requestTimeout: whole(limits, 'request_timeout', `${path} [limits]`),
       keepAliveTimeout: whole(limits, 'keep_alive_timeout', `${path} [limits]`),
       maxConnections: whole(limits, 'max_connections', `${path} [limits]`),
+      maxConnectionsPerAddress: whole(limits, 'max_connections_per_address', `${path} [limits]`),
     },
     linux: {
       systemRoot: text(linux, 'system_root', where),

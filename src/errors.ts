@@ -45,11 +45,14 @@ export const catalogue = {
     'createacct names a user that is taken.',
     'Choose another user name.',
   ),
-  domain_in_use: entry<{ domain: string }>(
+  domain_in_use: entry<{ domain: string; other?: string }>(
     400,
-    ({ domain }) => `The domain ${domain} is already the main domain of another account.`,
-    'createacct names a main domain that another account has.',
-    'Choose another domain, or remove the account that holds it.',
+    ({ domain, other }) =>
+      other === undefined || other === domain
+        ? `The domain ${domain} is already the main domain of another account.`
+        : `The domain ${domain} overlaps ${other}, the main domain of another account.`,
+    "createacct names a main domain that equals, lies under or lies above another account's main domain.",
+    'Choose another domain, or remove the account that holds the overlapping one.',
   ),
   account_not_found: entry<User>(
     400,
@@ -93,10 +96,13 @@ export const catalogue = {
     'removeacct on a reseller that still owns other accounts.',
     'Remove those accounts, or terminatereseller to pass them to its owner, first.',
   ),
-  no_free_ip: entry<{ family: string }>(
+  no_free_ip: entry<{ family: string; resellers?: boolean }>(
     400,
-    ({ family }) => `No free dedicated ${family} address is left in the pool.`,
-    'A dedicated address is asked for and the configured pool has none free.',
+    ({ family, resellers }) =>
+      resellers
+        ? `The resellers' share of the dedicated ${family} pool is used up; the rest is kept for the administrator.`
+        : `No free dedicated ${family} address is left in the pool.`,
+    "A dedicated address is asked for and the configured pool has none free, or a reseller asks for one and the resellers' share of the pool (`ip_pool.reseller_share`) is used up.",
     'Add addresses to the pool in the configuration, or create the account without a dedicated address.',
   ),
   not_authenticated: entry(
@@ -141,10 +147,13 @@ export const catalogue = {
     'A body whose Content-Type is not form-encoded, multipart or JSON.',
     'Send application/x-www-form-urlencoded, multipart/form-data or application/json.',
   ),
-  rate_limited: entry<{ seconds: number }>(
+  rate_limited: entry<{ seconds: number; busy?: boolean }>(
     429,
-    ({ seconds }) => `Too many failed authentications from this address: try again in ${seconds} seconds.`,
-    'The source address is locked out after repeated failed authentications.',
+    ({ seconds, busy }) =>
+      busy
+        ? `Too many password checks from this address at once: try again in ${seconds} seconds.`
+        : `Too many failed authentications from this address: try again in ${seconds} seconds.`,
+    'The source address is locked out after repeated failed authentications, or has more password checks in flight than it may.',
     'Wait for the time in the `Retry-After` header, then fix the credentials that failed.',
   ),
   provisioning_failed: entry<{ step: string }>(

@@ -1,13 +1,16 @@
 // The portal's `root` password, kept as a SHA-512 crypt hash in the store's settings.
 import type { CryptPool } from './auth/crypt-pool.ts';
 import { generatePassword } from './operations/common.ts';
+import { deleteAllSessions } from './store/portal-sessions.ts';
 import type { Db } from './store/schema.ts';
 import { getSetting, setSetting } from './store/settings.ts';
 
 const KEY = 'portal_password_hash';
 
+/** Sets the password and ends every portal session, here and on any server sharing the store. */
 export async function setPortalPassword(db: Db, crypt: CryptPool, password: string): Promise<void> {
   await setSetting(db, KEY, await crypt.hash(password));
+  await deleteAllSessions(db);
 }
 
 export async function portalPasswordHash(db: Db): Promise<string | undefined> {

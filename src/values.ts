@@ -2,6 +2,7 @@
 // the canonical value, or throws invalid_parameter naming the parameter and the rule it breaks.
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
+import { normalizeAddress } from './auth/access.ts';
 import { invalid } from './errors.ts';
 
 /** A limit: a whole number, or null for `unlimited`. */
@@ -75,14 +76,37 @@ function canonicalDomain(raw: string): string | null {
   return name;
 }
 
-export function parseDomain(param: string, raw: string, hostName: string): string {
+/** The names of the server itself, which no account may take: its host name and name servers. */
+export interface ServerNames {
+  hostName: string;
+  nameservers: readonly string[];
+}
+
+/** Whether `name` is `other` or lies under it (`www.shop.example` lies under `shop.example`). */
+export function isAtOrUnder(name: string, other: string): boolean {
+  return name === other || name.endsWith(`.${other}`);
+}
+
+export function parseDomain(param: string, raw: string, server: ServerNames): string {
   const name = canonicalDomain(raw);
   if (name === null) throw invalid(param, 'not a valid domain name');
   const error = domainSyntaxError(name);
   if (error) throw invalid(param, error);
-  if (name === hostName.toLowerCase())
-    throw invalid(param, "the server's own host name cannot be an account domain");
+  const hostName = server.hostName.toLowerCase();
+  if (isAtOrUnder(name, hostName))
+    throw invalid(
+      param,
+      `the server's own host name ${hostName} and names under it cannot be account domains`,
+    );
+  const nameserver = server.nameservers.find((ns) => isAtOrUnder(name, ns.toLowerCase()));
+  if (nameserver)
+    throw invalid(param, `the name server ${nameserver} and names under it cannot be account domains`);
   return name;
+}
+
+/** The reason a canonical domain breaks the syntax rules of §5, or null (the driver checks again). */
+export function domainError(name: string): string | null {
+  return domainSyntaxError(name);
 }
 
 export function parseEmail(param: string, raw: string): string {
@@ -105,8 +129,11 @@ export function parseEmail(param: string, raw: string): string {
   return address;
 }
 
+/** Package names; user names are a subset, so the audit log's target is checked against it. */
+export const PACKAGE_NAME = /^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$/;
+
 export function parsePackageName(param: string, raw: string): string {
-  if (!/^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$/.test(raw)) {
+  if (!PACKAGE_NAME.test(raw)) {
     throw invalid(
       param,
       'a package name is 1 to 64 letters, digits, spaces, _ . or -, starting with a letter or digit',
@@ -191,6 +218,9 @@ export function parseMailServer(param: string, raw: string): 'local' | 'remote' 
 
 export const API_USER_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 
+/** The names the audit log gives the portal's administrator and the command line: no API account's. */
+export const RESERVED_API_USERS: ReadonlySet<string> = new Set(['root', 'cli']);
+
 export function parseApiUserName(param: string, raw: string): string {
   if (!API_USER_PATTERN.test(raw)) {
     throw invalid(
@@ -198,17 +228,35 @@ export function parseApiUserName(param: string, raw: string): string {
       'an API user name is 1 to 32 lower-case letters, digits, _ or -, starting with a letter',
     );
   }
+  if (RESERVED_API_USERS.has(raw))
+    throw invalid(param, `"${raw}" is reserved for the portal and the command line`);
   return raw;
 }
 
-/** An IPv4/IPv6 address or CIDR range in canonical text form. */
+/**
+ * How a claimed API user name is written into the audit log before it is verified: as sent when
+ * it could be an API account's name, else `?`. Nothing a caller sends can forge a row.
+ */
+export function auditableApiUser(claimed: string): string {
+  return API_USER_PATTERN.test(claimed) && !RESERVED_API_USERS.has(claimed) ? claimed : '?';
+}
+
+/**
+ * An IPv4/IPv6 address or CIDR range in canonical text form. An IPv4-mapped IPv6 address is the
+ * IPv4 address it maps (`::ffff:192.0.2.1` is `192.0.2.1`; `::ffff:192.0.2.0/120` is `192.0.2.0/24`).
+ */
 export function parseAddressRange(param: string, raw: string): string {
   const [address, bits, extra] = raw.trim().split('/');
   const family = address === undefined ? 0 : isIP(address);
   const max = family === 4 ? 32 : 128;
   const validBits = bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= max);
-  if (family === 0 || extra !== undefined || !validBits) {
-    throw invalid(param, `"${raw}" is not an IPv4 or IPv6 address or CIDR range`);
+  const canonical = family === 0 ? null : normalizeAddress(address!);
+  const refuse = () => invalid(param, `"${raw}" is not an IPv4 or IPv6 address or CIDR range`);
+  if (canonical === null || extra !== undefined || !validBits) throw refuse();
+  if (bits === undefined) return canonical;
+  if (family === 6 && isIP(canonical) === 4) {
+    if (Number(bits) < 96) throw refuse();
+    return `${canonical}/${Number(bits) - 96}`;
   }
-  return bits === undefined ? address!.toLowerCase() : `${address!.toLowerCase()}/${Number(bits)}`;
+  return `${canonical}/${Number(bits)}`;
 }

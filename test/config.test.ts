@@ -42,7 +42,7 @@ describe('configuration', () => {
       assert.equal(fromFile.homeBase, '/srv/home');
       assert.deepEqual(fromFile.nameservers, ['a.example.net', 'b.example.net', 'c.example.net']);
       assert.deepEqual(fromFile.trustedProxies, ['10.0.0.0/8']);
-      assert.deepEqual(fromFile.ipPool, { ipv4: ['198.51.100.7'], ipv6: [] });
+      assert.deepEqual(fromFile.ipPool, { ipv4: ['198.51.100.7'], ipv6: [], resellerShare: 0.5 });
       assert.equal(fromFile.lockout.maxFailures, 5);
       assert.equal(fromFile.lockout.windowMinutes, 15);
       assert.equal(fromFile.port, 6000);
@@ -93,6 +93,7 @@ describe('configuration sections', () => {
       requestTimeout: 30,
       keepAliveTimeout: 30,
       maxConnections: 2000,
+      maxConnectionsPerAddress: 200,
     });
     assert.equal(config.linux.httpPort, 8080);
     assert.equal(config.linux.nginxDir, '/etc/nginx/sites-enabled');

@@ -18,6 +18,7 @@ import {
 } from '../src/values.ts';
 
 const HOST = 'panel.example.net';
+const SERVER = { hostName: HOST, nameservers: [`ns1.${HOST}`, 'ns2.dns-host.example'] };
 
 function refuses(fn: () => unknown, param: string): void {
   assert.throws(fn, (error: unknown) => {
@@ -130,17 +131,17 @@ describe('domains', () => {
       fc.property(domain, fc.boolean(), fc.boolean(), (d, upper, dot) => {
         fc.pre(d.length <= 253);
         const raw = (upper ? d.toUpperCase() : d) + (dot ? '.' : '');
-        assert.equal(parseDomain('domain', raw, HOST), d);
+        assert.equal(parseDomain('domain', raw, SERVER), d);
       }),
     );
   });
 
   it('turn an IDN into its punycode form', () => {
-    assert.equal(parseDomain('domain', 'bücher.example', HOST), 'xn--bcher-kva.example');
-    assert.equal(parseDomain('domain', 'ÄÖÜ.de', HOST), 'xn--4ca0bs.de');
+    assert.equal(parseDomain('domain', 'bücher.example', SERVER), 'xn--bcher-kva.example');
+    assert.equal(parseDomain('domain', 'ÄÖÜ.de', SERVER), 'xn--4ca0bs.de');
   });
 
-  it('refuse one label, bad labels, an all-digit last label, over-long names and the host name', () => {
+  it('refuse one label, bad labels, an all-digit last label, over-long names, the host name, names under it and the name servers', () => {
     for (const bad of [
       'localhost',
       '-a.com',
@@ -154,8 +155,12 @@ describe('domains', () => {
       'exa mple.com',
       HOST,
       'PANEL.example.net.',
+      `www.${HOST}`,
+      `ns1.${HOST}`,
+      'ns2.dns-host.example',
+      'x.ns2.dns-host.example',
     ]) {
-      refuses(() => parseDomain('domain', bad, HOST), 'domain');
+      refuses(() => parseDomain('domain', bad, SERVER), 'domain');
     }
   });
 });

@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import { ApiError, AUTH_DENIED, apiError } from '../errors.ts';
 import { type ApiUser, findApiUser, touchApiUser } from '../store/api-users.ts';
 import type { Database } from '../store/schema.ts';
+import { RESERVED_API_USERS } from '../values.ts';
 import { addressAllowed } from './access.ts';
 import type { CryptPool } from './crypt-pool.ts';
 import type { Lockout } from './lockout.ts';
@@ -35,19 +36,66 @@ class VerifiedCredentials {
     return `${user}\u0000${storedHash}\u0000${this.#mac(password).toString('base64')}`;
   }
 
-  has(user: ApiUser, password: string): boolean {
-    const entry = this.#entries.get(user.name);
+  has(name: string, storedHash: string, password: string): boolean {
+    const entry = this.#entries.get(name);
     return (
-      entry !== undefined &&
-      entry.hash === user.passwordHash &&
-      timingSafeEqual(entry.mac, this.#mac(password))
+      entry !== undefined && entry.hash === storedHash && timingSafeEqual(entry.mac, this.#mac(password))
     );
   }
 
-  remember(user: ApiUser, password: string): void {
+  remember(name: string, storedHash: string, password: string): void {
     if (this.#entries.size >= 10_000) this.#entries.clear();
-    this.#entries.set(user.name, { hash: user.passwordHash, mac: this.#mac(password) });
+    this.#entries.set(name, { hash: storedHash, mac: this.#mac(password) });
   }
+}
+
+/** How many password hashes one source address may have computing at once; the rest wait. */
+export const HASHES_PER_ADDRESS = 2;
+
+/** A queue of hashing turns per source address: a few at a time, a bounded number waiting. */
+class TurnsPerAddress {
+  readonly #running = new Map<string, number>();
+  readonly #waiting = new Map<string, (() => void)[]>();
+  readonly #maxWaiting: number;
+
+  constructor(maxWaiting: number) {
+    this.#maxWaiting = maxWaiting;
+  }
+
+  /** Resolves when the address may start a hash; false when too many of its checks already wait. */
+  async take(address: string): Promise<boolean> {
+    const running = this.#running.get(address) ?? 0;
+    if (running < HASHES_PER_ADDRESS) {
+      this.#running.set(address, running + 1);
+      return true;
+    }
+    const queue = this.#waiting.get(address) ?? [];
+    if (queue.length >= this.#maxWaiting) return false;
+    this.#waiting.set(address, queue);
+    await new Promise<void>((resolve) => queue.push(resolve));
+    return true;
+  }
+
+  /** Hands the address's turn to its next waiting check, or gives it back. */
+  give(address: string): void {
+    const queue = this.#waiting.get(address);
+    const next = queue?.shift();
+    if (queue?.length === 0) this.#waiting.delete(address);
+    if (next) {
+      next();
+      return;
+    }
+    const left = (this.#running.get(address) ?? 1) - 1;
+    if (left > 0) this.#running.set(address, left);
+    else this.#running.delete(address);
+  }
+}
+
+/** A password of a length no account can have is never hashed: it costs nothing to refuse. */
+function possiblePassword(password: string): boolean {
+  if (password.length > 128 * 2) return false;
+  const length = [...password].length;
+  return length >= 8 && length <= 128;
 }
 
 // Unknown API users are checked against this, so that they take as long as a wrong password.
@@ -61,8 +109,7 @@ export class Authenticator {
   readonly #verified = new VerifiedCredentials();
   readonly #lastTouched = new Map<string, number>();
   readonly #inFlight = new Map<string, Promise<boolean>>();
-  readonly #queuedByAddress = new Map<string, number>();
-  readonly #maxQueuedPerAddress: number;
+  readonly #turns: TurnsPerAddress;
   readonly #onFailure: () => void;
 
   constructor(
@@ -75,49 +122,61 @@ export class Authenticator {
     this.#db = db;
     this.#crypt = crypt;
     this.#lockout = lockout;
-    this.#maxQueuedPerAddress = maxQueuedPerAddress;
+    this.#turns = new TurnsPerAddress(Math.max(0, maxQueuedPerAddress - HASHES_PER_ADDRESS));
     this.#onFailure = onFailure;
   }
 
   /**
-   * Checks a password, hashing at most once for the same user, password and stored hash however
-   * many calls ask at the same time (a billing system's burst; an attacker's storm). One address
-   * may have only as many different passwords in the hashing queue at once as the lock-out lets it
-   * fail; past that it is answered 429 at once, so no address can fill the queue other callers use.
+   * Checks a password against a stored hash (none: an unknown name, which costs as much as a
+   * wrong password). A password outside 8-128 characters fails without being hashed. The same
+   * name, password and hash are hashed once however many calls ask at the same time (a billing
+   * system's burst); one address has at most HASHES_PER_ADDRESS hashes computing, and computing
+   * and waiting together no more than the lock-out lets it fail, past which it is answered 429 at once, so that no
+   * address can hold the hashing workers that every other caller's login needs.
    */
-  async #passwordMatches(
+  async passwordMatches(
     name: string,
-    user: ApiUser | undefined,
+    storedHash: string | undefined,
     password: string,
     address: string,
   ): Promise<boolean> {
-    if (user && this.#verified.has(user, password)) return true;
-    const stored = user?.passwordHash ?? DUMMY_HASH;
+    if (!possiblePassword(password)) return false;
+    if (storedHash !== undefined && this.#verified.has(name, storedHash, password)) return true;
+    const stored = storedHash ?? DUMMY_HASH;
     const key = this.#verified.keyOf(name, stored, password);
     let pending = this.#inFlight.get(key);
     if (!pending) {
-      const queued = this.#queuedByAddress.get(address) ?? 0;
-      if (queued >= this.#maxQueuedPerAddress) throw this.#lockout.busy();
-      this.#queuedByAddress.set(address, queued + 1);
-      pending = this.#crypt.verify(password, stored).finally(() => {
-        this.#inFlight.delete(key);
-        const left = (this.#queuedByAddress.get(address) ?? 1) - 1;
-        if (left > 0) this.#queuedByAddress.set(address, left);
-        else this.#queuedByAddress.delete(address);
-      });
+      pending = this.#hashInTurn(password, stored, address).finally(() => this.#inFlight.delete(key));
       this.#inFlight.set(key, pending);
     }
-    const ok = (await pending) && user !== undefined;
-    if (ok) this.#verified.remember(user, password);
+    const ok = (await pending) && storedHash !== undefined;
+    if (ok) this.#verified.remember(name, stored, password);
     return ok;
+  }
+
+  async #hashInTurn(password: string, stored: string, address: string): Promise<boolean> {
+    if (!(await this.#turns.take(address))) throw this.#lockout.busy();
+    try {
+      return await this.#crypt.verify(password, stored);
+    } finally {
+      this.#turns.give(address);
+    }
   }
 
   /** The calling API account, or an ApiError (429, 403) saying why not. */
   async authenticate(credentials: Credentials | null, address: string): Promise<ApiUser> {
     await this.#lockout.check(address);
     if (!credentials) throw apiError('not_authenticated', {});
-    const user = await findApiUser(this.#db, credentials.user);
-    const passwordOk = await this.#passwordMatches(credentials.user, user, credentials.password, address);
+    // The portal's and the command line's names are never an API account's (see values.ts).
+    const user = RESERVED_API_USERS.has(credentials.user)
+      ? undefined
+      : await findApiUser(this.#db, credentials.user);
+    const passwordOk = await this.passwordMatches(
+      credentials.user,
+      user?.passwordHash,
+      credentials.password,
+      address,
+    );
     const allowed =
       user !== undefined && (user.access === 'open' || addressAllowed(address, user.allowedIps));
     if (!user || !passwordOk || !allowed) {

@@ -1,10 +1,14 @@
-// Brute-force lock-out: after maxFailures failed authentications from one address within the
-// window, every call from that address is refused for lockMinutes, correct credentials included.
+// Brute-force lock-out: after maxFailures failed authentications from one address within any
+// window of windowMinutes (a sliding window: failures on both sides of a clock boundary count
+// together), every call from that address is refused for lockMinutes, correct credentials included.
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import { ApiError, catalogue } from '../errors.ts';
-import { countFailure, findFailures } from '../store/auth-failures.ts';
+import { countFailure, findLock, forgetExpiredFailures } from '../store/auth-failures.ts';
 import type { Database } from '../store/schema.ts';
+
+/** How often failures that left the window are swept from the store. */
+const SWEEP_INTERVAL_MS = 60_000;
 
 export class Lockout {
   readonly #db: Kysely<Database>;
@@ -14,6 +18,7 @@ export class Lockout {
   readonly #knownLocks = new Map<string, number>();
 
   readonly #onLock: () => void;
+  #lastSweepMs = 0;
 
   constructor(
     db: Kysely<Database>,
@@ -36,7 +41,7 @@ export class Lockout {
 
   /** The 429 for an address with too many password checks waiting at once: retry in a second. */
   busy(): ApiError {
-    return new ApiError('rate_limited', catalogue.rate_limited.info({ seconds: 1 }), undefined, {
+    return new ApiError('rate_limited', catalogue.rate_limited.info({ seconds: 1, busy: true }), undefined, {
       'retry-after': '1',
     });
   }
@@ -58,17 +63,23 @@ export class Lockout {
       if (known > now) throw this.#refusal(known);
       this.#knownLocks.delete(address);
     }
-    const window = await findFailures(this.#db, address);
-    if (window && window.lockedUntilMs > now) {
-      this.#knownLocks.set(address, window.lockedUntilMs);
-      throw this.#refusal(window.lockedUntilMs);
+    const lockedUntilMs = await findLock(this.#db, address);
+    if (lockedUntilMs > now) {
+      this.#knownLocks.set(address, lockedUntilMs);
+      throw this.#refusal(lockedUntilMs);
     }
   }
 
   async recordFailure(address: string): Promise<void> {
-    const lockedUntil = await countFailure(this.#db, address, this.#now(), {
+    const now = this.#now();
+    const windowMs = this.#settings.windowMinutes * 60_000;
+    if (now - this.#lastSweepMs >= SWEEP_INTERVAL_MS) {
+      this.#lastSweepMs = now;
+      await forgetExpiredFailures(this.#db, now, windowMs);
+    }
+    const lockedUntil = await countFailure(this.#db, address, now, {
       maxFailures: this.#settings.maxFailures,
-      windowMs: this.#settings.windowMinutes * 60_000,
+      windowMs,
       lockMs: this.#settings.lockMinutes * 60_000,
     });
     if (lockedUntil > this.#now()) {

@@ -3,6 +3,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
+  bindApiUser,
   createApiUser,
   deleteApiUser,
   listApiUsers,
@@ -40,6 +41,7 @@ const USAGE = `usage: berth <command> [--data-dir DIR] [--database postgres://â€
   api-user list [--json]
   api-user reset-password NAME --password-stdin
   api-user set-access NAME (--open | --allow-ip IP_OR_CIDR...)
+  api-user set-reseller NAME (--reseller R | --none)
   api-user delete NAME
   package add NAME [--quota N] [--bandwidth N] [--addondomains N] [--parkeddomains N] [--subdomains N]
                    [--email-accounts N] [--ftp N] [--sql N] [--maillist N] [--mailquota N]
@@ -84,6 +86,7 @@ const OPTIONS = {
   'password-stdin': { type: 'boolean' },
   'allow-ip': { type: 'string', multiple: true },
   open: { type: 'boolean' },
+  none: { type: 'boolean' },
   reseller: { type: 'string' },
   json: { type: 'boolean' },
   limit: { type: 'string' },
@@ -165,7 +168,11 @@ function table(rows: string[][]): string {
 
 async function apiUserCommand(services: Services, args: string[], flags: Flags, io: Io): Promise<void> {
   const { db } = services.store;
-  const action = positional(args, 1, 'api-user command (create, list, reset-password, set-access, delete)');
+  const action = positional(
+    args,
+    1,
+    'api-user command (create, list, reset-password, set-access, set-reseller, delete)',
+  );
   const allowIps = (flags['allow-ip'] as string[] | undefined) ?? [];
   switch (action) {
     case 'create': {
@@ -216,6 +223,17 @@ async function apiUserCommand(services: Services, args: string[], flags: Flags, 
         throw new UsageError('give either --open or --allow-ip');
       await setApiUserAccess(db, name, allowIps);
       io.out(`Access of API user ${name} set to ${allowIps.length > 0 ? allowIps.join(', ') : 'open'}\n`);
+      return;
+    }
+    case 'set-reseller': {
+      const name = positional(args, 2, 'API user name');
+      const reseller = flags.reseller as string | undefined;
+      if ((reseller === undefined) === !flags.none)
+        throw new UsageError('give either --reseller R or --none');
+      await bindApiUser(db, name, reseller ?? null);
+      io.out(
+        `API user ${name} ${reseller ? `bound to reseller ${reseller}` : 'no longer bound to a reseller'}\n`,
+      );
       return;
     }
     case 'delete': {
@@ -276,6 +294,18 @@ async function packageCommand(services: Services, args: string[], flags: Flags, 
   }
 }
 
+/**
+ * Text as a terminal may show it: control characters (escape sequences, newlines) written as
+ * \xNN, so that no stored value, whatever wrote it, can move the cursor or forge a row.
+ */
+function printable(text: string): string {
+  return text.replace(
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+    /[\u0000-\u001f\u007f-\u009f]/g,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
+}
+
 async function auditCommand(services: Services, flags: Flags, io: Io): Promise<void> {
   const limitText = (flags.limit as string | undefined) ?? '50';
   if (!/^[0-9]{1,6}$/.test(limitText) || Number(limitText) < 1)
@@ -288,7 +318,8 @@ async function auditCommand(services: Services, flags: Flags, io: Io): Promise<v
   const rows = [['TIME', 'API USER', 'RESELLER', 'ADDRESS', 'OPERATION', 'TARGET', 'STATUS']];
   for (const e of entries) {
     const status = e.code ? `${e.status} ${e.code}` : String(e.status);
-    rows.push([e.at, e.api_user, e.reseller ?? '-', e.address, e.operation, e.target ?? '-', status]);
+    const cells = [e.at, e.api_user, e.reseller ?? '-', e.address, e.operation, e.target ?? '-', status];
+    rows.push(cells.map(printable));
   }
   io.out(`${table(rows)}\n`);
 }

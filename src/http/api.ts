@@ -1,7 +1,7 @@
 // The API routes: /api/<op>/ and /api/v1/<op>/, POST only, with both credential styles.
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { canonicalAddress } from '../auth/access.ts';
+import { clientAddress } from '../auth/access.ts';
 import type { Credentials } from '../auth/authenticate.ts';
 import { type ApiError, apiError, invalid } from '../errors.ts';
 import { openApiDocument } from '../openapi.ts';
@@ -11,6 +11,8 @@ import { findOperation } from '../operations/registry.ts';
 import type { Services } from '../services.ts';
 import { findAccount } from '../store/accounts.ts';
 import type { ApiUser } from '../store/api-users.ts';
+import { appendAudit } from '../store/audit.ts';
+import { auditableApiUser } from '../values.ts';
 
 export type Listener = 'admin' | 'reseller';
 
@@ -56,7 +58,11 @@ function credentialsOf(request: FastifyRequest, params: RawParams): Credentials 
   return user !== undefined && password !== undefined ? { user, password } : null;
 }
 
-/** The reseller a call acts as: the API account's bound reseller, or the X-RESELLER header. */
+/**
+ * The reseller a call acts as: the API account's bound reseller, or the X-RESELLER header. A
+ * binding holds the reseller account itself: once that account is removed or stops being a
+ * reseller, the binding refuses every call, even if a new account takes the name.
+ */
 async function actingReseller(services: Services, apiUser: ApiUser, named: string | undefined) {
   if (apiUser.reseller !== null && named !== undefined && named !== apiUser.reseller) {
     throw apiError('forbidden', {
@@ -66,6 +72,11 @@ async function actingReseller(services: Services, apiUser: ApiUser, named: strin
   const name = apiUser.reseller ?? named;
   if (name === undefined) return null;
   const account = await findAccount(services.store.db, name);
+  if (apiUser.reseller !== null && (!account?.reseller || account.reseller.id !== apiUser.resellerId)) {
+    throw apiError('forbidden', {
+      reason: `The API user ${apiUser.name} is bound to a reseller account that no longer exists as a reseller; the administrator must bind it again or delete it.`,
+    });
+  }
   if (!account?.reseller || account.suspension) {
     throw apiError('forbidden', { reason: 'X-RESELLER must name an active reseller account.' });
   }
@@ -75,11 +86,41 @@ async function actingReseller(services: Services, apiUser: ApiUser, named: strin
 declare module 'fastify' {
   interface FastifyRequest {
     apiOperation: Operation | null;
+    /** Whether execute() took the call over, and with it the call's audit entry. */
+    apiExecuted: boolean;
   }
+}
+
+/**
+ * Audits a call to a state-changing operation refused before execute() could run it (405, the
+ * reseller-port rule, 413, 415, a body that does not parse): the caller is known only by the
+ * name it claims in a header, written as the audit log writes claimed names.
+ */
+export async function auditRefusal(
+  services: Services,
+  request: FastifyRequest,
+  error: ApiError,
+): Promise<void> {
+  const operation = request.apiOperation;
+  if (!operation?.changesState || request.apiExecuted) return;
+  const entry = {
+    at: services.now().toISOString(),
+    api_user: auditableApiUser(header(request, 'x-api-user') ?? ''),
+    reseller: null,
+    address: clientAddress(request),
+    operation: operation.name,
+    target: null,
+    status: error.status,
+    code: error.code,
+  };
+  await appendAudit(services.store.db, entry).catch((failure: unknown) =>
+    services.log.error({ err: failure, entry }, 'could not append the audit entry'),
+  );
 }
 
 export function registerApi(app: FastifyInstance, services: Services, listener: Listener): void {
   app.decorateRequest('apiOperation', null);
+  app.decorateRequest('apiExecuted', false);
 
   // The API's description, for client generators: public, on both listeners.
   const description = JSON.stringify(openApiDocument());
@@ -106,18 +147,22 @@ export function registerApi(app: FastifyInstance, services: Services, listener: 
     const operation = findOperation(name);
     if (!operation)
       return sendError(reply, apiError('unknown_operation', { path: request.url.split('?')[0]! }));
+    request.apiOperation = operation;
+    const refuse = async (error: ApiError) => {
+      await auditRefusal(services, request, error);
+      return sendError(reply, error);
+    };
     if (request.method !== 'POST') {
       reply.header('allow', 'POST');
-      return sendError(reply, apiError('method_not_allowed', { method: request.method }));
+      return refuse(apiError('method_not_allowed', { method: request.method.slice(0, 20) }));
     }
     // Reads from an address known to be locked out are refused here, cheaply; a state-changing
     // call goes on to execute(), which refuses it too but also records it in the audit log.
-    const locked = operation.changesState ? null : services.lockout.knownLock(canonicalAddress(request.ip));
+    const locked = operation.changesState ? null : services.lockout.knownLock(clientAddress(request));
     if (locked) return sendError(reply, locked);
     if (listener === 'reseller' && header(request, 'x-reseller') === undefined) {
-      return sendError(reply, apiError('forbidden', { reason: RESELLER_PORT_ONLY }));
+      return refuse(apiError('forbidden', { reason: RESELLER_PORT_ONLY }));
     }
-    request.apiOperation = operation;
   });
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -125,8 +170,9 @@ export function registerApi(app: FastifyInstance, services: Services, listener: 
     if (!operation)
       return sendError(reply, apiError('unknown_operation', { path: request.url.split('?')[0]! }));
     const params: RawParams = request.body instanceof Map ? (request.body as RawParams) : new Map();
-    const address = canonicalAddress(request.ip);
+    const address = clientAddress(request);
     const claimedUser = header(request, 'x-api-user') ?? String(params.get('apiuser')?.[0] ?? '');
+    request.apiExecuted = true;
     const result = await execute(services, {
       operation,
       params,
@@ -136,7 +182,7 @@ export function registerApi(app: FastifyInstance, services: Services, listener: 
       identify: async (): Promise<Caller> => {
         const apiUser = await services.auth.authenticate(credentialsOf(request, params), address);
         const reseller = await actingReseller(services, apiUser, header(request, 'x-reseller'));
-        return { apiUser: apiUser.name, address, reseller };
+        return { apiUser: apiUser.name, apiUserId: apiUser.id, address, reseller };
       },
     });
     if (result.body)

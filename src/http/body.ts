@@ -32,6 +32,28 @@ export async function parseMultipart(body: Buffer, contentType: string): Promise
   return params;
 }
 
+/**
+ * The keys of a JSON text's top-level object, each as often as it is written (JSON.parse keeps
+ * only the last of a repeated key). `text` must already have parsed.
+ */
+function topLevelKeys(text: string): string[] {
+  const keys: string[] = [];
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      const start = i;
+      for (i++; text[i] !== '"'; i++) if (text[i] === '\\') i++;
+      if (depth !== 1) continue;
+      let next = i + 1;
+      while (text[next] === ' ' || text[next] === '\t' || text[next] === '\n' || text[next] === '\r') next++;
+      if (text[next] === ':') keys.push(JSON.parse(text.slice(start, i + 1)) as string);
+    } else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+  }
+  return keys;
+}
+
 export function parseJson(body: string): RawParams {
   const params: Params = new Map();
   if (body.trim() === '') return params;
@@ -44,10 +66,17 @@ export function parseJson(body: string): RawParams {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw bodyError('a JSON body must be an object of strings or numbers');
   }
+  // A key written twice counts as a parameter given twice, refused like a repeated form field.
+  const written = new Map<string, number>();
+  for (const key of topLevelKeys(body)) written.set(key, (written.get(key) ?? 0) + 1);
   for (const [name, value] of Object.entries(parsed)) {
-    if (typeof value === 'string') add(params, name, value);
-    else if (typeof value === 'number' && Number.isFinite(value)) add(params, name, String(value));
-    else add(params, name, null);
+    const text =
+      typeof value === 'string'
+        ? value
+        : typeof value === 'number' && Number.isFinite(value)
+          ? String(value)
+          : null;
+    for (let n = written.get(name) ?? 1; n > 0; n--) add(params, name, text);
   }
   return params;
 }

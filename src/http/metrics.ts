@@ -1,7 +1,7 @@
 // GET /metrics on the admin listener: Prometheus text, for an API account of the administrator's
 // (HTTP Basic, as Prometheus's basic_auth sends it, or the X-API-* headers) or a portal session.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { canonicalAddress } from '../auth/access.ts';
+import { clientAddress } from '../auth/access.ts';
 import type { Credentials } from '../auth/authenticate.ts';
 import { ApiError, apiError } from '../errors.ts';
 import { currentSession, parseCookies, SESSION_COOKIE } from '../portal/session.ts';
@@ -31,7 +31,7 @@ export function registerMetrics(app: FastifyInstance, services: Services): void 
     );
     if (!session) {
       try {
-        const apiUser = await services.auth.authenticate(credentials(request), canonicalAddress(request.ip));
+        const apiUser = await services.auth.authenticate(credentials(request), clientAddress(request));
         if (apiUser.reseller) throw apiError('forbidden', { reason: 'Metrics are the administrator’s.' });
       } catch (error) {
         if (error instanceof ApiError) return sendError(reply, error);

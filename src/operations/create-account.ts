@@ -1,13 +1,16 @@
 // POST /api/createacct/ — creates a hosting account from a package, with per-account overrides.
+import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.ts';
 import { apiError, invalid } from '../errors.ts';
 import {
   type Account,
   dedicatedAddressesInUse,
   findAccount,
+  findOverlappingDomain,
   insertAccount,
   LIMIT_NAMES,
   type Limits,
+  serializeAccountCreation,
 } from '../store/accounts.ts';
 import { uniqueViolation } from '../store/errors.ts';
 import { findPackage } from '../store/packages.ts';
@@ -19,13 +22,23 @@ import { createdRecord } from './record.ts';
 
 const limit = (description: string) => optional(kinds.limit, `${description}; \`unlimited\` or a number`);
 
-/** Takes the first address of the pool that no account holds. */
-async function takeAddress(db: Db, config: Config, family: 4 | 6): Promise<string> {
+/**
+ * Takes the first address of the pool that no account holds. Accounts made under resellers may
+ * hold only `reseller_share` of the pool between them, so no reseller can empty the pool the
+ * administrator's own customers draw from.
+ */
+async function takeAddress(db: Db, config: Config, family: 4 | 6, underReseller: boolean): Promise<string> {
   const pool = family === 4 ? config.ipPool.ipv4 : config.ipPool.ipv6;
-  const used = await dedicatedAddressesInUse(db, family);
-  const free = pool.find((address) => !used.has(address));
-  if (free === undefined)
-    throw apiError('no_free_ip', { family: family === 4 ? 'IPv4' : 'IPv6' }, `ipv${family}`);
+  const name = family === 4 ? 'IPv4' : 'IPv6';
+  const inUse = await dedicatedAddressesInUse(db, family);
+  if (underReseller) {
+    const resellersMay = Math.floor(pool.length * config.ipPool.resellerShare);
+    const resellersHold = [...inUse.values()].filter((owner) => owner !== 'root').length;
+    if (resellersHold >= resellersMay)
+      throw apiError('no_free_ip', { family: name, resellers: true }, `ipv${family}`);
+  }
+  const free = pool.find((address) => !inUse.has(address));
+  if (free === undefined) throw apiError('no_free_ip', { family: name }, `ipv${family}`);
   return free;
 }
 
@@ -71,12 +84,16 @@ export const createAccount = defineOperation({
     const password = input.password ?? generatePassword();
 
     const account = await changeState(ctx, async (db, system) => {
+      await serializeAccountCreation(db);
       const pkg = await findPackage(db, input.package);
       if (!pkg) throw apiError('package_not_found', { name: input.package }, 'package');
       if (await findAccount(db, input.user)) throw apiError('account_exists', { user: input.user }, 'user');
       if (await services.driver.nameTaken(input.user)) {
-        throw invalid('user', `${input.user} is already a user on this system`);
+        throw invalid('user', `${input.user} is already a user or group on this system`);
       }
+      const overlapping = await findOverlappingDomain(db, input.domain);
+      if (overlapping !== undefined)
+        throw apiError('domain_in_use', { domain: input.domain, other: overlapping }, 'domain');
 
       const limits = {} as Limits;
       for (const name of LIMIT_NAMES)
@@ -106,11 +123,14 @@ export const createAccount = defineOperation({
         useRegistrarNs: input.use_registrar_ns ?? false,
         nameservers: [...config.nameservers],
         setupAt: services.now(),
-        dedicatedIpv4: (input.ipv4 ?? pkg.ipv4) ? await takeAddress(db, config, 4) : null,
-        dedicatedIpv6: (input.ipv6 ?? pkg.ipv6) ? await takeAddress(db, config, 6) : null,
+        dedicatedIpv4:
+          (input.ipv4 ?? pkg.ipv4) ? await takeAddress(db, config, 4, caller.reseller !== null) : null,
+        dedicatedIpv6:
+          (input.ipv6 ?? pkg.ipv6) ? await takeAddress(db, config, 6, caller.reseller !== null) : null,
         shellEnabled: input.shell ?? pkg.shell,
         reseller: makeReseller
           ? {
+              id: randomUUID(),
               selfown: ownsItself,
               alpha: false,
               limit: input.reseller_limt ?? null,

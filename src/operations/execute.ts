@@ -7,7 +7,7 @@ import { StepFailed } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import { appendAudit } from '../store/audit.ts';
 import type { Db } from '../store/schema.ts';
-import { hasControlCharacters } from '../values.ts';
+import { auditableApiUser, PACKAGE_NAME } from '../values.ts';
 import { once, parseIdempotencyKey, requestHash } from './idempotency.ts';
 import { type Caller, type Operation, parseParams, type RawParams, type Result } from './operation.ts';
 
@@ -35,10 +35,11 @@ export function toApiError(error: unknown, services: Services, operation: string
   return apiError('internal', {});
 }
 
+/** The account or package a call names, as the audit log shows it: valid text, or `?`. */
 function auditTarget(params: RawParams): string | null {
   const value = params.get('user')?.[0] ?? params.get('name')?.[0];
-  if (typeof value !== 'string' || value === '' || hasControlCharacters(value)) return null;
-  return value.slice(0, 64);
+  if (value === undefined || value === null || value === '') return null;
+  return PACKAGE_NAME.test(value) ? value : '?';
 }
 
 export async function execute(services: Services, call: Call): Promise<Result> {
@@ -49,7 +50,7 @@ export async function execute(services: Services, call: Call): Promise<Result> {
   let recorded = false;
   const entry = () => ({
     at: services.now().toISOString(),
-    api_user: caller?.apiUser ?? call.claimedUser.slice(0, 64),
+    api_user: caller?.apiUser ?? auditableApiUser(call.claimedUser),
     reseller: caller?.reseller?.user ?? null,
     address: call.address,
     operation: operation.name,
@@ -70,7 +71,7 @@ export async function execute(services: Services, call: Call): Promise<Result> {
       if (operation.adminOnly && who.reseller) {
         throw apiError('forbidden', { reason: `Only the administrator may call ${operation.name}.` });
       }
-      const input = parseParams(operation.params, call.params, services.config.hostName);
+      const input = parseParams(operation.params, call.params, services.config);
       await runVetoHooks(services, operation, who, call.params);
       return await operation.run({ services, caller: who, db: services.store.db, recordSuccess }, input);
     };
@@ -81,7 +82,7 @@ export async function execute(services: Services, call: Call): Promise<Result> {
     }
     const key = parseIdempotencyKey(call.idempotencyKey);
     const hash = requestHash(operation, who.reseller?.user ?? null, call.params);
-    const outcome = await once(services, who.apiUser, key, hash, async () => {
+    const outcome = await once(services, who.apiUserId ?? who.apiUser, key, hash, async () => {
       try {
         return { result: await act() };
       } catch (error) {

@@ -10,6 +10,8 @@ import { hasControlCharacters } from '../values.ts';
 /** Who is calling: the API account (or `root` for the portal and CLI) and the reseller it acts as. */
 export interface Caller {
   apiUser: string;
+  /** The API account's id, which idempotency keys belong to; absent for the portal and CLI. */
+  apiUserId?: string;
   address: string;
   /** The reseller account the call acts as, or null for the administrator. */
   reseller: Account | null;
@@ -29,7 +31,7 @@ export type RawParams = ReadonlyMap<string, readonly (string | null)[]>;
 export interface ValueKind<T> {
   /** How the value is described in the docs: `string`, `on|off`, `unlimited|number`. */
   type: string;
-  parse(param: string, raw: string, context: { hostName: string }): T;
+  parse(param: string, raw: string, context: values.ServerNames): T;
   /** `reason` may hold tab and newline; no other value may hold a control character. */
   multiline?: boolean;
 }
@@ -64,7 +66,7 @@ export const kinds = {
   user: plain('string', values.parseUser),
   domain: {
     type: 'string',
-    parse: (p, raw, c) => values.parseDomain(p, raw, c.hostName),
+    parse: (p, raw, c) => values.parseDomain(p, raw, c),
   } as ValueKind<string>,
   email: plain('string', values.parseEmail),
   packageName: plain('string', values.parsePackageName),
@@ -113,7 +115,11 @@ export function defineOperation<S extends ParamSchema>(operation: Operation<S>):
 }
 
 /** Checks every declared parameter and returns them parsed; undeclared ones are ignored. */
-export function parseParams<S extends ParamSchema>(schema: S, raw: RawParams, hostName: string): Input<S> {
+export function parseParams<S extends ParamSchema>(
+  schema: S,
+  raw: RawParams,
+  server: values.ServerNames,
+): Input<S> {
   const out: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(schema)) {
     const given = raw.get(name) ?? [];
@@ -127,7 +133,7 @@ export function parseParams<S extends ParamSchema>(schema: S, raw: RawParams, ho
     if (hasControlCharacters(value, spec.kind.multiline === true)) {
       throw invalid(name, 'it holds control characters');
     }
-    out[name] = spec.kind.parse(name, value, { hostName });
+    out[name] = spec.kind.parse(name, value, server);
   }
   return out as Input<S>;
 }

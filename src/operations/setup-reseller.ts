@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type Account, saveAccount } from '../store/accounts.ts';
 import { changeState, forbidden, refuseOwnAccount, requireAlpha, targetAccount } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
@@ -31,6 +32,7 @@ export const setupReseller = defineOperation({
     await changeState(ctx, async (db) => {
       const account = await targetAccount(db, caller, input.user);
       const current = account.reseller ?? {
+        id: randomUUID(),
         selfown: false,
         alpha: false,
         limit: null,

@@ -5,7 +5,7 @@ import { defineOperation, kinds, optional, required } from './operation.ts';
 export const suspendAccount = defineOperation({
   name: 'suspendacct',
   summary:
-    'Suspend an account. Again on a suspended account: the time is kept, the reason replaced if given.',
+    "Suspend an account. Again on a suspended account: the time is kept, the reason replaced if given (a reseller cannot replace the administrator's).",
   changesState: true,
   adminOnly: false,
   params: {
@@ -19,8 +19,14 @@ export const suspendAccount = defineOperation({
     await changeState(ctx, async (db, system) => {
       const account = await targetAccount(db, caller, input.user);
       if (account.suspension) {
-        if (input.reason === undefined) return;
-        account.suspension.reason = input.reason;
+        // The administrator's suspension wins whoever suspended first: renewing it makes it the
+        // administrator's, and a reseller's renewal keeps the administrator's reason.
+        const { suspension } = account;
+        const byAdministrator = caller.reseller === null;
+        if (!byAdministrator && suspension.by === 'root') return;
+        if (input.reason === undefined && (!byAdministrator || suspension.by === 'root')) return;
+        if (input.reason !== undefined) suspension.reason = input.reason;
+        if (byAdministrator) suspension.by = 'root';
         await saveAccount(db, account);
         return;
       }

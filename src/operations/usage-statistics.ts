@@ -13,8 +13,13 @@ export const usageStatistics = defineOperation({
   example: {},
   async run(ctx) {
     const { config } = ctx.services;
-    const accounts = await listAccounts(ctx.db, scopeOf(ctx.caller));
-    const resellers = accounts.filter((account) => account.reseller).map((account) => account.user);
+    const scope = scopeOf(ctx.caller);
+    const accounts = await listAccounts(ctx.db, scope);
+    // Under a reseller, only what its scope holds: the accounts of a sub-reseller it owns are
+    // that sub-reseller's, not the caller's, and are neither listed nor summed here.
+    const resellers = accounts
+      .filter((account) => account.reseller && (scope === null || account.user === scope.owner))
+      .map((account) => account.user);
     const owned = await ownedSummaries(ctx.db, resellers);
     const out: Record<string, unknown> = {};
     for (const account of accounts) {

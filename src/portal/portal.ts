@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Eta } from 'eta';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { canonicalAddress } from '../auth/access.ts';
+import { clientAddress } from '../auth/access.ts';
 import { ApiError, catalogue } from '../errors.ts';
 import { execute } from '../operations/execute.ts';
 import type { RawParams, Result } from '../operations/operation.ts';
@@ -30,6 +30,8 @@ import {
 } from './session.ts';
 
 const HERE = import.meta.dirname;
+/** The portal's one user; no API account may have this name (values.ts). */
+const PORTAL_USER = 'root';
 const STYLESHEET = readFileSync(join(HERE, 'static', 'portal.css'));
 
 export const SECURITY_HEADERS = {
@@ -87,7 +89,7 @@ export function registerPortal(app: FastifyInstance, services: Services, options
       return reply.code(status).type('text/html; charset=utf-8').send(html);
     },
     run(request, operation, params) {
-      const address = canonicalAddress(request.ip);
+      const address = clientAddress(request);
       return execute(services, {
         operation: findOperation(operation)!,
         params: new Map(Object.entries(params).map(([key, value]) => [key, [value]])),
@@ -159,7 +161,7 @@ export function registerPortal(app: FastifyInstance, services: Services, options
   });
 
   app.post('/login', async (request, reply) => {
-    const address = canonicalAddress(request.ip);
+    const address = clientAddress(request);
     const username = field(request, 'username');
     if (!tokensMatch(field(request, '_csrf'), parseCookies(request.headers.cookie).get(LOGIN_COOKIE))) {
       return showLogin(
@@ -168,16 +170,26 @@ export function registerPortal(app: FastifyInstance, services: Services, options
         403,
       );
     }
+    const refuse = (error: unknown) => {
+      if (!(error instanceof ApiError)) throw error;
+      reply.headers(error.headers);
+      return showLogin(reply, { values: { username }, errors: { form: error.message } }, error.status);
+    };
+    let passwordOk: boolean;
+    const hash = await portalPasswordHash(db);
     try {
       await services.lockout.check(address);
+      // The same checks as an API login: no hash for an impossible length, a few per address.
+      passwordOk = await services.auth.passwordMatches(
+        PORTAL_USER,
+        hash,
+        field(request, 'password'),
+        address,
+      );
     } catch (error) {
-      if (error instanceof ApiError)
-        return showLogin(reply, { values: { username }, errors: { form: error.message } }, 429);
-      throw error;
+      return refuse(error);
     }
-    const hash = await portalPasswordHash(db);
-    const passwordOk = await services.crypt.verify(field(request, 'password'), hash ?? '*');
-    if (username !== 'root' || !passwordOk || !hash) {
+    if (username !== PORTAL_USER || !passwordOk || !hash) {
       services.metrics.authFailure();
       await services.lockout.recordFailure(address);
       return showLogin(

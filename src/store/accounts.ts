@@ -1,5 +1,5 @@
 // Hosting accounts in the store. Rows become Account objects here and nowhere else.
-import { SqliteAdapter } from 'kysely';
+import { SqliteAdapter, sql } from 'kysely';
 import type { Limit } from '../values.ts';
 import type { AccountRow, Db } from './schema.ts';
 
@@ -26,6 +26,8 @@ export interface Suspension {
 }
 
 export interface ResellerState {
+  /** New each time the account becomes a reseller: what API accounts are bound to. */
+  id: string;
   selfown: boolean;
   alpha: boolean;
   limit: Limit;
@@ -95,6 +97,7 @@ export function toAccount(row: AccountRow): Account {
     reseller:
       row.reseller === 1
         ? {
+            id: row.reseller_id ?? '',
             selfown: row.selfown === 1,
             alpha: row.alpha === 1,
             limit: row.reseller_limit,
@@ -119,6 +122,7 @@ export function toAccount(row: AccountRow): Account {
 function resellerColumns(reseller: ResellerState | null) {
   return {
     reseller: bit(reseller !== null),
+    reseller_id: reseller?.id ?? null,
     selfown: bit(reseller?.selfown ?? false),
     alpha: bit(reseller?.alpha ?? false),
     reseller_limit: reseller?.limit ?? null,
@@ -251,6 +255,35 @@ export async function ownedTotals(
   };
 }
 
+/**
+ * The main domain of an account that overlaps `domain`: equal to it, above it (`shop.example` for
+ * `www.shop.example`) or under it. Domains hold only `a-z 0-9 . -`, so LIKE needs no escaping.
+ */
+export async function findOverlappingDomain(db: Db, domain: string): Promise<string | undefined> {
+  const labels = domain.split('.');
+  const above = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
+  const row = await db
+    .selectFrom('accounts')
+    .select('domain')
+    .where((eb) => eb.or([eb('domain', 'in', [domain, ...above]), eb('domain', 'like', `%.${domain}`)]))
+    .limit(1)
+    .executeTakeFirst();
+  return row?.domain;
+}
+
+/**
+ * Makes concurrent createacct calls take turns on the rules that span accounts (overlapping
+ * domains, the resellers' share of the address pool), where the store does not already: SQLite
+ * write transactions are serial; on PostgreSQL a transaction-scoped advisory lock does it.
+ */
+export async function serializeAccountCreation(db: Db): Promise<void> {
+  if (!locksRows(db)) return;
+  await sql`select pg_advisory_xact_lock(${CREATION_LOCK})`.execute(db);
+}
+
+/** An arbitrary constant naming the createacct lock among PostgreSQL's advisory locks. */
+const CREATION_LOCK = 0x62657274;
+
 export async function insertAccount(db: Db, account: Account): Promise<void> {
   await db.insertInto('accounts').values(toRow(account)).execute();
 }
@@ -285,10 +318,15 @@ export async function accountsOnPackage(
   return (await query.execute()).map(toAccount);
 }
 
-export async function dedicatedAddressesInUse(db: Db, family: 4 | 6): Promise<Set<string>> {
+/** The dedicated addresses of one family that accounts hold, each with the holder's owner. */
+export async function dedicatedAddressesInUse(db: Db, family: 4 | 6): Promise<Map<string, string>> {
   const column = family === 4 ? 'dedicated_ipv4' : 'dedicated_ipv6';
-  const rows = await db.selectFrom('accounts').select(column).where(column, 'is not', null).execute();
-  return new Set(rows.map((row) => (row as Record<string, string>)[column]!));
+  const rows = await db
+    .selectFrom('accounts')
+    .select([`${column} as address`, 'owner'])
+    .where(column, 'is not', null)
+    .execute();
+  return new Map(rows.map((row) => [String(row.address), row.owner]));
 }
 
 export interface OwnedSummary {

@@ -1,35 +1,23 @@
 // Failed authentications per source address, for the brute-force lock-out. Kept in the store so
-// that every server sharing it counts the same failures.
-import { sql } from 'kysely';
+// that every server sharing it counts the same failures. Each failure is a row; a lock-out is a
+// row of its own, so a count is never lost however many servers record failures at once.
 import { runPrepared } from './prepared.ts';
-import type { AuthFailureTable, Db } from './schema.ts';
+import type { AuthLockTable, Db } from './schema.ts';
 
-export interface FailureWindow {
-  windowStartedMs: number;
-  failures: number;
-  lockedUntilMs: number;
-}
-
-export async function findFailures(db: Db, address: string): Promise<FailureWindow | undefined> {
-  const [row] = await runPrepared<AuthFailureTable>(
+/** Until when the address is locked out (ms since the epoch); 0 when it never was. */
+export async function findLock(db: Db, address: string): Promise<number> {
+  const [row] = await runPrepared<AuthLockTable>(
     db,
-    'findFailures',
-    (d) => d.selectFrom('auth_failures').selectAll().where('address', '=', ''),
+    'findLock',
+    (d) => d.selectFrom('auth_locks').selectAll().where('address', '=', ''),
     [address],
   );
-  return (
-    row && {
-      windowStartedMs: Number(row.window_started_ms),
-      failures: Number(row.failures),
-      lockedUntilMs: Number(row.locked_until_ms),
-    }
-  );
+  return row ? Number(row.locked_until_ms) : 0;
 }
 
 /**
- * Counts one failure in a single statement, so that servers sharing the store never lose a count:
- * a window older than `windowMs` starts again at one; reaching `maxFailures` locks until
- * now + `lockMs`. Returns the lock time (0 when not locked).
+ * Counts one failure: when the address has `maxFailures` failures within the `windowMs` before
+ * now (this one included), it is locked until now + `lockMs`. Returns the lock time (0: none).
  */
 export async function countFailure(
   db: Db,
@@ -37,25 +25,28 @@ export async function countFailure(
   nowMs: number,
   settings: { maxFailures: number; windowMs: number; lockMs: number },
 ): Promise<number> {
-  const expired = sql`auth_failures.window_started_ms <= ${nowMs - settings.windowMs}`;
-  const failures = sql`case when ${expired} then 1 else auth_failures.failures + 1 end`;
-  const firstLock = settings.maxFailures <= 1 ? nowMs + settings.lockMs : 0;
-  const result = await sql<{ locked_until_ms: number | string }>`
-    insert into auth_failures (address, window_started_ms, failures, locked_until_ms)
-    values (${address}, ${nowMs}, 1, ${firstLock})
-    on conflict (address) do update set
-      failures = ${failures},
-      window_started_ms = case when ${expired} then ${nowMs} else auth_failures.window_started_ms end,
-      locked_until_ms = case when ${failures} >= ${settings.maxFailures} then ${nowMs + settings.lockMs}
-                             else auth_failures.locked_until_ms end
-    returning locked_until_ms`.execute(db);
-  return Number(result.rows[0]?.locked_until_ms ?? 0);
+  await db.insertInto('auth_failure_times').values({ address, at_ms: nowMs }).execute();
+  const row = await db
+    .selectFrom('auth_failure_times')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('address', '=', address)
+    .where('at_ms', '>', nowMs - settings.windowMs)
+    .executeTakeFirstOrThrow();
+  if (Number(row.n) < settings.maxFailures) return 0;
+  const lockedUntilMs = nowMs + settings.lockMs;
+  await db
+    .insertInto('auth_locks')
+    .values({ address, locked_until_ms: lockedUntilMs })
+    .onConflict((oc) => oc.column('address').doUpdateSet({ locked_until_ms: lockedUntilMs }))
+    .execute();
+  return lockedUntilMs;
 }
 
-export async function forgetExpiredFailures(db: Db, beforeMs: number): Promise<void> {
+/** Forgets failures that left the window and locks that have ended. */
+export async function forgetExpiredFailures(db: Db, nowMs: number, windowMs: number): Promise<void> {
   await db
-    .deleteFrom('auth_failures')
-    .where('window_started_ms', '<', beforeMs)
-    .where('locked_until_ms', '<', beforeMs)
+    .deleteFrom('auth_failure_times')
+    .where('at_ms', '<=', nowMs - windowMs)
     .execute();
+  await db.deleteFrom('auth_locks').where('locked_until_ms', '<', nowMs).execute();
 }

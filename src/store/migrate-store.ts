@@ -12,7 +12,8 @@ const TABLES = [
   'accounts',
   'api_users',
   'audit_log',
-  'auth_failures',
+  'auth_failure_times',
+  'auth_locks',
   'settings',
   'portal_sessions',
 ] as const satisfies readonly (keyof Database)[];

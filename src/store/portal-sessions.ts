@@ -51,3 +51,8 @@ export async function deleteSession(db: Db, idHash: string): Promise<void> {
 export async function deleteIdleSessions(db: Db, seenBeforeMs: number): Promise<void> {
   await db.deleteFrom('portal_sessions').where('last_seen_ms', '<', seenBeforeMs).execute();
 }
+
+/** Ends every session: the portal password changed. */
+export async function deleteAllSessions(db: Db): Promise<void> {
+  await db.deleteFrom('portal_sessions').execute();
+}

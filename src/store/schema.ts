@@ -24,6 +24,8 @@ export interface AccountTable {
   dedicated_ipv6: string | null;
   shell_enabled: number;
   reseller: number;
+  /** A fresh id each time the account becomes a reseller; null while it is none. */
+  reseller_id: string | null;
   selfown: number;
   alpha: number;
   reseller_limit: number | null;
@@ -66,12 +68,16 @@ export interface PackageTable {
 }
 
 export interface ApiUserTable {
+  /** The API account itself, whatever its name: idempotency keys belong to it. */
+  id: string;
   name: string;
   password_hash: string;
   access: 'open' | 'restricted';
   /** JSON array of addresses and CIDR ranges. */
   allowed_ips: string;
   reseller: string | null;
+  /** The bound reseller's `reseller_id` when it was bound: the binding holds while they match. */
+  reseller_id: string | null;
   created_at: string;
   updated_at: string;
   last_used_at: string | null;
@@ -89,10 +95,14 @@ export interface AuditTable {
   code: string | null;
 }
 
-export interface AuthFailureTable {
+/** One failed authentication: the lock-out counts these over a sliding window. */
+export interface AuthFailureTimeTable {
   address: string;
-  window_started_ms: number;
-  failures: number;
+  at_ms: number;
+}
+
+export interface AuthLockTable {
+  address: string;
   locked_until_ms: number;
 }
 
@@ -142,7 +152,8 @@ export interface Database {
   packages: PackageTable;
   api_users: ApiUserTable;
   audit_log: AuditTable;
-  auth_failures: AuthFailureTable;
+  auth_failure_times: AuthFailureTimeTable;
+  auth_locks: AuthLockTable;
   settings: SettingTable;
   portal_sessions: PortalSessionTable;
   idempotency_keys: IdempotencyKeyTable;

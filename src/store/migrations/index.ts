@@ -5,6 +5,7 @@ import * as initial from './0001-initial.ts';
 import * as portalSessions from './0002-portal-sessions.ts';
 import * as idempotency from './0003-idempotency.ts';
 import * as events from './0004-events.ts';
+import * as identities from './0005-identities.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0002-portal-sessions': portalSessions,
   '0003-idempotency': idempotency,
   '0004-events': events,
+  '0005-identities': identities,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

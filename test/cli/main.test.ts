@@ -5,6 +5,7 @@ import { verifySha512Crypt } from '../../src/auth/sha512-crypt.ts';
 import { loadConfig } from '../../src/config.ts';
 import { portalPasswordHash } from '../../src/portal-password.ts';
 import { findApiUser } from '../../src/store/api-users.ts';
+import { appendAudit } from '../../src/store/audit.ts';
 import { openStore } from '../../src/store/open.ts';
 import { tempDir } from '../helpers.ts';
 import { berth } from '../process.ts';
@@ -165,5 +166,28 @@ describe('the berth command line', () => {
     } finally {
       await store.close();
     }
+  });
+
+  it('prints the audit log with control characters escaped, whatever a row holds', async () => {
+    const store = await openStore(dataDir);
+    try {
+      await appendAudit(store.db, {
+        at: new Date().toISOString(),
+        api_user: 'old\u001b[2Jrow\nforged',
+        reseller: null,
+        address: '192.0.2.1',
+        operation: 'passwd',
+        target: null,
+        status: 403,
+        code: 'forbidden',
+      });
+    } finally {
+      await store.close();
+    }
+    const printed = await run(['audit', '--limit', '1']);
+    assert.equal(printed.code, 0, printed.stderr);
+    assert.ok(!printed.stdout.includes('\u001b'));
+    assert.match(printed.stdout, /old\\x1b\[2Jrow\\x0aforged/);
+    assert.equal(printed.stdout.trim().split('\n').length, 2);
   });
 });

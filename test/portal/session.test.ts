@@ -163,3 +163,48 @@ describe('portal sessions', () => {
     assert.equal(page.headers['x-content-type-options'], 'nosniff');
   });
 });
+
+describe('portal logins and passwords', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup({ lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 } });
+    await setPortalPassword(h.services.store.db, h.services.crypt, PORTAL_PASSWORD);
+  });
+  after(() => h.close());
+
+  it('ends every session when the portal password changes', async () => {
+    const first = await login(h);
+    const second = await login(h, PORTAL_PASSWORD, '127.0.0.2');
+    assert.equal((await get(h, '/accounts', first.cookie)).status, 200);
+    await setPortalPassword(h.services.store.db, h.services.crypt, 'a-new-portal-password');
+    for (const { cookie } of [first, second]) {
+      const page = await get(h, '/accounts', cookie);
+      assert.equal(page.status, 303);
+      assert.equal(page.headers.location, '/login');
+    }
+    await setPortalPassword(h.services.store.db, h.services.crypt, PORTAL_PASSWORD);
+  });
+
+  it('never hashes a password no account can have', async () => {
+    let hashes = 0;
+    const verify = h.services.crypt.verify.bind(h.services.crypt);
+    h.services.crypt.verify = (password, hash) => {
+      hashes++;
+      return verify(password, hash);
+    };
+    try {
+      const { page } = await login(h, 'x'.repeat(60_000), '192.0.2.60');
+      assert.equal(page.status, 403);
+      assert.equal(hashes, 0);
+    } finally {
+      h.services.crypt.verify = verify;
+    }
+  });
+
+  it('answers a locked-out address 429 with Retry-After', async () => {
+    for (let i = 0; i < 3; i++) await login(h, `wrong-password-${i}`, '192.0.2.61');
+    const { page } = await login(h, PORTAL_PASSWORD, '192.0.2.61');
+    assert.equal(page.status, 429);
+    assert.ok(Number(page.headers['retry-after']) > 0);
+  });
+});

@@ -63,6 +63,11 @@ export interface LinuxConfig {
   /** Stands for `/`: every file is read and written below it; services are reloaded only at `/`. */
   systemRoot: string;
   nginxDir: string;
+  /**
+   * A file nginx reads inside its http block, where Berth sizes the server-name hash so that any
+   * valid domain (up to 253 characters) can be served; empty when the administrator sets it.
+   */
+  nginxHttpSettings: string;
   zoneDir: string;
   dkimDir: string;
   logDir: string;
@@ -137,6 +142,7 @@ function defaults(dataDir: string): Config {
     linux: {
       systemRoot: '/',
       nginxDir: '/etc/nginx/sites-enabled',
+      nginxHttpSettings: '/etc/nginx/conf.d/berth.conf',
       zoneDir: '/etc/bind/zones',
       dkimDir: '/etc/berth/dkim',
       logDir: '/var/log/nginx',
@@ -238,6 +244,7 @@ function fromFile(path: string): ConfigOverrides {
     linux: {
       systemRoot: text(linux, 'system_root', where),
       nginxDir: text(linux, 'nginx_dir', where),
+      nginxHttpSettings: text(linux, 'nginx_http_settings', where),
       zoneDir: text(linux, 'zone_dir', where),
       dkimDir: text(linux, 'dkim_dir', where),
       logDir: text(linux, 'log_dir', where),

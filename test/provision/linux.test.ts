@@ -15,7 +15,7 @@ import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd
 import { type CommandRunner, execRunner } from '../../src/provision/linux/run.ts';
 import { findAccount } from '../../src/store/accounts.ts';
 import { errorOf, type Harness, setup, summary } from '../helpers.ts';
-import { linuxSettings, makeSystemRoot, nginxAccepts } from './system-root.ts';
+import { type LinuxHarness, linuxSetup, nginxAccepts } from './system-root.ts';
 
 /** Every file below the root with its content, to prove that a failed call leaves no trace. */
 function snapshot(root: string): Map<string, string> {
@@ -33,46 +33,6 @@ function snapshot(root: string): Map<string, string> {
   // The shadow tools keep backups of the files they change (passwd-, shadow-, …).
   for (const path of [...files.keys()]) if (path.endsWith('-')) files.delete(path);
   return files;
-}
-
-let nextPort = 18080 + (process.pid % 500) * 4;
-
-interface LinuxHarness extends Harness {
-  root: string;
-  commands: string[][];
-  failAt: { step: string | null };
-}
-
-async function linuxSetup(): Promise<LinuxHarness> {
-  const root = makeSystemRoot();
-  const commands: string[][] = [];
-  const failAt = { step: null as string | null };
-  const real = execRunner();
-  const runner: CommandRunner = {
-    run(argv, options) {
-      commands.push([...argv]);
-      return real.run(argv, options);
-    },
-  };
-  const settings = linuxSettings(root, nextPort++);
-  const h = await setup(
-    { driver: 'linux', ...settings },
-    {
-      makeDriver: (config: Config) =>
-        linuxDriver({ config, runner, hashPassword: async (p) => sha512Crypt(p), failAt: () => failAt.step }),
-    },
-  );
-  const close = h.close;
-  return {
-    ...h,
-    root,
-    commands,
-    failAt,
-    close: async () => {
-      await close();
-      rmSync(root, { recursive: true, force: true });
-    },
-  };
 }
 
 describe('the linux driver through a whole account lifecycle', () => {

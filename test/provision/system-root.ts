@@ -1,8 +1,12 @@
 // A throwaway system root for the linux driver's tests, and nginx's own check of what is in it.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir } from '../helpers.ts';
+import { sha512Crypt } from '../../src/auth/sha512-crypt.ts';
+import type { Config } from '../../src/config.ts';
+import { linuxDriver } from '../../src/provision/linux/driver.ts';
+import { type CommandRunner, execRunner } from '../../src/provision/linux/run.ts';
+import { type Harness, setup, tempDir } from '../helpers.ts';
 
 /** A root with a copy of this machine's user database and the directories the driver writes. */
 export function makeSystemRoot(): string {
@@ -14,6 +18,7 @@ export function makeSystemRoot(): string {
   for (const dir of [
     'home',
     'etc/nginx/sites-enabled',
+    'etc/nginx/conf.d',
     'etc/bind/zones',
     'etc/berth/dkim',
     'var/log/nginx',
@@ -27,7 +32,7 @@ export function makeSystemRoot(): string {
       `pid ${root}/run/nginx.pid;`,
       `error_log ${root}/var/log/nginx/error.log;`,
       'events {}',
-      `http { access_log off; include ${root}/etc/nginx/sites-enabled/*.conf; }`,
+      `http { access_log off; include ${root}/etc/nginx/conf.d/*.conf; include ${root}/etc/nginx/sites-enabled/*.conf; }`,
       '',
     ].join('\n'),
   );
@@ -46,5 +51,48 @@ export function linuxSettings(root: string, httpPort: number) {
     sharedIpv6: '',
     ipPool: { ipv4: ['127.0.0.10'], ipv6: ['::1'] },
     linux: { systemRoot: root, httpPort },
+  };
+}
+
+let nextPort = 18080 + (process.pid % 500) * 4;
+
+export interface LinuxHarness extends Harness {
+  root: string;
+  /** Every command the driver ran, as its argument array. */
+  commands: string[][];
+  /** Name a step here to make it fail. */
+  failAt: { step: string | null };
+}
+
+/** Berth in-process on the linux driver, in a throwaway system root of its own. */
+export async function linuxSetup(): Promise<LinuxHarness> {
+  const root = makeSystemRoot();
+  const commands: string[][] = [];
+  const failAt = { step: null as string | null };
+  const real = execRunner();
+  const runner: CommandRunner = {
+    run(argv, options) {
+      commands.push([...argv]);
+      return real.run(argv, options);
+    },
+  };
+  const settings = linuxSettings(root, nextPort++);
+  const h = await setup(
+    { driver: 'linux', ...settings },
+    {
+      makeDriver: (config: Config) =>
+        linuxDriver({ config, runner, hashPassword: async (p) => sha512Crypt(p), failAt: () => failAt.step }),
+    },
+  );
+  const close = h.close;
+  return {
+    ...h,
+    root,
+    commands,
+    failAt,
+    close: async () => {
+      await close();
+      rmSync(root, { recursive: true, force: true });
+    },
   };
 }

@@ -26,3 +26,21 @@ export function dkimTxtStrings(publicBase64: string): string[] {
   for (let i = 0; i < text.length; i += 255) strings.push(text.slice(i, i + 255));
   return strings;
 }
+
+/** Whether `<label>.<domain>` is a name DNS can hold (at most 253 characters). */
+export function nameFits(label: string, domain: string): boolean {
+  return label.length + 1 + domain.length <= 253;
+}
+
+/**
+ * Whether the domain's key record, `default._domainkey.<domain>`, fits in DNS. A domain too long
+ * for it gets no key: mail signed with a key no one can look up would fail DKIM everywhere.
+ */
+export function dkimRecordFits(domain: string): boolean {
+  return nameFits('default._domainkey', domain);
+}
+
+/** Whether the account's mail is signed: DKIM on, and a key record DNS can hold. */
+export function signsMail(account: { dkim: boolean; domain: string }): boolean {
+  return account.dkim && dkimRecordFits(account.domain);
+}

@@ -4,8 +4,19 @@ import { join } from 'node:path';
 import type { Config } from '../../config.ts';
 import { NOLOGIN } from '../../operations/record.ts';
 import type { Account } from '../../store/accounts.ts';
-import { readIfExists, under } from './files.ts';
+import { signsMail } from './dkim.ts';
+import { domainFile, readIfExists, under } from './files.ts';
+import { type Kind, kindOf } from './home.ts';
 import { findSystemUser, shadowPassword, systemUsers } from './passwd.ts';
+
+const describe = (kind: Kind) =>
+  ({
+    missing: 'missing',
+    link: 'a symbolic link (not followed)',
+    file: 'a file, not a directory',
+    other: 'not a directory',
+    directory: 'a directory',
+  })[kind];
 
 function filesIn(dir: string, suffix: string): string[] {
   if (!existsSync(dir)) return [];
@@ -36,9 +47,13 @@ export async function inspectSystem(config: Config, accounts: readonly Account[]
       const shell = account.suspension || !account.shellEnabled ? NOLOGIN : config.shell;
       if (user.shell !== shell) say(account, `login shell is ${user.shell}, not ${shell}`);
     }
-    if (!existsSync(path(join(account.homedir, 'public_html'))))
-      say(account, `no ${join(account.homedir, 'public_html')}`);
-    const block = readIfExists(path(join(linux.nginxDir, `${account.domain}.conf`)));
+    const home = path(account.homedir);
+    const homeKind = kindOf(home, []);
+    const publicHtml = homeKind === 'directory' ? kindOf(home, ['public_html']) : 'missing';
+    if (homeKind !== 'directory') say(account, `${account.homedir} is ${describe(homeKind)}`);
+    else if (publicHtml !== 'directory')
+      say(account, `${join(account.homedir, 'public_html')} is ${describe(publicHtml)}`);
+    const block = readIfExists(path(join(linux.nginxDir, domainFile(account.domain, '.conf'))));
     if (block === null) say(account, 'no web server block');
     else if (block.includes('return 503;') !== (account.suspension !== null)) {
       say(
@@ -48,8 +63,9 @@ export async function inspectSystem(config: Config, accounts: readonly Account[]
           : 'web server block answers 503 for an active account',
       );
     }
-    if (!existsSync(path(join(linux.zoneDir, `${account.domain}.db`)))) say(account, 'no DNS zone');
-    if (account.dkim && !existsSync(path(join(linux.dkimDir, `${account.domain}.private`))))
+    if (!existsSync(path(join(linux.zoneDir, domainFile(account.domain, '.db')))))
+      say(account, 'no DNS zone');
+    if (signsMail(account) && !existsSync(path(join(linux.dkimDir, domainFile(account.domain, '.private')))))
       say(account, 'no DKIM key');
   }
 
@@ -65,10 +81,12 @@ export async function inspectSystem(config: Config, accounts: readonly Account[]
     [linux.zoneDir, '.db', 'DNS zone'],
     [linux.dkimDir, '.private', 'DKIM key'],
   ] as const) {
+    const expected = new Set([...domains].map((domain) => domainFile(domain, suffix)));
     for (const file of filesIn(path(dir), suffix)) {
-      const domain = file.slice(0, -suffix.length);
-      if (!domains.has(domain))
-        differences.push(`${domain}: ${what} ${join(dir, file)} with no account in the store`);
+      if (!expected.has(file))
+        differences.push(
+          `${file.slice(0, -suffix.length)}: ${what} ${join(dir, file)} with no account in the store`,
+        );
     }
   }
   return differences;

@@ -2,22 +2,22 @@
 // and quota; an nginx server block; a BIND zone with SPF and DKIM. Every step has its undo. With a
 // system root other than `/` (the tests), everything happens below it and no service is reloaded.
 import { createPublicKey } from 'node:crypto';
-import { chownSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../../config.ts';
 import { NOLOGIN } from '../../operations/record.ts';
 import type { Account } from '../../store/accounts.ts';
+import { domainError } from '../../values.ts';
 import { type Driver, type Step, StepFailed } from '../driver.ts';
-import { dkimTxtStrings, generateDkimKey } from './dkim.ts';
+import { dkimTxtStrings, generateDkimKey, nameFits, signsMail } from './dkim.ts';
 import { inspectSystem } from './doctor.ts';
-import { readIfExists, restoreFile, under, writeFileAtomic } from './files.ts';
-import { findSystemUser, shadowPassword } from './passwd.ts';
+import { domainFile, readIfExists, removeFile, restoreFile, under, writeFileAtomic } from './files.ts';
+import { createHome, ensureDirectory, removeHome } from './home.ts';
+import { findSystemUser, shadowPassword, systemNameTaken } from './passwd.ts';
 import type { CommandRunner } from './run.ts';
 import { render } from './templates.ts';
 import { measureUsage } from './usage.ts';
 
 const USER = /^[a-z][a-z0-9]{0,15}$/;
-const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/;
 const PATH = /^\/[A-Za-z0-9._/-]+$/;
 
 /** The GECOS field names the domain, and marks the user as one Berth made (for `berth doctor`). */
@@ -25,11 +25,14 @@ export function gecosOf(account: Account): string {
   return `Berth ${account.domain}`;
 }
 
-/** Identifiers are checked where they are used, whatever checked them before. */
+/**
+ * Identifiers are checked where they are used, whatever checked them before, by the same domain
+ * rules the API validates with: whatever the API accepts, the driver can do.
+ */
 function checkIdentifiers(account: Account): void {
   const ok =
     USER.test(account.user) &&
-    DOMAIN.test(account.domain) &&
+    domainError(account.domain) === null &&
     PATH.test(account.homedir) &&
     !account.homedir.includes('..');
   if (!ok)
@@ -38,6 +41,9 @@ function checkIdentifiers(account: Account): void {
       new Error(`refusing unsafe identifiers for ${JSON.stringify(account.user)}`),
     );
 }
+
+const HOME_MODE = 0o711;
+const PUBLIC_HTML_MODE = 0o755;
 
 export interface LinuxDriverOptions {
   config: Config;
@@ -54,6 +60,13 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   const live = root === '/';
   const prefix = live ? [] : ['--prefix', root];
   const path = (p: string) => under(root, p);
+  // nginx's default server-name hash holds names of some 45 characters: one longer domain beside
+  // another would fail nginx -t for every site. Sized here for 253-character names.
+  if (linux.nginxHttpSettings !== '') {
+    const settings = render('http.conf', {}, {});
+    const file = path(linux.nginxHttpSettings);
+    if (readIfExists(file) !== settings) writeFileAtomic(file, settings, 0o644);
+  }
 
   const step = (
     name: string,
@@ -86,13 +99,14 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     runner.run(['/usr/sbin/usermod', ...prefix, ...args, '--', user]);
   const shellOf = (account: Account) =>
     account.suspension || !account.shellEnabled ? NOLOGIN : config.shell;
-  const serverBlockPath = (account: Account) => path(join(linux.nginxDir, `${account.domain}.conf`));
-  const zonePath = (account: Account) => path(join(linux.zoneDir, `${account.domain}.db`));
+  const serverBlockPath = (account: Account) =>
+    path(join(linux.nginxDir, domainFile(account.domain, '.conf')));
+  const zonePath = (account: Account) => path(join(linux.zoneDir, domainFile(account.domain, '.db')));
   const dkimPaths = (account: Account) => ({
-    key: path(join(linux.dkimDir, `${account.domain}.private`)),
-    txt: path(join(linux.dkimDir, `${account.domain}.txt`)),
+    key: path(join(linux.dkimDir, domainFile(account.domain, '.private'))),
+    txt: path(join(linux.dkimDir, domainFile(account.domain, '.txt'))),
   });
-  const accessLog = (account: Account) => path(join(linux.logDir, `${account.domain}.access.log`));
+  const accessLog = (account: Account) => path(join(linux.logDir, domainFile(account.domain, '.access.log')));
 
   function serverBlock(account: Account): string {
     const ipv4 = account.dedicatedIpv4 ?? config.sharedIpv4;
@@ -117,12 +131,17 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     const spf = ['v=spf1', 'a', ...(account.mailserver === 'local' ? ['mx'] : []), `ip4:${ipv4}`];
     if (ipv6) spf.push(`ip6:${ipv6}`);
     spf.push('~all');
+    // A name longer than DNS allows (a long domain's `www` or `mail`) cannot exist: its record is
+    // left out, and mail goes to the domain's own address instead of mail.<domain>.
+    const fits = (label: string) => nameFits(label, account.domain);
+    const mailHost = fits('mail') ? `mail.${account.domain}.` : `${account.domain}.`;
     const blocks = {
       ns_records: account.nameservers.map((ns) => `@       IN NS   ${ns}.`).join('\n'),
       aaaa_records: ipv6 ? `@       IN AAAA ${ipv6}` : '',
+      www_record: fits('www') ? 'www     IN CNAME @' : '',
       mail_records:
         account.mailserver === 'local'
-          ? `@       IN MX 10 mail.${account.domain}.\nmail    IN A    ${ipv4}`
+          ? `@       IN MX 10 ${mailHost}${fits('mail') ? `\nmail    IN A    ${ipv4}` : ''}`
           : '',
       spf_record: account.spf ? `@       IN TXT  "${spf.join(' ')}"` : '',
       dkim_record: dkimPublic
@@ -131,9 +150,17 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
             .join(' ')} )`
         : '',
     };
+    const hostmaster = fits('hostmaster') ? `hostmaster.${account.domain}` : `hostmaster.${config.hostName}`;
     return render(
       'zone.db',
-      { user: account.user, domain: account.domain, primary_ns: account.nameservers[0]!, serial, ipv4 },
+      {
+        user: account.user,
+        domain: account.domain,
+        primary_ns: account.nameservers[0]!,
+        hostmaster,
+        serial,
+        ipv4,
+      },
       blocks,
     );
   }
@@ -206,7 +233,8 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     name: 'linux',
 
     async nameTaken(user) {
-      return findSystemUser(root, user) !== undefined;
+      // useradd -U makes a group of the same name: a name the group database has is taken too.
+      return systemNameTaken(root, user);
     },
 
     async reconcile(account) {
@@ -220,11 +248,12 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
         await usermod(account.user, ['-U']);
       const user = findSystemUser(root, account.user)!;
       const home = path(account.homedir);
-      mkdirSync(join(home, 'public_html'), { recursive: true, mode: 0o755 });
-      chownSync(home, user.uid, user.gid);
-      chownSync(join(home, 'public_html'), user.uid, user.gid);
+      // The home is the customer's: anything in it that is not what Berth made (a link where
+      // public_html was) is left alone for doctor to report, never followed.
+      if (ensureDirectory(home, [], user, HOME_MODE) === 'directory')
+        ensureDirectory(home, ['public_html'], user, PUBLIC_HTML_MODE);
       let dkimPublic: string | null = null;
-      if (account.dkim) {
+      if (signsMail(account)) {
         const keys = dkimPaths(account);
         const existing = readIfExists(keys.key);
         if (existing) {
@@ -247,12 +276,12 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       checkIdentifiers(identified);
       const keys = dkimPaths(identified);
       for (const file of [serverBlockPath(identified), zonePath(identified), keys.key, keys.txt])
-        rmSync(file, { force: true });
+        removeFile(file);
       // Only a user Berth made for this very domain is removed.
       const user = findSystemUser(root, account.user);
       if (user?.gecos === gecosOf(identified)) {
         await runner.run(['/usr/sbin/userdel', ...prefix, '--', account.user]);
-        rmSync(path(account.homedir), { recursive: true, force: true });
+        removeHome(path(account.homedir));
       }
       if (live) await reloadAll();
     },
@@ -281,15 +310,14 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
           async () => {
             const user = findSystemUser(root, account.user);
             if (!user) throw new Error(`${account.user} is not in ${path('/etc/passwd')}`);
-            mkdirSync(home, { mode: 0o711 });
-            mkdirSync(join(home, 'public_html'), { mode: 0o755 });
-            chownSync(home, user.uid, user.gid);
-            chownSync(join(home, 'public_html'), user.uid, user.gid);
+            createHome(home, user, HOME_MODE);
+            if (ensureDirectory(home, ['public_html'], user, PUBLIC_HTML_MODE) !== 'directory')
+              throw new Error(`${join(account.homedir, 'public_html')} is not a directory`);
           },
-          async () => rmSync(home, { recursive: true, force: true }),
+          async () => removeHome(home),
         ),
         ...quotaStep(account, null),
-        ...(account.dkim
+        ...(signsMail(account)
           ? [
               step(
                 'DKIM key',
@@ -300,8 +328,8 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
                   writeFileAtomic(keys.txt, `${dkimTxtStrings(dkimPublic).join('')}\n`, 0o644);
                 },
                 async () => {
-                  rmSync(keys.key, { force: true });
-                  rmSync(keys.txt, { force: true });
+                  removeFile(keys.key);
+                  removeFile(keys.txt);
                 },
               ),
             ]
@@ -323,16 +351,13 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
         fileStep('DKIM key', keys.key, 0o600, () => null),
         fileStep('DKIM record', keys.txt, 0o644, () => null),
         ...reload(),
-        // Last, because it cannot be undone: the home directory goes with the user.
+        // Last, because it cannot be undone: the home directory goes with the user. Berth removes
+        // the home itself (userdel -r would walk the customer's files as root).
         step('system user', async () => {
-          await runner
-            .run(['/usr/sbin/userdel', ...prefix, '-r', '--', account.user])
-            .catch(async (error) => {
-              // userdel -r also answers non-zero when the mail spool it looks for is missing.
-              if (findSystemUser(root, account.user)) throw error;
-            });
-          rmSync(path(account.homedir), { recursive: true, force: true });
-          rmSync(accessLog(account), { force: true });
+          await runner.run(['/usr/sbin/userdel', ...prefix, '--', account.user]);
+          removeHome(path(account.homedir));
+          removeFile(path(join('/var/mail', account.user)));
+          removeFile(accessLog(account));
         }),
       ];
     },

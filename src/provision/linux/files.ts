@@ -1,8 +1,11 @@
-// Files the linux driver writes: always to a temporary file in the same directory, synced, then
-// renamed over the old one, so that a reader (nginx, BIND) never sees half a file.
-import { randomBytes } from 'node:crypto';
+// The system's files the linux driver writes (server blocks, zones, keys, under directories only
+// root can write): always to a temporary file in the same directory, synced, then renamed over the
+// old one, so that a reader (nginx, BIND) never sees half a file. Nothing here is for a path below
+// a customer's home: those go through home.ts. A link where a file should be is never followed.
+import { createHash, randomBytes } from 'node:crypto';
 import {
   closeSync,
+  constants,
   fsyncSync,
   mkdirSync,
   openSync,
@@ -12,6 +15,18 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
+
+/**
+ * The name of a domain's file (`example.com.conf`): the domain and the suffix, unless that is
+ * longer than a file name may be (255 bytes; a domain may be 253 characters), when the domain is
+ * cut short and a hash of it keeps the name its own.
+ */
+export function domainFile(domain: string, suffix: string): string {
+  const name = `${domain}${suffix}`;
+  if (name.length <= 255) return name;
+  const hash = createHash('sha256').update(domain).digest('hex').slice(0, 16);
+  return `${domain.slice(0, 255 - suffix.length - hash.length - 1)}-${hash}${suffix}`;
+}
 
 /** `path` (absolute within the system) as a real path below `root`. */
 export function under(root: string, path: string): string {
@@ -44,16 +59,27 @@ export function writeFileAtomic(path: string, content: string, mode: number): vo
 }
 
 export function readIfExists(path: string): string | null {
+  let fd: number;
   try {
-    return readFileSync(path, 'utf8');
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
+  try {
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Removes a file if it is there (a link is removed itself, never its target). */
+export function removeFile(path: string): void {
+  rmSync(path, { force: true });
 }
 
 /** Puts a file back as it was: `content` null means it did not exist. */
 export function restoreFile(path: string, content: string | null, mode: number): void {
-  if (content === null) rmSync(path, { force: true });
+  if (content === null) removeFile(path);
   else writeFileAtomic(path, content, mode);
 }

@@ -37,3 +37,8 @@ export function findSystemUser(root: string, name: string): SystemUser | undefin
 export function shadowPassword(root: string, name: string): string | undefined {
   return lines(root, 'shadow').find(([user]) => user === name)?.[1];
 }
+
+/** Whether the system has a user or a group of this name (useradd -U makes both). */
+export function systemNameTaken(root: string, name: string): boolean {
+  return findSystemUser(root, name) !== undefined || lines(root, 'group').some(([group]) => group === name);
+}

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 const DIR = join(import.meta.dirname, 'templates');
 const cache = new Map<string, string>();
 
-export type TemplateName = 'server.conf' | 'suspended.conf' | 'zone.db';
+export type TemplateName = 'http.conf' | 'server.conf' | 'suspended.conf' | 'zone.db';
 
 /** Values rendered as they are; `blocks` may span lines (they are built by the driver itself). */
 export function render(

@@ -1,35 +1,16 @@
 // What an account uses: the disk space of its home directory, and the bytes nginx served for its
 // domain this calendar month (from the access log, in nginx's default "combined" format).
-import { createReadStream, lstatSync, readdirSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Config } from '../../config.ts';
 import type { Account } from '../../store/accounts.ts';
 import type { Usage } from '../driver.ts';
-import { under } from './files.ts';
+import { domainFile, under } from './files.ts';
+import { diskBytes } from './home.ts';
 
 const MB = 1024 * 1024;
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-/** Bytes allocated below `dir`, symbolic links not followed. */
-function diskBytes(dir: string): number {
-  let total = 0;
-  const pending = [dir];
-  while (pending.length > 0) {
-    const current = pending.pop()!;
-    let stat: ReturnType<typeof lstatSync>;
-    try {
-      stat = lstatSync(current);
-    } catch {
-      continue;
-    }
-    total += stat.blocks * 512;
-    if (stat.isDirectory()) {
-      for (const entry of readdirSync(current)) pending.push(join(current, entry));
-    }
-  }
-  return total;
-}
 
 /** Sums the response sizes of the log lines dated in the month of `now` (server time). */
 export async function bytesServedThisMonth(logFile: string, now: Date): Promise<number> {
@@ -51,7 +32,7 @@ export async function measureUsage(config: Config, account: Account, now = new D
   const root = config.linux.systemRoot;
   const home = diskBytes(under(root, account.homedir));
   const served = await bytesServedThisMonth(
-    under(root, join(config.linux.logDir, `${account.domain}.access.log`)),
+    under(root, join(config.linux.logDir, domainFile(account.domain, '.access.log'))),
     now,
   );
   return { quota: Math.ceil(home / MB), bandwidth: Math.ceil(served / MB) };

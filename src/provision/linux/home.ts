@@ -1,0 +1,214 @@
+// The one way the linux driver touches a customer's files. A customer can write its home, and so
+// can replace anything in it by a symbolic link (public_html → /etc/sudoers.d); root must never
+// follow such a link. Every path below a home is therefore reached one component at a time from
+// an open directory, each opened with O_NOFOLLOW and checked on the descriptor: a link anywhere on
+// the way is refused, never followed, and changes (chown, chmod) go to the descriptor, not a name.
+// Node has no openat(); `/proc/self/fd/<fd>/<name>` is the kernel's equivalent: `<name>` is looked
+// up in exactly the directory the descriptor holds, whatever was renamed or replaced since.
+// Nothing else in src/provision/linux opens a path below a home (a test keeps it so).
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmdirSync,
+  unlinkSync,
+} from 'node:fs';
+import { basename, dirname } from 'node:path';
+
+// libuv opens every file close-on-exec.
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
+const OPEN_DIRECTORY = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK;
+
+export interface Owner {
+  uid: number;
+  gid: number;
+}
+
+/** What a path below a home is, seen without following a link. */
+export type Kind = 'directory' | 'file' | 'link' | 'other' | 'missing';
+
+export class UnsafePath extends Error {
+  override name = 'UnsafePath';
+}
+
+/** A path below the directory open as `fd`, resolved by the kernel in that very directory. */
+function beneath(fd: number, name: string): string {
+  if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0'))
+    throw new UnsafePath(`not a single path component: ${JSON.stringify(name)}`);
+  return `/proc/self/fd/${fd}/${name}`;
+}
+
+function openDirectory(path: string): number {
+  try {
+    return openSync(path, OPEN_DIRECTORY);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || code === 'ENOTDIR')
+      throw new UnsafePath(`${path} is a symbolic link or not a directory: not followed`);
+    throw error;
+  }
+}
+
+function withDirectory<T>(path: string, use: (fd: number) => T): T {
+  const fd = openDirectory(path);
+  try {
+    return use(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Opens `home` itself (whose parent, the home base, only root can write) and then each of
+ * `components` below it, none of them followed if it is a link; runs `use` on the last one.
+ */
+function withPath<T>(home: string, components: readonly string[], use: (fd: number) => T): T {
+  return withDirectory(home, (homeFd) => {
+    let fd = homeFd;
+    const opened: number[] = [];
+    try {
+      for (const name of components) {
+        fd = openDirectory(beneath(fd, name));
+        opened.push(fd);
+      }
+      return use(fd);
+    } finally {
+      for (const open of opened) closeSync(open);
+    }
+  });
+}
+
+/** Sets owner and mode on an open descriptor: explicit, whatever the umask made. */
+function settle(fd: number, owner: Owner, mode: number): void {
+  fchownSync(fd, owner.uid, owner.gid);
+  fchmodSync(fd, mode);
+}
+
+/** Creates the home directory itself; it must not exist yet. */
+export function createHome(home: string, owner: Owner, mode: number): void {
+  mkdirSync(home, { mode: 0o700 });
+  withDirectory(home, (fd) => settle(fd, owner, mode));
+}
+
+/**
+ * Makes `<home>/<components…>` a directory with this owner and mode, creating what is missing.
+ * Returns the kind found instead when a component is a link, a file or anything else, leaving it
+ * untouched: a customer's link is never followed, nor removed.
+ */
+export function ensureDirectory(
+  home: string,
+  components: readonly string[],
+  owner: Owner,
+  mode: number,
+): 'directory' | Kind {
+  return withDirectory(home, (homeFd) => {
+    const opened: number[] = [];
+    try {
+      let fd = homeFd;
+      for (const name of components) {
+        const path = beneath(fd, name);
+        const kind = kindAt(path);
+        if (kind === 'missing') mkdirSync(path, { mode: 0o700 });
+        else if (kind !== 'directory') return kind;
+        fd = openDirectory(path);
+        opened.push(fd);
+      }
+      settle(fd, owner, mode);
+      return 'directory';
+    } finally {
+      for (const open of opened) closeSync(open);
+    }
+  });
+}
+
+/** Sets the owner and mode of `<home>/<components…>`, a directory reached without links. */
+export function settleDirectory(
+  home: string,
+  components: readonly string[],
+  owner: Owner,
+  mode: number,
+): void {
+  withPath(home, components, (fd) => settle(fd, owner, mode));
+}
+
+function kindAt(path: string): Kind {
+  let stat: ReturnType<typeof lstatSync>;
+  try {
+    stat = lstatSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+    throw error;
+  }
+  if (stat.isSymbolicLink()) return 'link';
+  if (stat.isDirectory()) return 'directory';
+  if (stat.isFile()) return 'file';
+  return 'other';
+}
+
+/** What `<home>/<components…>` is, without following a link on the way or at the end. */
+export function kindOf(home: string, components: readonly string[]): Kind {
+  if (components.length === 0) return kindAt(home);
+  try {
+    return withPath(home, components.slice(0, -1), (fd) => kindAt(beneath(fd, components.at(-1)!)));
+  } catch (error) {
+    if (error instanceof UnsafePath) return 'link';
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+    throw error;
+  }
+}
+
+/** Empties the directory open as `fd`, depth first, unlinking links rather than following them. */
+function emptyDirectory(fd: number): void {
+  for (const name of readdirSync(`/proc/self/fd/${fd}`)) {
+    const path = beneath(fd, name);
+    if (kindAt(path) === 'directory') {
+      withDirectory(path, emptyDirectory);
+      rmdirSync(path);
+    } else unlinkSync(path);
+  }
+}
+
+/** Removes a home and everything in it; links in it are removed, never followed. */
+export function removeHome(home: string): void {
+  if (kindAt(home) === 'missing') return;
+  withDirectory(dirname(home), (parentFd) => {
+    const path = beneath(parentFd, basename(home));
+    if (kindAt(path) !== 'directory') return unlinkSync(path);
+    withDirectory(path, emptyDirectory);
+    rmdirSync(path);
+  });
+}
+
+/** Bytes allocated below a home, counted without following any link. */
+export function diskBytes(home: string): number {
+  if (kindAt(home) !== 'directory') return 0;
+  const walk = (fd: number): number => {
+    let total = fstatSync(fd).blocks * 512;
+    for (const name of readdirSync(`/proc/self/fd/${fd}`)) {
+      const path = beneath(fd, name);
+      let stat: ReturnType<typeof lstatSync>;
+      try {
+        stat = lstatSync(path);
+      } catch {
+        continue; // gone meanwhile
+      }
+      if (!stat.isDirectory()) total += stat.blocks * 512;
+      else {
+        try {
+          total += withDirectory(path, walk);
+        } catch (error) {
+          if (!(error instanceof UnsafePath) && (error as NodeJS.ErrnoException).code !== 'ENOENT')
+            throw error;
+        }
+      }
+    }
+    return total;
+  };
+  return withDirectory(home, walk);
+}

@@ -185,6 +185,26 @@ describe('main domains', () => {
     }
   });
 
+  it('of two overlapping domains created at the same moment, exactly one is taken', async () => {
+    for (let round = 0; round < 5; round++) {
+      const replies = await Promise.all(
+        [`race${round}.example`, `www.race${round}.example`].map((domain, i) =>
+          h.call('createacct', {
+            user: `race${round}x${i}`,
+            domain,
+            email: 'r@example.com',
+            package: 'default',
+          }),
+        ),
+      );
+      assert.deepEqual(
+        replies.map((r) => r.statusCode).sort(),
+        [200, 400],
+        JSON.stringify(replies.map((r) => r.body)),
+      );
+    }
+  });
+
   it('a sibling or a look-alike is no overlap', async () => {
     await createAccount(h, 'sibling', { domain: 'zz.example' });
     await createAccount(h, 'lookalike', { domain: 'xyy.example' });

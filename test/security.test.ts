@@ -1,5 +1,5 @@
 // The attacks of an outside security review, each re-run as it was made: every one must be refused
-// or harmless. (Connection slots are in test/http/connections.test.ts, links planted in homes in
+// or harmless. (Connection slots are in test/http/limits.test.ts, links planted in homes in
 // test/provision/links.test.ts.)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

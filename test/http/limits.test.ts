@@ -1,9 +1,13 @@
-// Slow and greedy clients, over real TLS connections to a running server.
+// Slow and greedy clients, over real TLS connections to a running server: a client that connects
+// and never speaks (not even TLS) is closed within the header timeout, and one address cannot hold
+// the slots every caller needs.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
+import { request } from 'node:https';
+import { connect as connectTcp, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { connect, type TLSSocket } from 'node:tls';
-import { loadConfig } from '../../src/config.ts';
+import { type LimitsConfig, loadConfig } from '../../src/config.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { tempDir } from '../helpers.ts';
 
@@ -25,26 +29,77 @@ function closedAfter(socket: TLSSocket): Promise<number> {
   });
 }
 
-describe('limits on slow and greedy clients', () => {
+/** A TCP connection from `localAddress` that sends nothing; resolves once connected. */
+function idle(port: number, localAddress = '127.0.0.1'): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connectTcp({ host: '127.0.0.1', port, localAddress }, () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+/** Whether the server closes the socket within `ms`. */
+function closedWithin(socket: Socket, ms: number): Promise<boolean> {
+  if (socket.destroyed) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    socket.on('error', () => {});
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+/**
+ * POSTs version without credentials over HTTPS from `localAddress`: any answer (403
+ * not_authenticated) proves the server took the connection; a reset or refusal is the error.
+ */
+function call(
+  port: number,
+  localAddress: string,
+): Promise<{ status: number; headers: Record<string, unknown> } | { error: string }> {
+  return new Promise((resolve) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        localAddress,
+        method: 'POST',
+        path: '/api/v1/version/',
+        rejectUnauthorized: false,
+        agent: false,
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+      },
+    );
+    req.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+    req.end();
+  });
+}
+
+/** A running server on loopback with these limits, started before and stopped after a suite. */
+function serverWith(limits: Partial<LimitsConfig>): { port: () => number } {
   const dataDir = tempDir('berth-limits-');
   let server: RunningServer;
-  let port: number;
-
   before(async () => {
     process.env.BERTH_LOG_LEVEL = 'silent';
-    const config = loadConfig({
-      dataDir,
-      host: '127.0.0.1',
-      port: 0,
-      resellerPort: 0,
-      limits: { headerTimeout: 1, requestTimeout: 2, keepAliveTimeout: 1, maxConnections: 4 },
-    });
+    const config = loadConfig({ dataDir, host: '127.0.0.1', port: 0, resellerPort: 0, limits });
     server = await startServer(config, () => {});
-    port = server.ports.admin;
   });
   after(async () => {
     await server.close();
     rmSync(dataDir, { recursive: true, force: true });
+  });
+  return { port: () => server.ports.admin };
+}
+
+describe('limits on slow and greedy clients', () => {
+  const server = serverWith({ headerTimeout: 1, requestTimeout: 2, keepAliveTimeout: 1, maxConnections: 4 });
+  let port: number;
+  before(() => {
+    port = server.port();
   });
 
   it('closes a connection whose headers never finish (slow-loris)', async () => {
@@ -89,5 +144,62 @@ describe('limits on slow and greedy clients', () => {
     const modern = await open(port);
     assert.match(String(modern.getProtocol()), /^TLSv1\.[23]$/);
     modern.destroy();
+  });
+});
+
+describe('connection slots', () => {
+  const server = serverWith({ headerTimeout: 1, maxConnections: 40, maxConnectionsPerAddress: 5 });
+  let port: number;
+  before(() => {
+    port = server.port();
+  });
+
+  it('closes a connection that never starts TLS within the header timeout', async () => {
+    const socket = await idle(port, '127.0.0.3');
+    assert.equal(await closedWithin(socket, 4000), true);
+  });
+
+  it('lets one address hold only its share of the connections; others still get in', async () => {
+    const held = await Promise.all(Array.from({ length: 5 }, () => idle(port, '127.0.0.4')));
+    const extra = await idle(port, '127.0.0.4');
+    assert.equal(await closedWithin(extra, 500), true, 'the sixth connection from one address');
+    const other = await call(port, '127.0.0.5');
+    assert.ok('status' in other, JSON.stringify(other));
+    assert.equal(other.status, 403);
+    for (const socket of held) socket.destroy();
+  });
+
+  it('serves callers while an attacker keeps opening connections that never speak', async () => {
+    let stop = false;
+    const attack: Socket[] = [];
+    const flood = (async () => {
+      while (!stop) {
+        try {
+          attack.push(await idle(port, '127.0.0.6'));
+        } catch {
+          // refused: the address holds its share already
+        }
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => call(port, `127.0.1.${i + 1}`)));
+      assert.deepEqual(
+        replies.map((r) => ('status' in r ? r.status : r.error)),
+        Array(10).fill(403),
+      );
+    } finally {
+      stop = true;
+      await flood;
+      for (const socket of attack) socket.destroy();
+    }
+  });
+
+  it('tells browsers to come back over HTTPS only', async () => {
+    const reply = await call(port, '127.0.0.7');
+    assert.ok('status' in reply);
+    assert.equal(reply.headers['strict-transport-security'], 'max-age=31536000');
+    assert.equal(reply.headers['x-content-type-options'], 'nosniff');
   });
 });

@@ -4,6 +4,7 @@
 #   postgresql — the store and operation tests run a second time on a throwaway PostgreSQL cluster
 #   nginx, bind9-utils — the linux driver's tests check server blocks with nginx -t and zones with
 #                named-checkzone
+#   php-cli, php-curl — the WHMCS module's tests call it with PHP, as WHMCS does
 # Needs root for apt-get; run by `npm test` (scripts/test.sh) before the tests.
 set -eu
 
@@ -12,6 +13,8 @@ missing=""
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$missing postgresql"
 [ -x /usr/sbin/nginx ] || missing="$missing nginx"
 [ -x /usr/bin/named-checkzone ] || missing="$missing bind9-utils"
+[ -x /usr/bin/php ] || missing="$missing php-cli"
+{ [ -x /usr/bin/php ] && /usr/bin/php -m | grep -qx curl; } || missing="$missing php-curl"
 
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then

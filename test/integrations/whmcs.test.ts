@@ -35,12 +35,16 @@ describe('the WHMCS module', () => {
   let droppingPort: number;
 
   /** Runs one module function through the harness. */
-  function whmcs(fn: string, params?: Record<string, unknown>): Promise<Outcome> {
+  function whmcs(
+    fn: string,
+    params?: Record<string, unknown>,
+    env: Record<string, string> = {},
+  ): Promise<Outcome> {
     return new Promise((resolve, reject) => {
       const child = execFile(
         '/usr/bin/php',
         [HARNESS],
-        { env: { ...process.env, BERTH_WHMCS_STATE: state }, timeout: 200_000 },
+        { env: { ...process.env, ...env, BERTH_WHMCS_STATE: state }, timeout: 200_000 },
         (error, stdout, stderr) => {
           if (error) reject(new Error(`${fn}: ${error.message} ${stderr}`));
           else resolve(JSON.parse(stdout) as Outcome);
@@ -207,6 +211,16 @@ describe('the WHMCS module', () => {
     assert.deepEqual([entry!.operation, entry!.code], ['createacct', 'replayed']);
     const users = (await berth('get_current_users_count')).data.users;
     assert.equal(users, 2);
+  });
+
+  it('retries once too where WHMCS’s database has no table for the module', async () => {
+    const minimal = { BERTH_WHMCS_ONLY_TBLHOSTING: '1' };
+    const lost = await whmcs('CreateAccount', service(4, { serverport: droppingPort }), minimal);
+    assert.match(String(lost.result), /Could not reach Berth/);
+    assert.equal((await whmcs('CreateAccount', service(4), minimal)).result, 'success');
+    const [entry] = await listAudit(server.services.store.db, { limit: 1 });
+    assert.deepEqual([entry!.operation, entry!.code], ['createacct', 'replayed']);
+    assert.equal((await whmcs('TerminateAccount', service(4), minimal)).result, 'success');
   });
 
   it('suspends with the reason, shows it to the administrator, and unsuspends', async () => {

@@ -120,15 +120,23 @@ namespace WHMCS\Database {
         }
     }
 
+    // BERTH_WHMCS_ONLY_TBLHOSTING=1: a database layer that knows tblhosting and nothing else, as a
+    // minimal stand-in might; the module must still work.
     final class Capsule
     {
         public static function table(string $table): Query
         {
+            if (getenv('BERTH_WHMCS_ONLY_TBLHOSTING') && $table !== 'tblhosting') {
+                throw new \RuntimeException("no table $table");
+            }
             return new Query($table);
         }
 
         public static function schema(): Schema
         {
+            if (getenv('BERTH_WHMCS_ONLY_TBLHOSTING')) {
+                throw new \RuntimeException('no schema');
+            }
             return new Schema();
         }
     }

@@ -333,13 +333,13 @@ function berth_call(array $params, string $operation, array $fields = [], ?strin
 function berth_change(array $params, string $action, string $operation, array $fields): array
 {
     $service = (int) $params['serviceid'];
-    $key = berth_pendingKey($service, $action);
+    $key = berth_pendingKey($service, $action, $operation, $fields);
     $answer = berth_call($params, $operation, $fields, $key);
     if (!$answer['ok'] && ($answer['code'] ?? '') === 'invalid_parameter'
         && (($answer['data']['param'] ?? '') === 'Idempotency-Key')) {
         // The unanswered attempt was for other values (the order was edited since): a new call.
         berth_forgetKey($service, $action);
-        $key = berth_pendingKey($service, $action);
+        $key = berth_pendingKey($service, $action, $operation, $fields);
         $answer = berth_call($params, $operation, $fields, $key);
     }
     if (empty($answer['transport']) && $answer['status'] < 500) {
@@ -348,28 +348,41 @@ function berth_change(array $params, string $action, string $operation, array $f
     return $answer;
 }
 
-/** The key of the unanswered attempt of this action on this service, or a new one. */
-function berth_pendingKey(int $service, string $action): string
+/**
+ * The key of the unanswered attempt of this action on this service, or a new one. Where WHMCS's
+ * database cannot be used, the key is derived from the call itself (service, action, values, the
+ * hour), which still makes a prompt retry the same call.
+ */
+function berth_pendingKey(int $service, string $action, string $operation, array $fields): string
 {
-    berth_pendingTable();
-    $row = Capsule::table(BERTH_PENDING_TABLE)->where('serviceid', $service)->where('action', $action)->first();
-    if ($row && (int) $row->created_at > time() - BERTH_PENDING_SECONDS) {
-        return (string) $row->idempotency_key;
+    try {
+        berth_pendingTable();
+        $row = Capsule::table(BERTH_PENDING_TABLE)->where('serviceid', $service)->where('action', $action)->first();
+        if ($row && (int) ($row->created_at ?? 0) > time() - BERTH_PENDING_SECONDS) {
+            return (string) $row->idempotency_key;
+        }
+        $key = sprintf('whmcs-%d-%s-%s', $service, $action, bin2hex(random_bytes(8)));
+        Capsule::table(BERTH_PENDING_TABLE)->where('serviceid', $service)->where('action', $action)->delete();
+        Capsule::table(BERTH_PENDING_TABLE)->insert([
+            'serviceid' => $service,
+            'action' => $action,
+            'idempotency_key' => $key,
+            'created_at' => time(),
+        ]);
+        return $key;
+    } catch (Throwable $e) {
+        $call = hash('sha256', json_encode([$operation, $fields, intdiv(time(), BERTH_PENDING_SECONDS)]));
+        return sprintf('whmcs-%d-%s-%s', $service, $action, substr($call, 0, 16));
     }
-    $key = sprintf('whmcs-%d-%s-%s', $service, $action, bin2hex(random_bytes(8)));
-    Capsule::table(BERTH_PENDING_TABLE)->where('serviceid', $service)->where('action', $action)->delete();
-    Capsule::table(BERTH_PENDING_TABLE)->insert([
-        'serviceid' => $service,
-        'action' => $action,
-        'idempotency_key' => $key,
-        'created_at' => time(),
-    ]);
-    return $key;
 }
 
 function berth_forgetKey(int $service, string $action): void
 {
-    Capsule::table(BERTH_PENDING_TABLE)->where('serviceid', $service)->where('action', $action)->delete();
+    try {
+        Capsule::table(BERTH_PENDING_TABLE)->where('serviceid', $service)->where('action', $action)->delete();
+    } catch (Throwable $e) {
+        // no table to forget it in: the derived key changes with the values and the hour
+    }
 }
 
 function berth_pendingTable(): void

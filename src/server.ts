@@ -94,9 +94,21 @@ export async function serveUntilSignalled(config: Config): Promise<void> {
   const onSignal = (signal: string) => () => signalled(signal);
   process.once('SIGTERM', onSignal('SIGTERM'));
   process.once('SIGINT', onSignal('SIGINT'));
+  // Started by npm (npm start, npx berth serve), the server's parent is npm's shell, which exits
+  // on SIGTERM without passing it on. The server then stops too, as if signalled, rather than run
+  // on as an orphan that nobody can stop the way it was started.
+  const parent = process.ppid;
+  const watchParent = process.env.npm_command !== undefined && parent !== 1;
+  const parentWatch = watchParent
+    ? setInterval(() => {
+        if (process.ppid !== parent) signalled('parent exited');
+      }, 500)
+    : null;
+  parentWatch?.unref();
   const server = await startServer(config);
   await new Promise<void>((resolve) => {
     signalled = (signal) => {
+      if (parentWatch) clearInterval(parentWatch);
       server.services.log.info({ signal }, 'shutting down: finishing calls in flight');
       server.close().then(resolve, resolve);
     };

@@ -68,6 +68,7 @@ describe('graceful shutdown', () => {
       'npm',
       [
         'exec',
+        '--yes',
         '--',
         'berth',
         'serve',

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sha512Crypt, verifySha512Crypt } from '../../src/auth/sha512-crypt.ts';
 import type { Config } from '../../src/config.ts';
-import { inspect, refreshUsage } from '../../src/maintenance.ts';
+import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/maintenance.ts';
 import { StepFailed } from '../../src/provision/driver.ts';
 import { linuxDriver } from '../../src/provision/linux/driver.ts';
 import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
@@ -323,6 +323,49 @@ describe('hostile identifiers', () => {
         }
       }
       assert.deepEqual(h.commands, []);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe('recovery of a removeacct cut short', () => {
+  it('makes the account whole again when the user and the home were already gone', async () => {
+    const h = await linuxSetup();
+    try {
+      const reply = await h.call('createacct', {
+        user: 'frank',
+        domain: 'frank.example',
+        email: 'f@example.org',
+        package: 'default',
+      });
+      assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+      // As if removeacct had died after its last step and before its commit.
+      execFileSync('/usr/sbin/userdel', ['--prefix', h.root, '--', 'frank']);
+      rmSync(join(h.root, 'home/frank'), { recursive: true });
+      h.services.journal.begin({
+        user: 'frank',
+        domain: 'frank.example',
+        homedir: '/home/frank',
+        operation: 'web server block',
+        startedAt: new Date().toISOString(),
+      });
+      assert.deepEqual(await recoverInterruptedCalls(h.services), [
+        'frank: repaired to match the store after an interrupted "web server block"',
+      ]);
+      const user = findSystemUser(h.root, 'frank')!;
+      for (const [dir, mode] of [
+        ['home/frank', 0o711],
+        ['home/frank/public_html', 0o755],
+      ] as const) {
+        const stat = statSync(join(h.root, dir));
+        assert.deepEqual([stat.uid, stat.mode & 0o777], [user.uid, mode], dir);
+      }
+      // The password went with the user and Berth never keeps one: doctor says so until passwd.
+      assert.deepEqual(await inspect(h.services), ['frank: system user locked but account active']);
+      const passwd = await h.call('passwd', { user: 'frank', password: 'Frank-pass-2' });
+      assert.equal(passwd.statusCode, 200);
+      assert.deepEqual(await inspect(h.services), []);
     } finally {
       await h.close();
     }

@@ -11,7 +11,7 @@ import { type Driver, type Step, StepFailed } from '../driver.ts';
 import { dkimTxtStrings, generateDkimKey, nameFits, signsMail } from './dkim.ts';
 import { inspectSystem } from './doctor.ts';
 import { domainFile, readIfExists, removeFile, restoreFile, under, writeFileAtomic } from './files.ts';
-import { createHome, ensureDirectory, removeHome } from './home.ts';
+import { createHome, ensureDirectory, kindOf, removeHome, settleDirectory } from './home.ts';
 import { findSystemUser, shadowPassword, systemNameTaken } from './passwd.ts';
 import type { CommandRunner } from './run.ts';
 import { render } from './templates.ts';
@@ -248,10 +248,11 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
         await usermod(account.user, ['-U']);
       const user = findSystemUser(root, account.user)!;
       const home = path(account.homedir);
-      // The home is the customer's: anything in it that is not what Berth made (a link where
-      // public_html was) is left alone for doctor to report, never followed.
-      if (ensureDirectory(home, [], user, HOME_MODE) === 'directory')
-        ensureDirectory(home, ['public_html'], user, PUBLIC_HTML_MODE);
+      // A removeacct cut short may have taken the home already. Inside it, anything that is not
+      // what Berth made (a link where public_html was) is left alone for doctor to report.
+      if (kindOf(home, []) === 'missing') createHome(home, user, HOME_MODE);
+      else settleDirectory(home, [], user, HOME_MODE);
+      ensureDirectory(home, ['public_html'], user, PUBLIC_HTML_MODE);
       let dkimPublic: string | null = null;
       if (signsMail(account)) {
         const keys = dkimPaths(account);

@@ -1,6 +1,7 @@
 // npm run bench: measures Berth against a bare Node HTTPS server (the machine's ceiling) in the
 // same run, and writes docs/benchmarks.md. `--smoke` runs every scenario briefly (the test suite
 // does, so that the runner cannot rot); `--out FILE` writes the report elsewhere.
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { createApiUser } from '../src/api-users.ts';
+import { CLI } from '../src/audited.ts';
 import { CryptPool } from '../src/auth/crypt-pool.ts';
 import { loadConfig } from '../src/config.ts';
 import { type Account, toRow } from '../src/store/accounts.ts';
@@ -51,12 +53,17 @@ async function prepare(accounts: number): Promise<string> {
   const store = await openStore(config.dataDir);
   const crypt = new CryptPool(1);
   try {
-    await createApiUser(store.db, crypt, {
-      name: API_USER,
-      password: API_PASSWORD,
-      allowedIps: [],
-      reseller: null,
-    });
+    await createApiUser(
+      store.db,
+      crypt,
+      {
+        name: API_USER,
+        password: API_PASSWORD,
+        allowedIps: [],
+        reseller: null,
+      },
+      CLI,
+    );
     const template: Account = {
       user: '',
       domain: '',

@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
 // The API Manager: creating, listing and changing API accounts. Shared by the CLI and the portal;
 // a change takes effect on a running server from its next request on (authenticate.ts reads the
-// store on every request).
+// store on every request). Every change is audited, refusals included.
+import { randomUUID } from 'node:crypto';
+import { type Actor, audited } from './audited.ts';
 import type { CryptPool } from './auth/crypt-pool.ts';
 import { invalid } from './errors.ts';
 import { findAccount } from './store/accounts.ts';
@@ -37,7 +38,11 @@ async function resellerToBind(db: Db, name: string): Promise<{ name: string; id:
   return { name: reseller, id: account.reseller.id };
 }
 
-export async function createApiUser(db: Db, crypt: CryptPool, spec: ApiUserSpec): Promise<ApiUser> {
+export function createApiUser(db: Db, crypt: CryptPool, spec: ApiUserSpec, actor: Actor): Promise<ApiUser> {
+  return audited(db, actor, 'api-user create', spec.name, () => insertNew(db, crypt, spec));
+}
+
+async function insertNew(db: Db, crypt: CryptPool, spec: ApiUserSpec): Promise<ApiUser> {
   const name = parseApiUserName('name', spec.name);
   const password = parsePassword('password', spec.password);
   const allowedIps = parseAllowedIps(spec.allowedIps);
@@ -70,34 +75,48 @@ function notFound(name: string) {
   return invalid('name', `no API user named ${name} exists`);
 }
 
-export async function resetApiUserPassword(
+export function resetApiUserPassword(
   db: Db,
   crypt: CryptPool,
   name: string,
   password: string,
+  actor: Actor,
 ): Promise<void> {
-  const hash = await crypt.hash(parsePassword('password', password));
-  if (!(await updateApiUser(db, name, { passwordHash: hash }))) throw notFound(name);
+  return audited(db, actor, 'api-user reset-password', name, async () => {
+    const hash = await crypt.hash(parsePassword('password', password));
+    if (!(await updateApiUser(db, name, { passwordHash: hash }))) throw notFound(name);
+  });
 }
 
 /** Empty `allowedIps`: open access. */
-export async function setApiUserAccess(db: Db, name: string, allowedIps: readonly string[]): Promise<void> {
-  const ips = parseAllowedIps(allowedIps);
-  const access = ips.length > 0 ? 'restricted' : 'open';
-  if (!(await updateApiUser(db, name, { access, allowedIps: ips }))) throw notFound(name);
+export function setApiUserAccess(
+  db: Db,
+  name: string,
+  allowedIps: readonly string[],
+  actor: Actor,
+): Promise<void> {
+  return audited(db, actor, 'api-user set-access', name, async () => {
+    const ips = parseAllowedIps(allowedIps);
+    const access = ips.length > 0 ? 'restricted' : 'open';
+    if (!(await updateApiUser(db, name, { access, allowedIps: ips }))) throw notFound(name);
+  });
 }
 
 /**
  * Binds the API account to a reseller (or, with null, unbinds it): also how the administrator
  * mends a binding whose reseller was removed or lost its reseller status.
  */
-export async function bindApiUser(db: Db, name: string, reseller: string | null): Promise<void> {
-  const bound = reseller === null || reseller === '' ? null : await resellerToBind(db, reseller);
-  if (!(await updateApiUser(db, name, { reseller: bound }))) throw notFound(name);
+export function bindApiUser(db: Db, name: string, reseller: string | null, actor: Actor): Promise<void> {
+  return audited(db, actor, 'api-user set-reseller', name, async () => {
+    const bound = reseller === null || reseller === '' ? null : await resellerToBind(db, reseller);
+    if (!(await updateApiUser(db, name, { reseller: bound }))) throw notFound(name);
+  });
 }
 
-export async function deleteApiUser(db: Db, name: string): Promise<void> {
-  if (!(await deleteRow(db, name))) throw notFound(name);
+export function deleteApiUser(db: Db, name: string, actor: Actor): Promise<void> {
+  return audited(db, actor, 'api-user delete', name, async () => {
+    if (!(await deleteRow(db, name))) throw notFound(name);
+  });
 }
 
 export { listApiUsers };

@@ -1,4 +1,5 @@
 // Builds Berth in-process on a throwaway data directory, and calls it as billing software would.
+
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import type { Logger } from 'pino';
 import { startCluster } from '../scripts/pg-cluster.ts';
 import { createApiUser } from '../src/api-users.ts';
 import { buildApp } from '../src/app.ts';
+import { CLI } from '../src/audited.ts';
 import { type Config, type ConfigOverrides, loadConfig } from '../src/config.ts';
 import type { Driver, Step } from '../src/provision/driver.ts';
 import { recordDriver } from '../src/provision/record/driver.ts';
@@ -115,12 +117,17 @@ export async function setup(
     cryptThreads: 1,
     driver: options.driver ?? options.makeDriver?.(config),
   });
-  await createApiUser(services.store.db, services.crypt, {
-    name: ADMIN_USER,
-    password: ADMIN_PASSWORD,
-    allowedIps: [],
-    reseller: null,
-  });
+  await createApiUser(
+    services.store.db,
+    services.crypt,
+    {
+      name: ADMIN_USER,
+      password: ADMIN_PASSWORD,
+      allowedIps: [],
+      reseller: null,
+    },
+    CLI,
+  );
   const admin = buildApp(services, { listener: 'admin', tls: null });
   const reseller = buildApp(services, { listener: 'reseller', tls: null });
 

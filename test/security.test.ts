@@ -1,9 +1,11 @@
 // The attacks of an outside security review, each re-run as it was made: every one must be refused
 // or harmless. (Connection slots are in test/http/limits.test.ts, links planted in homes in
 // test/provision/links.test.ts.)
+
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bindApiUser, createApiUser, deleteApiUser } from '../src/api-users.ts';
+import { CLI } from '../src/audited.ts';
 import { Lockout } from '../src/auth/lockout.ts';
 import { listAudit } from '../src/store/audit.ts';
 import {
@@ -68,12 +70,17 @@ describe('password cost', () => {
       ['eight', 'abcdefgh'],
       ['longest', '€'.repeat(128)],
     ] as const) {
-      await createApiUser(h.services.store.db, h.services.crypt, {
-        name,
-        password,
-        allowedIps: [],
-        reseller: null,
-      });
+      await createApiUser(
+        h.services.store.db,
+        h.services.crypt,
+        {
+          name,
+          password,
+          allowedIps: [],
+          reseller: null,
+        },
+        CLI,
+      );
       const reply = await h.request({
         url: '/api/v1/test_connection/',
         headers: { 'x-api-user': name, 'x-api-password': password },
@@ -250,12 +257,17 @@ describe('suspensions and resellers', () => {
   it('an API account bound to a removed reseller does not act for a new account of that name', async () => {
     const { db } = h.services.store;
     await createReseller(h, 'resd', { domain: 'resd.example' });
-    await createApiUser(db, h.services.crypt, {
-      name: 'boundd',
-      password: 'bound-password-1',
-      allowedIps: [],
-      reseller: 'resd',
-    });
+    await createApiUser(
+      db,
+      h.services.crypt,
+      {
+        name: 'boundd',
+        password: 'bound-password-1',
+        allowedIps: [],
+        reseller: 'resd',
+      },
+      CLI,
+    );
     const asBound = (op: string, params: Record<string, string> = {}) =>
       h.request({
         url: `/api/v1/${op}/`,
@@ -273,7 +285,7 @@ describe('suspensions and resellers', () => {
     }
     assert.equal((await asBound('suspendacct', { user: 'victim' })).statusCode, 403);
     // Demoted and promoted again is a new reseller too; the administrator rebinds on purpose.
-    await bindApiUser(db, 'boundd', 'resd');
+    await bindApiUser(db, 'boundd', 'resd', CLI);
     assert.equal((await asBound('listaccts')).statusCode, 200);
     assert.equal((await h.call('terminatereseller', { user: 'resd' })).statusCode, 200);
     assert.equal((await h.call('setupreseller', { user: 'resd' })).statusCode, 200);
@@ -455,12 +467,17 @@ describe('API account names and identities', () => {
   it('root and cli are reserved for the portal and the command line', async () => {
     for (const name of ['root', 'cli']) {
       await assert.rejects(
-        createApiUser(h.services.store.db, h.services.crypt, {
-          name,
-          password: 'reserved-password',
-          allowedIps: [],
-          reseller: null,
-        }),
+        createApiUser(
+          h.services.store.db,
+          h.services.crypt,
+          {
+            name,
+            password: 'reserved-password',
+            allowedIps: [],
+            reseller: null,
+          },
+          CLI,
+        ),
         /reserved/,
       );
     }
@@ -490,12 +507,17 @@ describe('API account names and identities', () => {
   it('an Idempotency-Key answer does not outlive its API account', async () => {
     const { db } = h.services.store;
     const make = () =>
-      createApiUser(db, h.services.crypt, {
-        name: 'temp',
-        password: 'temp-password',
-        allowedIps: [],
-        reseller: null,
-      });
+      createApiUser(
+        db,
+        h.services.crypt,
+        {
+          name: 'temp',
+          password: 'temp-password',
+          allowedIps: [],
+          reseller: null,
+        },
+        CLI,
+      );
     const create = () =>
       h.request({
         url: '/api/v1/createacct/',
@@ -510,7 +532,7 @@ describe('API account names and identities', () => {
     await make();
     assert.equal((await create()).statusCode, 200);
     assert.equal((await h.call('removeacct', { user: 'idem' })).statusCode, 200);
-    await deleteApiUser(db, 'temp');
+    await deleteApiUser(db, 'temp', CLI);
     await make();
     assert.equal((await create()).statusCode, 200);
     assert.notEqual((await lastAudit(h)).code, 'replayed');
@@ -518,12 +540,17 @@ describe('API account names and identities', () => {
   });
 
   it('an allow-list entry written as an IPv4-mapped address means the IPv4 address', async () => {
-    const user = await createApiUser(h.services.store.db, h.services.crypt, {
-      name: 'mapped',
-      password: 'mapped-password',
-      allowedIps: ['::ffff:192.0.2.9', '::ffff:198.51.100.0/120'],
-      reseller: null,
-    });
+    const user = await createApiUser(
+      h.services.store.db,
+      h.services.crypt,
+      {
+        name: 'mapped',
+        password: 'mapped-password',
+        allowedIps: ['::ffff:192.0.2.9', '::ffff:198.51.100.0/120'],
+        reseller: null,
+      },
+      CLI,
+    );
     assert.deepEqual(user.allowedIps, ['192.0.2.9', '198.51.100.0/24']);
     for (const remoteAddress of ['192.0.2.9', '::ffff:192.0.2.9', '198.51.100.77']) {
       const reply = await h.request({

@@ -1,5 +1,6 @@
 // `berth <command>`: the server and the administrator's shell tools. Every command takes
 // --data-dir and works while a server runs on the same data directory.
+
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -10,6 +11,7 @@ import {
   resetApiUserPassword,
   setApiUserAccess,
 } from '../api-users.ts';
+import { CLI } from '../audited.ts';
 import { ConfigError, type ConfigOverrides, loadConfig, parsePort } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { initDataDir } from '../init.ts';
@@ -24,7 +26,6 @@ import { listAudit } from '../store/audit.ts';
 import { migrateStore } from '../store/migrate-store.ts';
 import { isPostgresUrl } from '../store/open.ts';
 import { listPackages } from '../store/packages.ts';
-import { parsePassword } from '../values.ts';
 
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -148,9 +149,9 @@ async function runAsAdministrator(services: Services, name: string, params: Reco
   return execute(services, {
     operation,
     params: raw,
-    address: 'cli',
-    claimedUser: 'root',
-    identify: async () => ({ apiUser: 'root', address: 'cli', reseller: null }),
+    address: CLI.address,
+    claimedUser: CLI.apiUser,
+    identify: async () => ({ ...CLI, reseller: null }),
   });
 }
 
@@ -178,12 +179,17 @@ async function apiUserCommand(services: Services, args: string[], flags: Flags, 
     case 'create': {
       const name = positional(args, 2, 'API user name');
       const password = await passwordFromStdin(flags, io);
-      const user = await createApiUser(db, services.crypt, {
-        name,
-        password,
-        allowedIps: allowIps,
-        reseller: (flags.reseller as string | undefined) ?? null,
-      });
+      const user = await createApiUser(
+        db,
+        services.crypt,
+        {
+          name,
+          password,
+          allowedIps: allowIps,
+          reseller: (flags.reseller as string | undefined) ?? null,
+        },
+        CLI,
+      );
       const access = user.access === 'open' ? 'open access' : `restricted to ${user.allowedIps.join(', ')}`;
       io.out(
         `Created API user ${user.name} (${access}${user.reseller ? `, bound to reseller ${user.reseller}` : ''})\n`,
@@ -213,7 +219,7 @@ async function apiUserCommand(services: Services, args: string[], flags: Flags, 
     }
     case 'reset-password': {
       const name = positional(args, 2, 'API user name');
-      await resetApiUserPassword(db, services.crypt, name, await passwordFromStdin(flags, io));
+      await resetApiUserPassword(db, services.crypt, name, await passwordFromStdin(flags, io), CLI);
       io.out(`Password of API user ${name} reset\n`);
       return;
     }
@@ -221,7 +227,7 @@ async function apiUserCommand(services: Services, args: string[], flags: Flags, 
       const name = positional(args, 2, 'API user name');
       if (Boolean(flags.open) === allowIps.length > 0)
         throw new UsageError('give either --open or --allow-ip');
-      await setApiUserAccess(db, name, allowIps);
+      await setApiUserAccess(db, name, allowIps, CLI);
       io.out(`Access of API user ${name} set to ${allowIps.length > 0 ? allowIps.join(', ') : 'open'}\n`);
       return;
     }
@@ -230,7 +236,7 @@ async function apiUserCommand(services: Services, args: string[], flags: Flags, 
       const reseller = flags.reseller as string | undefined;
       if ((reseller === undefined) === !flags.none)
         throw new UsageError('give either --reseller R or --none');
-      await bindApiUser(db, name, reseller ?? null);
+      await bindApiUser(db, name, reseller ?? null, CLI);
       io.out(
         `API user ${name} ${reseller ? `bound to reseller ${reseller}` : 'no longer bound to a reseller'}\n`,
       );
@@ -238,7 +244,7 @@ async function apiUserCommand(services: Services, args: string[], flags: Flags, 
     }
     case 'delete': {
       const name = positional(args, 2, 'API user name');
-      await deleteApiUser(db, name);
+      await deleteApiUser(db, name, CLI);
       io.out(`Deleted API user ${name}\n`);
       return;
     }
@@ -446,7 +452,7 @@ export async function main(
       case 'admin': {
         if (args[1] !== 'set-password') throw new UsageError('the admin command is: admin set-password');
         const password = await passwordFromStdin(flags, io);
-        await setPortalPassword(services.store.db, services.crypt, parsePassword('password', password));
+        await setPortalPassword(services.store.db, services.crypt, password, CLI);
         io.out('Portal password for root changed\n');
         break;
       }

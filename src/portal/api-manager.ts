@@ -10,7 +10,7 @@ import {
 import { ApiError } from '../errors.ts';
 import { findApiUser } from '../store/api-users.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';
-import { errorsOf, field, type Portal, type WithSession } from './portal.ts';
+import { actorOf, errorsOf, field, type Portal, type WithSession } from './portal.ts';
 
 const BASE = '/preferences/api-manager';
 
@@ -122,12 +122,17 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
       const problem = passwordMismatch(request) ?? access.error;
       if (problem) return list(reply, session, { values, errors: problem }, 400);
       try {
-        await createApiUser(db, crypt, {
-          name: values.name,
-          password: field(request, 'password'),
-          allowedIps: access.ips,
-          reseller: values.reseller.trim() || null,
-        });
+        await createApiUser(
+          db,
+          crypt,
+          {
+            name: values.name,
+            password: field(request, 'password'),
+            allowedIps: access.ips,
+            reseller: values.reseller.trim() || null,
+          },
+          actorOf(request),
+        );
       } catch (error) {
         return list(reply, session, { values, errors: formErrors(error) }, 400);
       }
@@ -149,7 +154,7 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
       const problem = passwordMismatch(request);
       if (problem) return detail(reply, session, name, { errors: problem }, 400);
       try {
-        await resetApiUserPassword(db, crypt, name, field(request, 'password'));
+        await resetApiUserPassword(db, crypt, name, field(request, 'password'), actorOf(request));
       } catch (error) {
         return detail(reply, session, name, { errors: formErrors(error) }, 400);
       }
@@ -165,7 +170,7 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
       const access = accessOf(request);
       if (access.error) return detail(reply, session, name, { values, errors: access.error }, 400);
       try {
-        await setApiUserAccess(db, name, access.ips);
+        await setApiUserAccess(db, name, access.ips, actorOf(request));
       } catch (error) {
         return detail(reply, session, name, { values, errors: formErrors(error) }, 400);
       }
@@ -195,7 +200,7 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
     route(async (request, reply) => {
       const { name } = request.params as { name: string };
       try {
-        await deleteApiUser(db, name);
+        await deleteApiUser(db, name, actorOf(request));
       } catch (error) {
         // Already gone (deleted from the CLI or another tab): the outcome the administrator wanted.
         if (!(error instanceof ApiError)) throw error;

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Eta } from 'eta';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Actor } from '../audited.ts';
 import { clientAddress } from '../auth/access.ts';
 import { ApiError, catalogue } from '../errors.ts';
 import { execute } from '../operations/execute.ts';
@@ -67,6 +68,11 @@ export function field(request: FastifyRequest, name: string): string {
   return typeof value === 'string' ? value : '';
 }
 
+/** The portal's administrator, at the client's address, as the audit log shows it. */
+export function actorOf(request: FastifyRequest): Actor {
+  return { apiUser: PORTAL_USER, address: clientAddress(request) };
+}
+
 /** Field errors of an ApiError, keyed by the parameter at fault (or `form`). */
 export function errorsOf(error: unknown): Record<string, string> {
   if (error instanceof ApiError) return { [error.param ?? 'form']: error.message };
@@ -89,13 +95,13 @@ export function registerPortal(app: FastifyInstance, services: Services, options
       return reply.code(status).type('text/html; charset=utf-8').send(html);
     },
     run(request, operation, params) {
-      const address = clientAddress(request);
+      const { apiUser, address } = actorOf(request);
       return execute(services, {
         operation: findOperation(operation)!,
         params: new Map(Object.entries(params).map(([key, value]) => [key, [value]])),
         address,
-        claimedUser: 'root',
-        identify: async () => ({ apiUser: 'root', address, reseller: null }),
+        claimedUser: apiUser,
+        identify: async () => ({ apiUser, address, reseller: null }),
       });
     },
   };

@@ -190,4 +190,30 @@ describe('the berth command line', () => {
     assert.match(printed.stdout, /old\\x1b\[2Jrow\\x0aforged/);
     assert.equal(printed.stdout.trim().split('\n').length, 2);
   });
+
+  it('audits every change to API accounts and to the portal password, refusals included', async () => {
+    const steps: [string[], string][] = [
+      [['api-user', 'create', 'audited', '--password-stdin'], 'audited-password\n'],
+      [['api-user', 'create', 'audited', '--password-stdin'], 'audited-password\n'],
+      [['api-user', 'reset-password', 'audited', '--password-stdin'], 'audited-password-2\n'],
+      [['api-user', 'set-access', 'audited', '--allow-ip', '192.0.2.1'], ''],
+      [['api-user', 'delete', 'audited'], ''],
+      [['admin', 'set-password', '--password-stdin'], 'portal-password-2\n'],
+    ];
+    for (const [args, input] of steps) await run(args, input);
+    const printed = await run(['audit', '--json', '--limit', '6']);
+    const entries = (JSON.parse(printed.stdout) as Record<string, unknown>[]).reverse();
+    assert.deepEqual(
+      entries.map((e) => [e.api_user, e.address, e.operation, e.target, e.status, e.code]),
+      [
+        ['root', 'cli', 'api-user create', 'audited', 200, null],
+        ['root', 'cli', 'api-user create', 'audited', 400, 'invalid_parameter'],
+        ['root', 'cli', 'api-user reset-password', 'audited', 200, null],
+        ['root', 'cli', 'api-user set-access', 'audited', 200, null],
+        ['root', 'cli', 'api-user delete', 'audited', 200, null],
+        ['root', 'cli', 'admin set-password', null, 200, null],
+      ],
+    );
+    assert.ok(!printed.stdout.includes('audited-password'), 'a password reached the audit log');
+  });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createApiUser, deleteApiUser, resetApiUserPassword, setApiUserAccess } from '../../src/api-users.ts';
+import { CLI } from '../../src/audited.ts';
 import {
   ADMIN_PASSWORD,
   ADMIN_USER,
@@ -66,12 +67,17 @@ describe('authentication (CONTRACT §3)', () => {
   });
 
   it('lets restricted access in only from the listed addresses and ranges', async () => {
-    await createApiUser(h.services.store.db, h.services.crypt, {
-      name: 'restricted',
-      password: 'restricted-pass',
-      allowedIps: ['203.0.113.0/24', '2001:db8::5'],
-      reseller: null,
-    });
+    await createApiUser(
+      h.services.store.db,
+      h.services.crypt,
+      {
+        name: 'restricted',
+        password: 'restricted-pass',
+        allowedIps: ['203.0.113.0/24', '2001:db8::5'],
+        reseller: null,
+      },
+      CLI,
+    );
     const call = (remoteAddress: string) =>
       h.request({
         url: '/api/v1/test_connection/',
@@ -87,12 +93,17 @@ describe('authentication (CONTRACT §3)', () => {
 
   it('takes a reset, an access change and a deletion into account from the next request on', async () => {
     const { db } = h.services.store;
-    await createApiUser(db, h.services.crypt, {
-      name: 'rotating',
-      password: 'first-password',
-      allowedIps: [],
-      reseller: null,
-    });
+    await createApiUser(
+      db,
+      h.services.crypt,
+      {
+        name: 'rotating',
+        password: 'first-password',
+        allowedIps: [],
+        reseller: null,
+      },
+      CLI,
+    );
     const call = (password: string) =>
       h.request({
         url: '/api/v1/test_connection/',
@@ -101,26 +112,31 @@ describe('authentication (CONTRACT §3)', () => {
       });
     assert.equal((await call('first-password')).statusCode, 200);
     assert.equal((await call('first-password')).statusCode, 200); // now cached
-    await resetApiUserPassword(db, h.services.crypt, 'rotating', 'second-password');
+    await resetApiUserPassword(db, h.services.crypt, 'rotating', 'second-password', CLI);
     assert.equal((await call('first-password')).statusCode, 403);
     assert.equal((await call('second-password')).statusCode, 200);
-    await setApiUserAccess(db, 'rotating', ['198.51.100.1']);
+    await setApiUserAccess(db, 'rotating', ['198.51.100.1'], CLI);
     assert.equal((await call('second-password')).statusCode, 403);
-    await setApiUserAccess(db, 'rotating', []);
+    await setApiUserAccess(db, 'rotating', [], CLI);
     assert.equal((await call('second-password')).statusCode, 200);
-    await deleteApiUser(db, 'rotating');
+    await deleteApiUser(db, 'rotating', CLI);
     assert.equal((await call('second-password')).statusCode, 403);
   });
 
   it('makes a bound API account act as its reseller, and refuses another X-RESELLER', async () => {
     await createReseller(h, 'boundres');
     await createChild(h, 'boundres', 'boundchild');
-    await createApiUser(h.services.store.db, h.services.crypt, {
-      name: 'boundapi',
-      password: 'bound-password',
-      allowedIps: [],
-      reseller: 'boundres',
-    });
+    await createApiUser(
+      h.services.store.db,
+      h.services.crypt,
+      {
+        name: 'boundapi',
+        password: 'bound-password',
+        allowedIps: [],
+        reseller: 'boundres',
+      },
+      CLI,
+    );
     const list = await h.request({
       url: '/api/v1/listaccts/',
       headers: headers('boundapi', 'bound-password'),
@@ -212,12 +228,17 @@ describe('trusted proxies', () => {
   let h: Harness;
   before(async () => {
     h = await setup({ trustedProxies: ['10.0.0.1'] });
-    await createApiUser(h.services.store.db, h.services.crypt, {
-      name: 'viaproxy',
-      password: 'proxy-password',
-      allowedIps: ['203.0.113.9'],
-      reseller: null,
-    });
+    await createApiUser(
+      h.services.store.db,
+      h.services.crypt,
+      {
+        name: 'viaproxy',
+        password: 'proxy-password',
+        allowedIps: ['203.0.113.9'],
+        reseller: null,
+      },
+      CLI,
+    );
   });
   after(() => h.close());
 

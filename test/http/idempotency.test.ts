@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createApiUser } from '../../src/api-users.ts';
+import { CLI } from '../../src/audited.ts';
 import { countAudit, listAudit } from '../../src/store/audit.ts';
 import {
   ADMIN_PASSWORD,
@@ -63,12 +64,17 @@ describe('Idempotency-Key', () => {
   });
 
   it('keeps keys apart per API account', async () => {
-    await createApiUser(h.services.store.db, h.services.crypt, {
-      name: 'second',
-      password: 'second-password',
-      allowedIps: [],
-      reseller: null,
-    });
+    await createApiUser(
+      h.services.store.db,
+      h.services.crypt,
+      {
+        name: 'second',
+        password: 'second-password',
+        allowedIps: [],
+        reseller: null,
+      },
+      CLI,
+    );
     const mine = await send('createacct', account('mine'), 'shared-key');
     const theirs = await send('createacct', account('theirs'), 'shared-key', 'second', 'second-password');
     assert.equal(mine.statusCode, 200);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createApiUser } from '../../src/api-users.ts';
+import { CLI } from '../../src/audited.ts';
 import {
   ADMIN_PASSWORD,
   ADMIN_USER,
@@ -91,12 +92,17 @@ describe('metrics', () => {
   it("is the administrator's: refused without credentials, to a reseller's API user, and on the reseller listener", async () => {
     assert.equal((await scrape({})).statusCode, 403);
     await createReseller(h, 'res');
-    await createApiUser(h.services.store.db, h.services.crypt, {
-      name: 'resapi',
-      password: 'reseller-password',
-      allowedIps: [],
-      reseller: 'res',
-    });
+    await createApiUser(
+      h.services.store.db,
+      h.services.crypt,
+      {
+        name: 'resapi',
+        password: 'reseller-password',
+        allowedIps: [],
+        reseller: 'res',
+      },
+      CLI,
+    );
     assert.equal(
       (await scrape({ 'x-api-user': 'resapi', 'x-api-password': 'reseller-password' })).statusCode,
       403,

@@ -1,5 +1,6 @@
 // The WHMCS module, called the way WHMCS calls it (integrations/whmcs/test/harness.php, on
 // Debian's php-cli), against a real `berth serve` over HTTPS; Berth's state is checked after each.
+
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect as connectTls, createServer as createTlsServer } from 'node:tls';
 import { createApiUser } from '../../src/api-users.ts';
+import { CLI } from '../../src/audited.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { listAudit } from '../../src/store/audit.ts';
@@ -117,12 +119,17 @@ describe('the WHMCS module', () => {
     certificate = readFileSync(join(dir, 'tls/cert.pem'), 'utf8');
     const { db } = server.services.store;
     const { crypt } = server.services;
-    await createApiUser(db, crypt, {
-      name: ADMIN.user,
-      password: ADMIN.password,
-      allowedIps: [],
-      reseller: null,
-    });
+    await createApiUser(
+      db,
+      crypt,
+      {
+        name: ADMIN.user,
+        password: ADMIN.password,
+        allowedIps: [],
+        reseller: null,
+      },
+      CLI,
+    );
     // A TLS front with Berth's own certificate that passes each call on and, once Berth has
     // answered, drops the answer: a timeout after Berth acted, before the module read it.
     const key = readFileSync(join(dir, 'tls/key.pem'), 'utf8');
@@ -302,12 +309,17 @@ describe('the WHMCS module', () => {
     assert.equal(reseller.result, 'success');
     const res = (await berth('accountsummary', { user: 'svc10' })).data.acct as Record<string, unknown>;
     assert.equal((res.reseller as { status: string }).status, 'on');
-    await createApiUser(server.services.store.db, server.services.crypt, {
-      name: BOUND.user,
-      password: BOUND.password,
-      allowedIps: [],
-      reseller: 'svc10',
-    });
+    await createApiUser(
+      server.services.store.db,
+      server.services.crypt,
+      {
+        name: BOUND.user,
+        password: BOUND.password,
+        allowedIps: [],
+        reseller: 'svc10',
+      },
+      CLI,
+    );
     // Under a quota limit an account needs a package with a quota of its own.
     const bound = { serverusername: BOUND.user, serverpassword: BOUND.password, configoption1: 'gold' };
     assert.equal((await whmcs('CreateAccount', service(11, bound))).result, 'success');

@@ -1,7 +1,10 @@
 // The portal's sessions, CSRF tokens, lock-out and escaping, called in-process.
+
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { CLI } from '../../src/audited.ts';
 import { setPortalPassword } from '../../src/portal-password.ts';
+import { listAudit } from '../../src/store/audit.ts';
 import { createAccount, form, type Harness, setup } from '../helpers.ts';
 
 const PORTAL_PASSWORD = 'portal-password-1';
@@ -66,7 +69,7 @@ describe('portal sessions', () => {
   let h: Harness;
   before(async () => {
     h = await setup({ lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 } });
-    await setPortalPassword(h.services.store.db, h.services.crypt, PORTAL_PASSWORD);
+    await setPortalPassword(h.services.store.db, h.services.crypt, PORTAL_PASSWORD, CLI);
   });
   after(() => h.close());
 
@@ -168,7 +171,7 @@ describe('portal logins and passwords', () => {
   let h: Harness;
   before(async () => {
     h = await setup({ lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 } });
-    await setPortalPassword(h.services.store.db, h.services.crypt, PORTAL_PASSWORD);
+    await setPortalPassword(h.services.store.db, h.services.crypt, PORTAL_PASSWORD, CLI);
   });
   after(() => h.close());
 
@@ -176,13 +179,13 @@ describe('portal logins and passwords', () => {
     const first = await login(h);
     const second = await login(h, PORTAL_PASSWORD, '127.0.0.2');
     assert.equal((await get(h, '/accounts', first.cookie)).status, 200);
-    await setPortalPassword(h.services.store.db, h.services.crypt, 'a-new-portal-password');
+    await setPortalPassword(h.services.store.db, h.services.crypt, 'a-new-portal-password', CLI);
     for (const { cookie } of [first, second]) {
       const page = await get(h, '/accounts', cookie);
       assert.equal(page.status, 303);
       assert.equal(page.headers.location, '/login');
     }
-    await setPortalPassword(h.services.store.db, h.services.crypt, PORTAL_PASSWORD);
+    await setPortalPassword(h.services.store.db, h.services.crypt, PORTAL_PASSWORD, CLI);
   });
 
   it('never hashes a password no account can have', async () => {
@@ -206,5 +209,31 @@ describe('portal logins and passwords', () => {
     const { page } = await login(h, PORTAL_PASSWORD, '192.0.2.61');
     assert.equal(page.status, 429);
     assert.ok(Number(page.headers['retry-after']) > 0);
+  });
+
+  it('audits an API account made in the portal under root and the client address', async () => {
+    const { cookie } = await login(h, PORTAL_PASSWORD, '192.0.2.70');
+    const page = await get(h, '/preferences/api-manager', cookie, '192.0.2.70');
+    const created = await postForm(
+      h,
+      '/preferences/api-manager',
+      {
+        _csrf: csrfOf(page.body),
+        name: 'fromportal',
+        password: 'portal-made-1',
+        password2: 'portal-made-1',
+        access: 'open',
+        allowed_ips: '',
+        reseller: '',
+      },
+      cookie,
+      '192.0.2.70',
+    );
+    assert.equal(created.status, 303, created.body);
+    const [entry] = await listAudit(h.services.store.db, { limit: 1 });
+    assert.deepEqual(
+      [entry!.api_user, entry!.address, entry!.operation, entry!.target, entry!.status],
+      ['root', '192.0.2.70', 'api-user create', 'fromportal', 200],
+    );
   });
 });

@@ -1,0 +1,50 @@
+// Changes made outside the API operations — to API accounts and to the portal password, from the
+// portal or the command line — are audited like calls (CONTRACT §8): who, from where, what, on
+// which API account, and how it ended, refusals included.
+import { ApiError } from './errors.ts';
+import { appendAudit } from './store/audit.ts';
+import type { Db } from './store/schema.ts';
+import { auditableApiUser } from './values.ts';
+
+/** Who makes a change: `root` from the portal (at its client address) or from the command line. */
+export interface Actor {
+  apiUser: string;
+  address: string;
+}
+
+/** The command line, as the audit log shows it. */
+export const CLI: Actor = { apiUser: 'root', address: 'cli' };
+
+/**
+ * Runs `change` and appends its audit entry: `operation` (the command's name, e.g. `api-user
+ * delete`), the API account it names (shown as the audit log shows claimed names), its status.
+ */
+export async function audited<T>(
+  db: Db,
+  actor: Actor,
+  operation: string,
+  target: string | null,
+  change: () => Promise<T>,
+): Promise<T> {
+  const append = (status: number, code: string | null) =>
+    appendAudit(db, {
+      at: new Date().toISOString(),
+      api_user: actor.apiUser,
+      reseller: null,
+      address: actor.address,
+      operation,
+      target: target === null ? null : auditableApiUser(target),
+      status,
+      code,
+    });
+  let result: T;
+  try {
+    result = await change();
+  } catch (error) {
+    const refusal = error instanceof ApiError ? error : null;
+    await append(refusal?.status ?? 500, refusal?.code ?? 'internal');
+    throw error;
+  }
+  await append(200, null);
+  return result;
+}

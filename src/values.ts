@@ -171,9 +171,15 @@ export function formatSwitch(value: boolean): 'on' | 'off' {
   return value ? 'on' : 'off';
 }
 
-export function parsePassword(param: string, raw: string): string {
+/** Whether a text has a length a password may have: 8 to 128 characters. */
+export function passwordLengthOk(raw: string): boolean {
+  if (raw.length > 128 * 2) return false; // more UTF-16 units than 128 characters can take
   const length = [...raw].length;
-  if (length < 8 || length > 128) throw invalid(param, 'a password is 8 to 128 characters long');
+  return length >= 8 && length <= 128;
+}
+
+export function parsePassword(param: string, raw: string): string {
+  if (!passwordLengthOk(raw)) throw invalid(param, 'a password is 8 to 128 characters long');
   if (hasControlCharacters(raw)) throw invalid(param, 'a password may not hold control characters');
   return raw;
 }

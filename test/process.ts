@@ -41,17 +41,21 @@ export interface Served {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `berth serve` on free ports and waits until both listeners answer. */
+/**
+ * Starts `berth serve` on free ports and waits until both listeners answer. `through` starts it
+ * another way than `node bin/berth.js`, e.g. `['npm', 'exec', '--yes', '--', 'berth']`.
+ */
 export function serve(
   dataDir: string,
   extra: string[] = [],
   env: Record<string, string> = {},
+  through: string[] = [process.execPath, BERTH],
 ): Promise<Served> {
   return new Promise((resolve, reject) => {
     const child = spawn(
-      process.execPath,
+      through[0]!,
       [
-        BERTH,
+        ...through.slice(1),
         'serve',
         '--data-dir',
         dataDir,
@@ -63,7 +67,11 @@ export function serve(
         '0',
         ...extra,
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BERTH_LOG_LEVEL: 'info', ...env } },
+      {
+        cwd: join(import.meta.dirname, '..'),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, BERTH_LOG_LEVEL: 'info', ...env },
+      },
     );
     let out = '';
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));

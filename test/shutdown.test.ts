@@ -1,9 +1,8 @@
 // SIGTERM while billing software is creating accounts: the server stops taking connections,
 // finishes the calls in flight, exits 0, and every call that was answered 200 is in the store.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { findAccount } from '../src/store/accounts.ts';
 import { openStore } from '../src/store/open.ts';
@@ -64,50 +63,27 @@ describe('graceful shutdown', () => {
 
   it('stops when npm, which started it, is stopped without passing the signal on', async () => {
     const dir = tempDir('berth-npx-');
-    const npm = spawn(
-      'npm',
-      [
-        'exec',
-        '--yes',
-        '--',
-        'berth',
-        'serve',
-        '--data-dir',
-        dir,
-        '--host',
-        '127.0.0.1',
-        '--port',
-        '0',
-        '--reseller-port',
-        '0',
-      ],
-      { cwd: join(import.meta.dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const serving = () => {
+      try {
+        return execFileSync('/usr/bin/pgrep', ['-f', `serve --data-dir ${dir}`])
+          .toString()
+          .trim()
+          .split('\n');
+      } catch {
+        return [];
+      }
+    };
     try {
-      await new Promise<void>((resolve, reject) => {
-        npm.stdout!.on('data', (chunk: Buffer) => {
-          if (chunk.toString().includes('reseller listener')) resolve();
-        });
-        npm.once('exit', () => reject(new Error('npm exited before the server was up')));
-      });
-      const serving = () => {
-        try {
-          return execFileSync('/usr/bin/pgrep', ['-f', `serve --data-dir ${dir}`])
-            .toString()
-            .trim()
-            .split('\n');
-        } catch {
-          return [];
-        }
-      };
-      const node = serving().filter((pid) => Number(pid) !== npm.pid);
-      assert.ok(node.length > 0, 'the server process');
-      npm.kill('SIGTERM'); // npm's shell exits on it and passes nothing on to the server
+      const npm = await serve(dir, [], {}, ['npm', 'exec', '--yes', '--', 'berth']);
+      assert.ok(
+        serving().some((pid) => Number(pid) !== npm.child.pid),
+        'the server process',
+      );
+      await npm.stop('SIGTERM'); // npm's shell exits on it and passes nothing on to the server
       const deadline = Date.now() + 15_000;
       while (serving().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
       assert.deepEqual(serving(), [], 'the server outlived npm');
     } finally {
-      npm.kill('SIGKILL');
       try {
         execFileSync('/usr/bin/pkill', ['-KILL', '-f', `serve --data-dir ${dir}`], { stdio: 'ignore' });
       } catch {

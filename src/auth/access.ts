@@ -82,22 +82,30 @@ export function clientAddress(request: { ip: string; socket: { remoteAddress?: s
   return normalizeAddress(request.ip) ?? canonicalAddress(request.socket.remoteAddress ?? '');
 }
 
-export function addressAllowed(address: string, allowed: readonly string[]): boolean {
-  const peer = canonicalAddress(address);
-  const peerType = isIPv4(peer) ? 'ipv4' : 'ipv6';
+/** Addresses and CIDR ranges (an allow list, the trusted proxies) as one list to check against. */
+export function addressList(ranges: readonly string[]): BlockList {
   const list = new BlockList();
-  for (const range of allowed) {
+  for (const range of ranges) {
     const [net, bits] = range.split('/');
     const entry = normalizeAddress(net!);
     if (entry === null) continue;
     const type = isIPv4(entry) ? 'ipv4' : 'ipv6';
-    if (type !== peerType) continue;
     if (bits === undefined) list.addAddress(entry, type);
     else list.addSubnet(entry, Number(bits), type);
   }
+  return list;
+}
+
+/** Whether an address is on the list (an IPv4-mapped IPv6 address counts as its IPv4 address). */
+export function onList(list: BlockList, address: string): boolean {
+  const peer = canonicalAddress(address);
   try {
-    return list.check(peer, peerType);
+    return list.check(peer, isIPv4(peer) ? 'ipv4' : 'ipv6');
   } catch {
     return false;
   }
+}
+
+export function addressAllowed(address: string, allowed: readonly string[]): boolean {
+  return onList(addressList(allowed), address);
 }

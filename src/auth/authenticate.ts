@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import { ApiError, AUTH_DENIED, apiError } from '../errors.ts';
 import { type ApiUser, findApiUser, touchApiUser } from '../store/api-users.ts';
 import type { Database } from '../store/schema.ts';
-import { RESERVED_API_USERS } from '../values.ts';
+import { passwordLengthOk, RESERVED_API_USERS } from '../values.ts';
 import { addressAllowed } from './access.ts';
 import type { CryptPool } from './crypt-pool.ts';
 import type { Lockout } from './lockout.ts';
@@ -91,13 +91,6 @@ class TurnsPerAddress {
   }
 }
 
-/** A password of a length no account can have is never hashed: it costs nothing to refuse. */
-function possiblePassword(password: string): boolean {
-  if (password.length > 128 * 2) return false;
-  const length = [...password].length;
-  return length >= 8 && length <= 128;
-}
-
 // Unknown API users are checked against this, so that they take as long as a wrong password.
 const DUMMY_HASH = sha512Crypt(randomBytes(16).toString('hex'));
 const TOUCH_INTERVAL_MS = 60_000;
@@ -140,7 +133,8 @@ export class Authenticator {
     password: string,
     address: string,
   ): Promise<boolean> {
-    if (!possiblePassword(password)) return false;
+    // A password of a length no account can have is never hashed: it costs nothing to refuse.
+    if (!passwordLengthOk(password)) return false;
     if (storedHash !== undefined && this.#verified.has(name, storedHash, password)) return true;
     const stored = storedHash ?? DUMMY_HASH;
     const key = this.#verified.keyOf(name, stored, password);

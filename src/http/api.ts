@@ -5,13 +5,12 @@ import { clientAddress } from '../auth/access.ts';
 import type { Credentials } from '../auth/authenticate.ts';
 import { type ApiError, apiError, invalid } from '../errors.ts';
 import { openApiDocument } from '../openapi.ts';
-import { execute } from '../operations/execute.ts';
+import { appendRefusal, execute } from '../operations/execute.ts';
 import type { Caller, Operation, RawParams } from '../operations/operation.ts';
 import { findOperation } from '../operations/registry.ts';
 import type { Services } from '../services.ts';
 import { findAccount } from '../store/accounts.ts';
 import type { ApiUser } from '../store/api-users.ts';
-import { appendAudit } from '../store/audit.ts';
 import { auditableApiUser } from '../values.ts';
 
 export type Listener = 'admin' | 'reseller';
@@ -103,7 +102,7 @@ export async function auditRefusal(
 ): Promise<void> {
   const operation = request.apiOperation;
   if (!operation?.changesState || request.apiExecuted) return;
-  const entry = {
+  await appendRefusal(services, {
     at: services.now().toISOString(),
     api_user: auditableApiUser(header(request, 'x-api-user') ?? ''),
     reseller: null,
@@ -112,10 +111,7 @@ export async function auditRefusal(
     target: null,
     status: error.status,
     code: error.code,
-  };
-  await appendAudit(services.store.db, entry).catch((failure: unknown) =>
-    services.log.error({ err: failure, entry }, 'could not append the audit entry'),
-  );
+  });
 }
 
 export function registerApi(app: FastifyInstance, services: Services, listener: Listener): void {

@@ -5,8 +5,7 @@
 // - One source address holds at most `maxConnectionsPerAddress` connections at once; trusted
 //   proxies, which speak for many clients, are exempt.
 import type { Server, Socket } from 'node:net';
-import { BlockList, isIPv4 } from 'node:net';
-import { canonicalAddress } from '../auth/access.ts';
+import { addressList, canonicalAddress, onList } from '../auth/access.ts';
 
 export interface ConnectionGuard {
   headerTimeoutMs: number;
@@ -15,28 +14,17 @@ export interface ConnectionGuard {
   exempt: readonly string[];
 }
 
-function exemptList(ranges: readonly string[]): BlockList {
-  const list = new BlockList();
-  for (const range of ranges) {
-    const [net, bits] = range.split('/') as [string, string | undefined];
-    const type = isIPv4(net) ? 'ipv4' : 'ipv6';
-    if (bits === undefined) list.addAddress(net, type);
-    else list.addSubnet(net, Number(bits), type);
-  }
-  return list;
-}
-
 /** A TCP connection and the TLS socket over it report the same peer: the key that links them. */
 const peerKey = (socket: Socket) => `${socket.remoteAddress}|${socket.remotePort}`;
 
 export function guardConnections(server: Server, guard: ConnectionGuard): void {
-  const exempt = exemptList(guard.exempt);
+  const exempt = addressList(guard.exempt);
   const perAddress = new Map<string, number>();
   const awaitingHeaders = new Map<string, NodeJS.Timeout>();
 
   server.on('connection', (socket: Socket) => {
     const address = canonicalAddress(socket.remoteAddress ?? '');
-    const isExempt = exempt.check(address, isIPv4(address) ? 'ipv4' : 'ipv6');
+    const isExempt = onList(exempt, address);
     const held = perAddress.get(address) ?? 0;
     if (!isExempt && held >= guard.maxConnectionsPerAddress) {
       socket.destroy();

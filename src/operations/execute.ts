@@ -5,7 +5,7 @@ import { EVENTS, recordEvent } from '../events/events.ts';
 import { runVetoHooks } from '../events/vetoes.ts';
 import { StepFailed } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
-import { appendAudit } from '../store/audit.ts';
+import { type AuditEntry, appendAudit } from '../store/audit.ts';
 import type { Db } from '../store/schema.ts';
 import { auditableApiUser, PACKAGE_NAME } from '../values.ts';
 import { once, parseIdempotencyKey, requestHash } from './idempotency.ts';
@@ -40,6 +40,13 @@ function auditTarget(params: RawParams): string | null {
   const value = params.get('user')?.[0] ?? params.get('name')?.[0];
   if (value === undefined || value === null || value === '') return null;
   return PACKAGE_NAME.test(value) ? value : '?';
+}
+
+/** Appends the audit entry of a refused call; a failure to write it is logged, not answered. */
+export async function appendRefusal(services: Services, entry: AuditEntry): Promise<void> {
+  await appendAudit(services.store.db, entry).catch((error: unknown) => {
+    services.log.error({ err: error, entry }, 'could not append the audit entry');
+  });
 }
 
 export async function execute(services: Services, call: Call): Promise<Result> {
@@ -106,11 +113,6 @@ export async function execute(services: Services, call: Call): Promise<Result> {
   } finally {
     // A success was recorded in its own transaction; a refusal (or a success that changed
     // nothing through changeState) is recorded here.
-    if (operation.changesState && !recorded) {
-      const refusal = entry();
-      await appendAudit(services.store.db, refusal).catch((error: unknown) => {
-        services.log.error({ err: error, entry: refusal }, 'could not append the audit entry');
-      });
-    }
+    if (operation.changesState && !recorded) await appendRefusal(services, entry());
   }
 }

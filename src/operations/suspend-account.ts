@@ -19,15 +19,17 @@ export const suspendAccount = defineOperation({
     await changeState(ctx, async (db, system) => {
       const account = await targetAccount(db, caller, input.user);
       if (account.suspension) {
-        // The administrator's suspension wins whoever suspended first: renewing it makes it the
-        // administrator's, and a reseller's renewal keeps the administrator's reason.
+        // The administrator's suspension wins whoever suspended first: the administrator's
+        // renewal makes it the administrator's, and a reseller cannot change it (nor its reason).
         const { suspension } = account;
-        const byAdministrator = caller.reseller === null;
-        if (!byAdministrator && suspension.by === 'root') return;
-        if (input.reason === undefined && (!byAdministrator || suspension.by === 'root')) return;
-        if (input.reason !== undefined) suspension.reason = input.reason;
-        if (byAdministrator) suspension.by = 'root';
-        await saveAccount(db, account);
+        if (caller.reseller && suspension.by === 'root') return;
+        const renewed = {
+          ...suspension,
+          reason: input.reason ?? suspension.reason,
+          by: caller.reseller ? suspension.by : 'root',
+        };
+        if (renewed.reason === suspension.reason && renewed.by === suspension.by) return;
+        await saveAccount(db, { ...account, suspension: renewed });
         return;
       }
       account.suspension = {

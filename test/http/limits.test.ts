@@ -80,12 +80,19 @@ function call(
 }
 
 /** A running server on loopback with these limits, started before and stopped after a suite. */
-function serverWith(limits: Partial<LimitsConfig>): { port: () => number } {
+function serverWith(limits: Partial<LimitsConfig>, trustedProxies: string[] = []): { port: () => number } {
   const dataDir = tempDir('berth-limits-');
   let server: RunningServer;
   before(async () => {
     process.env.BERTH_LOG_LEVEL = 'silent';
-    const config = loadConfig({ dataDir, host: '127.0.0.1', port: 0, resellerPort: 0, limits });
+    const config = loadConfig({
+      dataDir,
+      host: '127.0.0.1',
+      port: 0,
+      resellerPort: 0,
+      limits,
+      trustedProxies,
+    });
     server = await startServer(config, () => {});
   });
   after(async () => {
@@ -148,7 +155,9 @@ describe('limits on slow and greedy clients', () => {
 });
 
 describe('connection slots', () => {
-  const server = serverWith({ headerTimeout: 1, maxConnections: 40, maxConnectionsPerAddress: 5 });
+  const server = serverWith({ headerTimeout: 1, maxConnections: 40, maxConnectionsPerAddress: 5 }, [
+    '127.0.0.8',
+  ]);
   let port: number;
   before(() => {
     port = server.port();
@@ -166,6 +175,14 @@ describe('connection slots', () => {
     const other = await call(port, '127.0.0.5');
     assert.ok('status' in other, JSON.stringify(other));
     assert.equal(other.status, 403);
+    for (const socket of held) socket.destroy();
+  });
+
+  it('lets a trusted proxy, which speaks for many clients, hold more than one address’s share', async () => {
+    const held = await Promise.all(Array.from({ length: 8 }, () => idle(port, '127.0.0.8')));
+    const through = await call(port, '127.0.0.8');
+    assert.ok('status' in through, JSON.stringify(through));
+    for (const socket of held) assert.equal(socket.destroyed, false);
     for (const socket of held) socket.destroy();
   });
 

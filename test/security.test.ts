@@ -111,7 +111,10 @@ describe('password cost', () => {
           remoteAddress: '203.0.113.66',
         }),
       );
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Wait until the attacker's hashes have started, and a little longer for any beyond two.
+      for (let waited = 0; held.length < 2 && waited < 5000; waited += 10)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 100));
       assert.equal(mostInFlight, 2);
       // The attacker's hashes are stuck; a caller from elsewhere is not.
       const valid = await h.request({

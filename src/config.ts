@@ -1,6 +1,6 @@
 // The server's configuration: defaults, then <data-dir>/berth.toml, then environment variables,
 // then command-line flags (each later source wins). Documented in docs/configuration.md.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
@@ -32,6 +32,7 @@ export interface Config {
   trustedProxies: string[];
   lockout: { maxFailures: number; windowMinutes: number; lockMinutes: number };
   linux: LinuxConfig;
+  acme: AcmeConfig;
   limits: LimitsConfig;
   /** Where events are POSTed, signed with each one's secret. */
   webhooks: Webhook[];
@@ -58,10 +59,25 @@ export interface LimitsConfig {
   maxConnectionsPerAddress: number;
 }
 
+/** Where the sites' certificates come from (the linux driver's tls component). */
+export interface AcmeConfig {
+  /** The ACME directory URL: Let's Encrypt's production directory unless set. */
+  directory: string;
+  /** The contact address given to the ACME server, or empty. */
+  email: string;
+  /** How often, in seconds, the certificate keeper looks for certificates due (from memory). */
+  checkSeconds: number;
+}
+
+export const LINUX_COMPONENTS = ['user', 'php', 'tls', 'web', 'dns'] as const;
+export type LinuxComponentName = (typeof LINUX_COMPONENTS)[number];
+
 /** Where the linux driver puts things. Paths are absolute within `systemRoot`. */
 export interface LinuxConfig {
   /** Stands for `/`: every file is read and written below it; services are reloaded only at `/`. */
   systemRoot: string;
+  /** The parts of the hosting stack this server runs (`user` always). */
+  components: LinuxComponentName[];
   nginxDir: string;
   /**
    * A file nginx reads inside its http block, where Berth sizes the server-name hash so that any
@@ -72,22 +88,37 @@ export interface LinuxConfig {
   dkimDir: string;
   logDir: string;
   httpPort: number;
+  httpsPort: number;
+  /** The user nginx's workers run as: the only one that may use the PHP pools' sockets. */
+  webUser: string;
+  /** The pid file of nginx's master, watched so that a reload is waited for. */
+  nginxPidFile: string;
+  /** The file of zone statements BIND includes, rewritten whole from the zone directory. */
+  zoneList: string;
+  phpPoolDir: string;
+  phpSocketDir: string;
+  /** Certificates and their state, one directory per domain. */
+  certDir: string;
+  /** Where nginx serves /.well-known/acme-challenge/ from, for every domain. */
+  acmeChallengeDir: string;
   /** The filesystem setquota sets quotas on, or null for no disk quotas. */
   quotaFilesystem: string | null;
   /** Commands as argument arrays, run only when systemRoot is `/`. */
   testWeb: string[];
   reloadWeb: string[];
   reloadDns: string[];
+  reloadPhp: string[];
   /** named-checkzone, run on every zone written; empty to skip. */
   checkZone: string[];
 }
 
 /** What a caller (the CLI's flags, a test) may set over the file and the environment. */
-export type ConfigOverrides = Partial<Omit<Config, 'lockout' | 'ipPool' | 'linux' | 'limits'>> & {
+export type ConfigOverrides = Partial<Omit<Config, 'lockout' | 'ipPool' | 'linux' | 'acme' | 'limits'>> & {
   limits?: Partial<LimitsConfig>;
   lockout?: Partial<Config['lockout']>;
   ipPool?: Partial<Config['ipPool']>;
   linux?: Partial<LinuxConfig>;
+  acme?: Partial<AcmeConfig>;
 };
 
 export class ConfigError extends Error {
@@ -109,7 +140,25 @@ function firstAddress(family: 'IPv4' | 'IPv6'): string {
   return family === 'IPv4' ? '127.0.0.1' : '';
 }
 
+/** Debian's PHP version with PHP-FPM installed (the newest when there are several). */
+function phpVersion(): string {
+  try {
+    const versions = readdirSync('/etc/php').filter(
+      (name) => /^\d+\.\d+$/.test(name) && existsSync(join('/etc/php', name, 'fpm')),
+    );
+    versions.sort(
+      (a, b) =>
+        Number(b.split('.')[0]) - Number(a.split('.')[0]) ||
+        Number(b.split('.')[1]) - Number(a.split('.')[1]),
+    );
+    return versions[0] ?? '8.2';
+  } catch {
+    return '8.2';
+  }
+}
+
 function defaults(dataDir: string): Config {
+  const php = phpVersion();
   const host = hostname().toLowerCase();
   return {
     dataDir,
@@ -139,18 +188,33 @@ function defaults(dataDir: string): Config {
       maxConnectionsPerAddress: 200,
     },
     webhooks: [],
+    acme: {
+      directory: 'https://acme-v02.api.letsencrypt.org/directory',
+      email: '',
+      checkSeconds: 10,
+    },
     linux: {
       systemRoot: '/',
+      components: [...LINUX_COMPONENTS],
       nginxDir: '/etc/nginx/sites-enabled',
       nginxHttpSettings: '/etc/nginx/conf.d/berth.conf',
       zoneDir: '/etc/bind/zones',
       dkimDir: '/etc/berth/dkim',
       logDir: '/var/log/nginx',
       httpPort: 80,
+      httpsPort: 443,
+      webUser: 'www-data',
+      nginxPidFile: '/run/nginx.pid',
+      zoneList: '/etc/bind/named.conf.berth',
+      phpPoolDir: `/etc/php/${php}/fpm/pool.d`,
+      phpSocketDir: '/run/php',
+      certDir: '/etc/berth/certs',
+      acmeChallengeDir: '/var/lib/berth/acme-challenge',
       quotaFilesystem: null,
       testWeb: ['/usr/sbin/nginx', '-t', '-q'],
       reloadWeb: ['/usr/sbin/nginx', '-s', 'reload'],
       reloadDns: ['/usr/sbin/rndc', 'reload'],
+      reloadPhp: ['/usr/bin/pkill', '-USR2', '--pidfile', `/run/php/php${php}-fpm.pid`],
       checkZone: ['/usr/bin/named-checkzone', '-q'],
     },
   };
@@ -216,6 +280,7 @@ function fromFile(path: string): ConfigOverrides {
     return { url, secret, events: list(hook as Table, 'events', where) ?? [] };
   });
   const where = `${path} [linux]`;
+  const acme = (file.acme ?? {}) as Table;
   const lockout = (file.lockout ?? {}) as Table;
   const tls = (file.tls ?? {}) as Table;
   const out: ConfigOverrides = {
@@ -243,17 +308,32 @@ function fromFile(path: string): ConfigOverrides {
     },
     linux: {
       systemRoot: text(linux, 'system_root', where),
+      components: list(linux, 'components', where) as LinuxComponentName[] | undefined,
       nginxDir: text(linux, 'nginx_dir', where),
       nginxHttpSettings: text(linux, 'nginx_http_settings', where),
       zoneDir: text(linux, 'zone_dir', where),
       dkimDir: text(linux, 'dkim_dir', where),
       logDir: text(linux, 'log_dir', where),
       httpPort: whole(linux, 'http_port', where),
+      httpsPort: whole(linux, 'https_port', where),
+      webUser: text(linux, 'web_user', where),
+      nginxPidFile: text(linux, 'nginx_pid_file', where),
+      zoneList: text(linux, 'zone_list', where),
+      phpPoolDir: text(linux, 'php_pool_dir', where),
+      phpSocketDir: text(linux, 'php_socket_dir', where),
+      certDir: text(linux, 'cert_dir', where),
+      acmeChallengeDir: text(linux, 'acme_challenge_dir', where),
       quotaFilesystem: text(linux, 'quota_filesystem', where),
       testWeb: list(linux, 'test_web', where),
       reloadWeb: list(linux, 'reload_web', where),
       reloadDns: list(linux, 'reload_dns', where),
+      reloadPhp: list(linux, 'reload_php', where),
       checkZone: list(linux, 'check_zone', where),
+    },
+    acme: {
+      directory: text(acme, 'directory', `${path} [acme]`),
+      email: text(acme, 'email', `${path} [acme]`),
+      checkSeconds: whole(acme, 'check_seconds', `${path} [acme]`),
     },
     lockout: {
       maxFailures: whole(lockout, 'max_failures', `${path} [lockout]`),
@@ -302,7 +382,7 @@ function fromEnvironment(): ConfigOverrides {
   };
 }
 
-const SECTIONS = ['lockout', 'ipPool', 'linux', 'limits'] as const;
+const SECTIONS = ['lockout', 'ipPool', 'linux', 'acme', 'limits'] as const;
 
 /** `over` laid over `base`: a value left undefined keeps the one below; sections merge key by key. */
 function merge(base: Config, over: ConfigOverrides): Config {
@@ -343,6 +423,12 @@ function check(config: Config): Config {
     ['zone_dir', linux.zoneDir],
     ['dkim_dir', linux.dkimDir],
     ['log_dir', linux.logDir],
+    ['nginx_pid_file', linux.nginxPidFile],
+    ['zone_list', linux.zoneList],
+    ['php_pool_dir', linux.phpPoolDir],
+    ['php_socket_dir', linux.phpSocketDir],
+    ['cert_dir', linux.certDir],
+    ['acme_challenge_dir', linux.acmeChallengeDir],
   ] as const) {
     if (!path.startsWith('/')) fail(`${name} must be an absolute path`);
   }
@@ -350,11 +436,19 @@ function check(config: Config): Config {
     ['test_web', linux.testWeb],
     ['reload_web', linux.reloadWeb],
     ['reload_dns', linux.reloadDns],
+    ['reload_php', linux.reloadPhp],
     ['check_zone', linux.checkZone],
   ] as const) {
     if (argv.length > 0 && !argv[0]!.startsWith('/')) fail(`${name} must start with an absolute path`);
   }
   if (linux.httpPort > 65535) fail('http_port must be a port number');
+  if (linux.httpsPort > 65535) fail('https_port must be a port number');
+  for (const name of linux.components)
+    if (!(LINUX_COMPONENTS as readonly string[]).includes(name))
+      fail(`components: ${name} is not one of ${LINUX_COMPONENTS.join(', ')}`);
+  if (!linux.components.includes('user')) fail('components: user cannot be left out');
+  if (!/^[a-z_][a-z0-9_-]*$/.test(linux.webUser)) fail('web_user must be a user name');
+  if (!/^https:\/\//.test(config.acme.directory)) fail('acme.directory must be an https URL');
   if (linux.quotaFilesystem === '') linux.quotaFilesystem = null;
   // Without a configured list, the name servers follow the host name, however it was set.
   if (config.nameservers.length === 0)

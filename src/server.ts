@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import { inspect, recoverInterruptedCalls, refreshUsage, USAGE_REFRESH_MS } from './maintenance.ts';
 import { ensurePortalPassword } from './portal-password.ts';
 import { openServices, type Services } from './services.ts';
+import { findAccount, listAccounts } from './store/accounts.ts';
 import { loadCertificate } from './tls.ts';
 
 export interface RunningServer {
@@ -62,6 +63,13 @@ export async function startServer(
   const differences = await inspect(services);
   if (differences.length > 0) log.warn({ differences }, 'the store and the system differ: run berth doctor');
   services.dispatcher.start();
+  services.driver.startBackgroundWork?.(
+    {
+      account: (user) => findAccount(services.store.db, user),
+      accounts: () => listAccounts(services.store.db, null),
+    },
+    log,
+  );
   const usageTimer = setInterval(() => {
     refreshUsage(services).catch((error: unknown) => log.error({ err: error }, 'usage refresh failed'));
   }, USAGE_REFRESH_MS);

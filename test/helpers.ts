@@ -100,7 +100,7 @@ export async function testDatabase(): Promise<{ url: string; drop(): Promise<voi
 
 export async function setup(
   overrides: ConfigOverrides = {},
-  options: { driver?: Driver; makeDriver?: (config: Config) => Driver; log?: Logger } = {},
+  options: { driver?: Driver; makeDriver?: (config: Config) => Driver | Promise<Driver>; log?: Logger } = {},
 ): Promise<Harness> {
   const dataDir = tempDir();
   const database = await testDatabase();
@@ -115,7 +115,7 @@ export async function setup(
   const services = await openServices(config, {
     log: options.log ?? createLogger('silent'),
     cryptThreads: 1,
-    driver: options.driver ?? options.makeDriver?.(config),
+    driver: options.driver ?? (await options.makeDriver?.(config)),
   });
   await createApiUser(
     services.store.db,

@@ -18,6 +18,30 @@ export interface Usage {
   bandwidth: number;
 }
 
+/** A domain's certificate as the administrator sees it (`berth certs`, the portal). */
+export interface CertificateRow {
+  user: string;
+  domain: string;
+  /** fallback (the server's own, waiting for ACME), valid (from ACME), failed (ACME refused so far). */
+  state?: 'fallback' | 'valid' | 'failed';
+  issuer?: string;
+  notAfter?: string;
+  attempts?: number;
+  nextAttempt?: string;
+  lastError?: string | null;
+}
+
+/** What the driver's background work may read of the store. */
+export interface AccountSource {
+  account(user: string): Promise<Account | undefined>;
+  accounts(): Promise<readonly Account[]>;
+}
+
+export interface BackgroundLog {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+}
+
 export interface Driver {
   readonly name: string;
   /** Whether the system already has a user of this name (createacct refuses it). */
@@ -37,6 +61,10 @@ export interface Driver {
   inspect(loadAccounts: () => Promise<readonly Account[]>): Promise<string[]>;
   /** What the account uses now, or null when the driver cannot tell. */
   measureUsage(account: Account): Promise<Usage | null>;
+  /** Work beside the calls while serving (certificates: obtained and renewed); close() stops it. */
+  startBackgroundWork?(store: AccountSource, log: BackgroundLog): void;
+  /** Each account's certificate, when the driver keeps certificates. */
+  certificates?(accounts: readonly Account[]): CertificateRow[];
   close(): Promise<void>;
 }
 

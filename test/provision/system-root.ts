@@ -21,11 +21,16 @@ export function makeSystemRoot(): string {
     'etc/nginx/conf.d',
     'etc/bind/zones',
     'etc/berth/dkim',
+    'etc/berth/certs',
+    'etc/php/8.2/fpm/pool.d',
+    'var/lib/berth/acme-challenge',
+    'run/php',
     'var/log/nginx',
     'run',
   ]) {
     mkdirSync(join(root, dir), { recursive: true });
   }
+  copyFileSync('/etc/nginx/fastcgi_params', join(root, 'etc/nginx/fastcgi_params'));
   writeFileSync(
     join(root, 'etc/nginx/nginx.conf'),
     [
@@ -50,7 +55,7 @@ export function linuxSettings(root: string, httpPort: number) {
     sharedIpv4: '127.0.0.1',
     sharedIpv6: '',
     ipPool: { ipv4: ['127.0.0.10'], ipv6: ['::1'] },
-    linux: { systemRoot: root, httpPort },
+    linux: { systemRoot: root, httpPort, httpsPort: httpPort + 1, phpPoolDir: '/etc/php/8.2/fpm/pool.d' },
   };
 }
 
@@ -76,7 +81,8 @@ export async function linuxSetup(): Promise<LinuxHarness> {
       return real.run(argv, options);
     },
   };
-  const settings = linuxSettings(root, nextPort++);
+  const settings = linuxSettings(root, nextPort);
+  nextPort += 2;
   const h = await setup(
     { driver: 'linux', ...settings },
     {

@@ -11,6 +11,7 @@ import {
   openSync,
   readFileSync,
   renameSync,
+  rmdirSync,
   rmSync,
   writeSync,
 } from 'node:fs';
@@ -76,6 +77,15 @@ export function readIfExists(path: string): string | null {
 /** Removes a file if it is there (a link is removed itself, never its target). */
 export function removeFile(path: string): void {
   rmSync(path, { force: true });
+}
+
+/** Removes an empty directory if it is there. */
+export function removeDirectory(path: string): void {
+  try {
+    rmdirSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
 }
 
 /** Puts a file back as it was: `content` null means it did not exist. */

@@ -1,13 +1,23 @@
-// The nginx server blocks and BIND zones, rendered from the template files beside this one. Every
-// placeholder is `{{name}}`; docs/linux-driver.md lists them. A placeholder without a value, or a
+// The files components write (server blocks, pools, zones), rendered from the template files in
+// each component's folder. Every placeholder is `{{name}}`; docs/linux-driver.md lists them. A placeholder without a value, or a
 // value that could break out of its line, is an error, never an empty string.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const DIR = join(import.meta.dirname, 'templates');
+const DIR = import.meta.dirname;
 const cache = new Map<string, string>();
 
-export type TemplateName = 'http.conf' | 'server.conf' | 'suspended.conf' | 'zone.db';
+export type TemplateName =
+  | 'web/http.conf'
+  | 'web/server.conf'
+  | 'web/server-http.conf'
+  | 'web/site.conf'
+  | 'web/php-location.conf'
+  | 'web/challenge.conf'
+  | 'web/suspended.conf'
+  | 'web/suspended-https.conf'
+  | 'php/pool.conf'
+  | 'dns/zone.db';
 
 /** Values rendered as they are; `blocks` may span lines (they are built by the driver itself). */
 export function render(

@@ -1,0 +1,133 @@
+// What every component of the linux driver works with: the configuration, the system root, the one
+// command runner, and the step builders. A step may name the service that must reload for its
+// change to take effect; the driver reloads each such service once, after the last step.
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config, LinuxComponentName, LinuxConfig } from '../../config.ts';
+import type { Account } from '../../store/accounts.ts';
+import type { Step } from '../driver.ts';
+import { readIfExists, restoreFile, under } from './files.ts';
+import type { CommandRunner } from './run.ts';
+
+/** A system service a component's files are read by (nginx, PHP-FPM, BIND). */
+export interface Service {
+  name: string;
+  /** Makes the service read its files again, and returns once it serves what they say. */
+  reload(): Promise<void>;
+}
+
+export interface LinuxStep extends Step {
+  reloads?: Service;
+}
+
+export interface LinuxContext {
+  config: Config;
+  linux: LinuxConfig;
+  /** The system root: `/` on a real server. */
+  root: string;
+  /** Whether the root is `/`: only then are services reloaded and system-wide commands run. */
+  live: boolean;
+  /** `--prefix ROOT` for the shadow tools, or nothing at `/`. */
+  prefix: string[];
+  /** A path of the system (`/etc/…`) as a real path below the root. */
+  path(p: string): string;
+  runner: CommandRunner;
+  hashPassword(password: string): Promise<string>;
+  step(name: string, run: () => Promise<void>, undo?: () => Promise<void>, reloads?: Service): LinuxStep;
+  /** Writes a file (or removes it: content null) as a step whose undo puts back what was there. */
+  fileStep(
+    name: string,
+    file: string,
+    mode: number,
+    content: () => string | null,
+    reloads?: Service,
+  ): LinuxStep;
+}
+
+export function linuxContext(
+  config: Config,
+  runner: CommandRunner,
+  hashPassword: (password: string) => Promise<string>,
+  failAt?: () => string | null,
+): LinuxContext {
+  const { linux } = config;
+  const root = linux.systemRoot;
+  const live = root === '/';
+  const step: LinuxContext['step'] = (name, run, undo = async () => {}, reloads) => ({
+    name,
+    run: async () => {
+      if (failAt?.() === name) throw new Error(`failure injected at ${name}`);
+      await run();
+    },
+    undo,
+    ...(reloads && { reloads }),
+  });
+  return {
+    config,
+    linux,
+    root,
+    live,
+    prefix: live ? [] : ['--prefix', root],
+    path: (p) => under(root, p),
+    runner,
+    hashPassword,
+    step,
+    fileStep(name, file, mode, content, reloads) {
+      let before: string | null = null;
+      return step(
+        name,
+        async () => {
+          before = readIfExists(file);
+          restoreFile(file, content(), mode);
+        },
+        async () => restoreFile(file, before, mode),
+        reloads,
+      );
+    },
+  };
+}
+
+/**
+ * One part of the hosting stack (CONTRACT §10). Each call's steps come from every component that
+ * has something to do for it; each step has its undo. `account` is the record after the change.
+ */
+export interface Component {
+  name: LinuxComponentName;
+  /** Makes the server-wide files the component needs (when the driver starts). */
+  prepare?(): Promise<void>;
+  create?(account: Account, password: string): LinuxStep[];
+  remove?(account: Account): LinuxStep[];
+  suspend?(account: Account): LinuxStep[];
+  unsuspend?(account: Account): LinuxStep[];
+  changePassword?(account: Account, password: string): LinuxStep[];
+  changeLimits?(before: Account, after: Account): LinuxStep[];
+  /** What goes only with the account, in removeacct's last step, which cannot be undone (logs). */
+  forget?(account: Account): Promise<void>;
+  /** Makes the system match the stored account (crash recovery); services reload afterwards. */
+  reconcile?(account: Account): Promise<void>;
+  /** Removes what it made for an account the store does not have. */
+  purge?(account: Account): Promise<void>;
+  /** Differences between the store's accounts and what this component made (`berth doctor`). */
+  inspect?(accounts: readonly Account[]): string[];
+  /** The services its files are read by, reloaded after recovery. */
+  services?: Service[];
+}
+
+/** Files in a directory of per-domain files whose name no account accounts for (doctor). */
+export function strayFiles(
+  ctx: LinuxContext,
+  dir: string,
+  expected: ReadonlySet<string>,
+  suffix: string,
+  what: string,
+  owned: (file: string) => boolean = () => true,
+): string[] {
+  const real = ctx.path(dir);
+  if (!existsSync(real)) return [];
+  return readdirSync(real)
+    .filter((file) => file.endsWith(suffix) && !file.startsWith('.') && owned(file) && !expected.has(file))
+    .map(
+      (file) =>
+        `${suffix ? file.slice(0, -suffix.length) : file}: ${what} ${join(dir, file)} with no account in the store`,
+    );
+}

@@ -1,0 +1,199 @@
+// The dns component: the domain's zone (SOA, NS, A/AAAA, www, MX and mail for local mail, SPF and
+// the DKIM key's record), checked with named-checkzone, and the list of zones BIND loads
+// (`zone_list`, rewritten whole from the zone directory on every change, so that it always names
+// exactly the zones there are). BIND is reloaded with rndc. The DKIM key is made here for now, since
+// the zone publishes it; the mail component that signs with it will own it.
+import { createPublicKey } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Account } from '../../../store/accounts.ts';
+import { type Component, type LinuxContext, type Service, strayFiles } from '../context.ts';
+import { domainFile, readIfExists, removeFile, restoreFile, writeFileAtomic } from '../files.ts';
+import { render } from '../templates.ts';
+import { dkimTxtStrings, generateDkimKey, nameFits, signsMail } from './dkim.ts';
+
+const ZONE = '.db';
+
+export function dnsComponent(ctx: LinuxContext): Component {
+  const { linux, config } = ctx;
+  const zonePath = (account: Account) => ctx.path(join(linux.zoneDir, domainFile(account.domain, ZONE)));
+  const dkimPaths = (account: Account) => ({
+    key: ctx.path(join(linux.dkimDir, domainFile(account.domain, '.private'))),
+    txt: ctx.path(join(linux.dkimDir, domainFile(account.domain, '.txt'))),
+  });
+
+  const bind: Service = {
+    name: 'BIND',
+    async reload() {
+      if (linux.reloadDns.length > 0) await ctx.runner.run(linux.reloadDns);
+    },
+  };
+
+  /** The zone statements for every zone file there is; a long domain's name is in its $ORIGIN. */
+  function writeZoneList(): void {
+    const dir = ctx.path(linux.zoneDir);
+    const files = existsSync(dir)
+      ? readdirSync(dir).filter((f) => f.endsWith(ZONE) && !f.startsWith('.'))
+      : [];
+    const lines = ['// Managed by Berth: one zone per account, rewritten whole on every change.'];
+    for (const file of files.sort()) {
+      let domain = file.slice(0, -ZONE.length);
+      if (file.length === 255)
+        domain = /^\$ORIGIN (\S+)\.$/m.exec(readIfExists(join(dir, file)) ?? '')?.[1] ?? domain;
+      lines.push(`zone "${domain}" { type primary; file "${join(linux.zoneDir, file)}"; };`);
+    }
+    writeFileAtomic(ctx.path(linux.zoneList), `${lines.join('\n')}\n`, 0o644);
+  }
+
+  function zone(account: Account, dkimPublic: string | null, now: Date): string {
+    const ipv4 = account.dedicatedIpv4 ?? config.sharedIpv4;
+    const ipv6 = account.dedicatedIpv6 ?? config.sharedIpv6;
+    const serial = `${now.getUTCFullYear()}${String(now.getUTCMonth() + 1).padStart(2, '0')}${String(now.getUTCDate()).padStart(2, '0')}01`;
+    const spf = ['v=spf1', 'a', ...(account.mailserver === 'local' ? ['mx'] : []), `ip4:${ipv4}`];
+    if (ipv6) spf.push(`ip6:${ipv6}`);
+    spf.push('~all');
+    // A name longer than DNS allows (a long domain's `www` or `mail`) cannot exist: its record is
+    // left out, and mail goes to the domain's own address instead of mail.<domain>.
+    const fits = (label: string) => nameFits(label, account.domain);
+    const mailHost = fits('mail') ? `mail.${account.domain}.` : `${account.domain}.`;
+    const blocks = {
+      ns_records: account.nameservers.map((ns) => `@       IN NS   ${ns}.`).join('\n'),
+      aaaa_records: ipv6 ? `@       IN AAAA ${ipv6}` : '',
+      www_record: fits('www') ? 'www     IN CNAME @' : '',
+      mail_records:
+        account.mailserver === 'local'
+          ? `@       IN MX 10 ${mailHost}${fits('mail') ? `\nmail    IN A    ${ipv4}` : ''}`
+          : '',
+      spf_record: account.spf ? `@       IN TXT  "${spf.join(' ')}"` : '',
+      dkim_record: dkimPublic
+        ? `default._domainkey IN TXT ( ${dkimTxtStrings(dkimPublic)
+            .map((s) => `"${s}"`)
+            .join(' ')} )`
+        : '',
+    };
+    const hostmaster = fits('hostmaster') ? `hostmaster.${account.domain}` : `hostmaster.${config.hostName}`;
+    return render(
+      'dns/zone.db',
+      {
+        user: account.user,
+        domain: account.domain,
+        primary_ns: account.nameservers[0]!,
+        hostmaster,
+        serial,
+        ipv4,
+      },
+      blocks,
+    );
+  }
+
+  async function checkZone(account: Account): Promise<void> {
+    if (linux.checkZone.length > 0)
+      await ctx.runner.run([...linux.checkZone, '--', account.domain, zonePath(account)]);
+  }
+
+  /** The zone file and the list that names it, as one step. */
+  function zoneStep(account: Account, content: () => string | null) {
+    let before: string | null = null;
+    return ctx.step(
+      'DNS zone',
+      async () => {
+        before = readIfExists(zonePath(account));
+        restoreFile(zonePath(account), content(), 0o644);
+        writeZoneList();
+      },
+      async () => {
+        restoreFile(zonePath(account), before, 0o644);
+        writeZoneList();
+      },
+      bind,
+    );
+  }
+
+  /** The account's DKIM public key: the existing one, or a new pair written now. */
+  async function dkimKey(account: Account): Promise<string> {
+    const keys = dkimPaths(account);
+    const existing = readIfExists(keys.key);
+    let publicKey: string;
+    if (existing)
+      publicKey = createPublicKey(existing).export({ type: 'spki', format: 'der' }).toString('base64');
+    else {
+      const key = await generateDkimKey();
+      writeFileAtomic(keys.key, key.privatePem, 0o600);
+      publicKey = key.publicBase64;
+    }
+    writeFileAtomic(keys.txt, `${dkimTxtStrings(publicKey).join('')}\n`, 0o644);
+    return publicKey;
+  }
+
+  return {
+    name: 'dns',
+    services: [bind],
+    async prepare() {
+      if (!existsSync(ctx.path(linux.zoneList))) writeZoneList();
+    },
+    create(account) {
+      let dkimPublic: string | null = null;
+      const keys = dkimPaths(account);
+      return [
+        ...(signsMail(account)
+          ? [
+              ctx.step(
+                'DKIM key',
+                async () => {
+                  dkimPublic = await dkimKey(account);
+                },
+                async () => {
+                  removeFile(keys.key);
+                  removeFile(keys.txt);
+                },
+              ),
+            ]
+          : []),
+        zoneStep(account, () => zone(account, dkimPublic, new Date())),
+        ctx.step('DNS zone check', () => checkZone(account)),
+      ];
+    },
+    remove(account) {
+      const keys = dkimPaths(account);
+      return [
+        zoneStep(account, () => null),
+        ctx.fileStep('DKIM key', keys.key, 0o600, () => null),
+        ctx.fileStep('DKIM record', keys.txt, 0o644, () => null),
+      ];
+    },
+    async reconcile(account) {
+      const dkimPublic = signsMail(account) ? await dkimKey(account) : null;
+      writeFileAtomic(zonePath(account), zone(account, dkimPublic, new Date()), 0o644);
+      writeZoneList();
+      await checkZone(account);
+    },
+    async purge(account) {
+      const keys = dkimPaths(account);
+      for (const file of [zonePath(account), keys.key, keys.txt]) removeFile(file);
+      writeZoneList();
+    },
+    inspect(accounts) {
+      const differences: string[] = [];
+      const listed = readIfExists(ctx.path(linux.zoneList)) ?? '';
+      for (const account of accounts) {
+        if (!existsSync(zonePath(account))) differences.push(`${account.user}: no DNS zone`);
+        else if (!listed.includes(`zone "${account.domain}" `))
+          differences.push(`${account.user}: zone not in ${linux.zoneList}`);
+        if (signsMail(account) && !existsSync(dkimPaths(account).key))
+          differences.push(`${account.user}: no DKIM key`);
+      }
+      const domains = accounts.map((a) => a.domain);
+      return [
+        ...differences,
+        ...strayFiles(ctx, linux.zoneDir, new Set(domains.map((d) => domainFile(d, ZONE))), ZONE, 'DNS zone'),
+        ...strayFiles(
+          ctx,
+          linux.dkimDir,
+          new Set(domains.map((d) => domainFile(d, '.private'))),
+          '.private',
+          'DKIM key',
+        ),
+      ];
+    },
+  };
+}

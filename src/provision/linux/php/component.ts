@@ -1,0 +1,97 @@
+// The php component: one PHP-FPM pool per account, running as the account's user with `pm =
+// ondemand` (no process until a request comes), `open_basedir` limited to the home and its own
+// temporary directory (sessions and uploads there too), and a socket only the web server's user may
+// use. PHP-FPM is reloaded (SIGUSR2, a graceful re-read), never restarted. A suspended account has
+// no pool: its PHP cannot run at all.
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Account } from '../../../store/accounts.ts';
+import { type Component, type LinuxContext, type Service, strayFiles } from '../context.ts';
+import { removeFile, writeFileAtomic } from '../files.ts';
+import { ensureDirectory } from '../home.ts';
+import { findSystemUser } from '../passwd.ts';
+import { render } from '../templates.ts';
+import { waitFor } from '../wait.ts';
+
+const TMP_MODE = 0o700;
+const POOL_PREFIX = 'berth-';
+
+/** The socket nginx passes the account's PHP requests to. */
+export function phpSocket(ctx: LinuxContext, user: string): string {
+  return join(ctx.linux.phpSocketDir, `${POOL_PREFIX}${user}.sock`);
+}
+
+export function phpComponent(ctx: LinuxContext): Component {
+  const { linux } = ctx;
+  const poolFile = (account: Account) =>
+    ctx.path(join(linux.phpPoolDir, `${POOL_PREFIX}${account.user}.conf`));
+  const pool = (account: Account) =>
+    render('php/pool.conf', {
+      user: account.user,
+      socket: phpSocket(ctx, account.user),
+      web_user: linux.webUser,
+      home: account.homedir,
+      tmp: join(account.homedir, 'tmp'),
+    });
+
+  // After the reload, every pool on file has its socket: a call answers once its site can run PHP.
+  const php: Service = {
+    name: 'PHP-FPM',
+    async reload() {
+      if (linux.reloadPhp.length === 0) return;
+      await ctx.runner.run(linux.reloadPhp);
+      const dir = ctx.path(linux.phpPoolDir);
+      const sockets = readdirSync(dir)
+        .filter((name) => name.startsWith(POOL_PREFIX) && name.endsWith('.conf'))
+        .map((name) => ctx.path(join(linux.phpSocketDir, `${name.slice(0, -'.conf'.length)}.sock`)));
+      await waitFor('PHP-FPM to open its pools', () => sockets.every((socket) => existsSync(socket)));
+    },
+  };
+
+  const tmpStep = (account: Account) =>
+    ctx.step('PHP temporary directory', async () => {
+      const owner = findSystemUser(ctx.root, account.user);
+      if (!owner) throw new Error(`${account.user} is not in ${ctx.path('/etc/passwd')}`);
+      if (ensureDirectory(ctx.path(account.homedir), ['tmp'], owner, TMP_MODE) !== 'directory')
+        throw new Error(`${join(account.homedir, 'tmp')} is not a directory`);
+    });
+  const writePool = (account: Account) =>
+    ctx.fileStep('PHP pool', poolFile(account), 0o644, () => pool(account), php);
+  const removePool = (account: Account) =>
+    ctx.fileStep('PHP pool', poolFile(account), 0o644, () => null, php);
+
+  return {
+    name: 'php',
+    services: [php],
+    create: (account) => [tmpStep(account), writePool(account)],
+    remove: (account) => [removePool(account)],
+    suspend: (account) => [removePool(account)],
+    unsuspend: (account) => [writePool(account)],
+    async reconcile(account) {
+      if (account.suspension) removeFile(poolFile(account));
+      else {
+        await tmpStep(account).run();
+        writeFileAtomic(poolFile(account), pool(account), 0o644);
+      }
+    },
+    async purge(account) {
+      removeFile(poolFile(account));
+    },
+    inspect(accounts) {
+      const differences: string[] = [];
+      for (const account of accounts) {
+        const present = existsSync(poolFile(account));
+        if (present && account.suspension)
+          differences.push(`${account.user}: PHP pool runs for a suspended account`);
+        if (!present && !account.suspension) differences.push(`${account.user}: no PHP pool`);
+      }
+      const expected = new Set(accounts.map((a) => `${POOL_PREFIX}${a.user}.conf`));
+      return [
+        ...differences,
+        ...strayFiles(ctx, linux.phpPoolDir, expected, '.conf', 'PHP pool', (file) =>
+          file.startsWith(POOL_PREFIX),
+        ),
+      ];
+    },
+  };
+}

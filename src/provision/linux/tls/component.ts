@@ -1,0 +1,173 @@
+// The tls component: every domain's certificate, as one file nginx reads for both the chain and
+// the key (`<cert_dir>/<domain>/certificate.pem`, 0600), swapped whole by rename so that nginx never
+// sees a key beside another certificate. createacct writes a fallback certificate at once (HTTPS
+// answers when the call does); the certificate keeper (keeper.ts) then obtains one through ACME
+// after the call has answered, and renews it. Each domain's state is in `state.json` beside it.
+import { X509Certificate } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Account } from '../../../store/accounts.ts';
+import { type Component, type LinuxContext, strayFiles } from '../context.ts';
+import { nameFits } from '../dns/dkim.ts';
+import {
+  domainFile,
+  readIfExists,
+  removeDirectory,
+  removeFile,
+  restoreFile,
+  writeFileAtomic,
+} from '../files.ts';
+import { type FallbackCa, issueFallback, makeFallbackCa } from './fallback.ts';
+
+/** Where a domain's certificate stands, as `berth certs` shows it. */
+export interface CertificateState {
+  /** fallback: the server's own, waiting for ACME; valid: from ACME; failed: ACME refused so far. */
+  state: 'fallback' | 'valid' | 'failed';
+  issuer: string;
+  /** ISO times. */
+  notAfter: string;
+  attempts: number;
+  nextAttempt: string;
+  lastError: string | null;
+}
+
+export interface TlsComponent extends Component {
+  /** The file nginx reads for the domain's certificate and key (a system path). */
+  certificateFile(domain: string): string;
+  readState(domain: string): CertificateState | null;
+  /** Puts an ACME certificate in place, unless the domain's directory has gone (removed meanwhile). */
+  install(domain: string, pem: string, state: CertificateState): boolean;
+  writeState(domain: string, state: CertificateState): void;
+  /** The names a certificate for the domain covers: the domain and, when DNS can hold it, www. */
+  names(domain: string): string[];
+  /** Told of every domain that gets a fallback certificate, for the keeper to pick up. */
+  onFallback?: (account: Account) => void;
+}
+
+export function describeCertificate(pem: string): { issuer: string; notAfter: string } {
+  const cert = new X509Certificate(pem);
+  const issuer = /CN=([^\n]*)/.exec(cert.issuer)?.[1] ?? cert.issuer;
+  return { issuer, notAfter: new Date(cert.validTo).toISOString() };
+}
+
+export function tlsComponent(ctx: LinuxContext): TlsComponent {
+  const { linux } = ctx;
+  const dirOf = (domain: string) => join(linux.certDir, domainFile(domain, ''));
+  const certificateFile = (domain: string) => join(dirOf(domain), 'certificate.pem');
+  const stateFile = (domain: string) => ctx.path(join(dirOf(domain), 'state.json'));
+  const names = (domain: string) => (nameFits('www', domain) ? [domain, `www.${domain}`] : [domain]);
+
+  let ca: FallbackCa | null = null;
+  async function ensureCa(): Promise<FallbackCa> {
+    if (ca) return ca;
+    const certPem = readIfExists(ctx.path(join(linux.certDir, 'fallback-ca.pem')));
+    const keyPem = readIfExists(ctx.path(join(linux.certDir, 'fallback-ca.key')));
+    if (certPem && keyPem) {
+      ca = { certPem, keyPem };
+      return ca;
+    }
+    const made = await makeFallbackCa(ctx.config.hostName);
+    writeFileAtomic(ctx.path(join(linux.certDir, 'fallback-ca.key')), made.keyPem, 0o600);
+    writeFileAtomic(ctx.path(join(linux.certDir, 'fallback-ca.pem')), made.certPem, 0o644);
+    ca = made;
+    return made;
+  }
+
+  function writeState(domain: string, state: CertificateState): void {
+    writeFileAtomic(stateFile(domain), `${JSON.stringify(state, null, 2)}\n`, 0o644);
+  }
+
+  async function writeFallback(account: Account): Promise<void> {
+    const pem = await issueFallback(await ensureCa(), names(account.domain));
+    writeFileAtomic(ctx.path(certificateFile(account.domain)), pem, 0o600);
+    const now = new Date().toISOString();
+    writeState(account.domain, {
+      state: 'fallback',
+      ...describeCertificate(pem),
+      attempts: 0,
+      nextAttempt: now,
+      lastError: null,
+    });
+  }
+
+  /** Removes the domain's directory as a step whose undo puts its files back. */
+  function removeStep(account: Account) {
+    const files = [ctx.path(certificateFile(account.domain)), stateFile(account.domain)];
+    let before: (string | null)[] = [];
+    return ctx.step(
+      'certificate',
+      async () => {
+        before = files.map((file) => readIfExists(file));
+        for (const file of files) removeFile(file);
+        removeDirectory(ctx.path(dirOf(account.domain)));
+      },
+      async () => {
+        for (const [i, file] of files.entries())
+          restoreFile(file, before[i] ?? null, i === 0 ? 0o600 : 0o644);
+      },
+    );
+  }
+
+  const component: TlsComponent = {
+    name: 'tls',
+    certificateFile,
+    names,
+    prepare: async () => void (await ensureCa()),
+    writeState,
+    readState(domain) {
+      const text = readIfExists(stateFile(domain));
+      return text === null ? null : (JSON.parse(text) as CertificateState);
+    },
+    install(domain, pem, state) {
+      if (!existsSync(ctx.path(dirOf(domain)))) return false;
+      writeFileAtomic(ctx.path(certificateFile(domain)), pem, 0o600);
+      writeState(domain, state);
+      return true;
+    },
+    create(account) {
+      return [
+        ctx.step(
+          'fallback certificate',
+          async () => {
+            await writeFallback(account);
+            component.onFallback?.(account);
+          },
+          async () => {
+            removeFile(ctx.path(certificateFile(account.domain)));
+            removeFile(stateFile(account.domain));
+            removeDirectory(ctx.path(dirOf(account.domain)));
+          },
+        ),
+      ];
+    },
+    remove: (account) => [removeStep(account)],
+    async reconcile(account) {
+      if (!existsSync(ctx.path(certificateFile(account.domain)))) {
+        await writeFallback(account);
+        component.onFallback?.(account);
+      }
+    },
+    async purge(account) {
+      await removeStep(account).run();
+    },
+    inspect(accounts) {
+      const differences: string[] = [];
+      for (const account of accounts)
+        if (!existsSync(ctx.path(certificateFile(account.domain))))
+          differences.push(`${account.user}: no certificate`);
+      const expected = new Set(accounts.map((a) => domainFile(a.domain, '')));
+      return [
+        ...differences,
+        ...strayFiles(
+          ctx,
+          linux.certDir,
+          expected,
+          '',
+          'certificate directory',
+          (name) => !name.startsWith('fallback-ca.'),
+        ),
+      ];
+    },
+  };
+  return component;
+}

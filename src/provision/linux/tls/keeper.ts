@@ -1,0 +1,175 @@
+// The certificate keeper: obtains each domain's certificate from the configured ACME directory
+// (Let's Encrypt unless set) after createacct has answered, never inside a call, and renews it 30
+// days before it expires. One order at a time; http-01, the challenge file written where nginx
+// serves /.well-known/acme-challenge/ for every domain. A failure waits longer each time (1 minute,
+// 5, 30, 2 hours, 6, then daily; at least 3 hours after the server says rateLimited), so a domain
+// that does not point here yet never turns into a stream of failed orders. The ACME account key is
+// <data-dir>/acme/account-key.pem, 0600.
+import { join } from 'node:path';
+import * as acme from 'acme-client';
+import type { Account } from '../../../store/accounts.ts';
+import type { AccountSource, BackgroundLog } from '../../driver.ts';
+import type { LinuxContext, Service } from '../context.ts';
+import { readIfExists, removeFile, writeFileAtomic } from '../files.ts';
+import { describeCertificate, type TlsComponent } from './component.ts';
+
+const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+const BACKOFF = [MINUTE, 5 * MINUTE, 30 * MINUTE, 120 * MINUTE, 360 * MINUTE, DAY];
+const RATE_LIMITED = 180 * MINUTE;
+export const RENEW_BEFORE = 30 * DAY;
+/** How long a new domain waits for its createacct to commit before the keeper lets it go. */
+const COMMIT_GRACE = 10 * MINUTE;
+
+interface Due {
+  user: string;
+  at: number;
+  /** When createacct made the fallback certificate (the account may not be committed yet). */
+  watched: number | null;
+}
+
+export interface CertificateKeeper {
+  /** A new domain with a fallback certificate: obtain its certificate soon. */
+  watch(account: Account): void;
+  close(): Promise<void>;
+}
+
+export function certificateKeeper(
+  ctx: LinuxContext,
+  tls: TlsComponent,
+  nginx: Service,
+  store: AccountSource,
+  log: BackgroundLog,
+): CertificateKeeper {
+  const { config, linux } = ctx;
+  const due = new Map<string, Due>();
+  let client: acme.Client | null = null;
+  let running: Promise<void> | null = null;
+  let closed = false;
+
+  async function acmeClient(): Promise<acme.Client> {
+    if (client) return client;
+    const keyFile = join(config.dataDir, 'acme', 'account-key.pem');
+    let accountKey = readIfExists(keyFile);
+    if (accountKey === null) {
+      accountKey = (await acme.crypto.createPrivateKey()).toString();
+      writeFileAtomic(keyFile, accountKey, 0o600);
+    }
+    client = new acme.Client({ directoryUrl: config.acme.directory, accountKey });
+    return client;
+  }
+
+  const challengeFile = (token: string) => {
+    if (!/^[A-Za-z0-9_-]+$/.test(token)) throw new Error('the ACME server sent an unusable challenge token');
+    return ctx.path(join(linux.acmeChallengeDir, token));
+  };
+
+  async function obtain(account: Account): Promise<void> {
+    const { domain } = account;
+    const state = tls.readState(domain);
+    if (state === null) return; // removed meanwhile
+    try {
+      const [key, csr] = await acme.crypto.createCsr(
+        { commonName: domain, altNames: tls.names(domain) },
+        await acme.crypto.createPrivateEcdsaKey('P-256'),
+      );
+      const chain = await (await acmeClient()).auto({
+        csr,
+        ...(config.acme.email && { email: config.acme.email }),
+        termsOfServiceAgreed: true,
+        challengePriority: ['http-01'],
+        // The ACME server checks the challenge itself; a check from here would need this server's
+        // own DNS to resolve the domain already.
+        skipChallengeVerification: true,
+        challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
+          if (challenge.type === 'http-01')
+            writeFileAtomic(challengeFile(challenge.token), keyAuthorization, 0o644);
+        },
+        challengeRemoveFn: async (_authz, challenge) => {
+          if (challenge.type === 'http-01') removeFile(challengeFile(challenge.token));
+        },
+      });
+      const described = describeCertificate(chain);
+      const next = new Date(Date.parse(described.notAfter) - RENEW_BEFORE).toISOString();
+      const installed = tls.install(domain, `${chain.trim()}\n${key.toString().trim()}\n`, {
+        state: 'valid',
+        ...described,
+        attempts: 0,
+        nextAttempt: next,
+        lastError: null,
+      });
+      if (!installed) return;
+      await nginx.reload();
+      due.set(domain, { user: account.user, at: Date.parse(next), watched: null });
+      log.info({ domain, issuer: described.issuer, notAfter: described.notAfter }, 'certificate obtained');
+    } catch (error) {
+      const attempts = state.attempts + 1;
+      const message = (error as Error).message.replace(/\s+/g, ' ').slice(0, 500);
+      let wait = BACKOFF[Math.min(attempts, BACKOFF.length) - 1]!;
+      if (/rateLimited|rate limit/i.test(message)) wait = Math.max(wait, RATE_LIMITED);
+      const next = new Date(Date.now() + wait).toISOString();
+      if (tls.readState(domain) === null) return;
+      tls.writeState(domain, {
+        ...state,
+        state: state.state === 'valid' ? 'valid' : 'failed',
+        attempts,
+        nextAttempt: next,
+        lastError: message,
+      });
+      due.set(domain, { user: account.user, at: Date.now() + wait, watched: null });
+      log.warn(
+        { domain, attempts, nextAttempt: next, error: message },
+        'certificate not obtained; will retry',
+      );
+    }
+  }
+
+  async function work(): Promise<void> {
+    const now = Date.now();
+    const ready = [...due.entries()].filter(([, d]) => d.at <= now).sort((a, b) => a[1].at - b[1].at);
+    for (const [domain, entry] of ready) {
+      if (closed) return;
+      const account = await store.account(entry.user);
+      if (!account || account.domain !== domain) {
+        // Not committed yet (the call is still running), or gone: look again shortly, for a while.
+        if (entry.watched !== null && now - entry.watched < COMMIT_GRACE) entry.at = now + 1000;
+        else due.delete(domain);
+        continue;
+      }
+      await obtain(account);
+    }
+  }
+
+  function tick(): void {
+    if (running || closed) return;
+    running = work()
+      .catch((error: unknown) => log.warn({ error: (error as Error).message }, 'certificate keeper failed'))
+      .finally(() => {
+        running = null;
+      });
+  }
+
+  // Every domain's next attempt (or renewal), from the state files, once at start.
+  void store.accounts().then((accounts) => {
+    for (const account of accounts) {
+      const state = tls.readState(account.domain);
+      if (state)
+        due.set(account.domain, { user: account.user, at: Date.parse(state.nextAttempt), watched: null });
+    }
+    tick();
+  });
+  const timer = setInterval(tick, config.acme.checkSeconds * 1000);
+  timer.unref();
+
+  return {
+    watch(account) {
+      due.set(account.domain, { user: account.user, at: Date.now() + 500, watched: Date.now() });
+      setTimeout(tick, 600).unref();
+    },
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,238 @@
+// The user component: the system user (GECOS naming the domain), its password, its home with
+// public_html, its login shell and its disk quota. Suspension locks the password and takes the
+// shell. Removal of the user is the last step of removeacct, since it cannot be undone.
+import { join } from 'node:path';
+import { NOLOGIN } from '../../../operations/record.ts';
+import type { Account } from '../../../store/accounts.ts';
+import type { Component, LinuxContext, LinuxStep } from '../context.ts';
+import { removeFile } from '../files.ts';
+import { createHome, ensureDirectory, type Kind, kindOf, removeHome, settleDirectory } from '../home.ts';
+import { findSystemUser, shadowPassword, systemUsers } from '../passwd.ts';
+
+export const HOME_MODE = 0o711;
+export const PUBLIC_HTML_MODE = 0o755;
+
+/** The GECOS field names the domain, and marks the user as one Berth made (for `berth doctor`). */
+export function gecosOf(account: { domain: string }): string {
+  return `Berth ${account.domain}`;
+}
+
+export const describeKind = (kind: Kind) =>
+  ({
+    missing: 'missing',
+    link: 'a symbolic link (not followed)',
+    file: 'a file, not a directory',
+    other: 'not a directory',
+    directory: 'a directory',
+  })[kind];
+
+export interface UserComponent extends Component {
+  /** The irreversible end of removeacct: the user, its home, its mail spool. */
+  removeUser(account: Account): LinuxStep;
+}
+
+export function userComponent(ctx: LinuxContext): UserComponent {
+  const { config, linux, runner, prefix, root } = ctx;
+  const shellOf = (account: Account) =>
+    account.suspension || !account.shellEnabled ? NOLOGIN : config.shell;
+  const usermod = (user: string, args: string[]) =>
+    runner.run(['/usr/sbin/usermod', ...prefix, ...args, '--', user]);
+  const useradd = (account: Account) =>
+    runner.run([
+      '/usr/sbin/useradd',
+      ...prefix,
+      '-M',
+      '-U',
+      '-d',
+      account.homedir,
+      '-s',
+      shellOf(account),
+      '-c',
+      gecosOf(account),
+      '--',
+      account.user,
+    ]);
+  const userdel = (user: string) => runner.run(['/usr/sbin/userdel', ...prefix, '--', user]);
+  const systemUser = (user: string) => {
+    const found = findSystemUser(root, user);
+    if (!found) throw new Error(`${user} is not in ${ctx.path('/etc/passwd')}`);
+    return found;
+  };
+
+  function quotaSteps(account: Account, before: Account | null): LinuxStep[] {
+    const fs = linux.quotaFilesystem;
+    // setquota has no --prefix: below another system root it would change this machine's quotas.
+    if (!fs || !ctx.live) return [];
+    const set = async (a: Account | null) => {
+      const kb = a === null || a.limits.quota === null ? 0 : a.limits.quota * 1024;
+      await runner.run([
+        '/usr/sbin/setquota',
+        '-u',
+        '--',
+        account.user,
+        String(kb),
+        String(kb),
+        '0',
+        '0',
+        fs,
+      ]);
+    };
+    return [
+      ctx.step(
+        'disk quota',
+        () => set(account),
+        () => set(before),
+      ),
+    ];
+  }
+
+  return {
+    name: 'user',
+
+    create(account, password) {
+      const home = ctx.path(account.homedir);
+      return [
+        ctx.step(
+          'system user',
+          async () => void (await useradd(account)),
+          async () => void (await userdel(account.user)),
+        ),
+        ctx.step('password', async () => {
+          await usermod(account.user, ['-p', await ctx.hashPassword(password)]);
+        }),
+        ctx.step(
+          'home directory',
+          async () => {
+            const owner = systemUser(account.user);
+            createHome(home, owner, HOME_MODE);
+            if (ensureDirectory(home, ['public_html'], owner, PUBLIC_HTML_MODE) !== 'directory')
+              throw new Error(`${join(account.homedir, 'public_html')} is not a directory`);
+          },
+          async () => removeHome(home),
+        ),
+        ...quotaSteps(account, null),
+      ];
+    },
+
+    removeUser(account) {
+      // The home directory goes with the user. Berth removes the home itself: userdel -r would walk
+      // the customer's files as root.
+      return ctx.step('system user', async () => {
+        await userdel(account.user);
+        removeHome(ctx.path(account.homedir));
+        removeFile(ctx.path(join('/var/mail', account.user)));
+      });
+    },
+
+    suspend(account) {
+      return [
+        ctx.step(
+          'lock system user',
+          async () => void (await usermod(account.user, ['-L', '-s', NOLOGIN])),
+          async () =>
+            void (await usermod(account.user, ['-U', '-s', shellOf({ ...account, suspension: null })])),
+        ),
+      ];
+    },
+
+    unsuspend(account) {
+      return [
+        ctx.step(
+          'unlock system user',
+          async () => void (await usermod(account.user, ['-U', '-s', shellOf(account)])),
+          async () => void (await usermod(account.user, ['-L', '-s', NOLOGIN])),
+        ),
+      ];
+    },
+
+    changePassword(account, password) {
+      let before = '';
+      return [
+        ctx.step(
+          'password',
+          async () => {
+            before = shadowPassword(root, account.user) ?? '';
+            const hash = await ctx.hashPassword(password);
+            // A suspended account stays locked: the new hash waits behind the `!`.
+            await usermod(account.user, ['-p', account.suspension ? `!${hash}` : hash]);
+          },
+          async () => void (await usermod(account.user, ['-p', before])),
+        ),
+      ];
+    },
+
+    changeLimits(before, after) {
+      const steps = quotaSteps(after, before);
+      if (shellOf(before) !== shellOf(after)) {
+        steps.push(
+          ctx.step(
+            'login shell',
+            async () => void (await usermod(after.user, ['-s', shellOf(after)])),
+            async () => void (await usermod(after.user, ['-s', shellOf(before)])),
+          ),
+        );
+      }
+      return steps;
+    },
+
+    async reconcile(account) {
+      if (!findSystemUser(root, account.user)) await useradd(account);
+      await usermod(account.user, ['-s', shellOf(account)]);
+      const password = shadowPassword(root, account.user) ?? '';
+      if (account.suspension && !password.startsWith('!')) await usermod(account.user, ['-L']);
+      // A user whose password was never set stays locked: there is nothing to unlock to.
+      if (!account.suspension && password.startsWith('!') && password.length > 1)
+        await usermod(account.user, ['-U']);
+      const owner = systemUser(account.user);
+      const home = ctx.path(account.homedir);
+      // A removeacct cut short may have taken the home already. Inside it, anything that is not
+      // what Berth made (a link where public_html was) is left alone for doctor to report.
+      if (kindOf(home, []) === 'missing') createHome(home, owner, HOME_MODE);
+      else settleDirectory(home, [], owner, HOME_MODE);
+      ensureDirectory(home, ['public_html'], owner, PUBLIC_HTML_MODE);
+    },
+
+    async purge(account) {
+      // Only a user Berth made for this very domain is removed.
+      if (findSystemUser(root, account.user)?.gecos === gecosOf(account)) {
+        await userdel(account.user);
+        removeHome(ctx.path(account.homedir));
+      }
+    },
+
+    inspect(accounts) {
+      const differences: string[] = [];
+      for (const account of accounts) {
+        const say = (what: string) => differences.push(`${account.user}: ${what}`);
+        const user = findSystemUser(root, account.user);
+        if (!user) say('no system user');
+        else {
+          if (user.home !== account.homedir) say(`system home is ${user.home}, not ${account.homedir}`);
+          if (user.gecos !== gecosOf(account))
+            say(`system user's GECOS is "${user.gecos}", not "${gecosOf(account)}"`);
+          const locked = shadowPassword(root, account.user)?.startsWith('!') ?? false;
+          if (locked !== (account.suspension !== null))
+            say(
+              locked
+                ? 'system user locked but account active'
+                : 'account suspended but system user not locked',
+            );
+          if (user.shell !== shellOf(account)) say(`login shell is ${user.shell}, not ${shellOf(account)}`);
+        }
+        const home = ctx.path(account.homedir);
+        const homeKind = kindOf(home, []);
+        if (homeKind !== 'directory') say(`${account.homedir} is ${describeKind(homeKind)}`);
+        else {
+          const publicHtml = kindOf(home, ['public_html']);
+          if (publicHtml !== 'directory')
+            say(`${join(account.homedir, 'public_html')} is ${describeKind(publicHtml)}`);
+        }
+      }
+      const users = new Set(accounts.map((a) => a.user));
+      for (const user of systemUsers(root))
+        if (user.gecos.startsWith('Berth ') && !users.has(user.name))
+          differences.push(`${user.name}: system user with no account in the store`);
+      return differences;
+    },
+  };
+}

@@ -1,0 +1,137 @@
+// The web component: nginx server blocks for the domain and www. With the tls component, HTTP
+// answers ACME challenges (from a directory Berth owns) and redirects everything else to HTTPS;
+// HTTPS serves public_html with index.php first, PHP through the account's own pool (php
+// component), dotfiles refused, links followed only where their owner owns the target. A suspended
+// account's site answers 503 on both. nginx is tested (nginx -t) and reloaded, never restarted, and
+// a reload is waited for: the call answers once nginx's new workers serve the change.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Account } from '../../../store/accounts.ts';
+import { type Component, type LinuxContext, type Service, strayFiles } from '../context.ts';
+import { domainFile, readIfExists, removeFile, writeFileAtomic } from '../files.ts';
+import { phpSocket } from '../php/component.ts';
+import { render } from '../templates.ts';
+import type { TlsComponent } from '../tls/component.ts';
+import { waitFor } from '../wait.ts';
+
+const SUSPENDED = 'return 503;';
+
+/** The worker processes of nginx's master, and whether each is winding down after a reload. */
+function workers(master: number): Map<number, boolean> {
+  const found = new Map<number, boolean>();
+  let children: string;
+  try {
+    children = readFileSync(`/proc/${master}/task/${master}/children`, 'utf8');
+  } catch {
+    return found;
+  }
+  for (const pid of children.trim().split(/\s+/).filter(Boolean).map(Number)) {
+    try {
+      found.set(pid, readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('shutting down'));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: boolean): Component {
+  const { linux, config } = ctx;
+  const blockFile = (account: Account) => ctx.path(join(linux.nginxDir, domainFile(account.domain, '.conf')));
+  const accessLog = (account: Account) =>
+    ctx.path(join(linux.logDir, domainFile(account.domain, '.access.log')));
+
+  const nginx: Service = {
+    name: 'nginx',
+    async reload() {
+      if (linux.testWeb.length > 0) await ctx.runner.run(linux.testWeb);
+      if (linux.reloadWeb.length === 0) return;
+      const pidText = readIfExists(ctx.path(linux.nginxPidFile));
+      const master = pidText === null ? null : Number(pidText.trim());
+      const before = master ? [...workers(master).keys()] : [];
+      await ctx.runner.run(linux.reloadWeb);
+      if (!master) return;
+      // New connections go to new workers once the old ones have closed their listeners (they
+      // say "shutting down"); until then a request could still see the old configuration.
+      await waitFor('nginx to take the new configuration', () => {
+        const now = workers(master);
+        const fresh = [...now.keys()].some((pid) => !before.includes(pid));
+        return fresh && before.every((pid) => !now.has(pid) || now.get(pid) === true);
+      });
+    },
+  };
+
+  function serverBlock(account: Account): string {
+    const ipv4 = account.dedicatedIpv4 ?? config.sharedIpv4;
+    const ipv6 = account.dedicatedIpv6 ?? config.sharedIpv6;
+    const listen = (port: number, extra: string) =>
+      [ipv4, ...(ipv6 ? [`[${ipv6}]`] : [])]
+        .map((address) => `    listen ${address}:${port}${extra};`)
+        .join('\n');
+    const values = {
+      user: account.user,
+      domain: account.domain,
+      access_log: accessLog(account),
+      https_port: linux.httpsPort === 443 ? '' : `:${linux.httpsPort}`,
+      certificate: tls ? ctx.path(tls.certificateFile(account.domain)) : '',
+    };
+    const blocks = {
+      http_listen: listen(linux.httpPort, ''),
+      https_listen: listen(linux.httpsPort, ' ssl'),
+      challenge: tls ? render('web/challenge.conf', { challenge_dir: ctx.path(linux.acmeChallengeDir) }) : '',
+    };
+    if (account.suspension) {
+      const httpsServer = tls ? render('web/suspended-https.conf', values, blocks) : '';
+      return render('web/suspended.conf', values, { ...blocks, https_server: httpsServer });
+    }
+    const publicHtml = ctx.path(join(account.homedir, 'public_html'));
+    const phpLocation = php
+      ? render('web/php-location.conf', { php_socket: ctx.path(phpSocket(ctx, account.user)) })
+      : '';
+    const site = render('web/site.conf', { public_html: publicHtml }, { php: phpLocation });
+    return render(tls ? 'web/server.conf' : 'web/server-http.conf', values, { ...blocks, site });
+  }
+
+  const writeBlock = (account: Account) =>
+    ctx.fileStep('web server block', blockFile(account), 0o644, () => serverBlock(account), nginx);
+
+  return {
+    name: 'web',
+    services: [nginx],
+    async prepare() {
+      // nginx's default server-name hash holds names of some 45 characters: one longer domain
+      // beside another would fail nginx -t for every site. Sized here for 253-character names.
+      if (linux.nginxHttpSettings === '') return;
+      const settings = render('web/http.conf', {});
+      const file = ctx.path(linux.nginxHttpSettings);
+      if (readIfExists(file) !== settings) writeFileAtomic(file, settings, 0o644);
+    },
+    create: (account) => [writeBlock(account)],
+    remove: (account) => [ctx.fileStep('web server block', blockFile(account), 0o644, () => null, nginx)],
+    async forget(account) {
+      removeFile(accessLog(account));
+    },
+    suspend: (account) => [writeBlock(account)],
+    unsuspend: (account) => [writeBlock(account)],
+    async reconcile(account) {
+      writeFileAtomic(blockFile(account), serverBlock(account), 0o644);
+    },
+    async purge(account) {
+      removeFile(blockFile(account));
+      removeFile(accessLog(account));
+    },
+    inspect(accounts) {
+      const differences: string[] = [];
+      for (const account of accounts) {
+        const block = readIfExists(blockFile(account));
+        if (block === null) differences.push(`${account.user}: no web server block`);
+        else if (block.includes(SUSPENDED) !== (account.suspension !== null))
+          differences.push(
+            `${account.user}: ${account.suspension ? 'web server block still serves the suspended site' : 'web server block answers 503 for an active account'}`,
+          );
+      }
+      const expected = new Set(accounts.map((a) => domainFile(a.domain, '.conf')));
+      return [...differences, ...strayFiles(ctx, linux.nginxDir, expected, '.conf', 'web server block')];
+    },
+  };
+}

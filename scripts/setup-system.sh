@@ -5,6 +5,9 @@
 #   nginx, bind9-utils — the linux driver's tests check server blocks with nginx -t and zones with
 #                named-checkzone
 #   php-cli, php-curl — the WHMCS module's tests call it with PHP, as WHMCS does
+#   php-fpm, bind9, pebble, curl, procps — berth sandbox (CONTRACT §13) runs PHP-FPM, BIND and
+#                Pebble (the ACME test server); its test fetches the sites with curl; the linux
+#                driver signals PHP-FPM with pkill
 # Needs root for apt-get; run by `npm test` (scripts/test.sh) before the tests.
 set -eu
 
@@ -15,6 +18,11 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$missing postgre
 [ -x /usr/bin/named-checkzone ] || missing="$missing bind9-utils"
 [ -x /usr/bin/php ] || missing="$missing php-cli"
 { [ -x /usr/bin/php ] && /usr/bin/php -m | grep -qx curl; } || missing="$missing php-curl"
+ls /usr/sbin/php-fpm* >/dev/null 2>&1 || missing="$missing php-fpm"
+[ -x /usr/sbin/named ] || missing="$missing bind9"
+[ -x /usr/bin/pebble ] || missing="$missing pebble"
+[ -x /usr/bin/curl ] || missing="$missing curl"
+[ -x /usr/bin/pkill ] || missing="$missing procps"
 
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then

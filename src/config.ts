@@ -141,7 +141,7 @@ function firstAddress(family: 'IPv4' | 'IPv6'): string {
 }
 
 /** Debian's PHP version with PHP-FPM installed (the newest when there are several). */
-function phpVersion(): string {
+export function phpVersion(): string {
   try {
     const versions = readdirSync('/etc/php').filter(
       (name) => /^\d+\.\d+$/.test(name) && existsSync(join('/etc/php', name, 'fpm')),

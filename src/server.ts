@@ -39,6 +39,7 @@ export async function startServer(
   services.store.startBackgroundWork((error) => log.error({ error }, 'store housekeeping failed'));
   if (!config.tls) log.warn('TLS is off (--no-tls): serve only behind a TLS-terminating proxy');
   const tls = config.tls ? await loadCertificate(config) : null;
+  await services.driver.prepare?.();
   const password = await ensurePortalPassword(services.store.db, services.crypt);
   for (const line of await recoverInterruptedCalls(services))
     log.warn({ recovery: line }, 'recovered an interrupted call');

@@ -12,7 +12,7 @@ import {
   setApiUserAccess,
 } from '../api-users.ts';
 import { CLI } from '../audited.ts';
-import { ConfigError, type ConfigOverrides, loadConfig, parsePort } from '../config.ts';
+import { ConfigError, type ConfigOverrides, defaultDataDir, loadConfig, parsePort } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { initDataDir } from '../init.ts';
 import { inspect, refreshUsage } from '../maintenance.ts';
@@ -20,8 +20,10 @@ import { execute } from '../operations/execute.ts';
 import type { RawParams } from '../operations/operation.ts';
 import { findOperation } from '../operations/registry.ts';
 import { setPortalPassword } from '../portal-password.ts';
+import { runSandbox, sandboxExec } from '../sandbox/sandbox.ts';
 import { serveUntilSignalled } from '../server.ts';
 import { createLogger, openServices, type Services } from '../services.ts';
+import { type Account, listAccounts } from '../store/accounts.ts';
 import { listAudit } from '../store/audit.ts';
 import { migrateStore } from '../store/migrate-store.ts';
 import { isPostgresUrl } from '../store/open.ts';
@@ -36,7 +38,10 @@ const USAGE = `usage: berth <command> [--data-dir DIR] [--database postgres://â€
   init
   serve [--host H] [--port P] [--reseller-port Q] [--no-tls] [--driver record|linux]
         [--system-root DIR] [--demo]
+  sandbox                          a throwaway hosting server on this machine (needs root)
+  sandbox exec -- CMD [ARG]...     runs a command inside the running sandbox
   doctor [--system-root DIR]
+  certs [--json] [--system-root DIR]
   usage refresh [--system-root DIR]
   api-user create NAME --password-stdin [--allow-ip IP_OR_CIDR]... [--reseller R]
   api-user list [--json]
@@ -400,6 +405,30 @@ async function migrateStoreCommand(flags: Flags, io: Io): Promise<void> {
   io.out(`Copied every row, counts checked: ${summary}\n`);
 }
 
+/** Each account's certificate: where it stands, who issued it, when it expires or is tried again. */
+function certsCommand(services: Services, accounts: readonly Account[], flags: Flags, io: Io): void {
+  const rows = services.driver.certificates?.(accounts) ?? [];
+  if (flags.json) {
+    io.out(`${JSON.stringify(rows)}\n`);
+    return;
+  }
+  const date = (iso?: string) => (iso ? iso.slice(0, 16).replace('T', ' ') : '-');
+  io.out(
+    `${table([
+      ['USER', 'DOMAIN', 'STATE', 'ISSUER', 'EXPIRES', 'NEXT', 'LAST ERROR'],
+      ...rows.map((row) => [
+        row.user,
+        row.domain,
+        row.state ?? 'none',
+        row.issuer ?? '-',
+        date(row.notAfter),
+        date(row.nextAttempt),
+        printable(row.lastError ?? '-'),
+      ]),
+    ])}\n`,
+  );
+}
+
 /** Runs one command line; returns the exit status. */
 export async function main(
   argv: string[],
@@ -427,6 +456,17 @@ export async function main(
       await serveUntilSignalled(loadConfig({ dataDir, database, ...serveOverrides(flags) }));
       return 0;
     }
+    if (command === 'sandbox') {
+      const dir = resolve(dataDir ?? defaultDataDir());
+      if (args[1] === 'exec') return await sandboxExec(dir, args.slice(2));
+      if (args[1] !== undefined)
+        throw new UsageError('the sandbox commands are: sandbox, sandbox exec -- CMD');
+      return await runSandbox(dir, (line) => io.out(`${line}\n`));
+    }
+    if (command === 'sandbox-inside') {
+      const { runInside } = await import('../sandbox/inside.ts');
+      return await runInside(positional(args, 1, 'the sandbox directory'));
+    }
     if (command === 'migrate-store') {
       await migrateStoreCommand(flags, io);
       return 0;
@@ -434,7 +474,7 @@ export async function main(
     const systemRoot = flags['system-root'] as string | undefined;
     const linux = systemRoot === undefined ? {} : { linux: { systemRoot: resolve(systemRoot) } };
     // doctor and usage look at the system, which only the linux driver knows.
-    const driver = command === 'doctor' || command === 'usage' ? ('linux' as const) : undefined;
+    const driver = ['doctor', 'usage', 'certs'].includes(command) ? ('linux' as const) : undefined;
     const config = loadConfig({ dataDir, database, driver, ...linux });
     if (command === 'init') {
       for (const line of await initDataDir(config)) io.out(`${line}\n`);
@@ -469,6 +509,9 @@ export async function main(
         io.out(differences.length === 0 ? 'No difference between the store and the system.\n' : '');
         return differences.length === 0 ? 0 : 1;
       }
+      case 'certs':
+        certsCommand(services, await listAccounts(services.store.db, null), flags, io);
+        break;
       case 'usage': {
         if (args[1] !== 'refresh') throw new UsageError('the usage command is: usage refresh');
         io.out(`Usage refreshed for ${await refreshUsage(services)} account(s)\n`);

@@ -61,6 +61,8 @@ export interface Driver {
   inspect(loadAccounts: () => Promise<readonly Account[]>): Promise<string[]>;
   /** What the account uses now, or null when the driver cannot tell. */
   measureUsage(account: Account): Promise<Usage | null>;
+  /** Makes the server-wide files the driver needs (serve, before the first call). */
+  prepare?(): Promise<void>;
   /** Work beside the calls while serving (certificates: obtained and renewed); close() stops it. */
   startBackgroundWork?(store: AccountSource, log: BackgroundLog): void;
   /** Each account's certificate, when the driver keeps certificates. */

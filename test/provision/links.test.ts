@@ -168,7 +168,11 @@ describe('the linux driver touches customer paths in one place', () => {
   it('no file but home.ts (customer paths) and files.ts (system paths) changes files', () => {
     const dir = join(import.meta.dirname, '../../src/provision/linux');
     const readOnly = new Set(['existsSync', 'readdirSync', 'readFileSync', 'createReadStream']);
-    for (const file of readdirSync(dir).filter((name) => name.endsWith('.ts'))) {
+    const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((name) =>
+      name.endsWith('.ts'),
+    );
+    assert.ok(files.includes('web/component.ts'), 'the components are looked at too');
+    for (const file of files) {
       if (file === 'home.ts' || file === 'files.ts') continue;
       const source = readFileSync(join(dir, file), 'utf8');
       for (const match of source.matchAll(/import\s*\{([^}]*)\}\s*from\s*'node:fs(?:\/promises)?'/g)) {

@@ -86,8 +86,16 @@ export async function linuxSetup(): Promise<LinuxHarness> {
   const h = await setup(
     { driver: 'linux', ...settings },
     {
-      makeDriver: (config: Config) =>
-        linuxDriver({ config, runner, hashPassword: async (p) => sha512Crypt(p), failAt: () => failAt.step }),
+      makeDriver: async (config: Config) => {
+        const driver = linuxDriver({
+          config,
+          runner,
+          hashPassword: async (p) => sha512Crypt(p),
+          failAt: () => failAt.step,
+        });
+        await driver.prepare?.();
+        return driver;
+      },
     },
   );
   const close = h.close;

@@ -48,7 +48,7 @@ export interface LinuxDriverOptions {
   failAt?: () => string | null;
 }
 
-export async function linuxDriver(options: LinuxDriverOptions): Promise<Driver> {
+export function linuxDriver(options: LinuxDriverOptions): Driver {
   const { config } = options;
   const ctx = linuxContext(config, options.runner, options.hashPassword, options.failAt);
   const enabled = new Set(config.linux.components);
@@ -62,7 +62,6 @@ export async function linuxDriver(options: LinuxDriverOptions): Promise<Driver> 
   );
   const others = components.filter((c) => c !== user);
   let keeper: CertificateKeeper | null = null;
-  for (const component of components) await component.prepare?.();
 
   /** Reloads each service the steps changed, once, after them; and again if they are undone. */
   function plan(steps: LinuxStep[], irreversible: Step[] = []): Step[] {
@@ -93,6 +92,11 @@ export async function linuxDriver(options: LinuxDriverOptions): Promise<Driver> 
 
   return {
     name: 'linux',
+
+    // Only a server writes server-wide files: doctor, certs and usage look without writing.
+    async prepare() {
+      for (const component of components) await component.prepare?.();
+    },
 
     async nameTaken(name) {
       // useradd -U makes a group of the same name: a name the group database has is taken too.

@@ -1,4 +1,5 @@
 // Reading the system's user database (below the system root) without running a command.
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readIfExists } from './files.ts';
 
@@ -41,4 +42,18 @@ export function shadowPassword(root: string, name: string): string | undefined {
 /** Whether the system has a user or a group of this name (useradd -U makes both). */
 export function systemNameTaken(root: string, name: string): boolean {
   return findSystemUser(root, name) !== undefined || lines(root, 'group').some(([group]) => group === name);
+}
+
+/** Whether any process runs as this uid (read from /proc, not a command). */
+export function processOf(uid: number): boolean {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const real = /^Uid:\s+(\d+)/m.exec(status)?.[1];
+      if (Number(real) === uid) return true;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return false;
 }

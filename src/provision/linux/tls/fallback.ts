@@ -3,6 +3,7 @@
 // moment createacct does, before the ACME certificate arrives. Browsers do not trust it; a client
 // given the fallback CA does. EC P-256 keys: made in milliseconds, unlike RSA.
 import { createPrivateKey, KeyObject, randomBytes, webcrypto } from 'node:crypto';
+import { isIP } from 'node:net';
 import * as x509 from '@peculiar/x509';
 
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
@@ -42,7 +43,7 @@ export async function makeFallbackCa(hostName: string, now = new Date()): Promis
   return { certPem: cert.toString('pem'), keyPem: pemOf(keys.privateKey) };
 }
 
-/** A certificate for `names` (the first is the subject), signed by the fallback CA: chain then key. */
+/** A certificate for `names` (domains or addresses; the first is the subject), signed by the fallback CA: chain then key. */
 export async function issueFallback(
   ca: FallbackCa,
   names: readonly string[],
@@ -64,7 +65,9 @@ export async function issueFallback(
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension(names.map((value) => ({ type: 'dns' as const, value }))),
+      new x509.SubjectAlternativeNameExtension(
+        names.map((value) => ({ type: isIP(value) ? ('ip' as const) : ('dns' as const), value })),
+      ),
     ],
   });
   return `${cert.toString('pem')}\n${ca.certPem}\n${pemOf(keys.privateKey)}`;

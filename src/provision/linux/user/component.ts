@@ -7,7 +7,8 @@ import type { Account } from '../../../store/accounts.ts';
 import type { Component, LinuxContext, LinuxStep } from '../context.ts';
 import { removeFile } from '../files.ts';
 import { createHome, ensureDirectory, type Kind, kindOf, removeHome, settleDirectory } from '../home.ts';
-import { findSystemUser, shadowPassword, systemUsers } from '../passwd.ts';
+import { findSystemUser, processOf, shadowPassword, systemUsers } from '../passwd.ts';
+import { waitFor } from '../wait.ts';
 
 export const HOME_MODE = 0o711;
 export const PUBLIC_HTML_MODE = 0o755;
@@ -53,6 +54,15 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       account.user,
     ]);
   const userdel = (user: string) => runner.run(['/usr/sbin/userdel', ...prefix, '--', user]);
+  /** Ends every process the user still runs (a PHP worker finishing, a cron job): none outlives it. */
+  const endProcesses = async (name: string) => {
+    const found = findSystemUser(root, name);
+    // Below another system root the uid is not this machine's: nothing there runs.
+    if (!ctx.live || !found) return;
+    const uid = String(found.uid);
+    await runner.run(['/usr/bin/pkill', '-KILL', '-U', uid]).catch(() => {});
+    await waitFor(`the processes of ${name} to end`, () => !processOf(found.uid));
+  };
   const systemUser = (user: string) => {
     const found = findSystemUser(root, user);
     if (!found) throw new Error(`${user} is not in ${ctx.path('/etc/passwd')}`);
@@ -118,6 +128,7 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       // The home directory goes with the user. Berth removes the home itself: userdel -r would walk
       // the customer's files as root.
       return ctx.step('system user', async () => {
+        await endProcesses(account.user);
         await userdel(account.user);
         removeHome(ctx.path(account.homedir));
         removeFile(ctx.path(join('/var/mail', account.user)));

@@ -1,0 +1,410 @@
+// The sandbox from within: the first process of a new mount and PID namespace (sandbox.ts starts
+// it). It lays throwaway overlays over every directory the stack writes, configures and starts
+// Debian's nginx, PHP-FPM, BIND and Pebble on free 127.0.0.1 ports, then `berth serve --driver
+// linux` with system root `/`, and reports on standard output once all of it answers. On SIGINT,
+// SIGTERM or its input closing, it stops them, Berth first; nothing it did outlives the namespace.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { get } from 'node:https';
+import { connect, createServer } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { phpVersion } from '../config.ts';
+import { issueFallback, makeFallbackCa } from '../provision/linux/tls/fallback.ts';
+import { BIN } from './sandbox.ts';
+
+/** Every directory the hosting stack (and its users) write: each is seen through an overlay. */
+const OVERLAID = ['/etc', '/home', '/var', '/run', '/root', '/srv', '/tmp', '/opt'];
+export const SANDBOX_HOST = 'sandbox.test';
+const DATA_DIR = '/var/lib/berth';
+
+const say = (text: string) => process.stderr.write(`sandbox: ${text}\n`);
+const run = (argv: string[]) => execFileSync(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+const secret = () => randomBytes(18).toString('base64url');
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function answers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port }, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
+function mountOverlays(layers: string): void {
+  run(['/usr/bin/mount', '-t', 'tmpfs', '-o', 'mode=0700', 'berth-sandbox', layers]);
+  // The overlay over the directory that holds the layers goes last: after it, the layers' path
+  // would lead into the overlay instead.
+  const holds = (dir: string) => layers.startsWith(`${dir}/`);
+  const order = OVERLAID.filter((d) => existsSync(d)).sort((a, b) => Number(holds(a)) - Number(holds(b)));
+  for (const dir of order) {
+    const name = dir.slice(1);
+    const upper = join(layers, name, 'upper');
+    const work = join(layers, name, 'work');
+    mkdirSync(upper, { recursive: true });
+    mkdirSync(work, { recursive: true });
+    run([
+      '/usr/bin/mount',
+      '-t',
+      'overlay',
+      `sandbox-${name}`,
+      '-o',
+      `lowerdir=${dir},upperdir=${upper},workdir=${work}`,
+      dir,
+    ]);
+  }
+}
+
+function write(path: string, content: string, mode = 0o644): void {
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, content, { mode });
+}
+
+function emptyDirectory(dir: string): void {
+  if (!existsSync(dir)) return;
+  for (const name of readdirSync(dir)) rmSync(join(dir, name), { recursive: true, force: true });
+}
+
+interface Ports {
+  api: number;
+  reseller: number;
+  http: number;
+  https: number;
+  dns: number;
+  rndc: number;
+  acme: number;
+  acmeManagement: number;
+}
+
+interface Service {
+  name: string;
+  argv: string[];
+  env?: Record<string, string>;
+  /** The signal that stops it gracefully. */
+  stop: NodeJS.Signals;
+  child?: ChildProcess;
+}
+
+function configure(ports: Ports, php: string, pebbleTls: { cert: string; key: string }): void {
+  // nginx: Debian's nginx.conf as installed; no site but Berth's, and a default server that
+  // refuses names Berth does not serve.
+  emptyDirectory('/etc/nginx/sites-enabled');
+  write(
+    '/etc/nginx/conf.d/sandbox.conf',
+    [
+      '# The sandbox: a name no account has is refused.',
+      'server {',
+      `    listen 127.0.0.1:${ports.http} default_server;`,
+      `    listen 127.0.0.1:${ports.https} ssl default_server;`,
+      '    ssl_reject_handshake on;',
+      '    return 444;',
+      '}',
+      '',
+    ].join('\n'),
+  );
+  mkdirSync('/var/log/nginx', { recursive: true });
+  // PHP-FPM: Debian's pools, with requests in flight given time to finish on a reload.
+  write(
+    `/etc/php/${php}/fpm/php-fpm.conf`,
+    [
+      '[global]',
+      `pid = /run/php/php${php}-fpm.pid`,
+      `error_log = /var/log/php${php}-fpm.log`,
+      'process_control_timeout = 10s',
+      `include = /etc/php/${php}/fpm/pool.d/*.conf`,
+      '',
+    ].join('\n'),
+  );
+  mkdirSync('/run/php', { recursive: true });
+  // BIND: authoritative only, for the zones Berth lists.
+  if (!existsSync('/etc/bind/rndc.key')) run(['/usr/sbin/rndc-confgen', '-a', '-c', '/etc/bind/rndc.key']);
+  const bind = Number(run(['/usr/bin/id', '-u', 'bind']).toString().trim());
+  const bindGroup = Number(run(['/usr/bin/id', '-g', 'bind']).toString().trim());
+  chownSync('/etc/bind/rndc.key', 0, bindGroup);
+  write('/etc/bind/named.conf.berth', '');
+  write(
+    '/etc/bind/named.conf',
+    [
+      'options {',
+      '    directory "/var/cache/bind";',
+      `    listen-on port ${ports.dns} { 127.0.0.1; };`,
+      '    listen-on-v6 { none; };',
+      '    recursion no;',
+      '    allow-transfer { none; };',
+      '    dnssec-validation no;',
+      '    pid-file "/run/named/named.pid";',
+      '};',
+      'include "/etc/bind/rndc.key";',
+      `controls { inet 127.0.0.1 port ${ports.rndc} allow { 127.0.0.1; } keys { "rndc-key"; }; };`,
+      'include "/etc/bind/named.conf.berth";',
+      '',
+    ].join('\n'),
+  );
+  for (const dir of ['/run/named', '/var/cache/bind']) {
+    mkdirSync(dir, { recursive: true });
+    chownSync(dir, bind, bindGroup);
+  }
+  // Pebble: its ACME API over TLS, validating http-01 on the sandbox's HTTP port.
+  write('/etc/pebble/cert.pem', pebbleTls.cert);
+  write('/etc/pebble/key.pem', pebbleTls.key, 0o600);
+  write(
+    '/etc/pebble/pebble.json',
+    JSON.stringify({
+      pebble: {
+        listenAddress: `127.0.0.1:${ports.acme}`,
+        managementListenAddress: `127.0.0.1:${ports.acmeManagement}`,
+        certificate: '/etc/pebble/cert.pem',
+        privateKey: '/etc/pebble/key.pem',
+        httpPort: ports.http,
+        tlsPort: ports.https,
+        ocspResponderURL: '',
+        externalAccountBindingRequired: false,
+      },
+    }),
+  );
+  // Berth: the linux driver on the sandbox's ports, certificates from Pebble.
+  write(
+    join(DATA_DIR, 'berth.toml'),
+    [
+      "# The sandbox's Berth (berth sandbox): the linux driver on this throwaway system.",
+      `host_name = "${SANDBOX_HOST}"`,
+      'shared_ipv4 = "127.0.0.1"',
+      'shared_ipv6 = ""',
+      '',
+      '[linux]',
+      `http_port = ${ports.http}`,
+      `https_port = ${ports.https}`,
+      `php_pool_dir = "/etc/php/${php}/fpm/pool.d"`,
+      `reload_php = ["/usr/bin/pkill", "-USR2", "--pidfile", "/run/php/php${php}-fpm.pid"]`,
+      `reload_dns = ["/usr/sbin/rndc", "-s", "127.0.0.1", "-p", "${ports.rndc}", "reload"]`,
+      '',
+      '[acme]',
+      `directory = "https://127.0.0.1:${ports.acme}/dir"`,
+      'check_seconds = 1',
+      '',
+    ].join('\n'),
+    0o600,
+  );
+}
+
+function fetchText(url: string, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    get(url, { ca }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => {
+        body += chunk;
+      });
+      response.on('end', () =>
+        response.statusCode === 200 ? resolve(body) : reject(new Error(`${url}: ${response.statusCode}`)),
+      );
+    }).on('error', reject);
+  });
+}
+
+function berth(args: string[], input: string): void {
+  execFileSync(process.execPath, [BIN, ...args, '--data-dir', DATA_DIR], {
+    input,
+    stdio: ['pipe', 'ignore', 'pipe'],
+  });
+}
+
+export async function runInside(dir: string): Promise<number> {
+  const services: Service[] = [];
+  let stopping: Promise<void> | null = null;
+  let failed = false;
+  const stopAll = (): Promise<void> => {
+    stopping ??= (async () => {
+      // Berth first, so that no call is cut by a service going away under it.
+      for (const service of [...services].reverse()) {
+        const child = service.child;
+        if (!child || child.exitCode !== null || child.signalCode !== null) continue;
+        child.kill(service.stop);
+        const ended = new Promise((resolve) => child.once('exit', resolve));
+        if ((await Promise.race([ended, sleep(15_000, 'late', { ref: false })])) === 'late')
+          child.kill('SIGKILL');
+      }
+    })();
+    return stopping;
+  };
+  const onSignal = () => void stopAll();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.stdin.on('end', onSignal);
+  process.stdin.resume();
+  // Once everything is stopped nothing may keep this process (the namespace's first) alive.
+  const finish = (status: number) => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    process.stdin.destroy();
+    return status;
+  };
+
+  const start = (service: Service, log: string) => {
+    mkdirSync('/var/log/sandbox', { recursive: true });
+    const out = openSync(log, 'a');
+    service.child = spawn(service.argv[0]!, service.argv.slice(1), {
+      stdio: ['ignore', out, out],
+      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C', ...service.env },
+    });
+    service.child.on('exit', (code, signal) => {
+      if (stopping) return;
+      failed = true;
+      say(`${service.name} stopped (${signal ?? `exit ${code}`}); its log: ${log}`);
+      try {
+        process.stderr.write(readFileSync(log, 'utf8').split('\n').slice(-15).join('\n'));
+      } catch {}
+      void stopAll();
+    });
+    services.push(service);
+  };
+  const waitUntil = async (what: string, ready: () => Promise<boolean> | boolean) => {
+    const deadline = Date.now() + 30_000;
+    while (!(await ready())) {
+      if (failed || stopping) throw new Error(`stopped while waiting for ${what}`);
+      if (Date.now() > deadline) throw new Error(`${what} did not start within 30 s`);
+      await sleep(50);
+    }
+  };
+
+  try {
+    mountOverlays(join(dir, 'layers'));
+    const php = phpVersion();
+    const ports: Ports = {
+      api: await freePort(),
+      reseller: await freePort(),
+      http: await freePort(),
+      https: await freePort(),
+      dns: await freePort(),
+      rndc: await freePort(),
+      acme: await freePort(),
+      acmeManagement: await freePort(),
+    };
+    const pebbleCa = await makeFallbackCa('Pebble listener');
+    const pebbleTls = await issueFallback(pebbleCa, ['127.0.0.1', 'localhost']);
+    const [chain, key] = pebbleTls.split(/(?=-----BEGIN PRIVATE KEY-----)/);
+    configure(ports, php, { cert: chain!, key: key! });
+    write('/etc/pebble/ca.pem', pebbleCa.certPem);
+
+    start(
+      { name: 'nginx', argv: ['/usr/sbin/nginx', '-g', 'daemon off;'], stop: 'SIGQUIT' },
+      '/var/log/sandbox/nginx.log',
+    );
+    start(
+      {
+        name: 'PHP-FPM',
+        argv: [
+          `/usr/sbin/php-fpm${php}`,
+          '--nodaemonize',
+          '--fpm-config',
+          `/etc/php/${php}/fpm/php-fpm.conf`,
+        ],
+        stop: 'SIGQUIT',
+      },
+      '/var/log/sandbox/php-fpm.log',
+    );
+    start(
+      {
+        name: 'BIND',
+        argv: ['/usr/sbin/named', '-f', '-u', 'bind', '-c', '/etc/bind/named.conf'],
+        stop: 'SIGTERM',
+      },
+      '/var/log/sandbox/named.log',
+    );
+    start(
+      {
+        name: 'Pebble',
+        argv: [
+          '/usr/bin/pebble',
+          '-config',
+          '/etc/pebble/pebble.json',
+          '-dnsserver',
+          `127.0.0.1:${ports.dns}`,
+        ],
+        env: { PEBBLE_VA_NOSLEEP: '1', PEBBLE_WFE_NONCEREJECT: '0' },
+        stop: 'SIGTERM',
+      },
+      '/var/log/sandbox/pebble.log',
+    );
+    await waitUntil('nginx', () => answers(ports.http));
+    await waitUntil('PHP-FPM', () => existsSync(`/run/php/php${php}-fpm.pid`));
+    await waitUntil('BIND', () => answers(ports.dns));
+    await waitUntil('Pebble', () => answers(ports.acme));
+
+    const portalPassword = secret();
+    const apiPassword = secret();
+    berth(['admin', 'set-password', '--password-stdin'], portalPassword);
+    berth(['api-user', 'create', 'sandbox', '--password-stdin'], apiPassword);
+    start(
+      {
+        name: 'Berth',
+        argv: [
+          process.execPath,
+          BIN,
+          'serve',
+          '--data-dir',
+          DATA_DIR,
+          '--driver',
+          'linux',
+          '--host',
+          '127.0.0.1',
+          '--port',
+          String(ports.api),
+          '--reseller-port',
+          String(ports.reseller),
+        ],
+        env: { NODE_EXTRA_CA_CERTS: '/etc/pebble/ca.pem' },
+        stop: 'SIGTERM',
+      },
+      '/var/log/sandbox/berth.log',
+    );
+    await waitUntil('Berth', async () => (await answers(ports.api)) && (await answers(ports.reseller)));
+    const acmeRoot = await fetchText(`https://127.0.0.1:${ports.acmeManagement}/roots/0`, pebbleCa.certPem);
+    const ready = {
+      api: `https://127.0.0.1:${ports.api}/`,
+      reseller_api: `https://127.0.0.1:${ports.reseller}/`,
+      api_user: 'sandbox',
+      api_password: apiPassword,
+      portal_password: portalPassword,
+      http_port: ports.http,
+      https_port: ports.https,
+      dns_port: ports.dns,
+      acme_root_pem: acmeRoot,
+      fallback_ca_pem: readFileSync('/etc/berth/certs/fallback-ca.pem', 'utf8'),
+    };
+    process.stdout.write(`${JSON.stringify({ ready })}\n`);
+  } catch (error) {
+    if (!failed) say((error as Error).message);
+    failed = true;
+    await stopAll();
+    return finish(1);
+  }
+  await new Promise<void>((resolve) => {
+    const check = setInterval(() => {
+      if (stopping) {
+        clearInterval(check);
+        void stopping.then(resolve);
+      }
+    }, 100);
+  });
+  return finish(failed ? 1 : 0);
+}

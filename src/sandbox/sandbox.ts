@@ -1,0 +1,159 @@
+// `berth sandbox`: a whole hosting server on this machine that leaves no trace (CONTRACT §13). This
+// process starts inside.ts in a new mount and PID namespace (util-linux `unshare`), passes its
+// ready report on as `<data-dir>/sandbox/sandbox.json`, and stops it on SIGINT or SIGTERM. The PID
+// namespace makes the end certain: when the sandbox's first process ends, the kernel ends every
+// process left in it, and the overlays go with the namespace.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { phpVersion } from '../config.ts';
+
+export const BIN = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
+
+/** What the sandbox needs from Debian's packages (scripts/setup-system.sh installs them). */
+const TOOLS = [
+  '/usr/bin/unshare',
+  '/usr/bin/nsenter',
+  '/usr/sbin/nginx',
+  '/usr/sbin/named',
+  '/usr/bin/pebble',
+];
+
+export class SandboxError extends Error {
+  override name = 'SandboxError';
+}
+
+export const sandboxDir = (dataDir: string) => join(dataDir, 'sandbox');
+export const sandboxFile = (dataDir: string) => join(sandboxDir(dataDir), 'sandbox.json');
+
+/** The JSON file's fields (CONTRACT §13), with the sandbox's namespace for `sandbox exec`. */
+export interface SandboxInfo {
+  api: string;
+  reseller_api: string;
+  api_user: string;
+  api_password: string;
+  portal_password: string;
+  http_port: number;
+  https_port: number;
+  dns_port: number;
+  acme_root_ca: string;
+  /** The fallback CA that signs a site's certificate until its ACME certificate arrives. */
+  fallback_ca: string;
+  /** The process to signal (SIGINT or SIGTERM) to stop the sandbox. */
+  pid: number;
+  /** A process inside the sandbox's namespaces (what `sandbox exec` enters). */
+  namespace_pid: number;
+}
+
+function check(): void {
+  if (process.getuid?.() !== 0)
+    throw new SandboxError('the sandbox needs root: it mounts overlays and runs the hosting services');
+  const missing = TOOLS.filter((tool) => !existsSync(tool));
+  if (!existsSync(`/usr/sbin/php-fpm${phpVersion()}`)) missing.push('php-fpm');
+  if (missing.length > 0)
+    throw new SandboxError(`missing ${missing.join(', ')}: run scripts/setup-system.sh as root`);
+}
+
+/** The first child of `pid` (unshare's forked child: the sandbox's first process). */
+function childOf(pid: number): number | null {
+  try {
+    const first = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/)[0];
+    return first ? Number(first) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs the sandbox until SIGINT or SIGTERM; returns the exit status. */
+export async function runSandbox(dataDir: string, out: (line: string) => void): Promise<number> {
+  check();
+  const dir = sandboxDir(dataDir);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(join(dir, 'layers'), { recursive: true, mode: 0o700 });
+  const child = spawn(
+    '/usr/bin/unshare',
+    [
+      '--mount',
+      '--propagation',
+      'private',
+      '--pid',
+      '--fork',
+      '--kill-child',
+      '--mount-proc',
+      '--',
+      process.execPath,
+      BIN,
+      'sandbox-inside',
+      dir,
+    ],
+    // The pipe on standard input is the sandbox's lifeline: when this process ends, however it
+    // ends, the sandbox sees its input close and stops.
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  let stopping = false;
+  const stop = () => {
+    stopping = true;
+    const inner = child.pid ? childOf(child.pid) : null;
+    if (inner) process.kill(inner, 'SIGTERM');
+    else child.kill('SIGTERM');
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  const lines = createInterface({ input: child.stdout! });
+  lines.on('line', (line) => {
+    let message: {
+      ready?: Omit<SandboxInfo, 'pid' | 'namespace_pid' | 'acme_root_ca' | 'fallback_ca'> & {
+        acme_root_pem: string;
+        fallback_ca_pem: string;
+      };
+    };
+    try {
+      message = JSON.parse(line);
+    } catch {
+      out(line);
+      return;
+    }
+    if (!message.ready) return out(line);
+    const { acme_root_pem, fallback_ca_pem, ...ready } = message.ready;
+    const acmeRoot = join(dir, 'acme-root.pem');
+    const fallbackCa = join(dir, 'fallback-ca.pem');
+    writeFileSync(acmeRoot, acme_root_pem, { mode: 0o644 });
+    writeFileSync(fallbackCa, fallback_ca_pem, { mode: 0o644 });
+    const info: SandboxInfo = {
+      ...ready,
+      acme_root_ca: acmeRoot,
+      fallback_ca: fallbackCa,
+      pid: process.pid,
+      namespace_pid: childOf(child.pid!) ?? 0,
+    };
+    // The file holds passwords: only root reads it.
+    writeFileSync(sandboxFile(dataDir), `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+    out(`sandbox ready: ${sandboxFile(dataDir)}`);
+  });
+  const status = await new Promise<number>((resolve) => {
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+  process.off('SIGINT', stop);
+  process.off('SIGTERM', stop);
+  rmSync(dir, { recursive: true, force: true });
+  return stopping ? 0 : status === 0 ? 1 : status;
+}
+
+/** Runs a command inside the running sandbox; returns its exit status. */
+export async function sandboxExec(dataDir: string, argv: readonly string[]): Promise<number> {
+  if (argv.length === 0) throw new SandboxError('give the command after --');
+  let info: SandboxInfo;
+  try {
+    info = JSON.parse(readFileSync(sandboxFile(dataDir), 'utf8')) as SandboxInfo;
+  } catch {
+    throw new SandboxError(`no sandbox is running on ${dataDir} (no ${sandboxFile(dataDir)})`);
+  }
+  const child = spawn(
+    '/usr/bin/nsenter',
+    ['--target', String(info.namespace_pid), '--mount', '--pid', `--wd=${process.cwd()}`, '--', ...argv],
+    { stdio: 'inherit' },
+  );
+  return new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
+}

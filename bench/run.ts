@@ -15,7 +15,7 @@ import { CryptPool } from '../src/auth/crypt-pool.ts';
 import { loadConfig } from '../src/config.ts';
 import { type Account, toRow } from '../src/store/accounts.ts';
 import { openStore } from '../src/store/open.ts';
-import { type Served, serve } from '../test/process.ts';
+import { BERTH, type Served, serve } from '../test/process.ts';
 import { type Measurement, writeReport } from './report.ts';
 
 const { values: flags } = parseArgs({
@@ -392,8 +392,118 @@ async function failedLoginStorm(): Promise<void> {
   await berthServer.stop();
 }
 
+/** Milliseconds one createacct takes, one call at a time: `call` makes account number `i`. */
+async function sequentialCreates(count: number, call: (i: number) => Promise<string>): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    const reply = JSON.parse(await call(i)) as { status: number; info: string };
+    if (reply.status !== 200) throw new Error(`createacct: ${reply.info}`);
+    times.push(performance.now() - started);
+  }
+  return times.sort((a, b) => a - b);
+}
+
+/**
+ * createacct on the whole web stack (user, PHP-FPM pool, fallback certificate, nginx, BIND, each
+ * reload waited for) in berth sandbox, against the same calls on the record driver.
+ */
+async function wholeStack(): Promise<void> {
+  const count = SMOKE ? 3 : 30;
+  const body = (i: number) =>
+    `user=s${i}x&domain=s${i}x.example.com&email=o%40example.com&package=default&password=Stack-pass-${i}1234`;
+  const dataDir = await prepare(0);
+  const berthServer = await startBerth(dataDir);
+  const baseline = await sequentialCreates(count, (i) =>
+    post(dataDir, berthServer.adminPort, '/api/v1/createacct/', body(i)),
+  );
+  await berthServer.stop();
+
+  const sandboxDir = tempDir();
+  const sandbox = spawn(process.execPath, [BERTH, 'sandbox', '--data-dir', sandboxDir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(sandbox);
+  const infoPath = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    sandbox.stdout!.on('data', (chunk) => {
+      out += chunk;
+      const ready = /^sandbox ready: (.+)$/m.exec(out);
+      if (ready) resolve(ready[1]!);
+    });
+    sandbox.on('exit', (code) => reject(new Error(`berth sandbox ended (${code}) before it was ready`)));
+  });
+  const info = JSON.parse(readFileSync(infoPath, 'utf8')) as {
+    api: string;
+    api_user: string;
+    api_password: string;
+  };
+  const port = Number(new URL(info.api).port);
+  const auth = { 'x-api-user': info.api_user, 'x-api-password': info.api_password };
+  const stack = await sequentialCreates(count, (i) =>
+    sandboxPost(port, auth, '/api/v1/createacct/', body(i)),
+  );
+  const ended = new Promise((resolve) => sandbox.once('exit', resolve));
+  sandbox.kill('SIGTERM');
+  await ended;
+  const median = (times: number[]) => times[Math.floor(times.length / 2)]!;
+  measurements.push({
+    scenario: `4a. createacct with the whole web stack (berth sandbox), one at a time, ${count} accounts`,
+    metric: 'median latency, ms',
+    berth: median(stack),
+    baseline: median(baseline),
+    higherIsBetter: false,
+    target: { absolute: 1000, text: 'well under a second' },
+    errors: 0,
+  });
+  measurements.push({
+    scenario: '4b. the same, slowest call',
+    metric: 'maximum latency, ms',
+    berth: stack.at(-1)!,
+    baseline: baseline.at(-1)!,
+    higherIsBetter: false,
+    target: { absolute: 1000, text: 'under a second' },
+    errors: 0,
+  });
+}
+
+/** A call to the sandbox's API (its certificate is its own, made inside). */
+function sandboxPost(
+  port: number,
+  auth: Record<string, string>,
+  path: string,
+  body: string,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        headers: { ...auth, ...FORM },
+        rejectUnauthorized: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 try {
-  for (const scenario of [testConnection, listAccounts, createAccounts, failedLoginStorm, largeStore]) {
+  for (const scenario of [
+    testConnection,
+    listAccounts,
+    createAccounts,
+    failedLoginStorm,
+    largeStore,
+    wholeStack,
+  ]) {
     process.stdout.write(`bench: ${scenario.name}\n`);
     await scenario();
   }

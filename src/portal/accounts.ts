@@ -1,4 +1,5 @@
-// Accounts: search, and suspend or unsuspend with a reason; a usage bar per account.
+// Accounts: search, and suspend or unsuspend with a reason; a usage bar per account, and where the
+// driver keeps certificates, each site's.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { listAccounts } from '../store/accounts.ts';
 import { errorsOf, field, type Portal, type WithSession } from './portal.ts';
@@ -23,11 +24,17 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
       suspended: `Account ${query.user ?? ''} suspended.`,
       unsuspended: `Account ${query.user ?? ''} unsuspended.`,
     };
+    const shown = matches.slice(0, SHOWN);
+    // On a server that keeps certificates (the linux driver's tls component): each one's state.
+    const certificates = portal.services.driver.certificates
+      ? new Map(portal.services.driver.certificates(shown).map((row) => [row.user, row]))
+      : null;
     return {
       title: 'Accounts',
       nav: 'accounts',
       q,
-      accounts: matches.slice(0, SHOWN),
+      accounts: shown,
+      certificates,
       total: matches.length,
       shown: Math.min(SHOWN, matches.length),
       notice: notices[query.notice ?? ''] ?? '',

@@ -2,19 +2,22 @@
 // throwaway system root, checked against the files each operation must leave.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createPublicKey, createSign, createVerify } from 'node:crypto';
+import { createPublicKey, createSign, createVerify, X509Certificate } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { CLI } from '../../src/audited.ts';
 import { sha512Crypt, verifySha512Crypt } from '../../src/auth/sha512-crypt.ts';
 import type { Config } from '../../src/config.ts';
 import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/maintenance.ts';
+import { setPortalPassword } from '../../src/portal-password.ts';
 import { StepFailed } from '../../src/provision/driver.ts';
 import { linuxDriver } from '../../src/provision/linux/driver.ts';
 import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
 import { type CommandRunner, execRunner } from '../../src/provision/linux/run.ts';
 import { findAccount } from '../../src/store/accounts.ts';
 import { errorOf, type Harness, setup, summary } from '../helpers.ts';
+import { berth } from '../process.ts';
 import { type LinuxHarness, linuxSetup, nginxAccepts } from './system-root.ts';
 
 /** Every file below the root with its content, to prove that a failed call leaves no trace. */
@@ -77,6 +80,87 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.equal(publicHtml.uid, uid);
     assert.equal(publicHtml.mode & 0o777, 0o755);
     assert.ok(!h.commands.flat().includes('Alice-pass-1'), 'the password reached a command line');
+  });
+
+  it('gives the account a PHP pool of its own, HTTPS with a fallback certificate, and shows its state', async () => {
+    const pool = readFileSync(file('etc/php/8.2/fpm/pool.d/berth-alice.conf'), 'utf8');
+    for (const line of [
+      '[berth-alice]',
+      'user = alice',
+      'group = alice',
+      'listen = /run/php/berth-alice.sock',
+      'listen.owner = www-data',
+      'listen.mode = 0600',
+      'pm = ondemand',
+      'php_admin_value[open_basedir] = /home/alice/:/home/alice/tmp/',
+      'php_admin_value[session.save_path] = /home/alice/tmp',
+      'php_admin_value[upload_tmp_dir] = /home/alice/tmp',
+    ])
+      assert.ok(pool.split('\n').includes(line), `the pool has "${line}"`);
+    const tmp = statSync(file('home/alice/tmp'));
+    assert.equal(tmp.uid, uid);
+    assert.equal(tmp.mode & 0o777, 0o700);
+
+    const block = readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8');
+    assert.match(block, /return 301 https:\/\/\$host:\d+\$request_uri;/);
+    assert.match(
+      block,
+      /location \^~ \/\.well-known\/acme-challenge\/ \{\n\s+alias [^\n]*\/var\/lib\/berth\/acme-challenge\/;/,
+    );
+    assert.match(block, /listen 127\.0\.0\.1:\d+ ssl;/);
+    assert.match(block, /index index\.php index\.html index\.htm;/);
+    assert.match(block, /fastcgi_pass unix:[^\n]*\/run\/php\/berth-alice\.sock;/);
+    assert.match(block, /disable_symlinks if_not_owner/);
+
+    const certificate = file('etc/berth/certs/alice.example.com/certificate.pem');
+    assert.equal(statSync(certificate).mode & 0o777, 0o600);
+    const pem = readFileSync(certificate, 'utf8');
+    const leaf = new X509Certificate(pem);
+    assert.equal(leaf.checkHost('www.alice.example.com'), 'www.alice.example.com');
+    assert.ok(
+      leaf.verify(new X509Certificate(readFileSync(file('etc/berth/certs/fallback-ca.pem'))).publicKey),
+    );
+    assert.match(pem, /-----BEGIN PRIVATE KEY-----/);
+
+    const certs = await berth([
+      'certs',
+      '--json',
+      '--data-dir',
+      h.services.config.dataDir,
+      '--system-root',
+      h.root,
+    ]);
+    assert.equal(certs.code, 0, certs.stderr);
+    const [row] = JSON.parse(certs.stdout) as { user: string; state: string; issuer: string }[];
+    assert.deepEqual([row?.user, row?.state], ['alice', 'fallback']);
+    assert.match(row!.issuer, /Berth fallback CA/);
+
+    // …and in the portal's account list.
+    await setPortalPassword(h.services.store.db, h.services.crypt, 'portal-password-1', CLI);
+    const form = await h.admin.inject({ method: 'GET', url: '/login' });
+    const loginCookie = String(form.headers['set-cookie']).split(';')[0]!;
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(form.body)![1]!;
+    const login = await h.admin.inject({
+      method: 'POST',
+      url: '/login',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: loginCookie },
+      payload: new URLSearchParams({
+        _csrf: csrf,
+        username: 'root',
+        password: 'portal-password-1',
+      }).toString(),
+    });
+    const session = ([] as string[])
+      .concat(login.headers['set-cookie'] as string[])
+      .find((c) => c.startsWith('berth_session='))!;
+    const accounts = await h.admin.inject({
+      method: 'GET',
+      url: '/accounts',
+      headers: { cookie: session.split(';')[0]! },
+    });
+    assert.equal(accounts.statusCode, 200);
+    assert.match(accounts.body, /<th>Certificate<\/th>/);
+    assert.match(accounts.body, /Waiting for ACME/);
   });
 
   it('writes a server block that nginx -t accepts, rooted at public_html', () => {

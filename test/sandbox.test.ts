@@ -162,6 +162,25 @@ describe('berth sandbox', () => {
     assert.equal(row?.state, 'valid');
     assert.match(row!.issuer, /Pebble/);
 
+    // PHP is confined to the home (open_basedir) and runs nothing of another account's.
+    await exec([
+      '/usr/sbin/runuser',
+      '-u',
+      'alice',
+      '--',
+      '/bin/sh',
+      '-c',
+      'echo \'<?php var_dump(@file_get_contents("/etc/passwd"));\' > /home/alice/public_html/peek.php',
+    ]);
+    const peek = curl([
+      '--resolve',
+      `alice.example:${sandbox.https_port}:127.0.0.1`,
+      '--cacert',
+      sandbox.acme_root_ca,
+      `https://alice.example:${sandbox.https_port}/peek.php`,
+    ]);
+    assert.equal(peek.body.trim(), 'bool(false)');
+
     // HTTP redirects to HTTPS, but for the challenge path.
     const http = (path: string) =>
       curl([

@@ -18,6 +18,13 @@ const DAY = 24 * 60 * MINUTE;
 const BACKOFF = [MINUTE, 5 * MINUTE, 30 * MINUTE, 120 * MINUTE, 360 * MINUTE, DAY];
 const RATE_LIMITED = 180 * MINUTE;
 export const RENEW_BEFORE = 30 * DAY;
+
+// acme-client retries a failed request itself, five times 5 to 25 seconds apart (75 s in all)
+// unless the server says Retry-After: twice, 2 and 4 seconds apart, is enough before the keeper's
+// own backoff takes over.
+const settings = (acme.axios.defaults as unknown as { acmeSettings: Record<string, number> }).acmeSettings;
+settings.retryMaxAttempts = 2;
+settings.retryDefaultDelay = 2;
 /** How long a new domain waits for its createacct to commit before the keeper lets it go. */
 const COMMIT_GRACE = 10 * MINUTE;
 
@@ -55,7 +62,15 @@ export function certificateKeeper(
       accountKey = (await acme.crypto.createPrivateKey()).toString();
       writeFileAtomic(keyFile, accountKey, 0o600);
     }
-    client = new acme.Client({ directoryUrl: config.acme.directory, accountKey });
+    // The library's own retries (a bad nonce, a busy server) are kept short: the keeper's
+    // backoff is what spaces attempts out.
+    client = new acme.Client({
+      directoryUrl: config.acme.directory,
+      accountKey,
+      backoffAttempts: 3,
+      backoffMin: 1000,
+      backoffMax: 5000,
+    });
     return client;
   }
 

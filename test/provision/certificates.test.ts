@@ -1,0 +1,79 @@
+// The certificate keeper when ACME fails: the domain keeps its fallback certificate, its state says
+// why, and it is tried again later and later (never a stream of orders), in a system root.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sha512Crypt } from '../../src/auth/sha512-crypt.ts';
+import { loadConfig } from '../../src/config.ts';
+import { linuxContext } from '../../src/provision/linux/context.ts';
+import { execRunner } from '../../src/provision/linux/run.ts';
+import { tlsComponent } from '../../src/provision/linux/tls/component.ts';
+import { certificateKeeper } from '../../src/provision/linux/tls/keeper.ts';
+import type { Account } from '../../src/store/accounts.ts';
+import { tempDir } from '../helpers.ts';
+import { makeSystemRoot } from './system-root.ts';
+
+describe('the certificate keeper', () => {
+  let refusing: Server;
+  let port = 0;
+  before(async () => {
+    // An "ACME server" that takes connections and closes them at once.
+    refusing = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    port = (refusing.address() as { port: number }).port;
+  });
+  after(() => refusing.close());
+
+  it('keeps the fallback certificate when ACME fails, and waits longer before each new try', async () => {
+    const root = makeSystemRoot();
+    const config = loadConfig({
+      dataDir: tempDir(),
+      hostName: 'panel.example.net',
+      sharedIpv4: '127.0.0.1',
+      linux: { systemRoot: root },
+      acme: { directory: `https://127.0.0.1:${port}/dir`, checkSeconds: 3600 },
+    });
+    const ctx = linuxContext(config, execRunner(), async (p) => sha512Crypt(p));
+    const tls = tlsComponent(ctx);
+    await tls.prepare?.();
+    const account = { user: 'alice', domain: 'alice.example' } as Account;
+    await tls.create!(account, '')[0]!.run();
+    let reloads = 0;
+    const logged: string[] = [];
+    const keeper = certificateKeeper(
+      ctx,
+      tls,
+      { name: 'nginx', reload: async () => void reloads++ },
+      { account: async (user) => (user === 'alice' ? account : undefined), accounts: async () => [] },
+      { info: (_, m) => logged.push(m), warn: (_, m) => logged.push(m) },
+    );
+    try {
+      const started = Date.now();
+      keeper.watch(account);
+      let state = tls.readState('alice.example');
+      for (let i = 0; i < 300 && state?.attempts !== 1; i++) {
+        await sleep(100);
+        state = tls.readState('alice.example');
+      }
+      assert.equal(state?.state, 'failed');
+      assert.equal(state?.attempts, 1);
+      assert.ok(state?.lastError, 'the reason is kept');
+      const wait = Date.parse(state!.nextAttempt) - started;
+      assert.ok(wait >= 55_000 && wait <= 70_000, `the first retry waits a minute (${wait} ms)`);
+      assert.match(state!.issuer, /Berth fallback CA/, 'the fallback certificate stays in place');
+      assert.equal(reloads, 0);
+
+      // Made due again by hand: the second failure waits five minutes.
+      tls.writeState('alice.example', { ...state!, nextAttempt: new Date().toISOString() });
+      keeper.watch(account);
+      for (let i = 0; i < 300 && tls.readState('alice.example')?.attempts !== 2; i++) await sleep(100);
+      const second = tls.readState('alice.example')!;
+      assert.equal(second.attempts, 2);
+      const secondWait = Date.parse(second.nextAttempt) - Date.now();
+      assert.ok(secondWait > 4 * 60_000 && secondWait <= 5 * 60_000, `then five minutes (${secondWait} ms)`);
+    } finally {
+      await keeper.close();
+    }
+  });
+});

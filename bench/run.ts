@@ -448,7 +448,7 @@ async function wholeStack(): Promise<void> {
   await ended;
   const median = (times: number[]) => times[Math.floor(times.length / 2)]!;
   measurements.push({
-    scenario: `4a. createacct with the whole web stack (berth sandbox), one at a time, ${count} accounts`,
+    scenario: `6a. createacct with the whole web stack (berth sandbox), one at a time, ${count} accounts`,
     metric: 'median latency, ms',
     berth: median(stack),
     baseline: median(baseline),
@@ -457,7 +457,7 @@ async function wholeStack(): Promise<void> {
     errors: 0,
   });
   measurements.push({
-    scenario: '4b. the same, slowest call',
+    scenario: '6b. the same, slowest call',
     metric: 'maximum latency, ms',
     berth: stack.at(-1)!,
     baseline: baseline.at(-1)!,

@@ -119,7 +119,12 @@ export function certificateKeeper(
       log.info({ domain, issuer: described.issuer, notAfter: described.notAfter }, 'certificate obtained');
     } catch (error) {
       const attempts = state.attempts + 1;
-      const message = (error as Error).message.replace(/\s+/g, ' ').slice(0, 500);
+      // acme-client turns an unreachable server into a TypeError about its own request config.
+      const raw =
+        error instanceof TypeError
+          ? `the ACME server at ${config.acme.directory} did not answer`
+          : (error as Error).message;
+      const message = raw.replace(/\s+/g, ' ').slice(0, 500);
       let wait = BACKOFF[Math.min(attempts, BACKOFF.length) - 1]!;
       if (/rateLimited|rate limit/i.test(message)) wait = Math.max(wait, RATE_LIMITED);
       const next = new Date(Date.now() + wait).toISOString();

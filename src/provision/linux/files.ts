@@ -4,8 +4,10 @@
 // a customer's home: those go through home.ts. A link where a file should be is never followed.
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  chmodSync,
   closeSync,
   constants,
+  fchmodSync,
   fsyncSync,
   mkdirSync,
   openSync,
@@ -34,12 +36,27 @@ export function under(root: string, path: string): string {
   return root === '/' ? path : join(root, path);
 }
 
+/** The modes of the system directories the driver makes: nginx and BIND read below them. */
+const DIRECTORY_MODE = 0o755;
+
+/**
+ * Makes `dir` and the parents it lacks, each 0755 whatever the process's umask (a service unit's
+ * UMask=0077 would otherwise make them unreadable to nginx and BIND).
+ */
+function makeDirectory(dir: string): void {
+  const first = mkdirSync(dir, { recursive: true });
+  if (first === undefined) return;
+  for (let made = dir; made.length >= first.length; made = dirname(made)) chmodSync(made, DIRECTORY_MODE);
+}
+
+/** Writes a file whole with exactly `mode`, whatever the umask. */
 export function writeFileAtomic(path: string, content: string, mode: number): void {
   const dir = dirname(path);
-  mkdirSync(dir, { recursive: true });
+  makeDirectory(dir);
   const temporary = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
   const fd = openSync(temporary, 'wx', mode);
   try {
+    fchmodSync(fd, mode);
     writeSync(fd, content);
     fsyncSync(fd);
   } finally {

@@ -15,7 +15,7 @@ import { CryptPool } from '../src/auth/crypt-pool.ts';
 import { loadConfig } from '../src/config.ts';
 import { type Account, toRow } from '../src/store/accounts.ts';
 import { openStore } from '../src/store/open.ts';
-import { BERTH, type Served, serve } from '../test/process.ts';
+import { type Served, serve, startSandbox } from '../test/process.ts';
 import { type Measurement, writeReport } from './report.ts';
 
 const { values: flags } = parseArgs({
@@ -149,6 +149,17 @@ async function startBare(
 }
 
 function post(dataDir: string, port: number, path: string, body = ''): Promise<string> {
+  return postForm(port, path, body, HEADERS, readFileSync(join(dataDir, 'tls/cert.pem')));
+}
+
+/** POSTs a form; `ca` verifies the server (without it, as for the sandbox's own certificate, not). */
+function postForm(
+  port: number,
+  path: string,
+  body: string,
+  headers: Record<string, string>,
+  ca?: Buffer,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -156,9 +167,8 @@ function post(dataDir: string, port: number, path: string, body = ''): Promise<s
         port,
         path,
         method: 'POST',
-        headers: { ...HEADERS, ...FORM },
-        ca: readFileSync(join(dataDir, 'tls/cert.pem')),
-        servername: 'localhost',
+        headers: { ...headers, ...FORM },
+        ...(ca ? { ca, servername: 'localhost' } : { rejectUnauthorized: false }),
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -419,33 +429,13 @@ async function wholeStack(): Promise<void> {
   );
   await berthServer.stop();
 
-  const sandboxDir = tempDir();
-  const sandbox = spawn(process.execPath, [BERTH, 'sandbox', '--data-dir', sandboxDir], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(sandbox);
-  const infoPath = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    sandbox.stdout!.on('data', (chunk) => {
-      out += chunk;
-      const ready = /^sandbox ready: (.+)$/m.exec(out);
-      if (ready) resolve(ready[1]!);
-    });
-    sandbox.on('exit', (code) => reject(new Error(`berth sandbox ended (${code}) before it was ready`)));
-  });
-  const info = JSON.parse(readFileSync(infoPath, 'utf8')) as {
-    api: string;
-    api_user: string;
-    api_password: string;
-  };
-  const port = Number(new URL(info.api).port);
+  const sandbox = await startSandbox(tempDir());
+  children.push(sandbox.child);
+  const { info } = sandbox;
   const auth = { 'x-api-user': info.api_user, 'x-api-password': info.api_password };
-  const stack = await sequentialCreates(count, (i) =>
-    sandboxPost(port, auth, '/api/v1/createacct/', body(i)),
-  );
-  const ended = new Promise((resolve) => sandbox.once('exit', resolve));
-  sandbox.kill('SIGTERM');
-  await ended;
+  const port = Number(new URL(info.api).port);
+  const stack = await sequentialCreates(count, (i) => postForm(port, '/api/v1/createacct/', body(i), auth));
+  await sandbox.stop();
   const median = (times: number[]) => times[Math.floor(times.length / 2)]!;
   measurements.push({
     scenario: `6a. createacct with the whole web stack (berth sandbox), one at a time, ${count} accounts`,
@@ -464,34 +454,6 @@ async function wholeStack(): Promise<void> {
     higherIsBetter: false,
     target: { absolute: 1000, text: 'under a second' },
     errors: 0,
-  });
-}
-
-/** A call to the sandbox's API (its certificate is its own, made inside). */
-function sandboxPost(
-  port: number,
-  auth: Record<string, string>,
-  path: string,
-  body: string,
-): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: 'POST',
-        headers: { ...auth, ...FORM },
-        rejectUnauthorized: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
   });
 }
 

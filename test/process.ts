@@ -5,6 +5,7 @@ import { request as plainRequest } from 'node:http';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { SandboxInfo } from '../src/sandbox/sandbox.ts';
 
 export const BERTH = fileURLToPath(new URL('../bin/berth.js', import.meta.url));
 
@@ -152,5 +153,46 @@ export function post(
     );
     req.on('error', reject);
     req.end(options.body);
+  });
+}
+
+export interface RunningSandbox {
+  child: ChildProcess;
+  /** The JSON file's fields (CONTRACT §13). */
+  info: SandboxInfo;
+  /** Everything it printed so far. */
+  output: () => string;
+  /** SIGTERM, then its exit status. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts `berth sandbox` and waits for its ready line. */
+export function startSandbox(dataDir: string): Promise<RunningSandbox> {
+  const child = spawn(process.execPath, [BERTH, 'sandbox', '--data-dir', dataDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stderr.on('data', (chunk) => {
+    output += chunk;
+  });
+  const ended = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      const ready = /^sandbox ready: (.+)$/m.exec(output);
+      if (!ready) return;
+      resolve({
+        child,
+        info: JSON.parse(readFileSync(ready[1]!, 'utf8')) as SandboxInfo,
+        output: () => output,
+        stop: () => {
+          child.kill('SIGTERM');
+          return ended;
+        },
+      });
+    });
+    void ended.then((code) =>
+      reject(new Error(`berth sandbox ended (${code}) before it was ready:\n${output}`)),
+    );
   });
 }

@@ -3,27 +3,16 @@
 // over HTTPS with a certificate Pebble issued through ACME, suspension, passwords, removal; then the
 // sandbox stopped, and this machine exactly as before.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { verifySha512Crypt } from '../src/auth/sha512-crypt.ts';
+import type { SandboxInfo } from '../src/sandbox/sandbox.ts';
 import { tempDir } from './helpers.ts';
-import { BERTH, berth } from './process.ts';
-
-interface Sandbox {
-  api: string;
-  api_user: string;
-  api_password: string;
-  portal_password: string;
-  http_port: number;
-  https_port: number;
-  dns_port: number;
-  acme_root_ca: string;
-  pid: number;
-}
+import { BERTH, berth, type RunningSandbox, startSandbox } from './process.ts';
 
 /** What must be the same after the sandbox as before: users, homes, the services' configuration. */
 function machineState(): string {
@@ -65,18 +54,17 @@ function curl(args: string[]): { status: number; body: string } {
 describe('berth sandbox', () => {
   const dataDir = tempDir('berth-sandbox-');
   const machineBefore = machineState();
-  let child: ChildProcess;
-  let sandbox: Sandbox;
-  let output = '';
+  let running: RunningSandbox;
+  let sandbox: SandboxInfo;
 
-  const site = (domain: string, extra: string[] = []) =>
+  /** A page of a site over HTTPS, verified against Pebble's root only. */
+  const site = (domain: string, path = '/') =>
     curl([
       '--resolve',
       `${domain}:${sandbox.https_port}:127.0.0.1`,
       '--cacert',
       sandbox.acme_root_ca,
-      ...extra,
-      `https://${domain}:${sandbox.https_port}/`,
+      `https://${domain}:${sandbox.https_port}${path}`,
     ]);
   const call = async (operation: string, params: Record<string, string>) => {
     const body = new URLSearchParams({ apiuser: sandbox.api_user, apiauth: sandbox.api_password, ...params });
@@ -84,28 +72,18 @@ describe('berth sandbox', () => {
     return { status: reply.status, body: JSON.parse(reply.body) as { info: string; status: number } };
   };
   const exec = (args: string[]) => berth(['sandbox', 'exec', '--data-dir', dataDir, '--', ...args]);
+  /** A shell command run as the account's user, inside the sandbox. */
+  const asAlice = async (script: string) => {
+    const result = await exec(['/usr/sbin/runuser', '-u', 'alice', '--', '/bin/sh', '-c', script]);
+    assert.equal(result.code, 0, result.stderr);
+  };
 
   before(async () => {
-    child = spawn(process.execPath, [BERTH, 'sandbox', '--data-dir', dataDir], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stderr!.on('data', (chunk) => {
-      output += chunk;
-    });
-    const path = await new Promise<string>((resolve, reject) => {
-      child.stdout!.on('data', (chunk) => {
-        output += chunk;
-        const ready = /^sandbox ready: (.+)$/m.exec(output);
-        if (ready) resolve(ready[1]!);
-      });
-      child.on('exit', (code) =>
-        reject(new Error(`the sandbox ended (${code}) before it was ready:\n${output}`)),
-      );
-    });
-    sandbox = JSON.parse(readFileSync(path, 'utf8')) as Sandbox;
+    running = await startSandbox(dataDir);
+    sandbox = running.info;
   });
   after(() => {
-    if (child.exitCode === null) child.kill('SIGKILL');
+    if (running.child.exitCode === null) running.child.kill('SIGKILL');
   });
 
   it('serves an account made through the API: PHP as its user, over HTTPS with an ACME certificate', async () => {
@@ -133,19 +111,19 @@ describe('berth sandbox', () => {
     const took = performance.now() - started;
     assert.equal(created.body.status, 200, created.body.info);
     assert.ok(took < 3000, `createacct took ${Math.round(took)} ms`);
-    // HTTPS answers as soon as createacct has (with the server's fallback certificate).
-    assert.notEqual(site('alice.example', ['-k']).status, 0);
-
-    const written = await exec([
-      '/usr/sbin/runuser',
-      '-u',
-      'alice',
-      '--',
-      '/bin/sh',
-      '-c',
-      'echo \'<?php echo "hello from ", posix_getpwuid(posix_geteuid())["name"];\' > /home/alice/public_html/index.php',
+    // HTTPS serves the site as soon as createacct has answered (an empty public_html: 403), with
+    // the fallback certificate or already the ACME one.
+    const early = curl([
+      '--resolve',
+      `alice.example:${sandbox.https_port}:127.0.0.1`,
+      '-k',
+      `https://alice.example:${sandbox.https_port}/`,
     ]);
-    assert.equal(written.code, 0, written.stderr);
+    assert.equal(early.status, 403);
+
+    await asAlice(
+      'echo \'<?php echo "hello from ", posix_getpwuid(posix_geteuid())["name"];\' > /home/alice/public_html/index.php',
+    );
 
     // The ACME certificate arrives after the call: curl verifies it against Pebble's root only.
     let page = site('alice.example');
@@ -153,7 +131,7 @@ describe('berth sandbox', () => {
       await sleep(200);
       page = site('alice.example');
     }
-    assert.equal(page.status, 200, output);
+    assert.equal(page.status, 200, running.output());
     assert.equal(page.body, 'hello from alice');
     assert.equal(site('www.alice.example').body, 'hello from alice');
 
@@ -163,22 +141,10 @@ describe('berth sandbox', () => {
     assert.match(row!.issuer, /Pebble/);
 
     // PHP is confined to the home (open_basedir) and runs nothing of another account's.
-    await exec([
-      '/usr/sbin/runuser',
-      '-u',
-      'alice',
-      '--',
-      '/bin/sh',
-      '-c',
+    await asAlice(
       'echo \'<?php var_dump(@file_get_contents("/etc/passwd"));\' > /home/alice/public_html/peek.php',
-    ]);
-    const peek = curl([
-      '--resolve',
-      `alice.example:${sandbox.https_port}:127.0.0.1`,
-      '--cacert',
-      sandbox.acme_root_ca,
-      `https://alice.example:${sandbox.https_port}/peek.php`,
-    ]);
+    );
+    const peek = site('alice.example', '/peek.php');
     assert.equal(peek.body.trim(), 'bool(false)');
 
     // HTTP redirects to HTTPS, but for the challenge path.
@@ -193,25 +159,8 @@ describe('berth sandbox', () => {
     assert.equal(http('/').status, 301);
     assert.equal(http('/.well-known/acme-challenge/unknown-token').status, 404);
     // Dotfiles are refused.
-    await exec([
-      '/usr/sbin/runuser',
-      '-u',
-      'alice',
-      '--',
-      '/bin/sh',
-      '-c',
-      'echo secret > /home/alice/public_html/.env',
-    ]);
-    assert.equal(
-      curl([
-        '--resolve',
-        `alice.example:${sandbox.https_port}:127.0.0.1`,
-        '--cacert',
-        sandbox.acme_root_ca,
-        `https://alice.example:${sandbox.https_port}/.env`,
-      ]).status,
-      403,
-    );
+    await asAlice('echo secret > /home/alice/public_html/.env');
+    assert.equal(site('alice.example', '/.env').status, 403);
   });
 
   it('suspends (503), unsuspends (200), changes the password, removes every trace', async () => {
@@ -233,9 +182,9 @@ describe('berth sandbox', () => {
   });
 
   it('stops on SIGTERM and leaves this machine as it was', async () => {
-    const ended = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const ended = new Promise<number | null>((resolve) => running.child.once('exit', resolve));
     process.kill(sandbox.pid, 'SIGTERM');
-    assert.equal(await ended, 0, output);
+    assert.equal(await ended, 0, running.output());
     assert.equal(machineState(), machineBefore);
     assert.equal(existsSync(join(dataDir, 'sandbox')), false);
     assert.equal(curl([`http://127.0.0.1:${sandbox.http_port}/`]).status, 0, 'nothing listens any more');

@@ -18,18 +18,20 @@ export interface Usage {
   bandwidth: number;
 }
 
-/** A domain's certificate as the administrator sees it (`berth certs`, the portal). */
-export interface CertificateRow {
-  user: string;
-  domain: string;
-  /** fallback (the server's own, waiting for ACME), valid (from ACME), failed (ACME refused so far). */
-  state?: 'fallback' | 'valid' | 'failed';
-  issuer?: string;
-  notAfter?: string;
-  attempts?: number;
-  nextAttempt?: string;
-  lastError?: string | null;
+/** Where a domain's certificate stands (the linux driver's tls component keeps it). */
+export interface CertificateState {
+  /** fallback: the server's own, waiting for ACME; valid: from ACME; failed: ACME refused so far. */
+  state: 'fallback' | 'valid' | 'failed';
+  issuer: string;
+  /** ISO times. */
+  notAfter: string;
+  attempts: number;
+  nextAttempt: string;
+  lastError: string | null;
 }
+
+/** An account's certificate as the administrator sees it (`berth certs`, the portal). */
+export type CertificateRow = { user: string; domain: string } & Partial<CertificateState>;
 
 /** What the driver's background work may read of the store. */
 export interface AccountSource {

@@ -193,8 +193,6 @@ function configure(ports: Ports, php: string, pebbleTls: { cert: string; key: st
       '[linux]',
       `http_port = ${ports.http}`,
       `https_port = ${ports.https}`,
-      `php_pool_dir = "/etc/php/${php}/fpm/pool.d"`,
-      `reload_php = ["/usr/bin/pkill", "-USR2", "--pidfile", "/run/php/php${php}-fpm.pid"]`,
       `reload_dns = ["/usr/sbin/rndc", "-s", "127.0.0.1", "-p", "${ports.rndc}", "reload"]`,
       '',
       '[acme]',
@@ -246,7 +244,17 @@ export async function runInside(dir: string): Promise<number> {
     })();
     return stopping;
   };
-  const onSignal = () => void stopAll();
+  // A signal, the input closing or a service dying asks for the stop; start-up checks for it.
+  let stopWanted = false;
+  let wake = () => {};
+  const stopRequested = new Promise<void>((resolve) => {
+    wake = resolve;
+  });
+  const requestStop = () => {
+    stopWanted = true;
+    wake();
+  };
+  const onSignal = () => requestStop();
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   process.stdin.on('end', onSignal);
@@ -273,14 +281,14 @@ export async function runInside(dir: string): Promise<number> {
       try {
         process.stderr.write(readFileSync(log, 'utf8').split('\n').slice(-15).join('\n'));
       } catch {}
-      void stopAll();
+      requestStop();
     });
     services.push(service);
   };
   const waitUntil = async (what: string, ready: () => Promise<boolean> | boolean) => {
     const deadline = Date.now() + 30_000;
     while (!(await ready())) {
-      if (failed || stopping) throw new Error(`stopped while waiting for ${what}`);
+      if (stopWanted) throw new Error(`stopped while waiting for ${what}`);
       if (Date.now() > deadline) throw new Error(`${what} did not start within 30 s`);
       await sleep(50);
     }
@@ -398,13 +406,7 @@ export async function runInside(dir: string): Promise<number> {
     await stopAll();
     return finish(1);
   }
-  await new Promise<void>((resolve) => {
-    const check = setInterval(() => {
-      if (stopping) {
-        clearInterval(check);
-        void stopping.then(resolve);
-      }
-    }, 100);
-  });
+  await stopRequested;
+  await stopAll();
   return finish(failed ? 1 : 0);
 }

@@ -138,7 +138,8 @@ export async function runSandbox(dataDir: string, out: (line: string) => void): 
   process.off('SIGINT', stop);
   process.off('SIGTERM', stop);
   rmSync(dir, { recursive: true, force: true });
-  return stopping ? 0 : status === 0 ? 1 : status;
+  // Stopped when asked, it exits as the sandbox did; ending by itself is always a failure.
+  return stopping ? status : status || 1;
 }
 
 /** Runs a command inside the running sandbox; returns its exit status. */

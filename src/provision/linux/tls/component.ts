@@ -7,6 +7,7 @@ import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
+import type { CertificateState } from '../../driver.ts';
 import { type Component, type LinuxContext, strayFiles } from '../context.ts';
 import { nameFits } from '../dns/dkim.ts';
 import {
@@ -18,18 +19,6 @@ import {
   writeFileAtomic,
 } from '../files.ts';
 import { type FallbackCa, issueFallback, makeFallbackCa } from './fallback.ts';
-
-/** Where a domain's certificate stands, as `berth certs` shows it. */
-export interface CertificateState {
-  /** fallback: the server's own, waiting for ACME; valid: from ACME; failed: ACME refused so far. */
-  state: 'fallback' | 'valid' | 'failed';
-  issuer: string;
-  /** ISO times. */
-  notAfter: string;
-  attempts: number;
-  nextAttempt: string;
-  lastError: string | null;
-}
 
 export interface TlsComponent extends Component {
   /** The file nginx reads for the domain's certificate and key (a system path). */

@@ -18,7 +18,7 @@ export function gecosOf(account: { domain: string }): string {
   return `Berth ${account.domain}`;
 }
 
-export const describeKind = (kind: Kind) =>
+const describeKind = (kind: Kind) =>
   ({
     missing: 'missing',
     link: 'a symbolic link (not followed)',

@@ -161,6 +161,15 @@ describe('berth sandbox', () => {
     // Dotfiles are refused.
     await asAlice('echo secret > /home/alice/public_html/.env');
     assert.equal(site('alice.example', '/.env').status, 403);
+    // public_html turned into a link to /etc: nginx serves nothing through it (try_files finds
+    // nothing it may follow).
+    await asAlice('cd /home/alice && mv public_html site && ln -s /etc public_html');
+    try {
+      assert.equal(site('alice.example', '/passwd').status, 404);
+    } finally {
+      await asAlice('cd /home/alice && rm public_html && mv site public_html');
+    }
+    assert.equal(site('alice.example').status, 200);
   });
 
   it('suspends (503), unsuspends (200), changes the password, removes every trace', async () => {

@@ -88,7 +88,11 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
     const phpLocation = php
       ? render('web/php-location.conf', { php_socket: ctx.path(phpSocket(ctx, account.user)) })
       : '';
-    const site = render('web/site.conf', { public_html: publicHtml }, { php: phpLocation });
+    const site = render(
+      'web/site.conf',
+      { public_html: publicHtml, home: ctx.path(account.homedir) },
+      { php: phpLocation },
+    );
     return render(tls ? 'web/server.conf' : 'web/server-http.conf', values, { ...blocks, site });
   }
 

@@ -434,8 +434,15 @@ async function wholeStack(): Promise<void> {
   const { info } = sandbox;
   const auth = { 'x-api-user': info.api_user, 'x-api-password': info.api_password };
   const port = Number(new URL(info.api).port);
-  const stack = await sequentialCreates(count, (i) => postForm(port, '/api/v1/createacct/', body(i), auth));
-  await sandbox.stop();
+  let stack: number[];
+  try {
+    stack = await sequentialCreates(count, (i) => postForm(port, '/api/v1/createacct/', body(i), auth));
+  } catch (error) {
+    process.stderr.write(`berth's log in the sandbox:\n${await sandbox.log()}\n`);
+    throw error;
+  } finally {
+    await sandbox.stop();
+  }
   const median = (times: number[]) => times[Math.floor(times.length / 2)]!;
   measurements.push({
     scenario: `6a. createacct with the whole web stack (berth sandbox), one at a time, ${count} accounts`,

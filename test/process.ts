@@ -162,6 +162,10 @@ export interface RunningSandbox {
   info: SandboxInfo;
   /** Everything it printed so far. */
   output: () => string;
+  /** Runs a command inside it (`berth sandbox exec`). */
+  exec(args: string[]): Promise<CommandResult>;
+  /** Berth's log inside it, for a failure's report. */
+  log(): Promise<string>;
   /** SIGTERM, then its exit status. */
   stop(): Promise<number | null>;
 }
@@ -181,10 +185,13 @@ export function startSandbox(dataDir: string): Promise<RunningSandbox> {
       output += chunk;
       const ready = /^sandbox ready: (.+)$/m.exec(output);
       if (!ready) return;
+      const exec = (args: string[]) => berth(['sandbox', 'exec', '--data-dir', dataDir, '--', ...args]);
       resolve({
         child,
         info: JSON.parse(readFileSync(ready[1]!, 'utf8')) as SandboxInfo,
         output: () => output,
+        exec,
+        log: async () => (await exec(['/usr/bin/tail', '-n', '30', '/var/log/sandbox/berth.log'])).stdout,
         stop: () => {
           child.kill('SIGTERM');
           return ended;

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { verifySha512Crypt } from '../src/auth/sha512-crypt.ts';
 import type { SandboxInfo } from '../src/sandbox/sandbox.ts';
 import { tempDir } from './helpers.ts';
-import { BERTH, berth, type RunningSandbox, startSandbox } from './process.ts';
+import { BERTH, type RunningSandbox, startSandbox } from './process.ts';
 
 /** What must be the same after the sandbox as before: users, homes, the services' configuration. */
 function machineState(): string {
@@ -71,7 +71,7 @@ describe('berth sandbox', () => {
     const reply = curl(['-k', '--data', body.toString(), `${sandbox.api}api/v1/${operation}/`]);
     return { status: reply.status, body: JSON.parse(reply.body) as { info: string; status: number } };
   };
-  const exec = (args: string[]) => berth(['sandbox', 'exec', '--data-dir', dataDir, '--', ...args]);
+  const exec = (args: string[]) => running.exec(args);
   /** A shell command run as the account's user, inside the sandbox. */
   const asAlice = async (script: string) => {
     const result = await exec(['/usr/sbin/runuser', '-u', 'alice', '--', '/bin/sh', '-c', script]);

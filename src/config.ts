@@ -69,7 +69,7 @@ export interface AcmeConfig {
   checkSeconds: number;
 }
 
-export const LINUX_COMPONENTS = ['user', 'php', 'tls', 'web', 'dns'] as const;
+export const LINUX_COMPONENTS = ['user', 'php', 'tls', 'web', 'dns', 'mail', 'shell'] as const;
 export type LinuxComponentName = (typeof LINUX_COMPONENTS)[number];
 
 /** Where the linux driver puts things. Paths are absolute within `systemRoot`. */
@@ -110,6 +110,27 @@ export interface LinuxConfig {
   reloadPhp: string[];
   /** named-checkzone, run on every zone written; empty to skip. */
   checkZone: string[];
+  /** The mail component's record of each local mail domain, from which every mail table is written. */
+  mailDir: string;
+  /** Postfix's tables of Berth's domains, mailboxes and senders (texthash). */
+  postfixMapDir: string;
+  /** Dovecot's tables of Berth's logins and mail users (passwd-file), re-read by Dovecot itself. */
+  dovecotMapDir: string;
+  /** OpenDKIM's key and signing tables. */
+  opendkimMapDir: string;
+  /** The address IMAP and submission listen on (`*`: every address). */
+  mailAddress: string;
+  imapPort: number;
+  submissionPort: number;
+  /** The loopback port OpenDKIM's milter listens on, for Postfix's submission service. */
+  dkimPort: number;
+  reloadMail: string[];
+  reloadDkim: string[];
+  /** The jail template (made with jailkit) every shell account's jail is hard-linked from. */
+  jailTemplate: string;
+  /** The file sshd includes with Berth's chroot rules. */
+  sshdConfig: string;
+  reloadSsh: string[];
 }
 
 /** What a caller (the CLI's flags, a test) may set over the file and the environment. */
@@ -216,6 +237,19 @@ function defaults(dataDir: string): Config {
       reloadDns: ['/usr/sbin/rndc', 'reload'],
       reloadPhp: ['/usr/bin/pkill', '-USR2', '--pidfile', `/run/php/php${php}-fpm.pid`],
       checkZone: ['/usr/bin/named-checkzone', '-q'],
+      mailDir: '/etc/berth/mail',
+      postfixMapDir: '/etc/postfix/berth',
+      dovecotMapDir: '/etc/dovecot/berth',
+      opendkimMapDir: '/etc/opendkim/berth',
+      mailAddress: '*',
+      imapPort: 143,
+      submissionPort: 587,
+      dkimPort: 8891,
+      reloadMail: ['/usr/sbin/postfix', 'reload'],
+      reloadDkim: ['/usr/bin/pkill', '-USR1', '--pidfile', '/run/opendkim/opendkim.pid'],
+      jailTemplate: '/home/.berth-jail',
+      sshdConfig: '/etc/ssh/sshd_config.d/berth.conf',
+      reloadSsh: ['/usr/bin/pkill', '-HUP', '--pidfile', '/run/sshd.pid'],
     },
   };
 }
@@ -329,6 +363,19 @@ function fromFile(path: string): ConfigOverrides {
       reloadDns: list(linux, 'reload_dns', where),
       reloadPhp: list(linux, 'reload_php', where),
       checkZone: list(linux, 'check_zone', where),
+      mailDir: text(linux, 'mail_dir', where),
+      postfixMapDir: text(linux, 'postfix_map_dir', where),
+      dovecotMapDir: text(linux, 'dovecot_map_dir', where),
+      opendkimMapDir: text(linux, 'opendkim_map_dir', where),
+      mailAddress: text(linux, 'mail_address', where),
+      imapPort: whole(linux, 'imap_port', where),
+      submissionPort: whole(linux, 'submission_port', where),
+      dkimPort: whole(linux, 'dkim_port', where),
+      reloadMail: list(linux, 'reload_mail', where),
+      reloadDkim: list(linux, 'reload_dkim', where),
+      jailTemplate: text(linux, 'jail_template', where),
+      sshdConfig: text(linux, 'sshd_config', where),
+      reloadSsh: list(linux, 'reload_ssh', where),
     },
     acme: {
       directory: text(acme, 'directory', `${path} [acme]`),
@@ -429,6 +476,12 @@ function check(config: Config): Config {
     ['php_socket_dir', linux.phpSocketDir],
     ['cert_dir', linux.certDir],
     ['acme_challenge_dir', linux.acmeChallengeDir],
+    ['mail_dir', linux.mailDir],
+    ['postfix_map_dir', linux.postfixMapDir],
+    ['dovecot_map_dir', linux.dovecotMapDir],
+    ['opendkim_map_dir', linux.opendkimMapDir],
+    ['jail_template', linux.jailTemplate],
+    ['sshd_config', linux.sshdConfig],
   ] as const) {
     if (!path.startsWith('/')) fail(`${name} must be an absolute path`);
   }
@@ -438,11 +491,21 @@ function check(config: Config): Config {
     ['reload_dns', linux.reloadDns],
     ['reload_php', linux.reloadPhp],
     ['check_zone', linux.checkZone],
+    ['reload_mail', linux.reloadMail],
+    ['reload_dkim', linux.reloadDkim],
+    ['reload_ssh', linux.reloadSsh],
   ] as const) {
     if (argv.length > 0 && !argv[0]!.startsWith('/')) fail(`${name} must start with an absolute path`);
   }
   if (linux.httpPort > 65535) fail('http_port must be a port number');
   if (linux.httpsPort > 65535) fail('https_port must be a port number');
+  for (const [name, port] of [
+    ['imap_port', linux.imapPort],
+    ['submission_port', linux.submissionPort],
+    ['dkim_port', linux.dkimPort],
+  ] as const)
+    if (port > 65535) fail(`${name} must be a port number`);
+  if (!/^(\*|[0-9.]+|[0-9a-f:]+)$/i.test(linux.mailAddress)) fail('mail_address must be * or an IP address');
   for (const name of linux.components)
     if (!(LINUX_COMPONENTS as readonly string[]).includes(name))
       fail(`components: ${name} is not one of ${LINUX_COMPONENTS.join(', ')}`);

@@ -3,7 +3,16 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createPublicKey, createSign, createVerify, X509Certificate } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CLI } from '../../src/audited.ts';
@@ -29,7 +38,8 @@ function snapshot(root: string): Map<string, string> {
       if (entry.isDirectory()) {
         files.set(`${path}/`, '');
         walk(path);
-      } else files.set(path, readFileSync(path, 'utf8'));
+      } else if (entry.isSymbolicLink()) files.set(path, `-> ${readlinkSync(path)}`);
+      else files.set(path, readFileSync(path, 'utf8'));
     }
   };
   walk(root);
@@ -73,9 +83,9 @@ describe('the linux driver through a whole account lifecycle', () => {
       },
     );
     assert.equal(verifySha512Crypt('Alice-pass-1', shadowPassword(h.root, 'alice')!), true);
+    // The home is root's (sshd chroots to it) and the account's group's; what is in it is the account's.
     const home = statSync(file('home/alice'));
-    assert.equal(home.uid, uid);
-    assert.equal(home.mode & 0o777, 0o711);
+    assert.deepEqual([home.uid, home.gid, home.mode & 0o777], [0, user.gid, 0o751]);
     const publicHtml = statSync(file('home/alice/public_html'));
     assert.equal(publicHtml.uid, uid);
     assert.equal(publicHtml.mode & 0o777, 0o755);
@@ -230,6 +240,7 @@ describe('the linux driver through a whole account lifecycle', () => {
 
   it("usage refresh measures the home directory and this month's bytes in the access log", async () => {
     writeFileSync(file('home/alice/public_html/big.bin'), Buffer.alloc(3 * 1024 * 1024, 1));
+    chownSync(file('home/alice/public_html/big.bin'), uid, uid);
     const now = new Date();
     const month = now.toLocaleString('en-US', { month: 'short' });
     const stamp = `${String(now.getDate()).padStart(2, '0')}/${month}/${now.getFullYear()}:10:00:00 +0000`;
@@ -339,6 +350,10 @@ describe('a failure at any step of createacct', () => {
     'DNS zone',
     'DNS zone check',
     'web server block',
+    'Maildir',
+    'mail domain',
+    'SSH access',
+    'SSH keys directory',
   ];
   let h: LinuxHarness;
   before(async () => {
@@ -438,12 +453,12 @@ describe('recovery of a removeacct cut short', () => {
         'frank: repaired to match the store after an interrupted "web server block"',
       ]);
       const user = findSystemUser(h.root, 'frank')!;
-      for (const [dir, mode] of [
-        ['home/frank', 0o711],
-        ['home/frank/public_html', 0o755],
+      for (const [dir, owner, mode] of [
+        ['home/frank', 0, 0o751],
+        ['home/frank/public_html', user.uid, 0o755],
       ] as const) {
         const stat = statSync(join(h.root, dir));
-        assert.deepEqual([stat.uid, stat.mode & 0o777], [user.uid, mode], dir);
+        assert.deepEqual([stat.uid, stat.mode & 0o777], [owner, mode], dir);
       }
       // The password went with the user and Berth never keeps one: doctor says so until passwd.
       assert.deepEqual(await inspect(h.services), ['frank: system user locked but account active']);

@@ -1,6 +1,6 @@
 // A throwaway system root for the linux driver's tests, and nginx's own check of what is in it.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha512Crypt } from '../../src/auth/sha512-crypt.ts';
 import type { Config } from '../../src/config.ts';
@@ -31,6 +31,11 @@ export function makeSystemRoot(): string {
     mkdirSync(join(root, dir), { recursive: true });
   }
   copyFileSync('/etc/nginx/fastcgi_params', join(root, 'etc/nginx/fastcgi_params'));
+  // A small jail template where jailkit would build the real one (berth sandbox's test does that).
+  const template = join(root, 'home/.berth-jail');
+  for (const dir of ['usr/bin', 'etc', 'dev']) mkdirSync(join(template, dir), { recursive: true });
+  copyFileSync('/usr/bin/true', join(template, 'usr/bin/true'));
+  symlinkSync('usr/bin', join(template, 'bin'));
   writeFileSync(
     join(root, 'etc/nginx/nginx.conf'),
     [

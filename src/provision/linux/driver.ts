@@ -1,5 +1,5 @@
 // The `linux` driver: real hosting accounts on this server, made of the components of CONTRACT §10
-// (user, php, tls, web, dns), each in its own folder with its templates, steps, undo and doctor
+// (user, php, tls, web, dns, mail, shell), each in its own folder with its templates, steps, undo and doctor
 // checks. A call's steps are every enabled component's, in that order; the services those steps
 // changed are reloaded once, at the end, and again on undo. With a system root other than `/` (the
 // tests), everything happens below it and no service is reloaded.
@@ -9,9 +9,11 @@ import { domainError } from '../../values.ts';
 import { type CertificateRow, type Driver, type Step, StepFailed } from '../driver.ts';
 import { type Component, type LinuxStep, linuxContext, type Service } from './context.ts';
 import { dnsComponent } from './dns/component.ts';
+import { mailComponent } from './mail/component.ts';
 import { systemNameTaken } from './passwd.ts';
 import { phpComponent } from './php/component.ts';
 import type { CommandRunner } from './run.ts';
+import { shellComponent } from './shell/component.ts';
 import { tlsComponent } from './tls/component.ts';
 import { type CertificateKeeper, certificateKeeper } from './tls/keeper.ts';
 import { measureUsage } from './usage.ts';
@@ -57,7 +59,9 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   const tls = enabled.has('tls') ? tlsComponent(ctx) : null;
   const web = enabled.has('web') ? webComponent(ctx, tls, php !== null) : null;
   const dns = enabled.has('dns') ? dnsComponent(ctx) : null;
-  const components: Component[] = [user, php, tls, web, dns].filter(
+  const mail = enabled.has('mail') ? mailComponent(ctx, tls) : null;
+  const shell = enabled.has('shell') ? shellComponent(ctx) : null;
+  const components: Component[] = [user, php, tls, web, dns, mail, shell].filter(
     (c): c is NonNullable<typeof c> => c !== null,
   );
   const others = components.filter((c) => c !== user);

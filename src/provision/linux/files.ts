@@ -9,6 +9,8 @@ import {
   constants,
   fchmodSync,
   fsyncSync,
+  lchownSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -43,7 +45,7 @@ const DIRECTORY_MODE = 0o755;
  * Makes `dir` and the parents it lacks, each 0755 whatever the process's umask (a service unit's
  * UMask=0077 would otherwise make them unreadable to nginx and BIND).
  */
-function makeDirectory(dir: string): void {
+export function makeDirectory(dir: string): void {
   const first = mkdirSync(dir, { recursive: true });
   if (first === undefined) return;
   for (let made = dir; made.length >= first.length; made = dirname(made)) chmodSync(made, DIRECTORY_MODE);
@@ -109,4 +111,13 @@ export function removeDirectory(path: string): void {
 export function restoreFile(path: string, content: string | null, mode: number): void {
   if (content === null) removeFile(path);
   else writeFileAtomic(path, content, mode);
+}
+
+/**
+ * Gives a system file (in a directory only root can write, never below a home) to a service's
+ * user: OpenDKIM reads the keys it signs with as its own user. A link there is refused.
+ */
+export function giveFile(path: string, uid: number, gid: number): void {
+  if (!lstatSync(path).isFile()) throw new Error(`${path} is not a file: not given to a service`);
+  lchownSync(path, uid, gid);
 }

@@ -185,11 +185,15 @@ export function removeHome(home: string): void {
   });
 }
 
-/** Bytes allocated below a home, counted without following any link. */
+/**
+ * Bytes the account's files take below its home, counted without following any link. What root
+ * owns there (the home itself, a shell jail's hard links of system files) is not the account's.
+ */
 export function diskBytes(home: string): number {
   if (kindAt(home) !== 'directory') return 0;
   const walk = (fd: number): number => {
-    let total = fstatSync(fd).blocks * 512;
+    const self = fstatSync(fd);
+    let total = self.uid === 0 ? 0 : self.blocks * 512;
     for (const name of readdirSync(`/proc/self/fd/${fd}`)) {
       const path = beneath(fd, name);
       let stat: ReturnType<typeof lstatSync>;
@@ -198,7 +202,7 @@ export function diskBytes(home: string): number {
       } catch {
         continue; // gone meanwhile
       }
-      if (!stat.isDirectory()) total += stat.blocks * 512;
+      if (!stat.isDirectory()) total += stat.uid === 0 ? 0 : stat.blocks * 512;
       else {
         try {
           total += withDirectory(path, walk);

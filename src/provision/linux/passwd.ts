@@ -57,3 +57,9 @@ export function processOf(uid: number): boolean {
   }
   return false;
 }
+
+/** The users /etc/group lists as members of a group (their supplementary groups). */
+export function systemGroupMembers(root: string, group: string): string[] {
+  const members = lines(root, 'group').find(([name]) => name === group)?.[3] ?? '';
+  return members.split(',').filter(Boolean);
+}

@@ -17,7 +17,10 @@ export type TemplateName =
   | 'web/suspended.conf'
   | 'web/suspended-https.conf'
   | 'php/pool.conf'
-  | 'dns/zone.db';
+  | 'dns/zone.db'
+  | 'mail/dovecot.conf'
+  | 'mail/opendkim.conf'
+  | 'shell/sshd.conf';
 
 /** Values rendered as they are; `blocks` may span lines (they are built by the driver itself). */
 export function render(

@@ -10,7 +10,7 @@ import type { Account } from '../../../store/accounts.ts';
 import { type Component, type LinuxContext, type Service, strayFiles } from '../context.ts';
 import { domainFile, readIfExists, removeFile, restoreFile, writeFileAtomic } from '../files.ts';
 import { render } from '../templates.ts';
-import { dkimTxtStrings, generateDkimKey, nameFits, signsMail } from './dkim.ts';
+import { dkimKeyFile, dkimTxtStrings, generateDkimKey, nameFits, signsMail } from './dkim.ts';
 
 const ZONE = '.db';
 
@@ -18,7 +18,7 @@ export function dnsComponent(ctx: LinuxContext): Component {
   const { linux, config } = ctx;
   const zonePath = (account: Account) => ctx.path(join(linux.zoneDir, domainFile(account.domain, ZONE)));
   const dkimPaths = (account: Account) => ({
-    key: ctx.path(join(linux.dkimDir, domainFile(account.domain, '.private'))),
+    key: ctx.path(dkimKeyFile(linux.dkimDir, account.domain)),
     txt: ctx.path(join(linux.dkimDir, domainFile(account.domain, '.txt'))),
   });
 

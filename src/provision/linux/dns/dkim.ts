@@ -1,7 +1,9 @@
 // DKIM keys: RSA 2048 made with node:crypto (off the event loop); the public half published as a
 // TXT record whose text is split into strings of at most 255 bytes, as DNS requires.
 import { generateKeyPair } from 'node:crypto';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { domainFile } from '../files.ts';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
@@ -43,4 +45,9 @@ export function dkimRecordFits(domain: string): boolean {
 /** Whether the account's mail is signed: DKIM on, and a key record DNS can hold. */
 export function signsMail(account: { dkim: boolean; domain: string }): boolean {
   return account.dkim && dkimRecordFits(account.domain);
+}
+
+/** The domain's private key (a system path): the dns component makes it, OpenDKIM signs with it. */
+export function dkimKeyFile(dkimDir: string, domain: string): string {
+  return join(dkimDir, domainFile(domain, '.private'));
 }

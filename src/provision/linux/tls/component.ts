@@ -29,6 +29,8 @@ export interface TlsComponent extends Component {
   writeState(domain: string, state: CertificateState): void;
   /** The names a certificate for the domain covers: the domain and, when DNS can hold it, www. */
   names(domain: string): string[];
+  /** The server's own certificate and key, for its host name (mail's TLS), made at start. */
+  hostCertificateFile: string;
   /** Told of every domain that gets a fallback certificate, for the keeper to pick up. */
   onFallback?: (account: Account) => void;
 }
@@ -101,7 +103,12 @@ export function tlsComponent(ctx: LinuxContext): TlsComponent {
     name: 'tls',
     certificateFile,
     names,
-    prepare: async () => void (await ensureCa()),
+    hostCertificateFile: join(linux.certDir, 'host', 'certificate.pem'),
+    async prepare() {
+      const ca = await ensureCa();
+      const host = ctx.path(component.hostCertificateFile);
+      if (!existsSync(host)) writeFileAtomic(host, await issueFallback(ca, [ctx.config.hostName]), 0o600);
+    },
     writeState,
     readState(domain) {
       const text = readIfExists(stateFile(domain));
@@ -153,7 +160,7 @@ export function tlsComponent(ctx: LinuxContext): TlsComponent {
           expected,
           '',
           'certificate directory',
-          (name) => !name.startsWith('fallback-ca.'),
+          (name) => !name.startsWith('fallback-ca.') && name !== 'host',
         ),
       ];
     },

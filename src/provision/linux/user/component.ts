@@ -10,7 +10,11 @@ import { createHome, ensureDirectory, type Kind, kindOf, removeHome, settleDirec
 import { findSystemUser, processOf, shadowPassword, systemUsers } from '../passwd.ts';
 import { waitFor } from '../wait.ts';
 
-export const HOME_MODE = 0o711;
+/**
+ * The home is root's (OpenSSH chroots logins to it, and allows that only for a root-owned directory
+ * no one else may write); the account's group may list it, others only pass through to public_html.
+ */
+export const HOME_MODE = 0o751;
 export const PUBLIC_HTML_MODE = 0o755;
 
 /** The GECOS field names the domain, and marks the user as one Berth made (for `berth doctor`). */
@@ -114,7 +118,7 @@ export function userComponent(ctx: LinuxContext): UserComponent {
           'home directory',
           async () => {
             const owner = systemUser(account.user);
-            createHome(home, owner, HOME_MODE);
+            createHome(home, { uid: 0, gid: owner.gid }, HOME_MODE);
             if (ensureDirectory(home, ['public_html'], owner, PUBLIC_HTML_MODE) !== 'directory')
               throw new Error(`${join(account.homedir, 'public_html')} is not a directory`);
           },
@@ -198,8 +202,9 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       const home = ctx.path(account.homedir);
       // A removeacct cut short may have taken the home already. Inside it, anything that is not
       // what Berth made (a link where public_html was) is left alone for doctor to report.
-      if (kindOf(home, []) === 'missing') createHome(home, owner, HOME_MODE);
-      else settleDirectory(home, [], owner, HOME_MODE);
+      const homeOwner = { uid: 0, gid: owner.gid };
+      if (kindOf(home, []) === 'missing') createHome(home, homeOwner, HOME_MODE);
+      else settleDirectory(home, [], homeOwner, HOME_MODE);
       ensureDirectory(home, ['public_html'], owner, PUBLIC_HTML_MODE);
     },
 

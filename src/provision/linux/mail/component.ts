@@ -1,0 +1,270 @@
+// The mail component (mailserver=local): Postfix accepts the domain's mail and hands it by LMTP to
+// Dovecot, which delivers it into the account's ~/Maildir as the account, with mailquota as its
+// quota, and serves IMAP; Postfix's submission service takes authenticated mail (Dovecot checks
+// the login) and passes it through OpenDKIM, which signs it with the key the zone publishes.
+//
+// Each local mail domain has a record in mail_dir; every table (Postfix's domains, mailboxes and
+// senders, Dovecot's logins and users, OpenDKIM's keys and signing table) is written whole from
+// those records, never edited line by line. Dovecot re-reads its tables by itself; Postfix and
+// OpenDKIM are reloaded. Suspension takes the account's logins out of the logins table (and the
+// user component locks the password): nothing can log in, but mail still arrives.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Account } from '../../../store/accounts.ts';
+import { type Component, type LinuxContext, type LinuxStep, type Service, strayFiles } from '../context.ts';
+import { dkimKeyFile, signsMail } from '../dns/dkim.ts';
+import { domainFile, giveFile, makeDirectory, readIfExists, restoreFile, writeFileAtomic } from '../files.ts';
+import { ensureDirectory } from '../home.ts';
+import { findSystemUser } from '../passwd.ts';
+import { render } from '../templates.ts';
+import type { TlsComponent } from '../tls/component.ts';
+
+const MAILDIR_MODE = 0o700;
+
+/** What the tables say about one mail domain. */
+interface MailDomain {
+  user: string;
+  domain: string;
+  uid: number;
+  gid: number;
+  home: string;
+  /** The mailbox quota in MB, or null for none. */
+  quota: number | null;
+  suspended: boolean;
+  /** The private key OpenDKIM signs the domain's mail with, or null when it is not signed. */
+  dkimKey: string | null;
+}
+
+export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Component {
+  const { linux, config, runner } = ctx;
+  const recordFile = (domain: string) => ctx.path(join(linux.mailDir, domainFile(domain, '.json')));
+  const map = (dir: string, name: string) => ctx.path(join(dir, name));
+  const tables = {
+    domains: map(linux.postfixMapDir, 'domains'),
+    mailboxes: map(linux.postfixMapDir, 'mailboxes'),
+    senders: map(linux.postfixMapDir, 'senders'),
+    logins: map(linux.dovecotMapDir, 'logins'),
+    users: map(linux.dovecotMapDir, 'users'),
+    keys: map(linux.opendkimMapDir, 'keys'),
+    signing: map(linux.opendkimMapDir, 'signing'),
+  };
+
+  // Below another system root there is no service to reload.
+  const run = async (argv: string[]) => {
+    if (ctx.live && argv.length > 0) await runner.run(argv);
+  };
+  const postfix: Service = { name: 'Postfix', reload: async () => void (await run(linux.reloadMail)) };
+  const opendkim: Service = { name: 'OpenDKIM', reload: async () => void (await run(linux.reloadDkim)) };
+
+  function records(): MailDomain[] {
+    const dir = ctx.path(linux.mailDir);
+    if (!existsSync(dir)) return [];
+    return readdirSync(dir)
+      .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
+      .sort()
+      .map((name) => JSON.parse(readFileSync(join(dir, name), 'utf8')) as MailDomain);
+  }
+
+  /** Every table, written whole from the records. */
+  function writeTables(): void {
+    const all = records();
+    const lines = (make: (d: MailDomain) => string[], from = all) =>
+      from.flatMap(make).map((line) => `${line}\n`).join('');
+    const quota = (d: MailDomain) => (d.quota === null ? '' : ` userdb_quota_rule=*:storage=${d.quota}M`);
+    const logins = (d: MailDomain) => [d.user, `${d.user}@${d.domain}`];
+    writeFileAtomic(
+      tables.domains,
+      lines((d) => [`${d.domain} OK`]),
+      0o644,
+    );
+    writeFileAtomic(
+      tables.mailboxes,
+      lines((d) => [`${d.user}@${d.domain} OK`]),
+      0o644,
+    );
+    writeFileAtomic(
+      tables.senders,
+      lines((d) => [`@${d.domain} ${logins(d).join(', ')}`]),
+      0o644,
+    );
+    writeFileAtomic(
+      tables.logins,
+      lines(
+        (d) => logins(d).map((login) => `${login}:::::::user=${d.user} nopassword`),
+        all.filter((d) => !d.suspended),
+      ),
+      0o644,
+    );
+    writeFileAtomic(
+      tables.users,
+      lines((d) => logins(d).map((login) => `${login}::${d.uid}:${d.gid}::${d.home}::${quota(d)}`)),
+      0o644,
+    );
+    const signed = all.filter((d) => d.dkimKey !== null);
+    writeFileAtomic(
+      tables.keys,
+      lines((d) => [`default._domainkey.${d.domain} ${d.domain}:default:${d.dkimKey}`], signed),
+      0o644,
+    );
+    const escaped = (domain: string) => domain.replaceAll('.', '\\.');
+    writeFileAtomic(
+      tables.signing,
+      lines((d) => [`^[^@]+@${escaped(d.domain)}$ default._domainkey.${d.domain}`], signed),
+      0o644,
+    );
+  }
+
+  function recordOf(account: Account): MailDomain {
+    const owner = findSystemUser(ctx.root, account.user);
+    if (!owner) throw new Error(`${account.user} is not in ${ctx.path('/etc/passwd')}`);
+    const key = dkimKeyFile(linux.dkimDir, account.domain);
+    return {
+      user: account.user,
+      domain: account.domain,
+      uid: owner.uid,
+      gid: owner.gid,
+      home: account.homedir,
+      quota: account.limits.mailquota,
+      suspended: account.suspension !== null,
+      dkimKey: signsMail(account) && existsSync(ctx.path(key)) ? key : null,
+    };
+  }
+
+  /** OpenDKIM reads the domain's key as its own user, and refuses a key others may read. */
+  function handKeyToOpendkim(record: MailDomain): void {
+    if (!record.dkimKey) return;
+    const opendkimUser = findSystemUser(ctx.root, 'opendkim');
+    if (opendkimUser) giveFile(ctx.path(record.dkimKey), opendkimUser.uid, opendkimUser.gid);
+  }
+
+  /** Writes (or, given null, removes) the domain's record and every table, as one undoable step. */
+  function recordStep(name: string, account: Account, next: () => MailDomain | null): LinuxStep {
+    const file = recordFile(account.domain);
+    let before: string | null = null;
+    return ctx.step(
+      name,
+      async () => {
+        before = readIfExists(file);
+        const record = next();
+        if (record) handKeyToOpendkim(record);
+        restoreFile(file, record && `${JSON.stringify(record, null, 2)}\n`, 0o644);
+        writeTables();
+        // OpenDKIM's tables change only with a signed domain; its reload is queued with Postfix's.
+        if (record?.dkimKey || before?.includes('"dkimKey": "')) await opendkim.reload();
+      },
+      async () => {
+        restoreFile(file, before, 0o644);
+        writeTables();
+        await opendkim.reload().catch(() => {});
+      },
+      postfix,
+    );
+  }
+
+  const maildirStep = (account: Account) =>
+    ctx.step('Maildir', async () => {
+      const owner = findSystemUser(ctx.root, account.user);
+      if (!owner) throw new Error(`${account.user} is not in ${ctx.path('/etc/passwd')}`);
+      if (ensureDirectory(ctx.path(account.homedir), ['Maildir'], owner, MAILDIR_MODE) !== 'directory')
+        throw new Error(`${join(account.homedir, 'Maildir')} is not a directory`);
+    });
+
+  const local = (account: Account) => account.mailserver === 'local';
+  const update = (name: string, account: Account) =>
+    local(account) ? [recordStep(name, account, () => recordOf(account))] : [];
+
+  return {
+    name: 'mail',
+    services: [postfix, opendkim],
+
+    async prepare() {
+      makeDirectory(ctx.path(linux.mailDir));
+      writeTables();
+      if (!ctx.live) return;
+      const certificate = tls ? tls.hostCertificateFile : '/etc/ssl/certs/ssl-cert-snakeoil.pem';
+      writeFileAtomic(
+        ctx.path('/etc/dovecot/dovecot.conf'),
+        render('mail/dovecot.conf', {
+          address: linux.mailAddress,
+          imap_port: String(linux.imapPort),
+          host_name: config.hostName,
+          certificate,
+          logins: join(linux.dovecotMapDir, 'logins'),
+          users: join(linux.dovecotMapDir, 'users'),
+        }),
+        0o644,
+      );
+      writeFileAtomic(
+        ctx.path('/etc/opendkim.conf'),
+        render('mail/opendkim.conf', {
+          dkim_port: String(linux.dkimPort),
+          keys: join(linux.opendkimMapDir, 'keys'),
+          signing: join(linux.opendkimMapDir, 'signing'),
+        }),
+        0o644,
+      );
+      const maps = (name: string) => `texthash:${join(linux.postfixMapDir, name)}`;
+      await runner.run([
+        '/usr/sbin/postconf',
+        '-e',
+        `virtual_mailbox_domains=${maps('domains')}`,
+        `virtual_mailbox_maps=${maps('mailboxes')}`,
+        'virtual_transport=lmtp:unix:private/dovecot-lmtp',
+        'smtpd_sasl_type=dovecot',
+        'smtpd_sasl_path=private/auth',
+        `smtpd_tls_cert_file=${certificate}`,
+        `smtpd_tls_key_file=${certificate}`,
+        'smtpd_tls_security_level=may',
+        'milter_default_action=accept',
+      ]);
+      const listen =
+        linux.mailAddress === '*'
+          ? String(linux.submissionPort)
+          : `${linux.mailAddress}:${linux.submissionPort}`;
+      await runner.run(['/usr/sbin/postconf', '-M', `submission/inet=${listen} inet n - y - - smtpd`]);
+      // Authenticated clients only, each sending as its own domain, signed on the way out.
+      await runner.run([
+        '/usr/sbin/postconf',
+        '-P',
+        'submission/inet/syslog_name=postfix/submission',
+        'submission/inet/smtpd_tls_security_level=encrypt',
+        'submission/inet/smtpd_sasl_auth_enable=yes',
+        'submission/inet/smtpd_tls_auth_only=yes',
+        'submission/inet/smtpd_client_restrictions=permit_sasl_authenticated,reject',
+        'submission/inet/smtpd_relay_restrictions=permit_sasl_authenticated,reject',
+        `submission/inet/smtpd_sender_login_maps=${maps('senders')}`,
+        'submission/inet/smtpd_sender_restrictions=reject_sender_login_mismatch',
+        `submission/inet/smtpd_milters=inet:127.0.0.1:${linux.dkimPort}`,
+      ]);
+    },
+
+    create: (account) => (local(account) ? [maildirStep(account), ...update('mail domain', account)] : []),
+    remove: (account) => (local(account) ? [recordStep('mail domain', account, () => null)] : []),
+    suspend: (account) => update('mail logins', account),
+    unsuspend: (account) => update('mail logins', account),
+    changeLimits: (before, after) =>
+      before.limits.mailquota === after.limits.mailquota ? [] : update('mailbox quota', after),
+
+    async reconcile(account) {
+      if (!local(account)) return;
+      await maildirStep(account).run();
+      await recordStep('mail domain', account, () => recordOf(account)).run();
+    },
+    async purge(account) {
+      await recordStep('mail domain', account, () => null).run();
+    },
+
+    inspect(accounts) {
+      const differences: string[] = [];
+      const listed = readIfExists(tables.domains) ?? '';
+      const localAccounts = accounts.filter(local);
+      for (const account of localAccounts) {
+        if (!existsSync(recordFile(account.domain))) differences.push(`${account.user}: no mail domain`);
+        else if (!listed.split('\n').includes(`${account.domain} OK`))
+          differences.push(`${account.user}: mail domain not in ${join(linux.postfixMapDir, 'domains')}`);
+      }
+      const expected = new Set(localAccounts.map((a) => domainFile(a.domain, '.json')));
+      return [...differences, ...strayFiles(ctx, linux.mailDir, expected, '.json', 'mail domain')];
+    },
+  };
+}

@@ -1,0 +1,211 @@
+// The shell component: SSH and SFTP with the account's password, chrooted by OpenSSH to the
+// account's home (which is root's, as ChrootDirectory requires; public_html, Maildir, tmp and the
+// shell's own home inside it are the account's). shell=on: a jail in the home, hard-linked from a
+// template that Debian's jailkit builds once (a shell, coreutils, PHP's command line, git, rsync),
+// with an /etc of its own that names only root and the account: no other home, no /etc/shadow, no
+// /proc. shell=off: SFTP alone (ForceCommand internal-sftp). Which rules apply is group membership
+// (berth-shell, berth-sftp, berth-suspended), so sshd's configuration never changes per account.
+import { existsSync, lstatSync } from 'node:fs';
+import { join } from 'node:path';
+import { phpVersion } from '../../../config.ts';
+import type { Account } from '../../../store/accounts.ts';
+import type { Component, LinuxContext } from '../context.ts';
+import { readIfExists, writeFileAtomic } from '../files.ts';
+import { ensureDirectory, kindOf, removeHome } from '../home.ts';
+import { findSystemUser, type SystemUser, systemGroupMembers } from '../passwd.ts';
+import { render } from '../templates.ts';
+
+export const SHELL_GROUP = 'berth-shell';
+export const SFTP_GROUP = 'berth-sftp';
+export const SUSPENDED_GROUP = 'berth-suspended';
+
+/** What a jail holds besides the account's own files: hard links of the template's top level. */
+const JAIL_ENTRIES = ['bin', 'dev', 'etc', 'lib', 'lib64', 'usr'];
+const JAILKIT_SECTIONS = ['basicshell', 'extendedshell', 'editors', 'git', 'rsync', 'scp', 'sftp'];
+/** What a developer expects beyond jailkit's sections, where this server has it. */
+const EXTRA_TOOLS = [
+  '/usr/bin/id',
+  '/usr/bin/whoami',
+  '/usr/bin/env',
+  '/usr/bin/du',
+  '/usr/bin/find',
+  '/usr/bin/xargs',
+  '/usr/bin/tar',
+  '/usr/bin/gzip',
+  '/usr/bin/zip',
+  '/usr/bin/unzip',
+  '/usr/bin/curl',
+  '/usr/bin/composer',
+  '/usr/share/zoneinfo/UTC',
+  '/etc/ssl/certs',
+  '/dev/zero',
+  '/dev/tty',
+];
+
+export function shellComponent(ctx: LinuxContext): Component {
+  const { linux, runner, prefix, root } = ctx;
+  const usermod = (user: string, args: string[]) =>
+    runner.run(['/usr/sbin/usermod', ...prefix, ...args, '--', user]);
+  const groupsOf = (account: Account) => [
+    account.shellEnabled ? SHELL_GROUP : SFTP_GROUP,
+    ...(account.suspension ? [SUSPENDED_GROUP] : []),
+  ];
+  const systemUser = (name: string): SystemUser => {
+    const found = findSystemUser(root, name);
+    if (!found) throw new Error(`${name} is not in ${ctx.path('/etc/passwd')}`);
+    return found;
+  };
+
+  async function ensureGroups(): Promise<void> {
+    for (const group of [SHELL_GROUP, SFTP_GROUP, SUSPENDED_GROUP])
+      await runner.run(['/usr/sbin/groupadd', ...prefix, '-f', '-r', '--', group]);
+  }
+
+  /** The jail template, built by jailkit the first time it is needed (some seconds). */
+  async function ensureTemplate(): Promise<string> {
+    const template = ctx.path(linux.jailTemplate);
+    if (existsSync(join(template, 'usr'))) return template;
+    await runner.run(['/usr/sbin/jk_init', '-k', '-j', template, ...JAILKIT_SECTIONS]);
+    const php = phpVersion();
+    const extras = [
+      `/usr/bin/php${php}`,
+      '/usr/bin/php',
+      `/etc/php/${php}/cli`,
+      `/etc/php/${php}/mods-available`,
+      '/usr/lib/php',
+      ...EXTRA_TOOLS,
+    ].filter((path) => existsSync(ctx.path(path)));
+    await runner.run(['/usr/sbin/jk_cp', '-k', '-j', template, ...extras]);
+    return template;
+  }
+
+  /** Sets the account's groups whole (which sshd rules apply to it); undone to `before`. */
+  const groupsStep = (account: Account, before: string[]) =>
+    ctx.step(
+      'SSH access',
+      // The groups are the server's, made when Berth starts (prepare).
+      async () => void (await usermod(account.user, ['-G', groupsOf(account).join(',')])),
+      async () => void (await usermod(account.user, ['-G', before.join(',')])),
+    );
+
+  function jailEtc(account: Account, owner: SystemUser): void {
+    const home = ctx.path(account.homedir);
+    const etc = join(home, 'etc');
+    // etc is the jail's own (made just now or earlier by this component), root's, never a link.
+    if (kindOf(home, ['etc']) !== 'directory' || lstatSync(etc).uid !== 0)
+      throw new Error(`${join(account.homedir, 'etc')} is not the jail's`);
+    writeFileAtomic(
+      join(etc, 'passwd'),
+      `root:x:0:0:root:/root:/bin/bash\n${account.user}:x:${owner.uid}:${owner.gid}::${account.homedir}:/bin/bash\n`,
+      0o644,
+    );
+    writeFileAtomic(join(etc, 'group'), `root:x:0:\n${account.user}:x:${owner.gid}:\n`, 0o644);
+  }
+
+  async function buildJail(account: Account): Promise<void> {
+    const template = await ensureTemplate();
+    const home = ctx.path(account.homedir);
+    const owner = systemUser(account.user);
+    // The home is root's, so only root can have made these names; a leftover jail is made anew.
+    for (const name of JAIL_ENTRIES) {
+      if (ownerOf(home, name) === 0) removeHome(join(home, name));
+      else if (ownerOf(home, name) !== null)
+        throw new Error(`${join(account.homedir, name)} is in the jail's way`);
+    }
+    const entries = JAIL_ENTRIES.filter((name) => ownerOf(template, name) !== null);
+    await runner.run(['/usr/bin/cp', '-al', '--', ...entries.map((name) => join(template, name)), home]);
+    jailEtc(account, owner);
+    // The shell's home inside the jail: <home>/home/<user>, seen there as the home's own path.
+    ensureDirectory(home, ['home'], { uid: 0, gid: 0 }, 0o755);
+    if (ensureDirectory(home, ['home', account.user], owner, 0o700) !== 'directory')
+      throw new Error(`${join(account.homedir, 'home', account.user)} is not a directory`);
+  }
+
+  function removeJail(account: Account): void {
+    const home = ctx.path(account.homedir);
+    for (const name of JAIL_ENTRIES) if (ownerOf(home, name) === 0) removeHome(join(home, name));
+  }
+
+  const jailStep = (account: Account, make: boolean) =>
+    ctx.step(
+      make ? 'jail' : 'remove jail',
+      async () => (make ? buildJail(account) : removeJail(account)),
+      async () => (make ? removeJail(account) : buildJail(account)),
+    );
+
+  const sshDirStep = (account: Account) =>
+    ctx.step('SSH keys directory', async () => {
+      if (
+        ensureDirectory(ctx.path(account.homedir), ['.ssh'], systemUser(account.user), 0o700) !== 'directory'
+      )
+        throw new Error(`${join(account.homedir, '.ssh')} is not a directory`);
+    });
+
+  return {
+    name: 'shell',
+
+    async prepare() {
+      await ensureGroups();
+      const file = ctx.path(linux.sshdConfig);
+      const content = render('shell/sshd.conf', {
+        shell_group: SHELL_GROUP,
+        sftp_group: SFTP_GROUP,
+        suspended_group: SUSPENDED_GROUP,
+      });
+      if (readIfExists(file) !== content) {
+        writeFileAtomic(file, content, 0o644);
+        // An sshd already running reads it again; one not running yet will read it when it starts.
+        if (ctx.live && linux.reloadSsh.length > 0) await runner.run(linux.reloadSsh).catch(() => {});
+      }
+      if (ctx.live) await ensureTemplate();
+    },
+
+    create: (account) => [
+      groupsStep(account, []),
+      sshDirStep(account),
+      ...(account.shellEnabled ? [jailStep(account, true)] : []),
+    ],
+    suspend: (account) => [groupsStep(account, groupsOf({ ...account, suspension: null }))],
+    unsuspend: (account) => [groupsStep(account, [...groupsOf(account), SUSPENDED_GROUP])],
+    changeLimits(before, after) {
+      if (before.shellEnabled === after.shellEnabled) return [];
+      return [groupsStep(after, groupsOf(before)), jailStep(after, after.shellEnabled)];
+    },
+
+    async reconcile(account) {
+      await ensureGroups();
+      await groupsStep(account, []).run();
+      await sshDirStep(account).run();
+      if (account.shellEnabled && kindOf(ctx.path(account.homedir), ['usr']) !== 'directory')
+        await buildJail(account);
+      if (!account.shellEnabled) removeJail(account);
+    },
+
+    inspect(accounts) {
+      const differences: string[] = [];
+      const members = (group: string) => new Set(systemGroupMembers(root, group));
+      const groups = new Map([SHELL_GROUP, SFTP_GROUP, SUSPENDED_GROUP].map((g) => [g, members(g)]));
+      for (const account of accounts) {
+        const expected = groupsOf(account);
+        for (const [group, users] of groups)
+          if (users.has(account.user) !== expected.includes(group))
+            differences.push(
+              `${account.user}: ${users.has(account.user) ? 'in' : 'not in'} the group ${group}`,
+            );
+        const jailed = kindOf(ctx.path(account.homedir), ['usr']) === 'directory';
+        if (account.shellEnabled && !jailed) differences.push(`${account.user}: shell on but no jail`);
+        if (!account.shellEnabled && jailed) differences.push(`${account.user}: shell off but a jail`);
+      }
+      return differences;
+    },
+  };
+}
+
+/** The owner of `<dir>/<name>` itself (a link is not followed), or null when there is none. */
+function ownerOf(dir: string, name: string): number | null {
+  try {
+    return lstatSync(join(dir, name)).uid;
+  } catch {
+    return null;
+  }
+}

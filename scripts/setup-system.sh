@@ -8,6 +8,8 @@
 #   php-fpm, bind9, pebble, curl, procps — berth sandbox (CONTRACT §13) runs PHP-FPM, BIND and
 #                Pebble (the ACME test server); its test fetches the sites with curl; the linux
 #                driver signals PHP-FPM with pkill
+#   postfix, dovecot-imapd, dovecot-lmtpd, opendkim, openssh-server, openssh-client, jailkit, rsync
+#              — the sandbox's mail and SSH; its test reads mail with curl and logs in with ssh/sftp
 # Needs root for apt-get; run by `npm test` (scripts/test.sh) before the tests.
 set -eu
 
@@ -23,6 +25,14 @@ ls /usr/sbin/php-fpm* >/dev/null 2>&1 || missing="$missing php-fpm"
 [ -x /usr/bin/pebble ] || missing="$missing pebble"
 [ -x /usr/bin/curl ] || missing="$missing curl"
 [ -x /usr/bin/pkill ] || missing="$missing procps"
+[ -x /usr/sbin/postfix ] || missing="$missing postfix"
+[ -x /usr/lib/dovecot/imap ] || missing="$missing dovecot-imapd"
+[ -x /usr/lib/dovecot/lmtp ] || missing="$missing dovecot-lmtpd"
+[ -x /usr/sbin/opendkim ] || missing="$missing opendkim"
+[ -x /usr/sbin/sshd ] || missing="$missing openssh-server"
+[ -x /usr/bin/sftp ] || missing="$missing openssh-client"
+[ -x /usr/sbin/jk_init ] || missing="$missing jailkit"
+[ -x /usr/bin/rsync ] || missing="$missing rsync"
 
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
@@ -32,5 +42,11 @@ fi
 echo "== installing Debian packages:$missing"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
+# Installing a service must not start it on this machine: the sandbox runs its own.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+  chmod 755 /usr/sbin/policy-rc.d
+  trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -125,6 +125,7 @@ export interface LinuxConfig {
   /** The loopback port OpenDKIM's milter listens on, for Postfix's submission service. */
   dkimPort: number;
   reloadMail: string[];
+  reloadImap: string[];
   reloadDkim: string[];
   /** The jail template (made with jailkit) every shell account's jail is hard-linked from. */
   jailTemplate: string;
@@ -246,6 +247,7 @@ function defaults(dataDir: string): Config {
       submissionPort: 587,
       dkimPort: 8891,
       reloadMail: ['/usr/sbin/postfix', 'reload'],
+      reloadImap: ['/usr/bin/doveadm', 'reload'],
       reloadDkim: ['/usr/bin/pkill', '-USR1', '--pidfile', '/run/opendkim/opendkim.pid'],
       jailTemplate: '/home/.berth-jail',
       sshdConfig: '/etc/ssh/sshd_config.d/berth.conf',
@@ -372,6 +374,7 @@ function fromFile(path: string): ConfigOverrides {
       submissionPort: whole(linux, 'submission_port', where),
       dkimPort: whole(linux, 'dkim_port', where),
       reloadMail: list(linux, 'reload_mail', where),
+      reloadImap: list(linux, 'reload_imap', where),
       reloadDkim: list(linux, 'reload_dkim', where),
       jailTemplate: text(linux, 'jail_template', where),
       sshdConfig: text(linux, 'sshd_config', where),
@@ -492,6 +495,7 @@ function check(config: Config): Config {
     ['reload_php', linux.reloadPhp],
     ['check_zone', linux.checkZone],
     ['reload_mail', linux.reloadMail],
+    ['reload_imap', linux.reloadImap],
     ['reload_dkim', linux.reloadDkim],
     ['reload_ssh', linux.reloadSsh],
   ] as const) {

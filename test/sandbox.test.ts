@@ -3,14 +3,16 @@
 // over HTTPS with a certificate Pebble issued through ACME, suspension, passwords, removal; then the
 // sandbox stopped, and this machine exactly as before.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { Resolver } from 'node:dns/promises';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { verifySha512Crypt } from '../src/auth/sha512-crypt.ts';
 import type { SandboxInfo } from '../src/sandbox/sandbox.ts';
+import { verifyDkim } from './dkim.ts';
 import { tempDir } from './helpers.ts';
 import { BERTH, type RunningSandbox, startSandbox } from './process.ts';
 
@@ -33,6 +35,10 @@ function machineState(): string {
     '/etc/php',
     '/etc/bind',
     '/etc/berth',
+    '/etc/postfix',
+    '/etc/dovecot',
+    '/etc/opendkim.conf',
+    '/etc/ssh',
   ])
     walk(path);
   return hash.digest('hex');
@@ -40,7 +46,7 @@ function machineState(): string {
 
 function curl(args: string[]): { status: number; body: string } {
   try {
-    const out = execFileSync('/usr/bin/curl', ['-sS', '--max-time', '10', '-w', '\n%{http_code}', ...args], {
+    const out = execFileSync('/usr/bin/curl', ['-sS', '--max-time', '60', '-w', '\n%{http_code}', ...args], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -96,6 +102,10 @@ describe('berth sandbox', () => {
       'http_port',
       'https_port',
       'dns_port',
+      'ssh_port',
+      'smtp_port',
+      'submission_port',
+      'imap_port',
       'acme_root_ca',
       'pid',
     ])
@@ -161,14 +171,20 @@ describe('berth sandbox', () => {
     // Dotfiles are refused.
     await asAlice('echo secret > /home/alice/public_html/.env');
     assert.equal(site('alice.example', '/.env').status, 403);
-    // public_html turned into a link to /etc: nginx serves nothing through it (try_files finds
-    // nothing it may follow).
-    await asAlice('cd /home/alice && mv public_html site && ln -s /etc public_html');
-    try {
-      assert.equal(site('alice.example', '/passwd').status, 404);
-    } finally {
-      await asAlice('cd /home/alice && rm public_html && mv site public_html');
-    }
+    // The home is root's: the customer cannot turn public_html into a link to /etc. A link in
+    // public_html to /etc is not followed by nginx either (its target is not the customer's).
+    const moved = await exec([
+      '/usr/sbin/runuser',
+      '-u',
+      'alice',
+      '--',
+      '/bin/mv',
+      '/home/alice/public_html',
+      '/home/alice/site',
+    ]);
+    assert.notEqual(moved.code, 0);
+    await asAlice('ln -s /etc /home/alice/public_html/etc');
+    assert.notEqual(site('alice.example', '/etc/passwd').status, 200);
     assert.equal(site('alice.example').status, 200);
   });
 
@@ -188,6 +204,213 @@ describe('berth sandbox', () => {
     assert.equal((await exec(['/usr/bin/test', '-e', '/home/alice'])).code, 1);
     const doctor = await exec([process.execPath, BERTH, 'doctor', '--data-dir', '/var/lib/berth']);
     assert.equal(doctor.code, 0, doctor.stdout);
+  });
+
+  /** curl for SMTP and IMAP over STARTTLS, verifying the server's certificate (the host name's). */
+  const mailCurl = (port: number, args: string[]) => {
+    try {
+      const stdout = execFileSync(
+        '/usr/bin/curl',
+        [
+          '-sS',
+          '--max-time',
+          '10',
+          '--resolve',
+          `sandbox.test:${port}:127.0.0.1`,
+          '--ssl-reqd',
+          '--cacert',
+          sandbox.fallback_ca,
+          ...args,
+        ],
+        { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] },
+      );
+      return { code: 0, stdout };
+    } catch (error) {
+      return { code: (error as { status: number }).status, stdout: '' };
+    }
+  };
+  const smtpTo = (port: number, from: string, to: string, login: string | null, message: string) => {
+    const file = join(dataDir, 'message.eml');
+    writeFileSync(file, message.replace(/\n/g, '\r\n'));
+    return mailCurl(port, [
+      `smtp://sandbox.test:${port}`,
+      '--mail-from',
+      from,
+      '--mail-rcpt',
+      to,
+      ...(login ? ['-u', login] : []),
+      '-T',
+      file,
+    ]).code;
+  };
+  const imap = (login: string, path = 'INBOX') =>
+    mailCurl(sandbox.imap_port, [`imap://sandbox.test:${sandbox.imap_port}/${path}`, '-u', login]);
+  /** The first message in the INBOX, once it has arrived. */
+  const firstMessage = async (login: string) => {
+    for (let i = 0; i < 50; i++) {
+      const fetched = imap(login, 'INBOX;UID=1');
+      if (fetched.code === 0 && fetched.stdout !== '') return fetched.stdout;
+      await sleep(200);
+    }
+    throw new Error(`no mail for ${login}`);
+  };
+  /** ssh (or sftp) with a password, as a person would type it. */
+  const ssh = (program: 'ssh' | 'sftp', user: string, password: string, args: string[], input = '') => {
+    const askpass = join(dataDir, 'askpass.sh');
+    writeFileSync(askpass, '#!/bin/sh\nprintf "%s\\n" "$BERTH_TEST_PASSWORD"\n', { mode: 0o700 });
+    const options = [
+      '-o',
+      'StrictHostKeyChecking=no',
+      '-o',
+      'UserKnownHostsFile=/dev/null',
+      '-o',
+      'LogLevel=ERROR',
+      '-o',
+      'PreferredAuthentications=password',
+      '-o',
+      'NumberOfPasswordPrompts=1',
+    ];
+    const port = program === 'ssh' ? ['-p', String(sandbox.ssh_port)] : ['-P', String(sandbox.ssh_port)];
+    const result = spawnSync(`/usr/bin/${program}`, [...port, ...options, `${user}@127.0.0.1`, ...args], {
+      input,
+      encoding: 'utf8',
+      timeout: 20_000,
+      env: {
+        ...process.env,
+        SSH_ASKPASS: askpass,
+        SSH_ASKPASS_REQUIRE: 'force',
+        BERTH_TEST_PASSWORD: password,
+      },
+    });
+    return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  };
+
+  it('delivers mail to IMAP, signs submitted mail with DKIM, and gives a jailed shell or SFTP alone', async () => {
+    for (const [user, shell] of [
+      ['dora', '1'],
+      ['emil', '0'],
+    ] as const) {
+      const made = await call('createacct', {
+        user,
+        domain: `${user}.example`,
+        email: `${user}@example.org`,
+        package: 'default',
+        password: `Pass-${user}-1234`,
+        shell,
+        mailquota: '50',
+      });
+      assert.equal(made.body.status, 200, made.body.info);
+    }
+    // Mail from outside to <user>@<domain> is in the account's INBOX over IMAP (TLS, its password).
+    assert.equal(
+      smtpTo(
+        sandbox.smtp_port,
+        'someone@example.net',
+        'dora@dora.example',
+        null,
+        'Subject: hello\n\nHi Dora.\n',
+      ),
+      0,
+    );
+    assert.match(await firstMessage('dora:Pass-dora-1234'), /Hi Dora\./);
+    assert.notEqual(imap('dora:wrong-password').code, 0);
+    assert.notEqual(smtpTo(sandbox.smtp_port, 'someone@example.net', 'nobody@dora.example', null, 'x\n'), 0);
+
+    // Submission needs the account's login, and only for its own domain; what it sends is signed
+    // with the key the sandbox's BIND publishes.
+    const message = 'From: dora@dora.example\nTo: emil@emil.example\nSubject: signed\n\nHello Emil.\n';
+    assert.notEqual(
+      smtpTo(sandbox.submission_port, 'dora@dora.example', 'emil@emil.example', null, message),
+      0,
+    );
+    assert.notEqual(
+      smtpTo(
+        sandbox.submission_port,
+        'emil@emil.example',
+        'emil@emil.example',
+        'dora:Pass-dora-1234',
+        message,
+      ),
+      0,
+      'dora may not send as emil',
+    );
+    assert.equal(
+      smtpTo(
+        sandbox.submission_port,
+        'dora@dora.example',
+        'emil@emil.example',
+        'dora@dora.example:Pass-dora-1234',
+        message,
+      ),
+      0,
+    );
+    const signed = await firstMessage('emil@emil.example:Pass-emil-1234');
+    const resolver = new Resolver();
+    resolver.setServers([`127.0.0.1:${sandbox.dns_port}`]);
+    const txt = (await resolver.resolveTxt('default._domainkey.dora.example')).map((parts) => parts.join(''));
+    const publicKey = /p=([A-Za-z0-9+/=]+)/.exec(txt[0] ?? '')?.[1];
+    assert.ok(publicKey, `a DKIM record: ${txt}`);
+    assert.equal(verifyDkim(signed, publicKey), 'dora.example');
+
+    // shell=on: a jail with the account's home alone, no /etc/shadow, no other process, PHP.
+    const inJail = ssh('ssh', 'dora', 'Pass-dora-1234', [
+      'ls /home; cat /etc/shadow || echo no-shadow; ls /proc | wc -l; php -r "echo PHP_VERSION;"; echo; id -un; git --version',
+    ]);
+    assert.equal(inJail.code, 0, inJail.stderr);
+    const lines = inJail.stdout.trim().split('\n');
+    assert.deepEqual(lines.slice(0, 3), ['dora', 'no-shadow', '0']);
+    assert.match(lines[3]!, /^8\.\d+\.\d+$/);
+    assert.equal(lines[4], 'dora');
+    assert.match(lines[5]!, /^git version/);
+
+    // shell=off: SFTP into public_html, served at once; no command runs.
+    const upload = join(dataDir, 'index.php');
+    writeFileSync(upload, '<?php echo "uploaded by ", posix_getpwuid(posix_geteuid())["name"];');
+    const sftp = ssh('sftp', 'emil', 'Pass-emil-1234', [], `put ${upload} /public_html/index.php\nls /\n`);
+    assert.equal(sftp.code, 0, sftp.stderr);
+    assert.match(sftp.stdout, /public_html/);
+    const served = curl([
+      '--resolve',
+      `emil.example:${sandbox.https_port}:127.0.0.1`,
+      '-k',
+      `https://emil.example:${sandbox.https_port}/`,
+    ]);
+    assert.equal(served.body, 'uploaded by emil');
+    const command = ssh('ssh', 'emil', 'Pass-emil-1234', ['echo executed']);
+    assert.doesNotMatch(command.stdout, /executed/);
+  });
+
+  it('refuses every login of a suspended account while its mail still arrives; passwd changes them all', async () => {
+    assert.equal((await call('suspendacct', { user: 'dora', reason: 'unpaid' })).body.status, 200);
+    assert.notEqual(imap('dora:Pass-dora-1234').code, 0, 'IMAP refused');
+    assert.notEqual(ssh('ssh', 'dora', 'Pass-dora-1234', ['true']).code, 0, 'SSH refused');
+    assert.notEqual(
+      smtpTo(sandbox.submission_port, 'dora@dora.example', 'emil@emil.example', 'dora:Pass-dora-1234', 'x\n'),
+      0,
+      'submission refused',
+    );
+    assert.equal(
+      smtpTo(
+        sandbox.smtp_port,
+        'someone@example.net',
+        'dora@dora.example',
+        null,
+        'Subject: while away\n\nKept.\n',
+      ),
+      0,
+      'mail still arrives',
+    );
+    assert.equal((await call('suspendacct', { user: 'emil', reason: 'unpaid' })).body.status, 200);
+    assert.notEqual(ssh('sftp', 'emil', 'Pass-emil-1234', [], 'ls /\n').code, 0, 'SFTP refused');
+    assert.equal((await call('unsuspendacct', { user: 'dora' })).body.status, 200);
+    assert.equal((await call('unsuspendacct', { user: 'emil' })).body.status, 200);
+    assert.match(imap('dora:Pass-dora-1234', 'INBOX;UID=2').stdout, /Kept\./);
+
+    assert.equal((await call('passwd', { user: 'dora', password: 'New-pass-dora-99' })).body.status, 200);
+    assert.notEqual(imap('dora:Pass-dora-1234').code, 0);
+    assert.equal(imap('dora:New-pass-dora-99').code, 0);
+    assert.equal(ssh('ssh', 'dora', 'New-pass-dora-99', ['true']).code, 0);
+    assert.notEqual(ssh('ssh', 'dora', 'Pass-dora-1234', ['true']).code, 0);
   });
 
   it('stops on SIGTERM and leaves this machine as it was', async () => {

@@ -93,6 +93,11 @@ interface Ports {
   rndc: number;
   acme: number;
   acmeManagement: number;
+  smtp: number;
+  submission: number;
+  imap: number;
+  dkim: number;
+  ssh: number;
 }
 
 interface Service {
@@ -181,6 +186,47 @@ function configure(ports: Ports, php: string, pebbleTls: { cert: string; key: st
       },
     }),
   );
+  // Postfix: Debian's main.cf and master.cf, its SMTP service on the sandbox's port, logging to its
+  // output. The mail component (Berth's start) adds the rest.
+  run([
+    '/usr/sbin/postconf',
+    '-e',
+    `myhostname=${SANDBOX_HOST}`,
+    'mydestination=localhost',
+    'inet_interfaces=127.0.0.1',
+    'inet_protocols=ipv4',
+    'maillog_file=/dev/stdout',
+    'relayhost=',
+  ]);
+  run(['/usr/sbin/postconf', '-MX', 'smtp/inet']);
+  run([
+    '/usr/sbin/postconf',
+    '-M',
+    `127.0.0.1:${ports.smtp}/inet=127.0.0.1:${ports.smtp} inet n - y - - smtpd`,
+  ]);
+  // Dovecot and OpenDKIM: their configuration is Berth's; the sandbox only logs them to a file.
+  write('/etc/dovecot/local.conf', 'log_path = /dev/stderr\n');
+  for (const [dir, owner] of [
+    ['/run/opendkim', 'opendkim'],
+    ['/run/dovecot', 'root'],
+    ['/run/sshd', 'root'],
+  ] as const) {
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    chownSync(
+      dir,
+      Number(run(['/usr/bin/id', '-u', owner]).toString()),
+      Number(run(['/usr/bin/id', '-g', owner]).toString()),
+    );
+  }
+  // sshd: host keys of its own; PAM's loginuid cannot be set inside a namespace, so it is optional.
+  for (const name of readdirSync('/etc/ssh').filter((n) => n.startsWith('ssh_host_')))
+    rmSync(join('/etc/ssh', name));
+  run(['/usr/bin/ssh-keygen', '-A']);
+  const pamSshd = readFileSync('/etc/pam.d/sshd', 'utf8');
+  write(
+    '/etc/pam.d/sshd',
+    pamSshd.replace(/^session\s+required\s+pam_loginuid\.so/m, 'session optional pam_loginuid.so'),
+  );
   // Berth: the linux driver on the sandbox's ports, certificates from Pebble.
   write(
     join(DATA_DIR, 'berth.toml'),
@@ -194,6 +240,10 @@ function configure(ports: Ports, php: string, pebbleTls: { cert: string; key: st
       `http_port = ${ports.http}`,
       `https_port = ${ports.https}`,
       `reload_dns = ["/usr/sbin/rndc", "-s", "127.0.0.1", "-p", "${ports.rndc}", "reload"]`,
+      'mail_address = "127.0.0.1"',
+      `imap_port = ${ports.imap}`,
+      `submission_port = ${ports.submission}`,
+      `dkim_port = ${ports.dkim}`,
       '',
       '[acme]',
       `directory = "https://127.0.0.1:${ports.acme}/dir"`,
@@ -233,7 +283,10 @@ export async function runInside(dir: string): Promise<number> {
   const stopAll = (): Promise<void> => {
     stopping ??= (async () => {
       // Berth first, so that no call is cut by a service going away under it.
-      for (const service of [...services].reverse()) {
+      const berthFirst = [...services]
+        .reverse()
+        .sort((a, b) => Number(b.name === 'Berth') - Number(a.name === 'Berth'));
+      for (const service of berthFirst) {
         const child = service.child;
         if (!child || child.exitCode !== null || child.signalCode !== null) continue;
         child.kill(service.stop);
@@ -306,6 +359,11 @@ export async function runInside(dir: string): Promise<number> {
       rndc: await freePort(),
       acme: await freePort(),
       acmeManagement: await freePort(),
+      smtp: await freePort(),
+      submission: await freePort(),
+      imap: await freePort(),
+      dkim: await freePort(),
+      ssh: await freePort(),
     };
     const pebbleCa = await makeFallbackCa('Pebble listener');
     const pebbleTls = await issueFallback(pebbleCa, ['127.0.0.1', 'localhost']);
@@ -386,6 +444,36 @@ export async function runInside(dir: string): Promise<number> {
       '/var/log/sandbox/berth.log',
     );
     await waitUntil('Berth', async () => (await answers(ports.api)) && (await answers(ports.reseller)));
+    // Mail and SSH read what Berth's mail and shell components wrote when it started.
+    const mailServices: [Service, string, number][] = [
+      [{ name: 'Postfix', argv: ['/usr/sbin/postfix', 'start-fg'], stop: 'SIGTERM' }, 'postfix', ports.smtp],
+      [
+        {
+          name: 'Dovecot',
+          argv: ['/usr/sbin/dovecot', '-F', '-c', '/etc/dovecot/dovecot.conf'],
+          stop: 'SIGTERM',
+        },
+        'dovecot',
+        ports.imap,
+      ],
+      [
+        { name: 'OpenDKIM', argv: ['/usr/sbin/opendkim', '-f', '-x', '/etc/opendkim.conf'], stop: 'SIGTERM' },
+        'opendkim',
+        ports.dkim,
+      ],
+      [
+        {
+          name: 'sshd',
+          argv: ['/usr/sbin/sshd', '-D', '-e', '-p', String(ports.ssh), '-o', 'ListenAddress=127.0.0.1'],
+          stop: 'SIGTERM',
+        },
+        'sshd',
+        ports.ssh,
+      ],
+    ];
+    for (const [service, log] of mailServices) start(service, `/var/log/sandbox/${log}.log`);
+    for (const [service, , port] of mailServices) await waitUntil(service.name, () => answers(port));
+    await waitUntil('submission', () => answers(ports.submission));
     const acmeRoot = await fetchText(`https://127.0.0.1:${ports.acmeManagement}/roots/0`, pebbleCa.certPem);
     const ready = {
       api: `https://127.0.0.1:${ports.api}/`,
@@ -396,6 +484,10 @@ export async function runInside(dir: string): Promise<number> {
       http_port: ports.http,
       https_port: ports.https,
       dns_port: ports.dns,
+      ssh_port: ports.ssh,
+      smtp_port: ports.smtp,
+      submission_port: ports.submission,
+      imap_port: ports.imap,
       acme_root_pem: acmeRoot,
       fallback_ca_pem: readFileSync('/etc/berth/certs/fallback-ca.pem', 'utf8'),
     };

@@ -38,8 +38,12 @@ export interface SandboxInfo {
   http_port: number;
   https_port: number;
   dns_port: number;
+  ssh_port: number;
+  smtp_port: number;
+  submission_port: number;
+  imap_port: number;
   acme_root_ca: string;
-  /** The fallback CA that signs a site's certificate until its ACME certificate arrives. */
+  /** The fallback CA: it signs a site's certificate until its ACME one arrives, and mail's (IMAP, submission). */
   fallback_ca: string;
   /** The process to signal (SIGINT or SIGTERM) to stop the sandbox. */
   pid: number;

@@ -5,9 +5,10 @@
 //
 // Each local mail domain has a record in mail_dir; every table (Postfix's domains, mailboxes and
 // senders, Dovecot's logins and users, OpenDKIM's keys and signing table) is written whole from
-// those records, never edited line by line. Dovecot re-reads its tables by itself; Postfix and
-// OpenDKIM are reloaded. Suspension takes the account's logins out of the logins table (and the
-// user component locks the password): nothing can log in, but mail still arrives.
+// those records, never edited line by line; a login's password is the account's system password
+// (its hash copied from the shadow file, readable by Dovecot alone). Postfix, Dovecot and OpenDKIM are
+// reloaded once per call. Suspension takes the account's logins out of the logins
+// table (and the user component locks the password): nothing can log in, but mail still arrives.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
@@ -15,7 +16,7 @@ import { type Component, type LinuxContext, type LinuxStep, type Service, strayF
 import { dkimKeyFile, signsMail } from '../dns/dkim.ts';
 import { domainFile, giveFile, makeDirectory, readIfExists, restoreFile, writeFileAtomic } from '../files.ts';
 import { ensureDirectory } from '../home.ts';
-import { findSystemUser } from '../passwd.ts';
+import { findSystemUser, shadowPassword } from '../passwd.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
 
@@ -53,8 +54,14 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
   const run = async (argv: string[]) => {
     if (ctx.live && argv.length > 0) await runner.run(argv);
   };
-  const postfix: Service = { name: 'Postfix', reload: async () => void (await run(linux.reloadMail)) };
-  const opendkim: Service = { name: 'OpenDKIM', reload: async () => void (await run(linux.reloadDkim)) };
+  // Postfix and OpenDKIM read their tables at start; Dovecot's auth notices a changed table only
+  // by its time and size, so it is told too (a password changed within the second keeps the size).
+  const mail: Service = {
+    name: 'mail services',
+    async reload() {
+      for (const argv of [linux.reloadMail, linux.reloadImap, linux.reloadDkim]) await run(argv);
+    },
+  };
 
   function records(): MailDomain[] {
     const dir = ctx.path(linux.mailDir);
@@ -69,7 +76,10 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
   function writeTables(): void {
     const all = records();
     const lines = (make: (d: MailDomain) => string[], from = all) =>
-      from.flatMap(make).map((line) => `${line}\n`).join('');
+      from
+        .flatMap(make)
+        .map((line) => `${line}\n`)
+        .join('');
     const quota = (d: MailDomain) => (d.quota === null ? '' : ` userdb_quota_rule=*:storage=${d.quota}M`);
     const logins = (d: MailDomain) => [d.user, `${d.user}@${d.domain}`];
     writeFileAtomic(
@@ -87,14 +97,16 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
       lines((d) => [`@${d.domain} ${logins(d).join(', ')}`]),
       0o644,
     );
+    // A login's password is the account's system password: its hash, read from the shadow file.
+    const hashOf = (d: MailDomain) => shadowPassword(ctx.root, d.user) ?? '!';
+    const usable = all.filter((d) => !d.suspended && !/^[!*]/.test(hashOf(d)));
     writeFileAtomic(
       tables.logins,
-      lines(
-        (d) => logins(d).map((login) => `${login}:::::::user=${d.user} nopassword`),
-        all.filter((d) => !d.suspended),
-      ),
-      0o644,
+      lines((d) => logins(d).map((login) => `${login}:${hashOf(d)}:::::::user=${d.user}`), usable),
+      0o640,
     );
+    const dovecot = findSystemUser(ctx.root, 'dovecot');
+    if (dovecot) giveFile(tables.logins, 0, dovecot.gid);
     writeFileAtomic(
       tables.users,
       lines((d) => logins(d).map((login) => `${login}::${d.uid}:${d.gid}::${d.home}::${quota(d)}`)),
@@ -106,10 +118,10 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
       lines((d) => [`default._domainkey.${d.domain} ${d.domain}:default:${d.dkimKey}`], signed),
       0o644,
     );
-    const escaped = (domain: string) => domain.replaceAll('.', '\\.');
+    // OpenDKIM's refile patterns know one wildcard, `*`.
     writeFileAtomic(
       tables.signing,
-      lines((d) => [`^[^@]+@${escaped(d.domain)}$ default._domainkey.${d.domain}`], signed),
+      lines((d) => [`*@${d.domain} default._domainkey.${d.domain}`], signed),
       0o644,
     );
   }
@@ -141,23 +153,25 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
   function recordStep(name: string, account: Account, next: () => MailDomain | null): LinuxStep {
     const file = recordFile(account.domain);
     let before: string | null = null;
+    // Undone by putting every table back as it was (the shadow file may not be back yet).
+    let tablesBefore: (string | null)[] = [];
+    const tableFiles = Object.values(tables);
     return ctx.step(
       name,
       async () => {
         before = readIfExists(file);
+        tablesBefore = tableFiles.map((table) => readIfExists(table));
         const record = next();
         if (record) handKeyToOpendkim(record);
         restoreFile(file, record && `${JSON.stringify(record, null, 2)}\n`, 0o644);
         writeTables();
-        // OpenDKIM's tables change only with a signed domain; its reload is queued with Postfix's.
-        if (record?.dkimKey || before?.includes('"dkimKey": "')) await opendkim.reload();
       },
       async () => {
         restoreFile(file, before, 0o644);
-        writeTables();
-        await opendkim.reload().catch(() => {});
+        for (const [i, table] of tableFiles.entries())
+          restoreFile(table, tablesBefore[i] ?? null, table === tables.logins ? 0o640 : 0o644);
       },
-      postfix,
+      mail,
     );
   }
 
@@ -175,7 +189,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
 
   return {
     name: 'mail',
-    services: [postfix, opendkim],
+    services: [mail],
 
     async prepare() {
       makeDirectory(ctx.path(linux.mailDir));
@@ -217,24 +231,28 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
         'smtpd_tls_security_level=may',
         'milter_default_action=accept',
       ]);
+      // master.cf names a service by where it listens: 587 on every address, or ADDRESS:PORT.
       const listen =
         linux.mailAddress === '*'
           ? String(linux.submissionPort)
           : `${linux.mailAddress}:${linux.submissionPort}`;
-      await runner.run(['/usr/sbin/postconf', '-M', `submission/inet=${listen} inet n - y - - smtpd`]);
+      const service = `${listen}/inet`;
+      await runner.run(['/usr/sbin/postconf', '-M', `${service}=${listen} inet n - y - - smtpd`]);
       // Authenticated clients only, each sending as its own domain, signed on the way out.
       await runner.run([
         '/usr/sbin/postconf',
         '-P',
-        'submission/inet/syslog_name=postfix/submission',
-        'submission/inet/smtpd_tls_security_level=encrypt',
-        'submission/inet/smtpd_sasl_auth_enable=yes',
-        'submission/inet/smtpd_tls_auth_only=yes',
-        'submission/inet/smtpd_client_restrictions=permit_sasl_authenticated,reject',
-        'submission/inet/smtpd_relay_restrictions=permit_sasl_authenticated,reject',
-        `submission/inet/smtpd_sender_login_maps=${maps('senders')}`,
-        'submission/inet/smtpd_sender_restrictions=reject_sender_login_mismatch',
-        `submission/inet/smtpd_milters=inet:127.0.0.1:${linux.dkimPort}`,
+        ...[
+          'syslog_name=postfix/submission',
+          'smtpd_tls_security_level=encrypt',
+          'smtpd_sasl_auth_enable=yes',
+          'smtpd_tls_auth_only=yes',
+          'smtpd_client_restrictions=permit_sasl_authenticated,reject',
+          'smtpd_relay_restrictions=permit_sasl_authenticated,reject',
+          `smtpd_sender_login_maps=${maps('senders')}`,
+          'smtpd_sender_restrictions=reject_sender_login_mismatch',
+          `smtpd_milters=inet:127.0.0.1:${linux.dkimPort}`,
+        ].map((option) => `${service}/${option}`),
       ]);
     },
 
@@ -242,6 +260,8 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
     remove: (account) => (local(account) ? [recordStep('mail domain', account, () => null)] : []),
     suspend: (account) => update('mail logins', account),
     unsuspend: (account) => update('mail logins', account),
+    // The user component has set the new hash by now; the logins table takes it.
+    changePassword: (account) => update('mail password', account),
     changeLimits: (before, after) =>
       before.limits.mailquota === after.limits.mailquota ? [] : update('mailbox quota', after),
 

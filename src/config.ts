@@ -125,6 +125,8 @@ export interface LinuxConfig {
   /** The loopback port OpenDKIM's milter listens on, for Postfix's submission service. */
   dkimPort: number;
   reloadMail: string[];
+  /** The pid file of Postfix's master, watched so that a reload is waited for. */
+  postfixPidFile: string;
   reloadImap: string[];
   reloadDkim: string[];
   /** The jail template (made with jailkit) every shell account's jail is hard-linked from. */
@@ -247,6 +249,7 @@ function defaults(dataDir: string): Config {
       submissionPort: 587,
       dkimPort: 8891,
       reloadMail: ['/usr/sbin/postfix', 'reload'],
+      postfixPidFile: '/var/spool/postfix/pid/master.pid',
       reloadImap: ['/usr/bin/doveadm', 'reload'],
       reloadDkim: ['/usr/bin/pkill', '-USR1', '--pidfile', '/run/opendkim/opendkim.pid'],
       jailTemplate: '/home/.berth-jail',
@@ -374,6 +377,7 @@ function fromFile(path: string): ConfigOverrides {
       submissionPort: whole(linux, 'submission_port', where),
       dkimPort: whole(linux, 'dkim_port', where),
       reloadMail: list(linux, 'reload_mail', where),
+      postfixPidFile: text(linux, 'postfix_pid_file', where),
       reloadImap: list(linux, 'reload_imap', where),
       reloadDkim: list(linux, 'reload_dkim', where),
       jailTemplate: text(linux, 'jail_template', where),
@@ -485,6 +489,7 @@ function check(config: Config): Config {
     ['opendkim_map_dir', linux.opendkimMapDir],
     ['jail_template', linux.jailTemplate],
     ['sshd_config', linux.sshdConfig],
+    ['postfix_pid_file', linux.postfixPidFile],
   ] as const) {
     if (!path.startsWith('/')) fail(`${name} must be an absolute path`);
   }

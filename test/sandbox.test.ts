@@ -413,6 +413,32 @@ describe('berth sandbox', () => {
     assert.notEqual(ssh('ssh', 'dora', 'Pass-dora-1234', ['true']).code, 0);
   });
 
+  it('changepackage switches the shell and the mail quota; removal leaves no trace, even after logins', async () => {
+    const pkg = await call('addpkg', { name: 'sftponly', shell: 'off', mailquota: '7' });
+    assert.equal(pkg.body.status, 200, pkg.body.info);
+    assert.equal((await call('changepackage', { user: 'dora', package: 'sftponly' })).body.status, 200);
+    assert.doesNotMatch(ssh('ssh', 'dora', 'New-pass-dora-99', ['echo executed']).stdout, /executed/);
+    assert.equal((await exec(['/usr/bin/test', '-e', '/home/dora/usr'])).code, 1, 'the jail is gone');
+    const quota = await exec(['/usr/bin/doveadm', 'quota', 'get', '-u', 'dora']);
+    assert.match(quota.stdout, /STORAGE\s+\d+\s+7168\b/, quota.stdout);
+    assert.equal((await call('changepackage', { user: 'emil', package: 'sftponly' })).body.status, 200);
+
+    for (const user of ['dora', 'emil']) {
+      const removed = await call('removeacct', { user });
+      assert.equal(removed.body.status, 200, removed.body.info);
+    }
+    const left = await exec([
+      '/bin/sh',
+      '-c',
+      'ls -a /home; cat /etc/postfix/berth/* /etc/dovecot/berth/* /etc/opendkim/berth/*; ls /etc/berth/mail /etc/berth/dkim; getent group berth-shell berth-sftp',
+    ]);
+    assert.doesNotMatch(left.stdout, /dora|emil/);
+    assert.notEqual(imap('dora:New-pass-dora-99').code, 0);
+    assert.notEqual(smtpTo(sandbox.smtp_port, 'someone@example.net', 'dora@dora.example', null, 'x\n'), 0);
+    const doctor = await exec([process.execPath, BERTH, 'doctor', '--data-dir', '/var/lib/berth']);
+    assert.equal(doctor.code, 0, doctor.stdout);
+  });
+
   it('stops on SIGTERM and leaves this machine as it was', async () => {
     const ended = new Promise<number | null>((resolve) => running.child.once('exit', resolve));
     process.kill(sandbox.pid, 'SIGTERM');

@@ -1,4 +1,4 @@
-// The sandbox from within: the first process of a new mount and PID namespace (sandbox.ts starts
+// The sandbox from within: under tini, the first process of a new mount and PID namespace (sandbox.ts starts
 // it). It lays throwaway overlays over every directory the stack writes, configures and starts
 // Debian's nginx, PHP-FPM, BIND and Pebble on free 127.0.0.1 ports, then `berth serve --driver
 // linux` with system root `/`, and reports on standard output once all of it answers. On SIGINT,
@@ -196,6 +196,8 @@ function configure(ports: Ports, php: string, pebbleTls: { cert: string; key: st
     'inet_interfaces=127.0.0.1',
     'inet_protocols=ipv4',
     'maillog_file=/dev/stdout',
+    // Its SMTP port stands for a server's port 25 on the Internet: no client is trusted to relay.
+    'mynetworks=',
     'relayhost=',
   ]);
   run(['/usr/sbin/postconf', '-MX', 'smtp/inet']);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { phpVersion } from '../config.ts';
+import { childrenOf } from '../provision/linux/wait.ts';
 
 export const BIN = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
 
@@ -16,6 +17,7 @@ export const BIN = fileURLToPath(new URL('../../bin/berth.js', import.meta.url))
 const TOOLS = [
   '/usr/bin/unshare',
   '/usr/bin/nsenter',
+  '/usr/bin/tini',
   '/usr/sbin/nginx',
   '/usr/sbin/named',
   '/usr/bin/pebble',
@@ -60,16 +62,6 @@ function check(): void {
     throw new SandboxError(`missing ${missing.join(', ')}: run scripts/setup-system.sh as root`);
 }
 
-/** The first child of `pid` (unshare's forked child: the sandbox's first process). */
-function childOf(pid: number): number | null {
-  try {
-    const first = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/)[0];
-    return first ? Number(first) : null;
-  } catch {
-    return null;
-  }
-}
-
 /** Runs the sandbox until SIGINT or SIGTERM; returns the exit status. */
 export async function runSandbox(dataDir: string, out: (line: string) => void): Promise<number> {
   check();
@@ -87,6 +79,10 @@ export async function runSandbox(dataDir: string, out: (line: string) => void): 
       '--kill-child',
       '--mount-proc',
       '--',
+      // The namespace's first process reaps every orphan (a finished SSH session's process, say),
+      // as init does on a real server; a zombie left as the account's would stop userdel.
+      '/usr/bin/tini',
+      '--',
       process.execPath,
       BIN,
       'sandbox-inside',
@@ -99,7 +95,8 @@ export async function runSandbox(dataDir: string, out: (line: string) => void): 
   let stopping = false;
   const stop = () => {
     stopping = true;
-    const inner = child.pid ? childOf(child.pid) : null;
+    // unshare's forked child, tini, passes the signal on to the sandbox's first process.
+    const inner = child.pid ? childrenOf(child.pid)[0] : undefined;
     if (inner) process.kill(inner, 'SIGTERM');
     else child.kill('SIGTERM');
   };
@@ -130,7 +127,7 @@ export async function runSandbox(dataDir: string, out: (line: string) => void): 
       acme_root_ca: acmeRoot,
       fallback_ca: fallbackCa,
       pid: process.pid,
-      namespace_pid: childOf(child.pid!) ?? 0,
+      namespace_pid: childrenOf(child.pid!)[0] ?? 0,
     };
     // The file holds passwords: only root reads it.
     writeFileSync(sandboxFile(dataDir), `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });

@@ -19,6 +19,7 @@ import { ensureDirectory } from '../home.ts';
 import { findSystemUser, shadowPassword } from '../passwd.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
+import { childrenOf, waitFor } from '../wait.ts';
 
 const MAILDIR_MODE = 0o700;
 
@@ -54,12 +55,34 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
   const run = async (argv: string[]) => {
     if (ctx.live && argv.length > 0) await runner.run(argv);
   };
-  // Postfix and OpenDKIM read their tables at start; Dovecot's auth notices a changed table only
-  // by its time and size, so it is told too (a password changed within the second keeps the size).
+  /**
+   * Postfix's processes read the tables when they start: after a reload the old ones end as soon as
+   * they are idle, and a new connection meets a new process. One still busy with a client ends
+   * after it, taking no other; it is not waited for beyond a moment.
+   */
+  async function reloadPostfix(): Promise<void> {
+    const pidText = readIfExists(ctx.path(linux.postfixPidFile));
+    const master = pidText === null ? 0 : Number(pidText.trim());
+    const before = master ? childrenOf(master) : [];
+    await run(linux.reloadMail);
+    if (!master || !ctx.live) return;
+    await waitFor(
+      'Postfix to take the new tables',
+      () => {
+        const now = childrenOf(master);
+        return before.every((pid) => !now.includes(pid));
+      },
+      2_000,
+    ).catch(() => {});
+  }
+  // Dovecot's auth notices a changed table only by its time and size (a password changed within
+  // the second keeps both), so it is reloaded too; OpenDKIM reads its tables at start.
   const mail: Service = {
     name: 'mail services',
     async reload() {
-      for (const argv of [linux.reloadMail, linux.reloadImap, linux.reloadDkim]) await run(argv);
+      await reloadPostfix();
+      await run(linux.reloadImap);
+      await run(linux.reloadDkim);
     },
   };
 

@@ -12,20 +12,14 @@ import { domainFile, readIfExists, removeFile, writeFileAtomic } from '../files.
 import { phpSocket } from '../php/component.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
-import { waitFor } from '../wait.ts';
+import { childrenOf, waitFor } from '../wait.ts';
 
 const SUSPENDED = 'return 503;';
 
 /** The worker processes of nginx's master, and whether each is winding down after a reload. */
 function workers(master: number): Map<number, boolean> {
   const found = new Map<number, boolean>();
-  let children: string;
-  try {
-    children = readFileSync(`/proc/${master}/task/${master}/children`, 'utf8');
-  } catch {
-    return found;
-  }
-  for (const pid of children.trim().split(/\s+/).filter(Boolean).map(Number)) {
+  for (const pid of childrenOf(master)) {
     try {
       found.set(pid, readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('shutting down'));
     } catch {

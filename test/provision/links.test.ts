@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import {
+  chownSync,
   lchownSync,
   lstatSync,
   mkdirSync,
@@ -100,6 +101,38 @@ describe('links a customer plants in its home', () => {
       untouched();
     });
   }
+
+  it('a shell jail is not built in a home the customer could write, nor over its link', async () => {
+    assert.equal((await h.call('addpkg', { name: 'jailed', shell: 'on' })).statusCode, 200);
+    const { uid, gid } = findSystemUser(h.root, 'mallory')!;
+    // A home as an older layout left it (the customer's, who could plant a link at any moment):
+    // nothing is made in it by plain paths.
+    chownSync(home(), uid, gid);
+    let reply = await h.call('changepackage', { user: 'mallory', package: 'jailed' });
+    assert.equal(reply.statusCode, 500, JSON.stringify(reply.body));
+    chownSync(home(), 0, gid);
+    symlinkSync(target, home('usr'));
+    lchownSync(home('usr'), uid, gid);
+    try {
+      // A root-owned home with the customer's link where the jail's usr goes: refused, not followed.
+      reply = await h.call('changepackage', { user: 'mallory', package: 'jailed' });
+      assert.equal(reply.statusCode, 500, JSON.stringify(reply.body));
+      untouched();
+    } finally {
+      rmSync(home('usr'));
+    }
+    // Without the link, the jail is made: hard links of the template, root's.
+    reply = await h.call('changepackage', { user: 'mallory', package: 'jailed' });
+    assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+    assert.equal(lstatSync(home('usr', 'bin', 'true')).nlink, 2);
+    assert.match(
+      readFileSync(home('etc', 'passwd'), 'utf8'),
+      /^mallory:x:\d+:\d+::\/home\/mallory:\/bin\/bash$/m,
+    );
+    assert.equal((await h.call('changepackage', { user: 'mallory', package: 'default' })).statusCode, 200);
+    assert.throws(() => lstatSync(home('usr')), /ENOENT/, 'the jail goes with shell off');
+    untouched();
+  });
 
   it('usage refresh counts the home without following links', async () => {
     await refreshUsage(h.services);

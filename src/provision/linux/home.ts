@@ -174,6 +174,19 @@ function emptyDirectory(fd: number): void {
   }
 }
 
+/**
+ * Whether only root can change what is directly in this home: a root-owned directory (not a link)
+ * no group or other may write. Only then may root make plain paths in it (a shell jail).
+ */
+export function rootAloneWrites(home: string): boolean {
+  try {
+    const stat = lstatSync(home);
+    return stat.isDirectory() && stat.uid === 0 && (stat.mode & 0o022) === 0;
+  } catch {
+    return false;
+  }
+}
+
 /** Removes a home and everything in it; links in it are removed, never followed. */
 export function removeHome(home: string): void {
   if (kindAt(home) === 'missing') return;

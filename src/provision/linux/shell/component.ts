@@ -11,7 +11,7 @@ import { phpVersion } from '../../../config.ts';
 import type { Account } from '../../../store/accounts.ts';
 import type { Component, LinuxContext } from '../context.ts';
 import { readIfExists, writeFileAtomic } from '../files.ts';
-import { ensureDirectory, kindOf, removeHome } from '../home.ts';
+import { ensureDirectory, kindOf, removeHome, rootAloneWrites } from '../home.ts';
 import { findSystemUser, type SystemUser, systemGroupMembers } from '../passwd.ts';
 import { render } from '../templates.ts';
 
@@ -102,9 +102,20 @@ export function shellComponent(ctx: LinuxContext): Component {
     writeFileAtomic(join(etc, 'group'), `root:x:0:\n${account.user}:x:${owner.gid}:\n`, 0o644);
   }
 
+  /**
+   * The jail's entries are made with plain paths (cp, the jail's /etc), which is safe only in a
+   * home the customer cannot write: a link planted there between a check and cp would be followed.
+   */
+  function jailHome(account: Account): string {
+    const home = ctx.path(account.homedir);
+    if (!rootAloneWrites(home))
+      throw new Error(`${account.homedir} is not root's alone: no jail is made or removed in it`);
+    return home;
+  }
+
   async function buildJail(account: Account): Promise<void> {
     const template = await ensureTemplate();
-    const home = ctx.path(account.homedir);
+    const home = jailHome(account);
     const owner = systemUser(account.user);
     // The home is root's, so only root can have made these names; a leftover jail is made anew.
     for (const name of JAIL_ENTRIES) {
@@ -122,7 +133,7 @@ export function shellComponent(ctx: LinuxContext): Component {
   }
 
   function removeJail(account: Account): void {
-    const home = ctx.path(account.homedir);
+    const home = jailHome(account);
     for (const name of JAIL_ENTRIES) if (ownerOf(home, name) === 0) removeHome(join(home, name));
   }
 

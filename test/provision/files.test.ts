@@ -5,6 +5,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { writeFileAtomic } from '../../src/provision/linux/files.ts';
+import { execRunner } from '../../src/provision/linux/run.ts';
 import { tempDir } from '../helpers.ts';
 
 describe('writeFileAtomic', () => {
@@ -22,5 +23,21 @@ describe('writeFileAtomic', () => {
     assert.equal(mode('zones/new'), 0o755);
     assert.equal(mode('zones/new/example.com.db'), 0o644);
     assert.equal(mode('zones/new/example.com.private'), 0o600);
+  });
+});
+
+describe('the command runner', () => {
+  it("gives a command the umask asked for, whatever Berth's own", async () => {
+    const root = tempDir('berth-umask-');
+    const before = process.umask(0o077);
+    try {
+      await execRunner().run(['/usr/bin/mkdir', '--', join(root, 'shared')], { umask: 0o022 });
+      await execRunner().run(['/usr/bin/mkdir', '--', join(root, 'private')]);
+      assert.equal(process.umask(), 0o077, "Berth's own umask is back");
+    } finally {
+      process.umask(before);
+    }
+    assert.equal(statSync(join(root, 'shared')).mode & 0o777, 0o755);
+    assert.equal(statSync(join(root, 'private')).mode & 0o777, 0o700);
   });
 });

@@ -65,7 +65,9 @@ export function shellComponent(ctx: LinuxContext): Component {
   async function ensureTemplate(): Promise<string> {
     const template = ctx.path(linux.jailTemplate);
     if (existsSync(join(template, 'usr'))) return template;
-    await runner.run(['/usr/sbin/jk_init', '-k', '-j', template, ...JAILKIT_SECTIONS]);
+    // Everyone in a jail reads its system files: jailkit must not make them under Berth's umask.
+    const umask = 0o022;
+    await runner.run(['/usr/sbin/jk_init', '-k', '-j', template, ...JAILKIT_SECTIONS], { umask });
     const php = phpVersion();
     const extras = [
       `/usr/bin/php${php}`,
@@ -75,7 +77,7 @@ export function shellComponent(ctx: LinuxContext): Component {
       '/usr/lib/php',
       ...EXTRA_TOOLS,
     ].filter((path) => existsSync(ctx.path(path)));
-    await runner.run(['/usr/sbin/jk_cp', '-k', '-j', template, ...extras]);
+    await runner.run(['/usr/sbin/jk_cp', '-k', '-j', template, ...extras], { umask });
     return template;
   }
 

@@ -7,6 +7,8 @@ import type { Config, LinuxComponentName, LinuxConfig } from '../../config.ts';
 import type { Account } from '../../store/accounts.ts';
 import type { Step } from '../driver.ts';
 import { readIfExists, restoreFile, under } from './files.ts';
+import { ensureDirectory } from './home.ts';
+import { findSystemUser, type SystemUser } from './passwd.ts';
 import type { CommandRunner } from './run.ts';
 
 /** A system service a component's files are read by (nginx, PHP-FPM, BIND). */
@@ -33,6 +35,10 @@ export interface LinuxContext {
   path(p: string): string;
   runner: CommandRunner;
   hashPassword(password: string): Promise<string>;
+  /** The system user of this name; an error when the user database does not have it. */
+  systemUser(name: string): SystemUser;
+  /** Makes `<homedir>/<components…>` a directory of the account's own (never through a link). */
+  accountDirectory(account: Account, components: readonly string[], mode: number): void;
   step(name: string, run: () => Promise<void>, undo?: () => Promise<void>, reloads?: Service): LinuxStep;
   /** Writes a file (or removes it: content null) as a step whose undo puts back what was there. */
   fileStep(
@@ -53,6 +59,11 @@ export function linuxContext(
   const { linux } = config;
   const root = linux.systemRoot;
   const live = root === '/';
+  const systemUser = (name: string): SystemUser => {
+    const found = findSystemUser(root, name);
+    if (!found) throw new Error(`${name} is not in ${under(root, '/etc/passwd')}`);
+    return found;
+  };
   const step: LinuxContext['step'] = (name, run, undo = async () => {}, reloads) => ({
     name,
     run: async () => {
@@ -71,6 +82,12 @@ export function linuxContext(
     path: (p) => under(root, p),
     runner,
     hashPassword,
+    systemUser,
+    accountDirectory(account, components, mode) {
+      const owner = systemUser(account.user);
+      if (ensureDirectory(under(root, account.homedir), components, owner, mode) !== 'directory')
+        throw new Error(`${join(account.homedir, ...components)} is not a directory`);
+    },
     step,
     fileStep(name, file, mode, content, reloads) {
       let before: string | null = null;

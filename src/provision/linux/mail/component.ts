@@ -15,7 +15,6 @@ import type { Account } from '../../../store/accounts.ts';
 import { type Component, type LinuxContext, type LinuxStep, type Service, strayFiles } from '../context.ts';
 import { dkimKeyFile, signsMail } from '../dns/dkim.ts';
 import { domainFile, giveFile, makeDirectory, readIfExists, restoreFile, writeFileAtomic } from '../files.ts';
-import { ensureDirectory } from '../home.ts';
 import { findSystemUser, shadowPassword } from '../passwd.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
@@ -150,8 +149,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
   }
 
   function recordOf(account: Account): MailDomain {
-    const owner = findSystemUser(ctx.root, account.user);
-    if (!owner) throw new Error(`${account.user} is not in ${ctx.path('/etc/passwd')}`);
+    const owner = ctx.systemUser(account.user);
     const key = dkimKeyFile(linux.dkimDir, account.domain);
     return {
       user: account.user,
@@ -199,12 +197,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
   }
 
   const maildirStep = (account: Account) =>
-    ctx.step('Maildir', async () => {
-      const owner = findSystemUser(ctx.root, account.user);
-      if (!owner) throw new Error(`${account.user} is not in ${ctx.path('/etc/passwd')}`);
-      if (ensureDirectory(ctx.path(account.homedir), ['Maildir'], owner, MAILDIR_MODE) !== 'directory')
-        throw new Error(`${join(account.homedir, 'Maildir')} is not a directory`);
-    });
+    ctx.step('Maildir', async () => ctx.accountDirectory(account, ['Maildir'], MAILDIR_MODE));
 
   const local = (account: Account) => account.mailserver === 'local';
   const update = (name: string, account: Account) =>

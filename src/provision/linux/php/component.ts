@@ -8,8 +8,6 @@ import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { type Component, type LinuxContext, type Service, strayFiles } from '../context.ts';
 import { removeFile, writeFileAtomic } from '../files.ts';
-import { ensureDirectory } from '../home.ts';
-import { findSystemUser } from '../passwd.ts';
 import { render } from '../templates.ts';
 import { waitFor } from '../wait.ts';
 
@@ -49,12 +47,7 @@ export function phpComponent(ctx: LinuxContext): Component {
   };
 
   const tmpStep = (account: Account) =>
-    ctx.step('PHP temporary directory', async () => {
-      const owner = findSystemUser(ctx.root, account.user);
-      if (!owner) throw new Error(`${account.user} is not in ${ctx.path('/etc/passwd')}`);
-      if (ensureDirectory(ctx.path(account.homedir), ['tmp'], owner, TMP_MODE) !== 'directory')
-        throw new Error(`${join(account.homedir, 'tmp')} is not a directory`);
-    });
+    ctx.step('PHP temporary directory', async () => ctx.accountDirectory(account, ['tmp'], TMP_MODE));
   const writePool = (account: Account) =>
     ctx.fileStep('PHP pool', poolFile(account), 0o644, () => pool(account), php);
   const removePool = (account: Account) =>

@@ -12,7 +12,7 @@ import type { Account } from '../../../store/accounts.ts';
 import type { Component, LinuxContext } from '../context.ts';
 import { readIfExists, writeFileAtomic } from '../files.ts';
 import { ensureDirectory, kindOf, removeHome, rootAloneWrites } from '../home.ts';
-import { findSystemUser, type SystemUser, systemGroupMembers } from '../passwd.ts';
+import { type SystemUser, systemGroupMembers } from '../passwd.ts';
 import { render } from '../templates.ts';
 
 export const SHELL_GROUP = 'berth-shell';
@@ -50,11 +50,7 @@ export function shellComponent(ctx: LinuxContext): Component {
     account.shellEnabled ? SHELL_GROUP : SFTP_GROUP,
     ...(account.suspension ? [SUSPENDED_GROUP] : []),
   ];
-  const systemUser = (name: string): SystemUser => {
-    const found = findSystemUser(root, name);
-    if (!found) throw new Error(`${name} is not in ${ctx.path('/etc/passwd')}`);
-    return found;
-  };
+  const { systemUser } = ctx;
 
   async function ensureGroups(): Promise<void> {
     for (const group of [SHELL_GROUP, SFTP_GROUP, SUSPENDED_GROUP])
@@ -130,8 +126,7 @@ export function shellComponent(ctx: LinuxContext): Component {
     jailEtc(account, owner);
     // The shell's home inside the jail: <home>/home/<user>, seen there as the home's own path.
     ensureDirectory(home, ['home'], { uid: 0, gid: 0 }, 0o755);
-    if (ensureDirectory(home, ['home', account.user], owner, 0o700) !== 'directory')
-      throw new Error(`${join(account.homedir, 'home', account.user)} is not a directory`);
+    ctx.accountDirectory(account, ['home', account.user], 0o700);
   }
 
   function removeJail(account: Account): void {

@@ -67,11 +67,7 @@ export function userComponent(ctx: LinuxContext): UserComponent {
     await runner.run(['/usr/bin/pkill', '-KILL', '-U', uid]).catch(() => {});
     await waitFor(`the processes of ${name} to end`, () => !processOf(found.uid));
   };
-  const systemUser = (user: string) => {
-    const found = findSystemUser(root, user);
-    if (!found) throw new Error(`${user} is not in ${ctx.path('/etc/passwd')}`);
-    return found;
-  };
+  const { systemUser } = ctx;
 
   function quotaSteps(account: Account, before: Account | null): LinuxStep[] {
     const fs = linux.quotaFilesystem;
@@ -117,10 +113,8 @@ export function userComponent(ctx: LinuxContext): UserComponent {
         ctx.step(
           'home directory',
           async () => {
-            const owner = systemUser(account.user);
-            createHome(home, { uid: 0, gid: owner.gid }, HOME_MODE);
-            if (ensureDirectory(home, ['public_html'], owner, PUBLIC_HTML_MODE) !== 'directory')
-              throw new Error(`${join(account.homedir, 'public_html')} is not a directory`);
+            createHome(home, { uid: 0, gid: systemUser(account.user).gid }, HOME_MODE);
+            ctx.accountDirectory(account, ['public_html'], PUBLIC_HTML_MODE);
           },
           async () => removeHome(home),
         ),

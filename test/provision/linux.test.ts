@@ -52,11 +52,19 @@ describe('the linux driver through a whole account lifecycle', () => {
   let h: LinuxHarness;
   let uid = 0;
   const file = (path: string) => join(h.root, path);
+  const lines = (path: string) => readFileSync(file(path), 'utf8').split('\n').filter(Boolean);
+  /** The users /etc/group lists in a group. */
+  const members = (group: string) =>
+    lines('etc/group')
+      .find((line) => line.startsWith(`${group}:`))
+      ?.split(':')[3]
+      ?.split(',')
+      .filter(Boolean) ?? [];
 
   before(async () => {
     h = await linuxSetup();
-    await h.call('addpkg', { name: 'shell', shell: 'on' });
-    await h.call('addpkg', { name: 'noshell', shell: 'off', quota: '500' });
+    await h.call('addpkg', { name: 'shell', shell: 'on', mailquota: '250' });
+    await h.call('addpkg', { name: 'noshell', shell: 'off', quota: '500', mailquota: '100' });
   });
   after(() => h.close());
 
@@ -206,15 +214,67 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.equal(createVerify('sha256').update('dkim').verify(publicKey, signature), true);
   });
 
-  it('passwd sets the new hash', async () => {
+  it('accepts the domain for mail, lists both logins with the system hash, signs with the zone key, and jails the shell', () => {
+    assert.deepEqual(lines('etc/postfix/berth/domains'), ['alice.example.com OK']);
+    assert.deepEqual(lines('etc/postfix/berth/mailboxes'), ['alice@alice.example.com OK']);
+    assert.deepEqual(lines('etc/postfix/berth/senders'), [
+      '@alice.example.com alice, alice@alice.example.com',
+    ]);
+    const hash = shadowPassword(h.root, 'alice');
+    assert.deepEqual(lines('etc/dovecot/berth/logins'), [
+      `alice:${hash}:::::::user=alice`,
+      `alice@alice.example.com:${hash}:::::::user=alice`,
+    ]);
+    assert.equal(statSync(file('etc/dovecot/berth/logins')).mode & 0o777, 0o640);
+    assert.deepEqual(lines('etc/dovecot/berth/users'), [
+      `alice::${uid}:${uid}::/home/alice::userdb_quota_rule=*:storage=250M`,
+      `alice@alice.example.com::${uid}:${uid}::/home/alice::userdb_quota_rule=*:storage=250M`,
+    ]);
+    assert.deepEqual(lines('etc/opendkim/berth/signing'), [
+      '*@alice.example.com default._domainkey.alice.example.com',
+    ]);
+    assert.deepEqual(lines('etc/opendkim/berth/keys'), [
+      'default._domainkey.alice.example.com alice.example.com:default:/etc/berth/dkim/alice.example.com.private',
+    ]);
+    const maildir = statSync(file('home/alice/Maildir'));
+    assert.deepEqual([maildir.uid, maildir.mode & 0o777], [uid, 0o700]);
+    // shell=on: the berth-shell rules, and a jail hard-linked from the template with its own /etc.
+    assert.deepEqual([members('berth-shell'), members('berth-sftp')], [['alice'], []]);
+    assert.equal(
+      statSync(file('home/alice/usr/bin/true')).ino,
+      statSync(file('home/.berth-jail/usr/bin/true')).ino,
+    );
+    assert.deepEqual(lines('home/alice/etc/passwd'), [
+      'root:x:0:0:root:/root:/bin/bash',
+      `alice:x:${uid}:${uid}::/home/alice:/bin/bash`,
+    ]);
+    assert.equal(statSync(file('home/alice/home/alice')).uid, uid);
+    assert.match(
+      readFileSync(file('etc/ssh/sshd_config.d/berth.conf'), 'utf8'),
+      /Match Group berth-sftp\n\s+ChrootDirectory %h\n\s+ForceCommand internal-sftp/,
+    );
+  });
+
+  it('passwd sets the new hash, for the system and the mail logins', async () => {
     assert.equal((await h.call('passwd', { user: 'alice', password: 'Alice-pass-2' })).statusCode, 200);
     assert.equal(verifySha512Crypt('Alice-pass-2', shadowPassword(h.root, 'alice')!), true);
+    assert.equal(
+      lines('etc/dovecot/berth/logins')[0],
+      `alice:${shadowPassword(h.root, 'alice')}:::::::user=alice`,
+    );
   });
 
   it('suspendacct locks the user, takes its shell and answers 503 for the site; unsuspendacct restores it', async () => {
     assert.equal((await h.call('suspendacct', { user: 'alice', reason: 'Unpaid' })).statusCode, 200);
     assert.match(shadowPassword(h.root, 'alice')!, /^!\$6\$/);
     assert.equal(findSystemUser(h.root, 'alice')?.shell, '/usr/sbin/nologin');
+    assert.deepEqual(lines('etc/dovecot/berth/logins'), [], 'no mail login while suspended');
+    assert.deepEqual(
+      lines('etc/postfix/berth/mailboxes'),
+      ['alice@alice.example.com OK'],
+      'mail still arrives',
+    );
+    assert.deepEqual(members('berth-suspended'), ['alice']);
     assert.match(readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8'), /return 503;/);
     nginxAccepts(h.root);
     assert.deepEqual(await inspect(h.services), []);
@@ -223,6 +283,8 @@ describe('the linux driver through a whole account lifecycle', () => {
 
     assert.equal((await h.call('unsuspendacct', { user: 'alice' })).statusCode, 200);
     assert.equal(verifySha512Crypt('Alice-pass-3', shadowPassword(h.root, 'alice')!), true);
+    assert.equal(lines('etc/dovecot/berth/logins').length, 2);
+    assert.deepEqual(members('berth-suspended'), []);
     assert.equal(findSystemUser(h.root, 'alice')?.shell, '/bin/bash');
     assert.doesNotMatch(
       readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8'),
@@ -235,6 +297,9 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.equal((await h.call('editquota', { user: 'alice', quota: '100' })).statusCode, 200);
     assert.equal((await h.call('changepackage', { user: 'alice', package: 'noshell' })).statusCode, 200);
     assert.equal(findSystemUser(h.root, 'alice')?.shell, '/usr/sbin/nologin');
+    assert.deepEqual([members('berth-shell'), members('berth-sftp')], [[], ['alice']]);
+    assert.equal(existsSync(file('home/alice/usr')), false, 'the jail goes with the shell');
+    assert.match(lines('etc/dovecot/berth/users')[0]!, /storage=100M$/);
     assert.deepEqual(await inspect(h.services), []);
   });
 
@@ -331,11 +396,17 @@ describe('the linux driver through a whole account lifecycle', () => {
       package: 'default',
     });
     rmSync(file('etc/bind/zones/carol.example.db'));
+    rmSync(file('etc/berth/mail/carol.example.json'));
+    writeFileSync(file('etc/berth/mail/stray.example.json'), '{}');
+    execFileSync('/usr/sbin/usermod', ['--prefix', h.root, '-G', '', '--', 'carol']);
     writeFileSync(file('etc/nginx/sites-enabled/stray.example.conf'), '');
     execFileSync('/usr/sbin/useradd', ['--prefix', h.root, '-M', '-c', 'Berth ghost.example', '--', 'ghost']);
     assert.deepEqual(await inspect(h.services), [
       'carol: no DNS zone',
+      'carol: no mail domain',
+      'carol: not in the group berth-sftp',
       'ghost: system user with no account in the store',
+      'stray.example: mail domain /etc/berth/mail/stray.example.json with no account in the store',
       'stray.example: web server block /etc/nginx/sites-enabled/stray.example.conf with no account in the store',
     ]);
   });
@@ -354,6 +425,7 @@ describe('a failure at any step of createacct', () => {
     'mail domain',
     'SSH access',
     'SSH keys directory',
+    'jail',
   ];
   let h: LinuxHarness;
   before(async () => {
@@ -370,6 +442,7 @@ describe('a failure at any step of createacct', () => {
         domain: 'dana.example',
         email: 'd@example.org',
         package: 'default',
+        shell: 'on',
       });
       h.failAt.step = null;
       assert.deepEqual(reply.body, {

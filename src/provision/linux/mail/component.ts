@@ -102,7 +102,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
         .flatMap(make)
         .map((line) => `${line}\n`)
         .join('');
-    const quota = (d: MailDomain) => (d.quota === null ? '' : ` userdb_quota_rule=*:storage=${d.quota}M`);
+    const quota = (d: MailDomain) => (d.quota === null ? '' : `userdb_quota_rule=*:storage=${d.quota}M`);
     const logins = (d: MailDomain) => [d.user, `${d.user}@${d.domain}`];
     writeFileAtomic(
       tables.domains,

@@ -1,7 +1,8 @@
-// The sandbox from within: under tini, the first process of a new mount and PID namespace (sandbox.ts starts
-// it). It lays throwaway overlays over every directory the stack writes, configures and starts
-// Debian's nginx, PHP-FPM, BIND and Pebble on free 127.0.0.1 ports, then `berth serve --driver
-// linux` with system root `/`, and reports on standard output once all of it answers. On SIGINT,
+// The sandbox from within: the process tini runs first in a new mount and PID namespace (sandbox.ts
+// starts them). It lays throwaway overlays over every directory the stack writes, configures and
+// starts Debian's nginx, PHP-FPM, BIND and Pebble on free 127.0.0.1 ports, then `berth serve
+// --driver linux` with system root `/`, then Postfix, Dovecot, OpenDKIM and sshd (they read what
+// Berth wrote when it started), and reports on standard output once all of it answers. On SIGINT,
 // SIGTERM or its input closing, it stops them, Berth first; nothing it did outlives the namespace.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -21,6 +21,11 @@ const TOOLS = [
   '/usr/sbin/nginx',
   '/usr/sbin/named',
   '/usr/bin/pebble',
+  '/usr/sbin/postfix',
+  '/usr/sbin/dovecot',
+  '/usr/sbin/opendkim',
+  '/usr/sbin/sshd',
+  '/usr/sbin/jk_init',
 ];
 
 export class SandboxError extends Error {

@@ -354,7 +354,7 @@ describe('berth sandbox', () => {
 
     // shell=on: a jail with the account's home alone, no /etc/shadow, no other process, PHP.
     const inJail = ssh('ssh', 'dora', 'Pass-dora-1234', [
-      'ls /home; cat /etc/shadow || echo no-shadow; ls /proc | wc -l; php -r "echo PHP_VERSION;"; echo; id -un; git --version',
+      'ls /home; cat /etc/shadow || echo no-shadow; ls /proc | wc -l; php -r "echo PHP_VERSION;"; echo; id -un; git --version; rsync --version | head -n 1',
     ]);
     assert.equal(inJail.code, 0, inJail.stderr);
     const lines = inJail.stdout.trim().split('\n');
@@ -362,6 +362,7 @@ describe('berth sandbox', () => {
     assert.match(lines[3]!, /^8\.\d+\.\d+$/);
     assert.equal(lines[4], 'dora');
     assert.match(lines[5]!, /^git version/);
+    assert.match(lines[6]!, /^rsync +version/);
 
     // shell=off: SFTP into public_html, served at once; no command runs.
     const upload = join(dataDir, 'index.php');

@@ -368,6 +368,10 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.doesNotMatch(zone, /IN MX/);
     assert.doesNotMatch(zone, /_domainkey/);
     execFileSync('/usr/bin/named-checkzone', ['-q', 'bob.example', file('etc/bind/zones/bob.example.db')]);
+    // mailserver=remote: this server does not take the domain's mail, nor has a mailbox for it.
+    assert.doesNotMatch(readFileSync(file('etc/postfix/berth/domains'), 'utf8'), /bob\.example/);
+    assert.equal(existsSync(file('etc/berth/mail/bob.example.json')), false);
+    assert.equal(existsSync(file('home/bob/Maildir')), false);
   });
 
   it('removeacct leaves nothing behind, and doctor finds no difference', async () => {

@@ -186,7 +186,7 @@ describe('the WHMCS module', () => {
       const outcome = await whmcs('TestConnection', service(0, { serveraccesshash: hash }));
       assert.deepEqual(outcome.result, { success: true, error: '' }, hash.slice(0, 20));
     }
-    const wrong = await whmcs('TestConnection', service(0, { serveraccesshash: 'AB:'.repeat(31) + 'AB' }));
+    const wrong = await whmcs('TestConnection', service(0, { serveraccesshash: `${'AB:'.repeat(31)}AB` }));
     assert.equal((wrong.result as { success: boolean }).success, false);
     assert.match(String((wrong.result as { error: string }).error), /fingerprint/);
     // No access hash: the system's CA store, which does not know a self-signed certificate.

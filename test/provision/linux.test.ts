@@ -16,16 +16,13 @@ import {
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CLI } from '../../src/audited.ts';
-import { sha512Crypt, verifySha512Crypt } from '../../src/auth/sha512-crypt.ts';
-import type { Config } from '../../src/config.ts';
+import { verifySha512Crypt } from '../../src/auth/sha512-crypt.ts';
 import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/maintenance.ts';
 import { setPortalPassword } from '../../src/portal-password.ts';
 import { StepFailed } from '../../src/provision/driver.ts';
-import { linuxDriver } from '../../src/provision/linux/driver.ts';
 import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
-import { type CommandRunner, execRunner } from '../../src/provision/linux/run.ts';
 import { findAccount } from '../../src/store/accounts.ts';
-import { errorOf, type Harness, setup, summary } from '../helpers.ts';
+import { errorOf, summary } from '../helpers.ts';
 import { berth } from '../process.ts';
 import { type LinuxHarness, linuxSetup, nginxAccepts } from './system-root.ts';
 

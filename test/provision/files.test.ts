@@ -1,10 +1,10 @@
 // System files the driver writes keep their modes whatever the process's umask: under a service
 // unit's UMask=0077, a zone written 0600 would be unreadable to BIND, a challenge file to nginx.
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { writeFileAtomic } from '../../src/provision/linux/files.ts';
+import { removeDirectory, writeFileAtomic } from '../../src/provision/linux/files.ts';
 import { execRunner } from '../../src/provision/linux/run.ts';
 import { tempDir } from '../helpers.ts';
 
@@ -39,5 +39,20 @@ describe('the command runner', () => {
     }
     assert.equal(statSync(join(root, 'shared')).mode & 0o777, 0o755);
     assert.equal(statSync(join(root, 'private')).mode & 0o777, 0o700);
+  });
+});
+
+describe('removeDirectory', () => {
+  it('takes what a write cut short left behind, but never another file', () => {
+    const root = tempDir('berth-rmdir-');
+    const dir = join(root, 'example.com');
+    writeFileAtomic(join(dir, 'certificate.pem'), 'pem\n', 0o600);
+    rmSync(join(dir, 'certificate.pem'));
+    writeFileSync(join(dir, '.0123456789ab.tmp'), 'half a write');
+    removeDirectory(dir);
+    assert.equal(existsSync(dir), false);
+    writeFileAtomic(join(dir, 'notes.txt'), 'kept\n', 0o644);
+    assert.throws(() => removeDirectory(dir), /ENOTEMPTY/);
+    assert.equal(existsSync(join(dir, 'notes.txt')), true);
   });
 });

@@ -13,6 +13,7 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmdirSync,
@@ -98,9 +99,16 @@ export function removeFile(path: string): void {
   rmSync(path, { force: true });
 }
 
-/** Removes an empty directory if it is there. */
+/** What writeFileAtomic writes before its rename: a name no other file has. */
+const TEMPORARY = /^\.[0-9a-f]{12}\.tmp$/;
+
+/**
+ * Removes a directory if it is there and holds nothing but what a write cut short left behind (a
+ * process killed between writing a temporary file and renaming it).
+ */
 export function removeDirectory(path: string): void {
   try {
+    for (const name of readdirSync(path)) if (TEMPORARY.test(name)) rmSync(join(path, name), { force: true });
     rmdirSync(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;

@@ -438,7 +438,9 @@ async function wholeStack(): Promise<void> {
   try {
     stack = await sequentialCreates(count, (i) => postForm(port, '/api/v1/createacct/', body(i), auth));
   } catch (error) {
-    process.stderr.write(`berth's log in the sandbox:\n${await sandbox.log()}\n`);
+    process.stderr.write(
+      `the sandbox said:\n${sandbox.output()}\nberth's log in it:\n${await sandbox.log()}\n`,
+    );
     throw error;
   } finally {
     await sandbox.stop();

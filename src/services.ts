@@ -85,9 +85,7 @@ export async function openServices(
   const driver = options.driver ?? (config.driver === 'linux' ? await linux(config, crypt) : recordDriver());
   const metrics = new Metrics();
   const lockout = new Lockout(store.db, config.lockout, Date.now, () => metrics.lockout());
-  const auth = new Authenticator(store.db, crypt, lockout, config.lockout.maxFailures, () =>
-    metrics.authFailure(),
-  );
+  const auth = new Authenticator(store.db, crypt, lockout, () => metrics.authFailure());
   const services: Services = {
     config,
     metrics,

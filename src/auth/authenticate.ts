@@ -52,31 +52,44 @@ class VerifiedCredentials {
 /** How many password hashes one source address may have computing at once; the rest wait. */
 export const HASHES_PER_ADDRESS = 2;
 
-/** A queue of hashing turns per source address: a few at a time, a bounded number waiting. */
-class TurnsPerAddress {
+/**
+ * Password checks per source address. A check is admitted only while the address has fewer checks
+ * unsettled (hashing, waiting, or failed and not yet counted) than it may still fail; an admitted
+ * check hashes once one of the address's HASHES_PER_ADDRESS turns is free.
+ */
+class ChecksPerAddress {
+  readonly #unsettled = new Map<string, number>();
   readonly #running = new Map<string, number>();
   readonly #waiting = new Map<string, (() => void)[]>();
-  readonly #maxWaiting: number;
 
-  constructor(maxWaiting: number) {
-    this.#maxWaiting = maxWaiting;
-  }
-
-  /** Resolves when the address may start a hash; false when too many of its checks already wait. */
-  async take(address: string): Promise<boolean> {
-    const running = this.#running.get(address) ?? 0;
-    if (running < HASHES_PER_ADDRESS) {
-      this.#running.set(address, running + 1);
-      return true;
-    }
-    const queue = this.#waiting.get(address) ?? [];
-    if (queue.length >= this.#maxWaiting) return false;
-    this.#waiting.set(address, queue);
-    await new Promise<void>((resolve) => queue.push(resolve));
+  /** Admits one check when the address has fewer than `allowed` unsettled. */
+  admit(address: string, allowed: number): boolean {
+    const unsettled = this.#unsettled.get(address) ?? 0;
+    if (unsettled >= allowed) return false;
+    this.#unsettled.set(address, unsettled + 1);
     return true;
   }
 
-  /** Hands the address's turn to its next waiting check, or gives it back. */
+  /** Ends an admitted check, once its outcome has been counted. */
+  settle(address: string): void {
+    const left = (this.#unsettled.get(address) ?? 1) - 1;
+    if (left > 0) this.#unsettled.set(address, left);
+    else this.#unsettled.delete(address);
+  }
+
+  /** Resolves when the address may start a hash. */
+  async take(address: string): Promise<void> {
+    const running = this.#running.get(address) ?? 0;
+    if (running < HASHES_PER_ADDRESS) {
+      this.#running.set(address, running + 1);
+      return;
+    }
+    const queue = this.#waiting.get(address) ?? [];
+    this.#waiting.set(address, queue);
+    await new Promise<void>((resolve) => queue.push(resolve));
+  }
+
+  /** Hands the address's turn to its next waiting hash, or gives it back. */
   give(address: string): void {
     const queue = this.#waiting.get(address);
     const next = queue?.shift();
@@ -102,59 +115,14 @@ export class Authenticator {
   readonly #verified = new VerifiedCredentials();
   readonly #lastTouched = new Map<string, number>();
   readonly #inFlight = new Map<string, Promise<boolean>>();
-  readonly #turns: TurnsPerAddress;
+  readonly #checks = new ChecksPerAddress();
   readonly #onFailure: () => void;
 
-  constructor(
-    db: Kysely<Database>,
-    crypt: CryptPool,
-    lockout: Lockout,
-    maxQueuedPerAddress: number,
-    onFailure: () => void = () => {},
-  ) {
+  constructor(db: Kysely<Database>, crypt: CryptPool, lockout: Lockout, onFailure: () => void = () => {}) {
     this.#db = db;
     this.#crypt = crypt;
     this.#lockout = lockout;
-    this.#turns = new TurnsPerAddress(Math.max(0, maxQueuedPerAddress - HASHES_PER_ADDRESS));
     this.#onFailure = onFailure;
-  }
-
-  /**
-   * Checks a password against a stored hash (none: an unknown name, which costs as much as a
-   * wrong password). A password outside 8-128 characters fails without being hashed. The same
-   * name, password and hash are hashed once however many calls ask at the same time (a billing
-   * system's burst); one address has at most HASHES_PER_ADDRESS hashes computing, and computing
-   * and waiting together no more than the lock-out lets it fail, past which it is answered 429 at once, so that no
-   * address can hold the hashing workers that every other caller's login needs.
-   */
-  async passwordMatches(
-    name: string,
-    storedHash: string | undefined,
-    password: string,
-    address: string,
-  ): Promise<boolean> {
-    // A password of a length no account can have is never hashed: it costs nothing to refuse.
-    if (!passwordLengthOk(password)) return false;
-    if (storedHash !== undefined && this.#verified.has(name, storedHash, password)) return true;
-    const stored = storedHash ?? DUMMY_HASH;
-    const key = this.#verified.keyOf(name, stored, password);
-    let pending = this.#inFlight.get(key);
-    if (!pending) {
-      pending = this.#hashInTurn(password, stored, address).finally(() => this.#inFlight.delete(key));
-      this.#inFlight.set(key, pending);
-    }
-    const ok = (await pending) && storedHash !== undefined;
-    if (ok) this.#verified.remember(name, stored, password);
-    return ok;
-  }
-
-  async #hashInTurn(password: string, stored: string, address: string): Promise<boolean> {
-    if (!(await this.#turns.take(address))) throw this.#lockout.busy();
-    try {
-      return await this.#crypt.verify(password, stored);
-    } finally {
-      this.#turns.give(address);
-    }
   }
 
   /** The calling API account, or an ApiError (429, 403) saying why not. */
@@ -165,21 +133,73 @@ export class Authenticator {
     const user = RESERVED_API_USERS.has(credentials.user)
       ? undefined
       : await findApiUser(this.#db, credentials.user);
-    const passwordOk = await this.passwordMatches(
+    const allowed =
+      user !== undefined && (user.access === 'open' || addressAllowed(address, user.allowedIps));
+    const ok = await this.attempt(
+      address,
       credentials.user,
       user?.passwordHash,
       credentials.password,
-      address,
+      allowed,
     );
-    const allowed =
-      user !== undefined && (user.access === 'open' || addressAllowed(address, user.allowedIps));
-    if (!user || !passwordOk || !allowed) {
-      this.#onFailure();
-      await this.#lockout.recordFailure(address);
-      throw new ApiError('forbidden', AUTH_DENIED);
-    }
+    if (!ok || !user) throw new ApiError('forbidden', AUTH_DENIED);
     await this.#touch(user.name);
     return user;
+  }
+
+  /**
+   * One login from an address whose lock-out the caller has checked: true when the password matches
+   * the stored hash (none: an unknown name, which costs as much as a wrong password) and the caller
+   * otherwise `accepts` the login. A failure counts toward the address's lock-out.
+   *
+   * A password outside 8-128 characters fails without being hashed. The same name, password and
+   * hash are hashed once however many calls ask at the same time (a billing system's burst). One
+   * address has at most HASHES_PER_ADDRESS hashes computing, and no more checks unsettled (hashing,
+   * waiting, or failed and not yet counted) than the lock-out still lets it fail: past that it is
+   * answered 429 at once, so no address can hold the hashing workers every other login needs.
+   */
+  async attempt(
+    address: string,
+    name: string,
+    storedHash: string | undefined,
+    password: string,
+    accepts: boolean,
+  ): Promise<boolean> {
+    let admitted = false;
+    try {
+      let ok = false;
+      if (storedHash !== undefined && this.#verified.has(name, storedHash, password)) ok = true;
+      else if (passwordLengthOk(password)) {
+        const stored = storedHash ?? DUMMY_HASH;
+        const key = this.#verified.keyOf(name, stored, password);
+        let pending = this.#inFlight.get(key);
+        if (!pending) {
+          const locked = this.#lockout.knownLock(address);
+          if (locked) throw locked;
+          if (!this.#checks.admit(address, this.#lockout.failuresLeft(address))) throw this.#lockout.busy();
+          admitted = true;
+          pending = this.#hash(password, stored, address).finally(() => this.#inFlight.delete(key));
+          this.#inFlight.set(key, pending);
+        }
+        ok = (await pending) && storedHash !== undefined;
+        if (ok) this.#verified.remember(name, stored, password);
+      }
+      if (ok && accepts) return true;
+      this.#onFailure();
+      await this.#lockout.recordFailure(address);
+      return false;
+    } finally {
+      if (admitted) this.#checks.settle(address);
+    }
+  }
+
+  async #hash(password: string, stored: string, address: string): Promise<boolean> {
+    await this.#checks.take(address);
+    try {
+      return await this.#crypt.verify(password, stored);
+    } finally {
+      this.#checks.give(address);
+    }
   }
 
   /** Records "last used" for the API Manager, at most once a minute per API account. */

@@ -16,6 +16,8 @@ export class Lockout {
   readonly #now: () => number;
   /** Locks seen by this process, so a locked address is refused without asking the store. */
   readonly #knownLocks = new Map<string, number>();
+  /** The failures within the window each address had when it last failed here. */
+  readonly #knownFailures = new Map<string, { failures: number; atMs: number }>();
 
   readonly #onLock: () => void;
   #lastSweepMs = 0;
@@ -55,6 +57,20 @@ export class Lockout {
     return until !== undefined && until > this.#now() ? this.#refusal(until) : null;
   }
 
+  /**
+   * How many more failures the address may have before it is locked, as far as this process knows
+   * (its count when it last failed here, as if none had left the window since); at least one, since
+   * an address that is not locked may always try once more.
+   */
+  failuresLeft(address: string): number {
+    const known = this.#knownFailures.get(address);
+    if (known && this.#now() - known.atMs >= this.#settings.windowMinutes * 60_000) {
+      this.#knownFailures.delete(address);
+    }
+    const failures = this.#knownFailures.get(address)?.failures ?? 0;
+    return Math.max(1, this.#settings.maxFailures - failures);
+  }
+
   /** Throws 429 rate_limited while the address is locked out. */
   async check(address: string): Promise<void> {
     const now = this.#now();
@@ -77,11 +93,13 @@ export class Lockout {
       this.#lastSweepMs = now;
       await forgetExpiredFailures(this.#db, now, windowMs);
     }
-    const lockedUntil = await countFailure(this.#db, address, now, {
+    const { failures, lockedUntilMs: lockedUntil } = await countFailure(this.#db, address, now, {
       maxFailures: this.#settings.maxFailures,
       windowMs,
       lockMs: this.#settings.lockMinutes * 60_000,
     });
+    if (this.#knownFailures.size >= 10_000) this.#knownFailures.clear();
+    this.#knownFailures.set(address, { failures, atMs: now });
     if (lockedUntil > this.#now()) {
       if (!this.#knownLocks.has(address)) this.#onLock();
       this.#knownLocks.set(address, lockedUntil);

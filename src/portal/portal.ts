@@ -181,23 +181,22 @@ export function registerPortal(app: FastifyInstance, services: Services, options
       reply.headers(error.headers);
       return showLogin(reply, { values: { username }, errors: { form: error.message } }, error.status);
     };
-    let passwordOk: boolean;
     const hash = await portalPasswordHash(db);
+    let loggedIn: boolean;
     try {
       await services.lockout.check(address);
       // The same checks as an API login: no hash for an impossible length, a few per address.
-      passwordOk = await services.auth.passwordMatches(
+      loggedIn = await services.auth.attempt(
+        address,
         PORTAL_USER,
         hash,
         field(request, 'password'),
-        address,
+        username === PORTAL_USER,
       );
     } catch (error) {
       return refuse(error);
     }
-    if (username !== PORTAL_USER || !passwordOk || !hash) {
-      services.metrics.authFailure();
-      await services.lockout.recordFailure(address);
+    if (!loggedIn) {
       return showLogin(
         reply,
         { values: { username }, errors: { form: 'Wrong user name or password.' } },

@@ -17,14 +17,15 @@ export async function findLock(db: Db, address: string): Promise<number> {
 
 /**
  * Counts one failure: when the address has `maxFailures` failures within the `windowMs` before
- * now (this one included), it is locked until now + `lockMs`. Returns the lock time (0: none).
+ * now (this one included), it is locked until now + `lockMs`. Returns that count and the lock time
+ * (0: none).
  */
 export async function countFailure(
   db: Db,
   address: string,
   nowMs: number,
   settings: { maxFailures: number; windowMs: number; lockMs: number },
-): Promise<number> {
+): Promise<{ failures: number; lockedUntilMs: number }> {
   await db.insertInto('auth_failure_times').values({ address, at_ms: nowMs }).execute();
   const row = await db
     .selectFrom('auth_failure_times')
@@ -32,14 +33,15 @@ export async function countFailure(
     .where('address', '=', address)
     .where('at_ms', '>', nowMs - settings.windowMs)
     .executeTakeFirstOrThrow();
-  if (Number(row.n) < settings.maxFailures) return 0;
+  const failures = Number(row.n);
+  if (failures < settings.maxFailures) return { failures, lockedUntilMs: 0 };
   const lockedUntilMs = nowMs + settings.lockMs;
   await db
     .insertInto('auth_locks')
     .values({ address, locked_until_ms: lockedUntilMs })
     .onConflict((oc) => oc.column('address').doUpdateSet({ locked_until_ms: lockedUntilMs }))
     .execute();
-  return lockedUntilMs;
+  return { failures, lockedUntilMs };
 }
 
 /** Forgets failures that left the window and locks that have ended. */

@@ -316,4 +316,19 @@ describe('password checks under a burst', () => {
     assert.equal(statuses.filter((s) => s === 403).length, 10);
     assert.equal(statuses.filter((s) => s === 429).length, 15);
   });
+
+  it('counts the failures an address already has against what it may queue', async () => {
+    const wrong = (i: number) =>
+      h.request({
+        url: '/api/v1/test_connection/',
+        headers: headers(ADMIN_USER, `wrong-password-${i}`),
+        remoteAddress: '192.0.2.79',
+      });
+    for (let i = 0; i < 6; i += 1) assert.equal((await wrong(i)).statusCode, 403);
+    const statuses = (await Promise.all(Array.from({ length: 20 }, (_, i) => wrong(100 + i)))).map(
+      (r) => r.statusCode,
+    );
+    assert.equal(statuses.filter((s) => s === 403).length, 4);
+    assert.equal(statuses.filter((s) => s === 429).length, 16);
+  });
 });

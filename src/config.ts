@@ -1,6 +1,7 @@
 // The server's configuration: defaults, then <data-dir>/berth.toml, then environment variables,
 // then command-line flags (each later source wins). Documented in docs/configuration.md.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
@@ -261,41 +262,275 @@ function defaults(dataDir: string): Config {
 
 type Table = Record<string, unknown>;
 
-function text(file: Table, key: string, where: string): string | undefined {
-  const value = file[key];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw new ConfigError(`${where}: ${key} must be a string`);
+/** Why a value in berth.toml cannot be used (the loader adds the file and the key). */
+class Refused extends Error {}
+
+/** Reads one value of berth.toml into what Config holds, or throws Refused with the reason. */
+type Reader = (value: unknown) => unknown;
+
+const textValue =
+  (rule?: { pattern: RegExp; what: string }): Reader =>
+  (value) => {
+    if (typeof value !== 'string') throw new Refused('must be a string');
+    if (rule && !rule.pattern.test(value)) throw new Refused(`must be ${rule.what}`);
+    return value;
+  };
+
+const absolutePath = textValue({ pattern: /^\//, what: 'an absolute path' });
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+const hostNameValue = (value: unknown) => {
+  const name = (textValue()(value) as string).toLowerCase();
+  if (!HOST_NAME.test(name)) throw new Refused(`must be a host name, not "${name}"`);
+  return name;
+};
+
+function listOf(item: Reader): Reader {
+  return (value) => {
+    if (!Array.isArray(value)) throw new Refused('must be a list');
+    return value.map((each, i) => {
+      try {
+        return item(each);
+      } catch (error) {
+        if (error instanceof Refused) throw new Refused(`item ${i + 1} ${error.message}`);
+        throw error;
+      }
+    });
+  };
+}
+
+const stringList = listOf(textValue());
+
+/** A command as an argument array starting with an absolute path; empty: none. */
+const command: Reader = (value) => {
+  const argv = stringList(value) as string[];
+  if (argv.length > 0 && !argv[0]!.startsWith('/')) throw new Refused('must start with an absolute path');
+  return argv;
+};
+
+const wholeNumber =
+  (min: number, max: number = Number.MAX_SAFE_INTEGER): Reader =>
+  (value) => {
+    const n = typeof value === 'bigint' ? Number(value) : value;
+    if (typeof n !== 'number' || !Number.isInteger(n)) throw new Refused('must be a whole number');
+    if (n < min || n > max) throw new Refused(`must be from ${min} to ${max}`);
+    return n;
+  };
+
+const port = wholeNumber(0, 65535);
+const servicePort = wholeNumber(1, 65535);
+const positive = wholeNumber(1);
+
+const fraction: Reader = (value) => {
+  if (typeof value !== 'number' || !(value >= 0 && value <= 1))
+    throw new Refused('must be a number from 0 to 1');
   return value;
+};
+
+const onOff: Reader = (value) => {
+  if (typeof value !== 'boolean') throw new Refused('must be true or false');
+  return value;
+};
+
+const oneOf =
+  (...choices: string[]): Reader =>
+  (value) => {
+    if (typeof value !== 'string' || !choices.includes(value))
+      throw new Refused(`must be one of ${choices.map((c) => `"${c}"`).join(', ')}`);
+    return value;
+  };
+
+function addressRange(family?: 4 | 6): Reader {
+  return (value) => {
+    const raw = textValue()(value) as string;
+    let address: string;
+    try {
+      address = parseAddressRange('address', raw);
+    } catch {
+      throw new Refused(`must be an IPv4 or IPv6 address or CIDR range, not "${raw}"`);
+    }
+    if (family === undefined) return address;
+    if (address.includes('/') || isIP(address) !== family)
+      throw new Refused(`must be an IPv${family} address, not "${raw}"`);
+    return address;
+  };
 }
 
-function list(file: Table, key: string, where: string): string[] | undefined {
-  const value = file[key];
-  if (value === undefined) return undefined;
-  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
-    throw new ConfigError(`${where}: ${key} must be a list of strings`);
+/** One IP address (no range) to listen on. */
+const listenAddress: Reader = (value) => {
+  const address = addressRange()(value) as string;
+  if (address.includes('/')) throw new Refused(`must be an IP address, not the range "${address}"`);
+  return address;
+};
+
+const addressOrNone = (family: 4 | 6): Reader => {
+  const read = addressRange(family);
+  return (value) => (value === '' ? '' : read(value));
+};
+
+const components: Reader = (value) => {
+  const names = listOf(oneOf(...LINUX_COMPONENTS))(value) as string[];
+  if (!names.includes('user')) throw new Refused('must include "user", which cannot be left out');
+  return names;
+};
+
+/**
+ * Every key of berth.toml: its place (`key` or `section.key`), the Config field it sets (`field` or
+ * `section.field`) and how its value is read. `berth.toml` may hold these and nothing else.
+ */
+const SETTINGS: Record<string, [field: string, read: Reader]> = {
+  database: ['database', textValue({ pattern: /^postgres(ql)?:\/\//, what: 'a postgres:// URL' })],
+  driver: ['driver', oneOf('record', 'linux')],
+  host: ['host', listenAddress],
+  port: ['port', port],
+  reseller_port: ['resellerPort', port],
+  demo: ['demo', onOff],
+  host_name: ['hostName', hostNameValue],
+  shared_ipv4: ['sharedIpv4', addressOrNone(4)],
+  shared_ipv6: ['sharedIpv6', addressOrNone(6)],
+  nameservers: ['nameservers', listOf(hostNameValue)],
+  home_base: ['homeBase', absolutePath],
+  shell: ['shell', absolutePath],
+  trusted_proxies: ['trustedProxies', listOf(addressRange())],
+  'tls.enabled': ['tls', onOff],
+  'tls.cert': ['tlsCert', absolutePath],
+  'tls.key': ['tlsKey', absolutePath],
+  'ip_pool.ipv4': ['ipPool.ipv4', listOf(addressRange(4))],
+  'ip_pool.ipv6': ['ipPool.ipv6', listOf(addressRange(6))],
+  'ip_pool.reseller_share': ['ipPool.resellerShare', fraction],
+  'linux.system_root': ['linux.systemRoot', absolutePath],
+  'linux.components': ['linux.components', components],
+  'linux.nginx_dir': ['linux.nginxDir', absolutePath],
+  'linux.nginx_http_settings': ['linux.nginxHttpSettings', (v) => (v === '' ? '' : absolutePath(v))],
+  'linux.zone_dir': ['linux.zoneDir', absolutePath],
+  'linux.dkim_dir': ['linux.dkimDir', absolutePath],
+  'linux.log_dir': ['linux.logDir', absolutePath],
+  'linux.http_port': ['linux.httpPort', servicePort],
+  'linux.https_port': ['linux.httpsPort', servicePort],
+  'linux.web_user': ['linux.webUser', textValue({ pattern: /^[a-z_][a-z0-9_-]*$/, what: 'a user name' })],
+  'linux.nginx_pid_file': ['linux.nginxPidFile', absolutePath],
+  'linux.zone_list': ['linux.zoneList', absolutePath],
+  'linux.php_pool_dir': ['linux.phpPoolDir', absolutePath],
+  'linux.php_socket_dir': ['linux.phpSocketDir', absolutePath],
+  'linux.cert_dir': ['linux.certDir', absolutePath],
+  'linux.acme_challenge_dir': ['linux.acmeChallengeDir', absolutePath],
+  'linux.quota_filesystem': ['linux.quotaFilesystem', (v) => (v === '' ? null : absolutePath(v))],
+  'linux.test_web': ['linux.testWeb', command],
+  'linux.reload_web': ['linux.reloadWeb', command],
+  'linux.reload_dns': ['linux.reloadDns', command],
+  'linux.reload_php': ['linux.reloadPhp', command],
+  'linux.check_zone': ['linux.checkZone', command],
+  'linux.mail_dir': ['linux.mailDir', absolutePath],
+  'linux.postfix_map_dir': ['linux.postfixMapDir', absolutePath],
+  'linux.dovecot_map_dir': ['linux.dovecotMapDir', absolutePath],
+  'linux.opendkim_map_dir': ['linux.opendkimMapDir', absolutePath],
+  'linux.mail_address': ['linux.mailAddress', (v) => (v === '*' ? '*' : listenAddress(v))],
+  'linux.imap_port': ['linux.imapPort', servicePort],
+  'linux.submission_port': ['linux.submissionPort', servicePort],
+  'linux.dkim_port': ['linux.dkimPort', servicePort],
+  'linux.reload_mail': ['linux.reloadMail', command],
+  'linux.postfix_pid_file': ['linux.postfixPidFile', absolutePath],
+  'linux.reload_imap': ['linux.reloadImap', command],
+  'linux.reload_dkim': ['linux.reloadDkim', command],
+  'linux.jail_template': ['linux.jailTemplate', absolutePath],
+  'linux.sshd_config': ['linux.sshdConfig', absolutePath],
+  'linux.reload_ssh': ['linux.reloadSsh', command],
+  'acme.directory': ['acme.directory', textValue({ pattern: /^https:\/\//, what: 'an https URL' })],
+  'acme.email': ['acme.email', textValue()],
+  'acme.check_seconds': ['acme.checkSeconds', positive],
+  'limits.header_timeout': ['limits.headerTimeout', positive],
+  'limits.request_timeout': ['limits.requestTimeout', positive],
+  'limits.keep_alive_timeout': ['limits.keepAliveTimeout', positive],
+  'limits.max_connections': ['limits.maxConnections', positive],
+  'limits.max_connections_per_address': ['limits.maxConnectionsPerAddress', positive],
+  'lockout.max_failures': ['lockout.maxFailures', positive],
+  'lockout.window_minutes': ['lockout.windowMinutes', positive],
+  'lockout.lock_minutes': ['lockout.lockMinutes', positive],
+};
+
+function tomlValue(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(tomlValue).join(', ')}]`;
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
+}
+
+/**
+ * A berth.toml listing every key with the value `config` has, commented out but for `set`: what
+ * `berth init` writes, so that an administrator sees every setting and uncomments what to change.
+ */
+export function configTemplate(config: Config, set: readonly string[] = []): string {
+  const lines = [
+    "# Berth's configuration. Every key is described in docs/configuration.md; uncomment what this",
+    '# server needs. A key Berth does not know stops it with the file, the key and the reason.',
+    '',
+  ];
+  let section: string | undefined;
+  for (const [key, [field]] of Object.entries(SETTINGS)) {
+    const [keySection, name] = key.includes('.') ? key.split('.') : [undefined, key];
+    if (keySection !== section) {
+      lines.push('', `[${keySection}]`);
+      section = keySection;
+    }
+    const [fieldSection, fieldName] = field.includes('.') ? field.split('.') : [undefined, field];
+    const value = fieldSection
+      ? (config[fieldSection as keyof Config] as Table)[fieldName!]
+      : config[fieldName as keyof Config];
+    const example = key in TEMPLATE_EXAMPLES ? TEMPLATE_EXAMPLES[key] : value;
+    lines.push(`${set.includes(key) ? '' : '# '}${name} = ${tomlValue(example)}`);
   }
-  return value as string[];
+  lines.push(
+    '',
+    '# [[webhooks]]',
+    '# url = "https://billing.example.net/berth-events"',
+    '# secret = "a-long-random-shared-secret"',
+    '# events = ["account.created", "account.removed"]',
+    '',
+  );
+  return lines.join('\n');
 }
 
-function whole(file: Table, key: string, where: string): number | undefined {
-  const value = file[key];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' && typeof value !== 'bigint')
-    throw new ConfigError(`${where}: ${key} must be a number`);
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new ConfigError(`${where}: ${key} must be a whole number above 0`);
-  return n;
+/** What the template shows for a setting unset by default, or whose default follows another. */
+const TEMPLATE_EXAMPLES: Record<string, unknown> = {
+  nameservers: [],
+  database: 'postgres://berth@db.example.net/berth',
+  'tls.cert': '/etc/ssl/berth/fullchain.pem',
+  'tls.key': '/etc/ssl/berth/privkey.pem',
+  'linux.quota_filesystem': '/home',
+};
+
+/** The keys of berth.toml, for the docs and their test. */
+export const FILE_KEYS = [...Object.keys(SETTINGS), 'webhooks.url', 'webhooks.secret', 'webhooks.events'];
+
+const SECTION_NAMES = new Set(
+  Object.keys(SETTINGS).flatMap((key) => (key.includes('.') ? [key.split('.')[0]!] : [])),
+);
+
+function isTable(value: unknown): value is Table {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
 }
 
-function fraction(file: Table, key: string, where: string): number | undefined {
-  const value = file[key];
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if ((typeof value !== 'number' && typeof value !== 'bigint') || !(n >= 0 && n <= 1))
-    throw new ConfigError(`${where}: ${key} must be a number from 0 to 1`);
-  return n;
+function readWebhook(hook: unknown, where: string): Webhook {
+  if (!isTable(hook)) throw new ConfigError(`${where}: must be a [[webhooks]] table`);
+  for (const key of Object.keys(hook))
+    if (!['url', 'secret', 'events'].includes(key)) throw new ConfigError(`${where}: unknown key ${key}`);
+  const field = <T>(key: string, read: Reader, fallback?: T): T => {
+    if (hook[key] === undefined) {
+      if (fallback !== undefined) return fallback;
+      throw new ConfigError(`${where}: ${key} is required`);
+    }
+    try {
+      return read(hook[key]) as T;
+    } catch (error) {
+      if (error instanceof Refused) throw new ConfigError(`${where}: ${key} ${error.message}`);
+      throw error;
+    }
+  };
+  return {
+    url: field('url', textValue({ pattern: /^https?:\/\/./, what: 'an http(s) URL' })),
+    secret: field('secret', textValue({ pattern: /^.{16,}$/s, what: 'at least 16 characters' })),
+    events: field('events', stringList, []),
+  };
 }
 
+/** berth.toml as overrides: every key known, every value usable, or a ConfigError naming both. */
 function fromFile(path: string): ConfigOverrides {
   if (!existsSync(path)) return {};
   let file: Table;
@@ -304,99 +539,33 @@ function fromFile(path: string): ConfigOverrides {
   } catch (error) {
     throw new ConfigError(`${path}: ${(error as Error).message.split('\n')[0]}`);
   }
-  const pool = (file.ip_pool ?? {}) as Table;
-  const linux = (file.linux ?? {}) as Table;
-  const limits = (file.limits ?? {}) as Table;
-  const hooks = file.webhooks ?? [];
-  if (!Array.isArray(hooks)) throw new ConfigError(`${path}: webhooks must be [[webhooks]] tables`);
-  const webhooks = hooks.map((hook, i) => {
-    const where = `${path} [[webhooks]] #${i + 1}`;
-    const url = text(hook as Table, 'url', where);
-    const secret = text(hook as Table, 'secret', where);
-    if (!url || !/^https?:\/\//.test(url)) throw new ConfigError(`${where}: url must be an http(s) URL`);
-    if (!secret || secret.length < 16)
-      throw new ConfigError(`${where}: secret must be at least 16 characters`);
-    return { url, secret, events: list(hook as Table, 'events', where) ?? [] };
-  });
-  const where = `${path} [linux]`;
-  const acme = (file.acme ?? {}) as Table;
-  const lockout = (file.lockout ?? {}) as Table;
-  const tls = (file.tls ?? {}) as Table;
-  const out: ConfigOverrides = {
-    hostName: text(file, 'host_name', path),
-    sharedIpv4: text(file, 'shared_ipv4', path),
-    sharedIpv6: text(file, 'shared_ipv6', path),
-    nameservers: list(file, 'nameservers', path),
-    homeBase: text(file, 'home_base', path),
-    shell: text(file, 'shell', path),
-    trustedProxies: list(file, 'trusted_proxies', path),
-    tlsCert: text(tls, 'cert', `${path} [tls]`),
-    tlsKey: text(tls, 'key', `${path} [tls]`),
-    ipPool: {
-      ipv4: list(pool, 'ipv4', `${path} [ip_pool]`),
-      ipv6: list(pool, 'ipv6', `${path} [ip_pool]`),
-      resellerShare: fraction(pool, 'reseller_share', `${path} [ip_pool]`),
-    },
-    webhooks: hooks.length > 0 ? webhooks : undefined,
-    limits: {
-      headerTimeout: whole(limits, 'header_timeout', `${path} [limits]`),
-      requestTimeout: whole(limits, 'request_timeout', `${path} [limits]`),
-      keepAliveTimeout: whole(limits, 'keep_alive_timeout', `${path} [limits]`),
-      maxConnections: whole(limits, 'max_connections', `${path} [limits]`),
-      maxConnectionsPerAddress: whole(limits, 'max_connections_per_address', `${path} [limits]`),
-    },
-    linux: {
-      systemRoot: text(linux, 'system_root', where),
-      components: list(linux, 'components', where) as LinuxComponentName[] | undefined,
-      nginxDir: text(linux, 'nginx_dir', where),
-      nginxHttpSettings: text(linux, 'nginx_http_settings', where),
-      zoneDir: text(linux, 'zone_dir', where),
-      dkimDir: text(linux, 'dkim_dir', where),
-      logDir: text(linux, 'log_dir', where),
-      httpPort: whole(linux, 'http_port', where),
-      httpsPort: whole(linux, 'https_port', where),
-      webUser: text(linux, 'web_user', where),
-      nginxPidFile: text(linux, 'nginx_pid_file', where),
-      zoneList: text(linux, 'zone_list', where),
-      phpPoolDir: text(linux, 'php_pool_dir', where),
-      phpSocketDir: text(linux, 'php_socket_dir', where),
-      certDir: text(linux, 'cert_dir', where),
-      acmeChallengeDir: text(linux, 'acme_challenge_dir', where),
-      quotaFilesystem: text(linux, 'quota_filesystem', where),
-      testWeb: list(linux, 'test_web', where),
-      reloadWeb: list(linux, 'reload_web', where),
-      reloadDns: list(linux, 'reload_dns', where),
-      reloadPhp: list(linux, 'reload_php', where),
-      checkZone: list(linux, 'check_zone', where),
-      mailDir: text(linux, 'mail_dir', where),
-      postfixMapDir: text(linux, 'postfix_map_dir', where),
-      dovecotMapDir: text(linux, 'dovecot_map_dir', where),
-      opendkimMapDir: text(linux, 'opendkim_map_dir', where),
-      mailAddress: text(linux, 'mail_address', where),
-      imapPort: whole(linux, 'imap_port', where),
-      submissionPort: whole(linux, 'submission_port', where),
-      dkimPort: whole(linux, 'dkim_port', where),
-      reloadMail: list(linux, 'reload_mail', where),
-      postfixPidFile: text(linux, 'postfix_pid_file', where),
-      reloadImap: list(linux, 'reload_imap', where),
-      reloadDkim: list(linux, 'reload_dkim', where),
-      jailTemplate: text(linux, 'jail_template', where),
-      sshdConfig: text(linux, 'sshd_config', where),
-      reloadSsh: list(linux, 'reload_ssh', where),
-    },
-    acme: {
-      directory: text(acme, 'directory', `${path} [acme]`),
-      email: text(acme, 'email', `${path} [acme]`),
-      checkSeconds: whole(acme, 'check_seconds', `${path} [acme]`),
-    },
-    lockout: {
-      maxFailures: whole(lockout, 'max_failures', `${path} [lockout]`),
-      windowMinutes: whole(lockout, 'window_minutes', `${path} [lockout]`),
-      lockMinutes: whole(lockout, 'lock_minutes', `${path} [lockout]`),
-    },
+  const out: Record<string, unknown> = {};
+  const set = (key: string, value: unknown) => {
+    const setting = SETTINGS[key];
+    if (!setting) throw new ConfigError(`${path}: unknown key ${key}`);
+    const [field, read] = setting;
+    let parsed: unknown;
+    try {
+      parsed = read(value);
+    } catch (error) {
+      if (error instanceof Refused) throw new ConfigError(`${path}: ${key} ${error.message}`);
+      throw error;
+    }
+    const [section, name] = field.includes('.') ? field.split('.') : [undefined, field];
+    if (section === undefined) out[name!] = parsed;
+    else out[section] = { ...(out[section] as Table | undefined), [name!]: parsed };
   };
-  if (file.demo !== undefined) out.demo = file.demo === true;
-  return out;
+  for (const [key, value] of Object.entries(file)) {
+    if (key === 'webhooks') {
+      if (!Array.isArray(value)) throw new ConfigError(`${path}: webhooks must be [[webhooks]] tables`);
+      out.webhooks = value.map((hook, i) => readWebhook(hook, `${path} [[webhooks]] #${i + 1}`));
+    } else if (SECTION_NAMES.has(key)) {
+      if (!isTable(value)) throw new ConfigError(`${path}: ${key} must be a [${key}] table`);
+      for (const [inner, innerValue] of Object.entries(value)) set(`${key}.${inner}`, innerValue);
+    } else if (isTable(value)) throw new ConfigError(`${path}: unknown section [${key}]`);
+    else set(key, value);
+  }
+  return out as ConfigOverrides;
 }
 
 function switchEnv(name: string): boolean | undefined {
@@ -453,81 +622,15 @@ function merge(base: Config, over: ConfigOverrides): Config {
   return out as unknown as Config;
 }
 
+/** The rules between settings, once every source is laid over the defaults. */
 function check(config: Config): Config {
-  const fail = (what: string) => {
-    throw new ConfigError(what);
-  };
-  try {
-    config.trustedProxies = config.trustedProxies.map((range) => parseAddressRange('trusted_proxies', range));
-    config.ipPool.ipv4 = config.ipPool.ipv4.map((ip) => parseAddressRange('ip_pool.ipv4', ip));
-    config.ipPool.ipv6 = config.ipPool.ipv6.map((ip) => parseAddressRange('ip_pool.ipv6', ip));
-  } catch (error) {
-    fail((error as Error).message);
-  }
-  if (config.ipPool.ipv4.some((ip) => ip.includes('/') || ip.includes(':')))
-    fail('ip_pool.ipv4 lists IPv4 addresses');
-  if (config.ipPool.ipv6.some((ip) => ip.includes('/') || !ip.includes(':')))
-    fail('ip_pool.ipv6 lists IPv6 addresses');
-  if (!config.homeBase.startsWith('/')) fail('home_base must be an absolute path');
-  if (!config.shell.startsWith('/')) fail('shell must be an absolute path');
-  const { linux } = config;
-  for (const [name, path] of [
-    ['system_root', linux.systemRoot],
-    ['nginx_dir', linux.nginxDir],
-    ['zone_dir', linux.zoneDir],
-    ['dkim_dir', linux.dkimDir],
-    ['log_dir', linux.logDir],
-    ['nginx_pid_file', linux.nginxPidFile],
-    ['zone_list', linux.zoneList],
-    ['php_pool_dir', linux.phpPoolDir],
-    ['php_socket_dir', linux.phpSocketDir],
-    ['cert_dir', linux.certDir],
-    ['acme_challenge_dir', linux.acmeChallengeDir],
-    ['mail_dir', linux.mailDir],
-    ['postfix_map_dir', linux.postfixMapDir],
-    ['dovecot_map_dir', linux.dovecotMapDir],
-    ['opendkim_map_dir', linux.opendkimMapDir],
-    ['jail_template', linux.jailTemplate],
-    ['sshd_config', linux.sshdConfig],
-    ['postfix_pid_file', linux.postfixPidFile],
-  ] as const) {
-    if (!path.startsWith('/')) fail(`${name} must be an absolute path`);
-  }
-  for (const [name, argv] of [
-    ['test_web', linux.testWeb],
-    ['reload_web', linux.reloadWeb],
-    ['reload_dns', linux.reloadDns],
-    ['reload_php', linux.reloadPhp],
-    ['check_zone', linux.checkZone],
-    ['reload_mail', linux.reloadMail],
-    ['reload_imap', linux.reloadImap],
-    ['reload_dkim', linux.reloadDkim],
-    ['reload_ssh', linux.reloadSsh],
-  ] as const) {
-    if (argv.length > 0 && !argv[0]!.startsWith('/')) fail(`${name} must start with an absolute path`);
-  }
-  if (linux.httpPort > 65535) fail('http_port must be a port number');
-  if (linux.httpsPort > 65535) fail('https_port must be a port number');
-  for (const [name, port] of [
-    ['imap_port', linux.imapPort],
-    ['submission_port', linux.submissionPort],
-    ['dkim_port', linux.dkimPort],
-  ] as const)
-    if (port > 65535) fail(`${name} must be a port number`);
-  if (!/^(\*|[0-9.]+|[0-9a-f:]+)$/i.test(linux.mailAddress)) fail('mail_address must be * or an IP address');
-  for (const name of linux.components)
-    if (!(LINUX_COMPONENTS as readonly string[]).includes(name))
-      fail(`components: ${name} is not one of ${LINUX_COMPONENTS.join(', ')}`);
-  if (!linux.components.includes('user')) fail('components: user cannot be left out');
-  if (!/^[a-z_][a-z0-9_-]*$/.test(linux.webUser)) fail('web_user must be a user name');
-  if (!/^https:\/\//.test(config.acme.directory)) fail('acme.directory must be an https URL');
-  if (linux.quotaFilesystem === '') linux.quotaFilesystem = null;
   // Without a configured list, the name servers follow the host name, however it was set.
   if (config.nameservers.length === 0)
     config.nameservers = [`ns1.${config.hostName}`, `ns2.${config.hostName}`];
-  if ((config.tlsCert === null) !== (config.tlsKey === null)) fail('tls.cert and tls.key go together');
+  if ((config.tlsCert === null) !== (config.tlsKey === null))
+    throw new ConfigError('tls.cert and tls.key go together: set both or neither');
   if (config.database !== null && !/^postgres(ql)?:\/\//.test(config.database)) {
-    fail('the database must be a postgres:// URL');
+    throw new ConfigError('the database must be a postgres:// URL');
   }
   return config;
 }

@@ -1,49 +1,42 @@
-// `berth init`: prepares a data directory for a server: the directory itself (0700), a commented
-// berth.toml (0600), the TLS certificate (key 0600), and the portal password, shown once. What
-// exists already is left as it is.
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+// `berth init`: prepares a data directory for a server: the directory itself (0700), a berth.toml
+// (0600) listing every setting, the TLS certificate (key 0600), and the portal password, shown
+// once; with --driver linux, what the system's services must include. What exists is left as it is.
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from './config.ts';
+import { type Config, configTemplate } from './config.ts';
 import { ensurePortalPassword } from './portal-password.ts';
 import { createLogger, openServices } from './services.ts';
 import { loadCertificate } from './tls.ts';
 
-const TEMPLATE = `# Berth's configuration; every key is described in docs/configuration.md.
-# Uncomment and change what this server needs.
-
-# host_name = "panel.example.net"
-# shared_ipv4 = "203.0.113.10"
-# shared_ipv6 = "2001:db8::10"
-# nameservers = ["ns1.example.net", "ns2.example.net"]
-# home_base = "/home"
-# shell = "/bin/bash"
-# trusted_proxies = []
-
-# [ip_pool]
-# ipv4 = []
-# ipv6 = []
-
-# [tls]
-# cert = "/etc/ssl/berth/fullchain.pem"
-# key = "/etc/ssl/berth/privkey.pem"
-
-# [limits]
-# header_timeout = 10
-# request_timeout = 30
-# keep_alive_timeout = 30
-# max_connections = 2000
-
-# [lockout]
-# max_failures = 10
-# window_minutes = 15
-# lock_minutes = 15
-
-# [linux]
-# nginx_dir = "/etc/nginx/sites-enabled"
-# zone_dir = "/etc/bind/zones"
-# http_port = 80
-# quota_filesystem = "/home"
-`;
+/**
+ * What the system's own configuration must hold for the linux driver's files to take effect, each
+ * checked: the lines to show, empty when Debian's defaults already do it.
+ */
+function linuxStackSteps(config: Config): string[] {
+  const { linux } = config;
+  const root = (path: string) => join(linux.systemRoot, path);
+  const holds = (file: string, text: string) =>
+    existsSync(root(file)) && readFileSync(root(file), 'utf8').includes(text);
+  const steps: string[] = [];
+  const bindInclude = `include "${linux.zoneList}";`;
+  if (linux.components.includes('dns') && !holds('/etc/bind/named.conf.local', bindInclude))
+    steps.push(`BIND: add  ${bindInclude}  to /etc/bind/named.conf.local, then: rndc reconfig`);
+  if (linux.components.includes('web') && !holds('/etc/nginx/nginx.conf', `include ${linux.nginxDir}/*`))
+    steps.push(`nginx: its http block must read ${linux.nginxDir}/* (Debian's nginx.conf does)`);
+  const fpm = join(linux.phpPoolDir, '..', 'php-fpm.conf');
+  if (
+    linux.components.includes('php') &&
+    !/^\s*process_control_timeout\s*=\s*[1-9]/m.test(
+      existsSync(root(fpm)) ? readFileSync(root(fpm), 'utf8') : '',
+    )
+  )
+    steps.push(`PHP-FPM: set  process_control_timeout = 10s  in ${fpm}, so a reload lets requests finish`);
+  if (linux.components.includes('mail'))
+    steps.push(
+      'Postfix, Dovecot, OpenDKIM: Berth writes their settings at its first start; then run: systemctl restart dovecot opendkim && systemctl reload postfix',
+    );
+  return steps;
+}
 
 /** Returns the lines to show the administrator. */
 export async function initDataDir(config: Config): Promise<string[]> {
@@ -54,8 +47,13 @@ export async function initDataDir(config: Config): Promise<string[]> {
   chmodSync(dataDir, 0o700);
   const toml = join(dataDir, 'berth.toml');
   if (!existsSync(toml)) {
-    writeFileSync(toml, TEMPLATE, { mode: 0o600 });
-    lines.push(`Wrote ${toml} (every setting commented out: edit what this server needs)`);
+    writeFileSync(toml, configTemplate(config, config.driver === 'linux' ? ['driver'] : []), { mode: 0o600 });
+    chmodSync(toml, 0o600);
+    lines.push(
+      config.driver === 'linux'
+        ? `Wrote ${toml} for the linux driver (every other setting commented out: edit what this server needs)`
+        : `Wrote ${toml} (every setting commented out: edit what this server needs)`,
+    );
   }
   if (config.tls && !config.tlsCert && !existsSync(join(dataDir, 'tls', 'cert.pem'))) {
     await loadCertificate(config);
@@ -73,6 +71,14 @@ export async function initDataDir(config: Config): Promise<string[]> {
       );
   } finally {
     await services.close();
+  }
+  if (config.driver === 'linux') {
+    const steps = linuxStackSteps(config);
+    if (steps.length > 0)
+      lines.push(
+        'Before serving, the system must read what Berth writes:',
+        ...steps.map((step) => `  ${step}`),
+      );
   }
   return lines;
 }

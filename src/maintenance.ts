@@ -1,13 +1,29 @@
 // What runs beside the API: comparing the store with the system (`berth doctor`, and at start), and
 // refreshing the accounts' usage (`berth usage refresh`, and every 15 minutes while serving).
+import { sql } from 'kysely';
 import type { Services } from './services.ts';
 import { findAccount, listAccounts } from './store/accounts.ts';
 
 export const USAGE_REFRESH_MS = 15 * 60_000;
 
+/**
+ * Every difference between the store and the system (`berth doctor`, and serve at start): what the
+ * store itself reports wrong, calls a crash left in the journal, and the driver's own comparison
+ * (the record driver keeps no system state: it has none).
+ */
 export async function inspect(services: Services): Promise<string[]> {
+  const differences: string[] = [];
+  if (services.store.dialect === 'sqlite') {
+    const { rows } = await sql<{ quick_check: string }>`PRAGMA quick_check`.execute(services.store.db);
+    for (const row of rows) if (row.quick_check !== 'ok') differences.push(`store: ${row.quick_check}`);
+  }
+  for (const { entry } of services.journal.pending())
+    differences.push(
+      `${entry.user}: "${entry.operation}" was interrupted (${entry.startedAt}); serve finishes it when it starts`,
+    );
   // Only a driver with something to compare loads the accounts (start-up stays fast).
-  return services.driver.inspect(() => listAccounts(services.store.db, null));
+  differences.push(...(await services.driver.inspect(() => listAccounts(services.store.db, null))));
+  return differences;
 }
 
 /** Measures every account and stores its usage; returns how many were updated. */

@@ -1,4 +1,6 @@
 // The portal's `root` password, kept as a SHA-512 crypt hash in the store's settings.
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { type Actor, audited } from './audited.ts';
 import type { CryptPool } from './auth/crypt-pool.ts';
 import { generatePassword } from './operations/common.ts';
@@ -9,15 +11,25 @@ import { parsePassword } from './values.ts';
 
 const KEY = 'portal_password_hash';
 
+/** Where serve leaves a portal password it made, in the data directory, until one is set. */
+export const PORTAL_PASSWORD_FILE = 'portal-password';
+
 /**
- * Sets the password (audited) and ends every portal session, here and on any server sharing the
- * store.
+ * Sets the password (audited), ends every portal session, here and on any server sharing the
+ * store, and removes the file a generated password was left in (`dataDir`).
  */
-export function setPortalPassword(db: Db, crypt: CryptPool, password: string, actor: Actor): Promise<void> {
-  return audited(db, actor, 'admin set-password', null, async () => {
+export async function setPortalPassword(
+  db: Db,
+  crypt: CryptPool,
+  password: string,
+  actor: Actor,
+  dataDir: string,
+): Promise<void> {
+  await audited(db, actor, 'admin set-password', null, async () => {
     await setSetting(db, KEY, await crypt.hash(parsePassword('password', password)));
     await deleteAllSessions(db);
   });
+  rmSync(join(dataDir, PORTAL_PASSWORD_FILE), { force: true });
 }
 
 export async function portalPasswordHash(db: Db): Promise<string | undefined> {

@@ -1,10 +1,12 @@
 // Starts the admin and reseller listeners on shared services, and stops them gracefully: on
 // SIGTERM or SIGINT no new connection is taken, calls in flight finish, then the process exits.
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { inspect, recoverInterruptedCalls, refreshUsage, USAGE_REFRESH_MS } from './maintenance.ts';
-import { ensurePortalPassword } from './portal-password.ts';
+import { ensurePortalPassword, PORTAL_PASSWORD_FILE } from './portal-password.ts';
 import { openServices, type Services } from './services.ts';
 import { findAccount, listAccounts } from './store/accounts.ts';
 import { loadCertificate } from './tls.ts';
@@ -30,10 +32,26 @@ function boundPort(app: FastifyInstance): number {
   return typeof address === 'object' && address !== null ? address.port : 0;
 }
 
-export async function startServer(
-  config: Config,
-  output: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
-): Promise<RunningServer> {
+/**
+ * Shows a portal password made at this start where the administrator reads it once and no log
+ * keeps it: on the terminal (standard error) when there is one, else in a file of the data
+ * directory only root can read, which `berth admin set-password` removes. Returns the log fields
+ * saying where.
+ */
+function showInitialPortalPassword(dataDir: string, password: string): Record<string, string> {
+  if (process.stderr.isTTY) {
+    process.stderr.write(
+      `Portal password for root (shown once; change it with "berth admin set-password"): ${password}\n`,
+    );
+    return { shown: 'on the terminal' };
+  }
+  const file = join(dataDir, PORTAL_PASSWORD_FILE);
+  writeFileSync(file, `${password}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return { file };
+}
+
+export async function startServer(config: Config): Promise<RunningServer> {
   const services = await openServices(config);
   const { log } = services;
   services.store.startBackgroundWork((error) => log.error({ error }, 'store housekeeping failed'));
@@ -45,22 +63,34 @@ export async function startServer(
     log.warn({ recovery: line }, 'recovered an interrupted call');
   const admin = buildApp(services, { listener: 'admin', tls });
   const reseller = buildApp(services, { listener: 'reseller', tls });
+  // Fastify names every listener http: (it does not know the server the factory made).
+  const scheme = config.tls ? 'https' : 'http';
+  const listenTextResolver = (address: string) => `listening at ${address.replace(/^http:/, `${scheme}:`)}`;
   try {
-    await admin.listen({ host: config.host, port: config.port });
-    await reseller.listen({ host: config.host, port: config.resellerPort });
+    await admin.listen({ host: config.host, port: config.port, listenTextResolver });
+    await reseller.listen({ host: config.host, port: config.resellerPort, listenTextResolver });
   } catch (error) {
     await Promise.allSettled([admin.close(), reseller.close()]);
     await services.close();
     throw error;
   }
   const ports = { admin: boundPort(admin), reseller: boundPort(reseller) };
-  const scheme = config.tls ? 'https' : 'http';
-  output(`Berth is serving on the ${config.driver} driver with its store in ${storeName(config)}`);
   if (password) {
-    output(`Portal password for root (shown once; change it with "berth admin set-password"): ${password}`);
+    log.warn(
+      showInitialPortalPassword(config.dataDir, password),
+      'made a portal password for root: read it once, then set your own with berth admin set-password',
+    );
   }
-  output(`  admin listener (API and portal): ${scheme}://${config.host}:${ports.admin}/`);
-  output(`  reseller listener (API with X-RESELLER): ${scheme}://${config.host}:${ports.reseller}/`);
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  log.info(
+    {
+      driver: config.driver,
+      store: storeName(config),
+      admin: `${scheme}://${host}:${ports.admin}/`,
+      reseller: `${scheme}://${host}:${ports.reseller}/`,
+    },
+    'serving',
+  );
   const differences = await inspect(services);
   if (differences.length > 0) log.warn({ differences }, 'the store and the system differ: run berth doctor');
   services.dispatcher.start();

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { ConfigError, FILE_KEYS, loadConfig } from '../src/config.ts';
 import { tempDir } from './helpers.ts';
 
 describe('configuration', () => {
@@ -50,6 +50,89 @@ describe('configuration', () => {
     } finally {
       delete process.env.BERTH_PORT;
       rmSync(join(dataDir, 'berth.toml'));
+    }
+  });
+
+  it('takes every setting serve takes from the file: driver, host, ports, TLS, demo, database, system root', () => {
+    writeFileSync(
+      join(dataDir, 'berth.toml'),
+      [
+        'driver = "linux"',
+        'host = "127.0.0.1"',
+        'port = 6555',
+        'reseller_port = 6444',
+        'demo = true',
+        'database = "postgres://berth@db.example.net/berth"',
+        '[tls]',
+        'enabled = false',
+        '[linux]',
+        'system_root = "/srv/staging"',
+      ].join('\n'),
+    );
+    try {
+      const config = loadConfig({ dataDir });
+      assert.equal(config.driver, 'linux');
+      assert.equal(config.host, '127.0.0.1');
+      assert.equal(config.port, 6555);
+      assert.equal(config.resellerPort, 6444);
+      assert.equal(config.demo, true);
+      assert.equal(config.tls, false);
+      assert.equal(config.database, 'postgres://berth@db.example.net/berth');
+      assert.equal(config.linux.systemRoot, '/srv/staging');
+      // Flags still win over the file.
+      assert.equal(loadConfig({ dataDir, driver: 'record' }).driver, 'record');
+    } finally {
+      rmSync(join(dataDir, 'berth.toml'));
+    }
+  });
+
+  it('refuses an unknown key and a value it cannot use, naming the file and the key', () => {
+    const file = join(dataDir, 'berth.toml');
+    for (const [toml, message] of [
+      ['drivr = "linux"', `${file}: unknown key drivr`],
+      ['[linux]\nhttp_prot = 80', `${file}: unknown key linux.http_prot`],
+      ['[mail]\nport = 25', `${file}: unknown section [mail]`],
+      ['driver = "docker"', `${file}: driver must be one of "record", "linux"`],
+      ['port = "5555"', `${file}: port must be a whole number`],
+      ['port = 70000', `${file}: port must be from 0 to 65535`],
+      ['demo = "yes"', `${file}: demo must be true or false`],
+      ['host = "10.0.0.0/8"', `${file}: host must be an IP address, not the range "10.0.0.0/8"`],
+      [
+        '[linux]\ncomponents = ["user", "ftp"]',
+        `${file}: linux.components item 2 must be one of "user", "php", "tls", "web", "dns", "mail", "shell"`,
+      ],
+      [
+        '[linux]\ncomponents = ["web"]',
+        `${file}: linux.components must include "user", which cannot be left out`,
+      ],
+      [
+        '[linux]\nreload_web = ["nginx", "-s", "reload"]',
+        `${file}: linux.reload_web must start with an absolute path`,
+      ],
+      [
+        '[[webhooks]]\nurl = "https://hooks.example.net/berth"\nsecret = "0123456789abcdef"\nevent = ["x"]',
+        `${file} [[webhooks]] #1: unknown key event`,
+      ],
+      ['linux = 3', `${file}: linux must be a [linux] table`],
+    ] as const) {
+      writeFileSync(file, toml);
+      assert.throws(
+        () => loadConfig({ dataDir }),
+        (error: unknown) => error instanceof ConfigError && error.message === message,
+        toml,
+      );
+    }
+    rmSync(file);
+  });
+
+  it('documents every key of berth.toml', () => {
+    const docs = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
+    for (const key of FILE_KEYS) {
+      const [section, name] = key.includes('.') ? key.split('.') : [null, key];
+      const table = section === 'webhooks' ? '[[webhooks]]' : section ? `[${section}]` : null;
+      const at = table === null ? 0 : docs.indexOf(`\n${table}\n`);
+      assert.ok(at >= 0, `${table} in docs/configuration.md`);
+      assert.match(docs.slice(at), new RegExp(`^#? ?${name} = `, 'm'), key);
     }
   });
 

@@ -99,7 +99,15 @@ describe('a server killed with SIGKILL during a createacct load', () => {
         const restarted: Served = await serve(dataDir, extra);
         await restarted.stop('SIGTERM');
         recovered += restarted.output().split('recovered an interrupted call').length - 1;
-        const doctor = await berth(['doctor', '--system-root', root, '--data-dir', dataDir]);
+        const doctor = await berth([
+          'doctor',
+          '--driver',
+          'linux',
+          '--system-root',
+          root,
+          '--data-dir',
+          dataDir,
+        ]);
         assert.equal(doctor.code, 0, `round ${round}: ${doctor.stdout}${doctor.stderr}`);
         await storeHas(dataDir, created);
         for (const user of created) assert.ok(findSystemUser(root, user), `${user} has no system user`);

@@ -2,7 +2,7 @@
 // HTTPS the way billing software sends them.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -30,9 +30,22 @@ describe('berth serve over HTTPS, driven like billing software', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('prints where it listens and the portal password on first start', () => {
-    assert.match(server.output(), /admin listener \(API and portal\): https:\/\/127\.0\.0\.1:\d+\//);
+  it('writes only JSON lines to standard output, naming its listeners https, and the portal password to a file', () => {
+    const lines = server
+      .stdout()
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const serving = lines.find((line) => line.msg === 'serving');
+    assert.match(String(serving?.admin), /^https:\/\/127\.0\.0\.1:\d+\/$/);
+    assert.match(String(serving?.reseller), /^https:\/\/127\.0\.0\.1:\d+\/$/);
+    const listening = lines.filter((line) => /^listening at /.test(String(line.msg)));
+    assert.equal(listening.length, 2);
+    for (const line of listening) assert.match(String(line.msg), /^listening at https:\/\//);
     assert.ok(server.portalPassword && server.portalPassword.length === 20);
+    const file = join(dataDir, 'portal-password');
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.ok(!server.output().includes(server.portalPassword), 'the password never reaches the output');
   });
 
   it('serves a self-signed certificate for the host name, localhost and the loopback addresses', () => {

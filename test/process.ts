@@ -38,7 +38,10 @@ export interface Served {
   adminPort: number;
   resellerPort: number;
   portalPassword: string | null;
+  /** Standard output and standard error, as they came. */
   output: () => string;
+  /** Standard output alone. */
+  stdout: () => string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -77,24 +80,34 @@ export function serve(
     let out = '';
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     const timer = setTimeout(() => reject(new Error(`berth serve did not start:\n${out}`)), 20_000);
+    let stdout = '';
     const onData = (chunk: Buffer) => {
       out += chunk;
-      const admin = /admin listener.*:(\d+)\//.exec(out);
-      const reseller = /reseller listener.*:(\d+)\//.exec(out);
-      if (
-        admin &&
-        reseller &&
-        /Portal password|serving on/.test(out) &&
-        out.includes('\n', out.indexOf('reseller listener'))
-      ) {
+      stdout += chunk;
+      // Standard output is JSON lines: the "serving" line comes last, with both listeners.
+      const lines = out
+        .split('\n')
+        .slice(0, -1)
+        .flatMap((line) => {
+          try {
+            return [JSON.parse(line) as Record<string, unknown>];
+          } catch {
+            return [];
+          }
+        });
+      const serving = lines.find((line) => line.msg === 'serving');
+      if (serving) {
         clearTimeout(timer);
-        // The listener lines come last: by then everything start-up prints is in.
+        const passwordFile = lines.find(
+          (line) => typeof line.file === 'string' && /portal password/.test(String(line.msg)),
+        )?.file;
         resolve({
           child,
-          adminPort: Number(admin[1]),
-          resellerPort: Number(reseller[1]),
-          portalPassword: /Portal password[^:]*: (\S+)/.exec(out)?.[1] ?? null,
+          adminPort: Number(new URL(String(serving.admin)).port),
+          resellerPort: Number(new URL(String(serving.reseller)).port),
+          portalPassword: passwordFile ? readFileSync(String(passwordFile), 'utf8').trim() : null,
           output: () => out,
+          stdout: () => stdout,
           stop: (signal = 'SIGTERM') => {
             child.kill(signal);
             return exited;

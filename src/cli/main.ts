@@ -471,11 +471,8 @@ export async function main(
       await migrateStoreCommand(flags, io);
       return 0;
     }
-    const systemRoot = flags['system-root'] as string | undefined;
-    const linux = systemRoot === undefined ? {} : { linux: { systemRoot: resolve(systemRoot) } };
-    // doctor and usage look at the system, which only the linux driver knows.
-    const driver = ['doctor', 'usage', 'certs'].includes(command) ? ('linux' as const) : undefined;
-    const config = loadConfig({ dataDir, database, driver, ...linux });
+    // Every command sees the server's configuration: doctor, usage and certs the configured driver.
+    const config = loadConfig({ dataDir, database, ...serveOverrides(flags) });
     if (command === 'init') {
       for (const line of await initDataDir(config)) io.out(`${line}\n`);
       io.out('Ready: start the server with "berth serve", or install deploy/berth.service.\n');
@@ -492,7 +489,7 @@ export async function main(
       case 'admin': {
         if (args[1] !== 'set-password') throw new UsageError('the admin command is: admin set-password');
         const password = await passwordFromStdin(flags, io);
-        await setPortalPassword(services.store.db, services.crypt, password, CLI);
+        await setPortalPassword(services.store.db, services.crypt, password, CLI, services.config.dataDir);
         io.out('Portal password for root changed\n');
         break;
       }

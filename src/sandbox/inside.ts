@@ -235,6 +235,10 @@ function configure(ports: Ports, php: string, pebbleTls: { cert: string; key: st
     join(DATA_DIR, 'berth.toml'),
     [
       "# The sandbox's Berth (berth sandbox): the linux driver on this throwaway system.",
+      'driver = "linux"',
+      'host = "127.0.0.1"',
+      `port = ${ports.api}`,
+      `reseller_port = ${ports.reseller}`,
       `host_name = "${SANDBOX_HOST}"`,
       'shared_ipv4 = "127.0.0.1"',
       'shared_ipv6 = ""',
@@ -426,21 +430,7 @@ export async function runInside(dir: string): Promise<number> {
     start(
       {
         name: 'Berth',
-        argv: [
-          process.execPath,
-          BIN,
-          'serve',
-          '--data-dir',
-          DATA_DIR,
-          '--driver',
-          'linux',
-          '--host',
-          '127.0.0.1',
-          '--port',
-          String(ports.api),
-          '--reseller-port',
-          String(ports.reseller),
-        ],
+        argv: [process.execPath, BIN, 'serve', '--data-dir', DATA_DIR],
         env: { NODE_EXTRA_CA_CERTS: '/etc/pebble/ca.pem' },
         stop: 'SIGTERM',
       },

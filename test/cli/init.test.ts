@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { FILE_KEYS, loadConfig } from '../../src/config.ts';
 import { tempDir } from '../helpers.ts';
 import { berth, serve } from '../process.ts';
 
@@ -20,7 +21,7 @@ describe('berth init', () => {
     assert.equal(mode(join(dataDir, 'berth.toml')), 0o600);
     assert.equal(mode(join(dataDir, 'tls', 'key.pem')), 0o600);
     assert.equal(mode(join(dataDir, 'berth.db')), 0o600);
-    assert.match(readFileSync(join(dataDir, 'berth.toml'), 'utf8'), /^# \[linux\]$/m);
+    assert.match(readFileSync(join(dataDir, 'berth.toml'), 'utf8'), /^\[linux\]$/m);
   });
 
   it('leaves what exists as it is, and the server then starts without a new password', async () => {
@@ -32,6 +33,40 @@ describe('berth init', () => {
     const server = await serve(dataDir);
     assert.equal(server.portalPassword, null);
     assert.equal(await server.stop(), 0);
+  });
+
+  it('writes every setting with its default, which Berth reads back uncommented', async () => {
+    const template = readFileSync(join(dataDir, 'berth.toml'), 'utf8');
+    for (const key of FILE_KEYS) {
+      const name = key.split('.').at(-1)!;
+      assert.match(template, new RegExp(`^# ${name} = `, 'm'), key);
+    }
+    const uncommented = join(parent, 'uncommented');
+    mkdirSync(uncommented);
+    writeFileSync(
+      join(uncommented, 'berth.toml'),
+      template.replace(/^# (?=[a-z_]+ = |\[\[webhooks\]\])/gm, ''),
+    );
+    const config = loadConfig({ dataDir: uncommented });
+    assert.equal(config.database, 'postgres://berth@db.example.net/berth');
+    assert.equal(config.webhooks.length, 1);
+  });
+
+  it('with --driver linux writes a configuration for the linux stack and says what the system must include', async () => {
+    const linuxDir = join(parent, 'linux');
+    const root = join(parent, 'root');
+    mkdirSync(join(root, 'etc', 'bind'), { recursive: true });
+    writeFileSync(join(root, 'etc', 'bind', 'named.conf.local'), '// local zones\n');
+    const result = await berth(['init', '--driver', 'linux', '--system-root', root, '--data-dir', linuxDir]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(readFileSync(join(linuxDir, 'berth.toml'), 'utf8'), /^driver = "linux"$/m);
+    assert.equal(loadConfig({ dataDir: linuxDir }).driver, 'linux');
+    assert.match(result.stdout, /BIND: add {2}include "\/etc\/bind\/named\.conf\.berth";/);
+    assert.match(result.stdout, /process_control_timeout/);
+    writeFileSync(join(root, 'etc', 'bind', 'named.conf.local'), 'include "/etc/bind/named.conf.berth";\n');
+    rmSync(join(linuxDir, 'berth.toml'));
+    const again = await berth(['init', '--driver', 'linux', '--system-root', root, '--data-dir', linuxDir]);
+    assert.doesNotMatch(again.stdout, /BIND/);
   });
 
   it('ships a systemd unit that starts berth serve and stops it with SIGTERM', () => {

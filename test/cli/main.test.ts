@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { verifySha512Crypt } from '../../src/auth/sha512-crypt.ts';
 import { loadConfig } from '../../src/config.ts';
 import { portalPasswordHash } from '../../src/portal-password.ts';
+import { Journal } from '../../src/provision/journal.ts';
 import { findApiUser } from '../../src/store/api-users.ts';
 import { appendAudit } from '../../src/store/audit.ts';
 import { openStore } from '../../src/store/open.ts';
@@ -103,6 +104,30 @@ describe('the berth command line', () => {
       assert.notEqual(result.code, 0, args.join(' '));
       assert.match(result.stderr, pattern);
       assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+    }
+  });
+
+  it('doctor follows the configured driver: with record it checks the store and the journal', async () => {
+    const clean = await run(['doctor']);
+    assert.equal(clean.code, 0, clean.stderr);
+    assert.match(clean.stdout, /No difference between the store and the system/);
+    const journal = new Journal(dataDir);
+    const id = journal.begin({
+      user: 'carol',
+      domain: 'carol.example',
+      homedir: '/home/carol',
+      operation: 'createacct',
+      startedAt: '2026-11-21T10:00:00.000Z',
+    });
+    try {
+      const interrupted = await run(['doctor']);
+      assert.equal(interrupted.code, 1);
+      assert.equal(
+        interrupted.stdout,
+        'carol: "createacct" was interrupted (2026-11-21T10:00:00.000Z); serve finishes it when it starts\n',
+      );
+    } finally {
+      journal.end(id);
     }
   });
 

@@ -93,7 +93,7 @@ function serverWith(limits: Partial<LimitsConfig>, trustedProxies: string[] = []
       limits,
       trustedProxies,
     });
-    server = await startServer(config, () => {});
+    server = await startServer(config);
   });
   after(async () => {
     await server.close();

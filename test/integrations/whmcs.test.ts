@@ -114,7 +114,7 @@ describe('the WHMCS module', () => {
   before(async () => {
     process.env.BERTH_LOG_LEVEL = 'silent';
     const config = loadConfig({ dataDir: dir, host: '127.0.0.1', port: 0, resellerPort: 0 });
-    server = await startServer(config, () => {});
+    server = await startServer(config);
     port = server.ports.admin;
     certificate = readFileSync(join(dir, 'tls/cert.pem'), 'utf8');
     const { db } = server.services.store;

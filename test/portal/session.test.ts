@@ -69,7 +69,13 @@ describe('portal sessions', () => {
   let h: Harness;
   before(async () => {
     h = await setup({ lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 } });
-    await setPortalPassword(h.services.store.db, h.services.crypt, PORTAL_PASSWORD, CLI);
+    await setPortalPassword(
+      h.services.store.db,
+      h.services.crypt,
+      PORTAL_PASSWORD,
+      CLI,
+      h.services.config.dataDir,
+    );
   });
   after(() => h.close());
 
@@ -171,7 +177,13 @@ describe('portal logins and passwords', () => {
   let h: Harness;
   before(async () => {
     h = await setup({ lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 } });
-    await setPortalPassword(h.services.store.db, h.services.crypt, PORTAL_PASSWORD, CLI);
+    await setPortalPassword(
+      h.services.store.db,
+      h.services.crypt,
+      PORTAL_PASSWORD,
+      CLI,
+      h.services.config.dataDir,
+    );
   });
   after(() => h.close());
 
@@ -179,13 +191,25 @@ describe('portal logins and passwords', () => {
     const first = await login(h);
     const second = await login(h, PORTAL_PASSWORD, '127.0.0.2');
     assert.equal((await get(h, '/accounts', first.cookie)).status, 200);
-    await setPortalPassword(h.services.store.db, h.services.crypt, 'a-new-portal-password', CLI);
+    await setPortalPassword(
+      h.services.store.db,
+      h.services.crypt,
+      'a-new-portal-password',
+      CLI,
+      h.services.config.dataDir,
+    );
     for (const { cookie } of [first, second]) {
       const page = await get(h, '/accounts', cookie);
       assert.equal(page.status, 303);
       assert.equal(page.headers.location, '/login');
     }
-    await setPortalPassword(h.services.store.db, h.services.crypt, PORTAL_PASSWORD, CLI);
+    await setPortalPassword(
+      h.services.store.db,
+      h.services.crypt,
+      PORTAL_PASSWORD,
+      CLI,
+      h.services.config.dataDir,
+    );
   });
 
   it('never hashes a password no account can have', async () => {

@@ -25,7 +25,7 @@ describe('berth serve with the linux driver', () => {
     return reply;
   };
   const doctor = async () => {
-    const result = await berth(['doctor', '--system-root', root, '--data-dir', dataDir]);
+    const result = await berth(['doctor', '--driver', 'linux', '--system-root', root, '--data-dir', dataDir]);
     assert.equal(result.code, 0, result.stdout + result.stderr);
     assert.match(result.stdout, /No difference between the store and the system/);
   };
@@ -98,7 +98,7 @@ describe('berth serve with the linux driver', () => {
   it('doctor reports a difference with a non-zero status', async () => {
     await call('createacct', 'user=gina&domain=gina.example&email=g%40example.com&package=default');
     rmSync(join(root, 'etc/nginx/sites-enabled/gina.example.conf'));
-    const result = await berth(['doctor', '--system-root', root, '--data-dir', dataDir]);
+    const result = await berth(['doctor', '--driver', 'linux', '--system-root', root, '--data-dir', dataDir]);
     assert.equal(result.code, 1);
     assert.equal(result.stdout, 'gina: no web server block\n');
   });

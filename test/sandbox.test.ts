@@ -381,6 +381,29 @@ describe('berth sandbox', () => {
     assert.doesNotMatch(command.stdout, /executed/);
   });
 
+  it('gives every file the mode docs/linux-driver.md lists, running under umask 0077 as its unit does', async () => {
+    const berthPid = (await exec(['/usr/bin/pgrep', '-f', '-o', 'berth.js serve'])).stdout.trim();
+    const status = await exec(['/usr/bin/cat', `/proc/${berthPid}/status`]);
+    assert.match(status.stdout, /^Umask:\s+0077$/m);
+    const docs = readFileSync(new URL('../docs/linux-driver.md', import.meta.url), 'utf8');
+    const section = docs.slice(docs.indexOf('## Files and modes'), docs.indexOf('## Customer files'));
+    const rows = [...section.matchAll(/^\| `([^`]+)` \| (0[0-7]{3}) \| ([^|]+?) \|$/gm)];
+    assert.ok(rows.length > 30, `the table has ${rows.length} rows`);
+    const php = readdirSync('/etc/php').find((name) => existsSync(join('/etc/php', name, 'fpm')))!;
+    const fill = (text: string) =>
+      text.replaceAll('<user>', 'dora').replaceAll('<domain>', 'dora.example').replaceAll('<php>', php);
+    const paths = rows.map((row) => fill(row[1]!));
+    const stat = await exec(['/usr/bin/stat', '-c', '%a %U:%G', '--', ...paths]);
+    assert.equal(stat.code, 0, stat.stderr);
+    const found = stat.stdout.trim().split('\n');
+    rows.forEach((row, i) => {
+      const [mode, owner] = found[i]!.split(' ');
+      const expected = fill(row[3]!);
+      assert.equal(`0${mode}`, row[2], `${paths[i]}: mode`);
+      assert.equal(expected.includes(':') ? owner : owner!.split(':')[0], expected, `${paths[i]}: owner`);
+    });
+  });
+
   it('refuses every login of a suspended account while its mail still arrives; passwd changes them all', async () => {
     assert.equal((await call('suspendacct', { user: 'dora', reason: 'unpaid' })).body.status, 200);
     assert.notEqual(imap('dora:Pass-dora-1234').code, 0, 'IMAP refused');

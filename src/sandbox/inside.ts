@@ -107,6 +107,8 @@ interface Service {
   env?: Record<string, string>;
   /** The signal that stops it gracefully. */
   stop: NodeJS.Signals;
+  /** Its umask: 0022 unless given. */
+  umask?: number;
   child?: ChildProcess;
 }
 
@@ -330,10 +332,16 @@ export async function runInside(dir: string): Promise<number> {
   const start = (service: Service, log: string) => {
     mkdirSync('/var/log/sandbox', { recursive: true });
     const out = openSync(log, 'a');
-    service.child = spawn(service.argv[0]!, service.argv.slice(1), {
-      stdio: ['ignore', out, out],
-      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C', ...service.env },
-    });
+    // A child takes its umask from this process at spawn.
+    const umask = process.umask(service.umask ?? 0o022);
+    try {
+      service.child = spawn(service.argv[0]!, service.argv.slice(1), {
+        stdio: ['ignore', out, out],
+        env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C', ...service.env },
+      });
+    } finally {
+      process.umask(umask);
+    }
     service.child.on('exit', (code, signal) => {
       if (stopping) return;
       failed = true;
@@ -433,6 +441,8 @@ export async function runInside(dir: string): Promise<number> {
         argv: [process.execPath, BIN, 'serve', '--data-dir', DATA_DIR],
         env: { NODE_EXTRA_CA_CERTS: '/etc/pebble/ca.pem' },
         stop: 'SIGTERM',
+        // As deploy/berth.service runs it: every mode Berth gives is its own, not the umask's.
+        umask: 0o077,
       },
       '/var/log/sandbox/berth.log',
     );

@@ -11,6 +11,7 @@
 #   postfix, dovecot-imapd, dovecot-lmtpd, opendkim, openssh-server, openssh-client, jailkit, rsync
 #              — the sandbox's mail and SSH; its test reads mail with curl and logs in with ssh/sftp
 #   tini       — the sandbox's first process, reaping orphans as init does
+#   systemd    — its systemd-analyze checks deploy/berth.service (verify, and its exposure rating)
 # Needs root for apt-get; run by `npm test` (scripts/test.sh) before the tests.
 set -eu
 
@@ -35,6 +36,7 @@ ls /usr/sbin/php-fpm* >/dev/null 2>&1 || missing="$missing php-fpm"
 [ -x /usr/sbin/jk_init ] || missing="$missing jailkit"
 [ -x /usr/bin/rsync ] || missing="$missing rsync"
 [ -x /usr/bin/tini ] || missing="$missing tini"
+[ -x /usr/bin/systemd-analyze ] || missing="$missing systemd"
 
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then

@@ -234,7 +234,7 @@ function defaults(dataDir: string): Config {
       phpPoolDir: `/etc/php/${php}/fpm/pool.d`,
       phpSocketDir: '/run/php',
       certDir: '/etc/berth/certs',
-      acmeChallengeDir: '/var/lib/berth/acme-challenge',
+      acmeChallengeDir: '/var/www/berth-acme',
       quotaFilesystem: null,
       testWeb: ['/usr/sbin/nginx', '-t', '-q'],
       reloadWeb: ['/usr/sbin/nginx', '-s', 'reload'],

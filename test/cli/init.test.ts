@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { FILE_KEYS, loadConfig } from '../../src/config.ts';
 import { tempDir } from '../helpers.ts';
 import { berth, serve } from '../process.ts';
@@ -67,6 +69,32 @@ describe('berth init', () => {
     rmSync(join(linuxDir, 'berth.toml'));
     const again = await berth(['init', '--driver', 'linux', '--system-root', root, '--data-dir', linuxDir]);
     assert.doesNotMatch(again.stdout, /BIND/);
+  });
+
+  it('ships a unit systemd accepts, whose exposure rating is no worse than the docs record', () => {
+    const repository = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
+    // The unit as installed: /opt/berth is where the README puts this repository.
+    const unit = join(parent, 'berth.service');
+    writeFileSync(
+      unit,
+      readFileSync(new URL('../../deploy/berth.service', import.meta.url), 'utf8').replaceAll(
+        '/opt/berth',
+        repository,
+      ),
+    );
+    const verify = spawnSync('/usr/bin/systemd-analyze', ['verify', unit], { encoding: 'utf8' });
+    assert.equal(verify.status, 0, verify.stderr);
+    assert.equal(verify.stderr.trim(), '');
+    const security = spawnSync('/usr/bin/systemd-analyze', ['security', '--offline=true', unit], {
+      encoding: 'utf8',
+    });
+    const measured = Number(
+      /Overall exposure level for berth\.service: (\d+\.\d)/.exec(security.stdout)?.[1],
+    );
+    const decisions = readFileSync(new URL('../../docs/decisions.md', import.meta.url), 'utf8');
+    const recorded = Number(/rates its exposure \*\*(\d+\.\d)\*\*/.exec(decisions)?.[1]);
+    assert.ok(recorded > 0 && measured > 0, security.stdout);
+    assert.ok(measured <= recorded, `exposure ${measured}, recorded ${recorded}`);
   });
 
   it('ships a systemd unit that starts berth serve and stops it with SIGTERM', () => {

@@ -120,7 +120,7 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.match(block, /return 301 https:\/\/\$host:\d+\$request_uri;/);
     assert.match(
       block,
-      /location \^~ \/\.well-known\/acme-challenge\/ \{\n\s+alias [^\n]*\/var\/lib\/berth\/acme-challenge\/;/,
+      /location \^~ \/\.well-known\/acme-challenge\/ \{\n\s+alias [^\n]*\/var\/www\/berth-acme\/;/,
     );
     assert.match(block, /listen 127\.0\.0\.1:\d+ ssl;/);
     assert.match(block, /index index\.php index\.html index\.htm;/);

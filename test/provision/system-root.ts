@@ -23,7 +23,7 @@ export function makeSystemRoot(): string {
     'etc/berth/dkim',
     'etc/berth/certs',
     'etc/php/8.2/fpm/pool.d',
-    'var/lib/berth/acme-challenge',
+    'var/www/berth-acme',
     'run/php',
     'var/log/nginx',
     'run',

@@ -140,6 +140,8 @@ describe('the linux driver through a whole account lifecycle', () => {
     const certs = await berth([
       'certs',
       '--json',
+      '--driver',
+      'linux',
       '--data-dir',
       h.services.config.dataDir,
       '--system-root',

@@ -53,8 +53,8 @@ export function renderOperations(): string {
     if (params.length > 0) {
       out.push('| parameter | required | value | meaning |', '|---|---|---|---|');
       for (const [name, spec] of params) {
-        const type = spec.kind.type.replaceAll('|', '\\|');
-        out.push(`| \`${name}\` | ${spec.required ? 'yes' : 'no'} | ${type} | ${spec.description} |`);
+        const rule = spec.kind.rule.replaceAll('|', '\\|');
+        out.push(`| \`${name}\` | ${spec.required ? 'yes' : 'no'} | ${rule} | ${spec.description} |`);
       }
       out.push('');
     }

@@ -6,20 +6,8 @@ import type { Operation, ParamSpec } from './operations/operation.ts';
 import { operations } from './operations/registry.ts';
 import { BERTH_VERSION } from './operations/version.ts';
 
-const SWITCH = ['on', 'off', '1', '0', 'yes', 'no', 'true', 'false'];
-
 function paramSchema(spec: ParamSpec): Record<string, unknown> {
-  const base = { description: spec.description };
-  switch (spec.kind.type) {
-    case 'on|off':
-      return { ...base, type: 'string', enum: SWITCH, description: `${spec.description}. Any case.` };
-    case 'unlimited|number':
-      return { ...base, type: 'string', pattern: '^([Uu][Nn][Ll][Ii][Mm][Ii][Tt][Ee][Dd]|[0-9]{1,10})$' };
-    case 'local|remote':
-      return { ...base, type: 'string', enum: ['local', 'remote'] };
-    default:
-      return { ...base, type: 'string' };
-  }
+  return { ...spec.kind.schema, description: `${spec.description}: ${spec.kind.rule}.` };
 }
 
 function requestSchema(operation: Operation): Record<string, unknown> {

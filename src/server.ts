@@ -75,14 +75,16 @@ export async function startServer(config: Config): Promise<RunningServer> {
     throw error;
   }
   const ports = { admin: boundPort(admin), reseller: boundPort(reseller) };
+  // Where it serves is logged whatever BERTH_LOG_LEVEL says: supervisors and scripts wait for it.
+  const startup = log.level === 'silent' ? log : log.child({}, { level: 'info' });
   if (password) {
-    log.warn(
+    startup.warn(
       showInitialPortalPassword(config.dataDir, password),
       'made a portal password for root: read it once, then set your own with berth admin set-password',
     );
   }
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  log.info(
+  startup.info(
     {
       driver: config.driver,
       store: storeName(config),

@@ -2,13 +2,13 @@
 // given twice can be refused. Form-encoded, multipart (as PHP cURL sends an array) and JSON.
 import type { FastifyInstance } from 'fastify';
 import { type ApiError, apiError } from '../errors.ts';
-import type { RawParams } from '../operations/operation.ts';
+import { NotText, type RawParams } from '../operations/operation.ts';
 
 export const BODY_LIMIT = 64 * 1024;
 
-type Params = Map<string, (string | null)[]>;
+type Params = Map<string, (string | NotText)[]>;
 
-function add(params: Params, name: string, value: string | null): void {
+function add(params: Params, name: string, value: string | NotText): void {
   const list = params.get(name);
   if (list) list.push(value);
   else params.set(name, [value]);
@@ -28,7 +28,8 @@ export async function parseMultipart(body: Buffer, contentType: string): Promise
     throw bodyError('the multipart body is malformed');
   }
   const params: Params = new Map();
-  for (const [name, value] of form) add(params, name, typeof value === 'string' ? value : null);
+  for (const [name, value] of form)
+    add(params, name, typeof value === 'string' ? value : new NotText('a file'));
   return params;
 }
 
@@ -71,14 +72,17 @@ export function parseJson(body: string): RawParams {
   for (const key of topLevelKeys(body)) written.set(key, (written.get(key) ?? 0) + 1);
   for (const [name, value] of Object.entries(parsed)) {
     const text =
-      typeof value === 'string'
-        ? value
-        : typeof value === 'number' && Number.isFinite(value)
-          ? String(value)
-          : null;
+      typeof value === 'string' ? value : typeof value === 'number' ? String(value) : notText(value);
     for (let n = written.get(name) ?? 1; n > 0; n--) add(params, name, text);
   }
   return params;
+}
+
+/** What a JSON value other than a string or a number is, as a message says it. */
+function notText(value: unknown): NotText {
+  if (typeof value === 'boolean') return new NotText(`${value} (a JSON boolean)`);
+  if (value === null) return new NotText('null');
+  return new NotText(Array.isArray(value) ? 'a JSON list' : 'a JSON object');
 }
 
 function bodyError(reason: string): ApiError {

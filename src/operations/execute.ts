@@ -38,7 +38,7 @@ export function toApiError(error: unknown, services: Services, operation: string
 /** The account or package a call names, as the audit log shows it: valid text, or `?`. */
 function auditTarget(params: RawParams): string | null {
   const value = params.get('user')?.[0] ?? params.get('name')?.[0];
-  if (value === undefined || value === null || value === '') return null;
+  if (typeof value !== 'string' || value === '') return null;
   return PACKAGE_NAME.test(value) ? value : '?';
 }
 

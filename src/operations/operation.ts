@@ -25,12 +25,25 @@ export interface Context {
   recordSuccess(db: Db): Promise<void>;
 }
 
-/** The raw parameters of a call: every value given for each name (null: not text, e.g. a file). */
-export type RawParams = ReadonlyMap<string, readonly (string | null)[]>;
+/** A value sent that is not text: a file, or a JSON value other than a string or a number. */
+export class NotText {
+  /** What it is, for the message: "a file", "true (a JSON boolean)". */
+  readonly what: string;
+  constructor(what: string) {
+    this.what = what;
+  }
+}
+
+/** The raw parameters of a call: every value given for each name. */
+export type RawParams = ReadonlyMap<string, readonly (string | NotText)[]>;
 
 export interface ValueKind<T> {
   /** How the value is described in the docs: `string`, `on|off`, `unlimited|number`. */
   type: string;
+  /** Its rules in a phrase, for the reference (README) and the OpenAPI description. */
+  rule: string;
+  /** The same rules as a JSON Schema, for the OpenAPI document. */
+  schema: Record<string, unknown>;
   parse(param: string, raw: string, context: values.ServerNames): T;
   /** `reason` may hold tab and newline; no other value may hold a control character. */
   multiline?: boolean;
@@ -60,24 +73,98 @@ export function optional<T>(kind: ValueKind<T>, description: string): ParamSpec<
   return { kind, required: false, description };
 }
 
-const plain = <T>(type: string, parse: (param: string, raw: string) => T): ValueKind<T> => ({ type, parse });
+const kind = <T>(
+  type: string,
+  parse: (param: string, raw: string, server: values.ServerNames) => T,
+  rule: string,
+  schema: Record<string, unknown>,
+  multiline = false,
+): ValueKind<T> => ({ type, parse, rule, schema, ...(multiline && { multiline }) });
+
+const NAME_64 = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$';
 
 export const kinds = {
-  user: plain('string', values.parseUser),
-  domain: {
+  user: kind(
+    'string',
+    values.parseUser,
+    '1 to 16 lower-case letters and digits, starting with a letter; not starting with "test", not a reserved system name',
+    { type: 'string', pattern: '^[a-z][a-z0-9]{0,15}$', minLength: 1, maxLength: 16 },
+  ),
+  domain: kind(
+    'string',
+    (p, raw, server) => values.parseDomain(p, raw, server),
+    "a domain name of at least two labels, at most 253 characters (an IDN or upper case is turned into lower-case punycode); not the server's own names",
+    { type: 'string', minLength: 3, maxLength: 253 },
+  ),
+  email: kind('string', values.parseEmail, 'an e-mail address local@domain, at most 254 characters', {
     type: 'string',
-    parse: (p, raw, c) => values.parseDomain(p, raw, c),
-  } as ValueKind<string>,
-  email: plain('string', values.parseEmail),
-  packageName: plain('string', values.parsePackageName),
-  limit: plain('unlimited|number', values.parseLimit),
-  switch: plain('on|off', values.parseSwitch),
-  password: plain('string', values.parsePassword),
-  reason: { type: 'string', parse: values.parseReason, multiline: true } as ValueKind<string>,
-  language: plain('string', values.parseLanguage),
-  theme: plain('string', values.parseTheme),
-  featureList: plain('string', values.parseFeatureList),
-  mailServer: plain('local|remote', values.parseMailServer),
+    format: 'email',
+    maxLength: 254,
+  }),
+  packageName: kind(
+    'string',
+    values.parsePackageName,
+    '1 to 64 letters, digits, spaces, _ . or -, starting with a letter or digit',
+    { type: 'string', pattern: values.PACKAGE_NAME.source, minLength: 1, maxLength: 64 },
+  ),
+  limit: kind(
+    'unlimited|number',
+    values.parseLimit,
+    '"unlimited" (any case) or a whole number from 0 to 2147483647; in JSON also a number',
+    {
+      oneOf: [
+        { type: 'string', pattern: '^([Uu][Nn][Ll][Ii][Mm][Ii][Tt][Ee][Dd]|[0-9]{1,10})$' },
+        { type: 'integer', minimum: 0, maximum: values.MAX_LIMIT },
+      ],
+    },
+  ),
+  switch: kind(
+    'on|off',
+    values.parseSwitch,
+    'on or off (also 1/0, yes/no, true/false, in any case); in JSON also 1 or 0',
+    {
+      oneOf: [
+        { type: 'string', enum: ['on', 'off', '1', '0', 'yes', 'no', 'true', 'false'] },
+        { type: 'integer', enum: [0, 1] },
+      ],
+    },
+  ),
+  password: kind('string', values.parsePassword, '8 to 128 characters, no control characters', {
+    type: 'string',
+    format: 'password',
+    minLength: 8,
+    maxLength: 128,
+  }),
+  reason: kind(
+    'string',
+    values.parseReason,
+    'text of at most 1000 characters; tabs and line breaks allowed',
+    { type: 'string', maxLength: 1000 },
+    true,
+  ),
+  language: kind('string', values.parseLanguage, 'a language code such as en, de or pt_BR', {
+    type: 'string',
+    pattern: '^[a-z]{2,3}([-_][A-Za-z0-9]{2,8})?$',
+  }),
+  theme: kind(
+    'string',
+    values.parseTheme,
+    '1 to 64 letters, digits, _ . or -, starting with a letter or digit',
+    {
+      type: 'string',
+      pattern: NAME_64,
+    },
+  ),
+  featureList: kind(
+    'string',
+    values.parseFeatureList,
+    '1 to 64 letters, digits, _ . or -, starting with a letter or digit',
+    { type: 'string', pattern: NAME_64 },
+  ),
+  mailServer: kind('local|remote', values.parseMailServer, 'local or remote (any case)', {
+    type: 'string',
+    enum: ['local', 'remote'],
+  }),
 };
 
 export interface Result {
@@ -125,7 +212,12 @@ export function parseParams<S extends ParamSchema>(
     const given = raw.get(name) ?? [];
     if (given.length > 1) throw invalid(name, 'it is given more than once');
     const value = given[0];
-    if (value === null) throw invalid(name, 'it must be text, not a file');
+    if (value instanceof NotText) throw invalid(name, `it must be text or a number, not ${value.what}`);
+    if (value === undefined) {
+      // PHP's and Rails' way of sending a list (user[]=x, user[0]=x) is not this parameter.
+      const listed = [...raw.keys()].find((key) => key.startsWith(`${name}[`));
+      if (listed) throw invalid(name, `it was sent as ${listed}, a list: send ${name} once, as text`);
+    }
     if (value === undefined || value === '') {
       if (spec.required) throw missing(name);
       continue;

@@ -87,6 +87,22 @@ describe('transport (CONTRACT §1)', () => {
       body: JSON.stringify({ ...CREDS, user: 'jsonquota', quota: [1] }),
     });
     assert.deepEqual(errorOf(bad), { status: 400, code: 'invalid_parameter', param: 'quota' });
+    for (const [value, what] of [
+      [true, 'true (a JSON boolean)'],
+      [null, 'null'],
+      [[1], 'a JSON list'],
+      [{ mb: 1 }, 'a JSON object'],
+    ] as const) {
+      const refused = await h.request({
+        url: '/api/v1/editquota/',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...CREDS, user: 'jsonquota', quota: value }),
+      });
+      assert.equal(
+        refused.body.info,
+        `The parameter quota is invalid: it must be text or a number, not ${what}.`,
+      );
+    }
     const broken = await h.request({
       url: '/api/v1/listaccts/',
       headers: { 'content-type': 'application/json' },
@@ -117,6 +133,21 @@ describe('transport (CONTRACT §1)', () => {
     });
     assert.deepEqual(errorOf(big), { status: 413, code: 'payload_too_large', param: undefined });
     assert.equal(big.body.status, 413);
+  });
+
+  it('says so when a parameter comes as a list (user[]=x), rather than that it is missing', async () => {
+    for (const key of ['user[]', 'user[0]']) {
+      const reply = await h.request({
+        url: '/api/v1/accountsummary/',
+        headers: FORM,
+        body: `${form(CREDS)}&${encodeURIComponent(key)}=alice`,
+      });
+      assert.deepEqual(errorOf(reply), { status: 400, code: 'invalid_parameter', param: 'user' });
+      assert.equal(
+        reply.body.info,
+        `The parameter user is invalid: it was sent as ${key}, a list: send user once, as text.`,
+      );
+    }
   });
 
   it('refuses a parameter given twice, and ignores unknown parameters', async () => {

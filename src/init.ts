@@ -4,7 +4,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Config, configTemplate } from './config.ts';
-import { ensurePortalPassword } from './portal-password.ts';
+import { ensurePortalPassword, portalPasswordNotice } from './portal-password.ts';
 import { createLogger, openServices } from './services.ts';
 import { loadCertificate } from './tls.ts';
 
@@ -65,10 +65,7 @@ export async function initDataDir(config: Config): Promise<string[]> {
     lines.push(
       `Store ready: ${services.store.dialect === 'sqlite' ? join(dataDir, 'berth.db') : 'PostgreSQL'}`,
     );
-    if (password)
-      lines.push(
-        `Portal password for root (shown once; change it with "berth admin set-password"): ${password}`,
-      );
+    if (password) lines.push(portalPasswordNotice(password));
   } finally {
     await services.close();
   }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { type Actor, audited } from './audited.ts';
 import type { CryptPool } from './auth/crypt-pool.ts';
 import { generatePassword } from './operations/common.ts';
+import type { Services } from './services.ts';
 import { deleteAllSessions } from './store/portal-sessions.ts';
 import type { Db } from './store/schema.ts';
 import { getSetting, setSetting } from './store/settings.ts';
@@ -19,17 +20,21 @@ export const PORTAL_PASSWORD_FILE = 'portal-password';
  * store, and removes the file a generated password was left in (`dataDir`).
  */
 export async function setPortalPassword(
-  db: Db,
-  crypt: CryptPool,
+  services: Pick<Services, 'store' | 'crypt' | 'config'>,
   password: string,
   actor: Actor,
-  dataDir: string,
 ): Promise<void> {
+  const { db } = services.store;
   await audited(db, actor, 'admin set-password', null, async () => {
-    await setSetting(db, KEY, await crypt.hash(parsePassword('password', password)));
+    await setSetting(db, KEY, await services.crypt.hash(parsePassword('password', password)));
     await deleteAllSessions(db);
   });
-  rmSync(join(dataDir, PORTAL_PASSWORD_FILE), { force: true });
+  rmSync(join(services.config.dataDir, PORTAL_PASSWORD_FILE), { force: true });
+}
+
+/** How a generated password is shown to the administrator, once. */
+export function portalPasswordNotice(password: string): string {
+  return `Portal password for root (shown once; change it with "berth admin set-password"): ${password}`;
 }
 
 export async function portalPasswordHash(db: Db): Promise<string | undefined> {

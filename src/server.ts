@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { inspect, recoverInterruptedCalls, refreshUsage, USAGE_REFRESH_MS } from './maintenance.ts';
-import { ensurePortalPassword, PORTAL_PASSWORD_FILE } from './portal-password.ts';
+import { ensurePortalPassword, PORTAL_PASSWORD_FILE, portalPasswordNotice } from './portal-password.ts';
 import { openServices, type Services } from './services.ts';
 import { findAccount, listAccounts } from './store/accounts.ts';
 import { loadCertificate } from './tls.ts';
@@ -40,9 +40,7 @@ function boundPort(app: FastifyInstance): number {
  */
 function showInitialPortalPassword(dataDir: string, password: string): Record<string, string> {
   if (process.stderr.isTTY) {
-    process.stderr.write(
-      `Portal password for root (shown once; change it with "berth admin set-password"): ${password}\n`,
-    );
+    process.stderr.write(`${portalPasswordNotice(password)}\n`);
     return { shown: 'on the terminal' };
   }
   const file = join(dataDir, PORTAL_PASSWORD_FILE);

@@ -489,7 +489,7 @@ export async function main(
       case 'admin': {
         if (args[1] !== 'set-password') throw new UsageError('the admin command is: admin set-password');
         const password = await passwordFromStdin(flags, io);
-        await setPortalPassword(services.store.db, services.crypt, password, CLI, services.config.dataDir);
+        await setPortalPassword(services, password, CLI);
         io.out('Portal password for root changed\n');
         break;
       }

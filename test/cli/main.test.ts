@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { verifySha512Crypt } from '../../src/auth/sha512-crypt.ts';
 import { loadConfig } from '../../src/config.ts';
-import { portalPasswordHash } from '../../src/portal-password.ts';
+import { PORTAL_PASSWORD_FILE, portalPasswordHash } from '../../src/portal-password.ts';
 import { Journal } from '../../src/provision/journal.ts';
 import { findApiUser } from '../../src/store/api-users.ts';
 import { appendAudit } from '../../src/store/audit.ts';
@@ -183,8 +184,11 @@ describe('the berth command line', () => {
     );
   });
 
-  it('sets the portal password', async () => {
+  it('sets the portal password, and removes the file a generated one was left in', async () => {
+    const generated = join(dataDir, PORTAL_PASSWORD_FILE);
+    writeFileSync(generated, 'generated-password\n', { mode: 0o600 });
     assert.equal((await run(['admin', 'set-password', '--password-stdin'], 'portal-password-1\n')).code, 0);
+    assert.equal(existsSync(generated), false);
     const store = await openStore(dataDir);
     try {
       assert.equal(verifySha512Crypt('portal-password-1', (await portalPasswordHash(store.db))!), true);

@@ -65,17 +65,17 @@ async function login(
   return { page, cookie: cookieValue(page.headers, 'berth_session') };
 }
 
+/** A server whose portal password is PORTAL_PASSWORD, locking an address out after 3 failures. */
+async function portalHarness(): Promise<Harness> {
+  const h = await setup({ lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 } });
+  await setPortalPassword(h.services, PORTAL_PASSWORD, CLI);
+  return h;
+}
+
 describe('portal sessions', () => {
   let h: Harness;
   before(async () => {
-    h = await setup({ lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 } });
-    await setPortalPassword(
-      h.services.store.db,
-      h.services.crypt,
-      PORTAL_PASSWORD,
-      CLI,
-      h.services.config.dataDir,
-    );
+    h = await portalHarness();
   });
   after(() => h.close());
 
@@ -176,14 +176,7 @@ describe('portal sessions', () => {
 describe('portal logins and passwords', () => {
   let h: Harness;
   before(async () => {
-    h = await setup({ lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 } });
-    await setPortalPassword(
-      h.services.store.db,
-      h.services.crypt,
-      PORTAL_PASSWORD,
-      CLI,
-      h.services.config.dataDir,
-    );
+    h = await portalHarness();
   });
   after(() => h.close());
 
@@ -191,25 +184,13 @@ describe('portal logins and passwords', () => {
     const first = await login(h);
     const second = await login(h, PORTAL_PASSWORD, '127.0.0.2');
     assert.equal((await get(h, '/accounts', first.cookie)).status, 200);
-    await setPortalPassword(
-      h.services.store.db,
-      h.services.crypt,
-      'a-new-portal-password',
-      CLI,
-      h.services.config.dataDir,
-    );
+    await setPortalPassword(h.services, 'a-new-portal-password', CLI);
     for (const { cookie } of [first, second]) {
       const page = await get(h, '/accounts', cookie);
       assert.equal(page.status, 303);
       assert.equal(page.headers.location, '/login');
     }
-    await setPortalPassword(
-      h.services.store.db,
-      h.services.crypt,
-      PORTAL_PASSWORD,
-      CLI,
-      h.services.config.dataDir,
-    );
+    await setPortalPassword(h.services, PORTAL_PASSWORD, CLI);
   });
 
   it('never hashes a password no account can have', async () => {

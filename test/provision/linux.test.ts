@@ -153,13 +153,7 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.match(row!.issuer, /Berth fallback CA/);
 
     // …and in the portal's account list.
-    await setPortalPassword(
-      h.services.store.db,
-      h.services.crypt,
-      'portal-password-1',
-      CLI,
-      h.services.config.dataDir,
-    );
+    await setPortalPassword(h.services, 'portal-password-1', CLI);
     const form = await h.admin.inject({ method: 'GET', url: '/login' });
     const loginCookie = String(form.headers['set-cookie']).split(';')[0]!;
     const csrf = /name="_csrf" value="([^"]+)"/.exec(form.body)![1]!;

@@ -565,6 +565,8 @@ function fromFile(path: string): ConfigOverrides {
     } else if (isTable(value)) throw new ConfigError(`${path}: unknown section [${key}]`);
     else set(key, value);
   }
+  if ('tlsCert' in out !== 'tlsKey' in out)
+    throw new ConfigError(`${path}: tls.cert and tls.key go together: set both or neither`);
   return out as ConfigOverrides;
 }
 
@@ -582,6 +584,16 @@ function portEnv(name: string): number | undefined {
   return parsePort(value, name);
 }
 
+/** An address to listen on, from the environment or a flag (`name` says which). */
+export function parseHost(value: string, name: string): string {
+  try {
+    return listenAddress(value) as string;
+  } catch (error) {
+    if (error instanceof Refused) throw new ConfigError(`${name} ${error.message}`);
+    throw error;
+  }
+}
+
 export function parsePort(value: string, name: string): number {
   const port = Number(value);
   if (!/^[0-9]+$/.test(value) || port > 65535)
@@ -596,7 +608,7 @@ function fromEnvironment(): ConfigOverrides {
   }
   return {
     database: process.env.BERTH_DATABASE_URL || undefined,
-    host: process.env.BERTH_HOST || undefined,
+    host: process.env.BERTH_HOST ? parseHost(process.env.BERTH_HOST, 'BERTH_HOST') : undefined,
     port: portEnv('BERTH_PORT'),
     resellerPort: portEnv('BERTH_RESELLER_PORT'),
     tls: switchEnv('BERTH_TLS'),
@@ -627,8 +639,6 @@ function check(config: Config): Config {
   // Without a configured list, the name servers follow the host name, however it was set.
   if (config.nameservers.length === 0)
     config.nameservers = [`ns1.${config.hostName}`, `ns2.${config.hostName}`];
-  if ((config.tlsCert === null) !== (config.tlsKey === null))
-    throw new ConfigError('tls.cert and tls.key go together: set both or neither');
   if (config.database !== null && !/^postgres(ql)?:\/\//.test(config.database)) {
     throw new ConfigError('the database must be a postgres:// URL');
   }

@@ -114,6 +114,10 @@ describe('configuration', () => {
         `${file} [[webhooks]] #1: unknown key event`,
       ],
       ['linux = 3', `${file}: linux must be a [linux] table`],
+      [
+        '[tls]\ncert = "/etc/ssl/berth/fullchain.pem"',
+        `${file}: tls.cert and tls.key go together: set both or neither`,
+      ],
     ] as const) {
       writeFileSync(file, toml);
       assert.throws(
@@ -152,6 +156,16 @@ describe('configuration', () => {
       );
     }
     rmSync(join(dataDir, 'berth.toml'));
+    process.env.BERTH_HOST = 'localhost';
+    try {
+      assert.throws(
+        () => loadConfig({ dataDir }),
+        (error: unknown) =>
+          error instanceof ConfigError && /^BERTH_HOST must be an IPv4 or IPv6 address/.test(error.message),
+      );
+    } finally {
+      delete process.env.BERTH_HOST;
+    }
     process.env.BERTH_DRIVER = 'docker';
     try {
       assert.throws(() => loadConfig({ dataDir }), ConfigError);

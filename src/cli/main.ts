@@ -12,7 +12,14 @@ import {
   setApiUserAccess,
 } from '../api-users.ts';
 import { CLI } from '../audited.ts';
-import { ConfigError, type ConfigOverrides, defaultDataDir, loadConfig, parsePort } from '../config.ts';
+import {
+  ConfigError,
+  type ConfigOverrides,
+  defaultDataDir,
+  loadConfig,
+  parseHost,
+  parsePort,
+} from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { initDataDir } from '../init.ts';
 import { inspect, refreshUsage } from '../maintenance.ts';
@@ -133,7 +140,7 @@ function serveOverrides(flags: Flags): ConfigOverrides {
     throw new UsageError('--driver is record or linux');
   }
   return {
-    host: flags.host as string | undefined,
+    host: flags.host === undefined ? undefined : parseHost(String(flags.host), '--host'),
     port: flags.port === undefined ? undefined : parsePort(String(flags.port), '--port'),
     resellerPort:
       flags['reseller-port'] === undefined

@@ -134,9 +134,11 @@ describe('configuration', () => {
     for (const key of FILE_KEYS) {
       const [section, name] = key.includes('.') ? key.split('.') : [null, key];
       const table = section === 'webhooks' ? '[[webhooks]]' : section ? `[${section}]` : null;
-      const at = table === null ? 0 : docs.indexOf(`\n${table}\n`);
+      // The block of the file's example the key belongs in: before the first table, or its table.
+      const at = table === null ? docs.indexOf('```toml\n') : docs.indexOf(`\n${table}\n`);
       assert.ok(at >= 0, `${table} in docs/configuration.md`);
-      assert.match(docs.slice(at), new RegExp(`^#? ?${name} = `, 'm'), key);
+      const block = docs.slice(at + 1).split(/\n\[|\n```/)[0]!;
+      assert.match(block, new RegExp(`^#? ?${name} = `, 'm'), key);
     }
   });
 

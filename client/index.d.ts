@@ -1,7 +1,7 @@
 // Types of the Berth client (index.js).
-import type { OperationName, OperationParams } from './operations.d.ts';
+import type { OperationName, OperationParams, OperationResults } from './operations.js';
 
-export type { OperationName, OperationParams } from './operations.d.ts';
+export type * from './operations.js';
 
 export interface BerthClientOptions {
   /** The admin listener (https://panel.example.net:5555) or the reseller listener. */
@@ -17,7 +17,7 @@ export interface BerthClientOptions {
   /** How often a call safe to repeat (a read, or a change with an idempotency key) is retried; default 2. */
   retries?: number;
   /** The certificate to trust, e.g. the server's self-signed tls/cert.pem. */
-  ca?: string | Buffer;
+  ca?: string | Uint8Array;
   rejectUnauthorized?: boolean;
   servername?: string;
 }
@@ -45,5 +45,5 @@ export class BerthClient {
     operation: O,
     params?: OperationParams[O],
     options?: CallOptions,
-  ): Promise<unknown>;
+  ): Promise<OperationResults[O]>;
 }

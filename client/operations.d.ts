@@ -227,3 +227,346 @@ export interface OperationParams {
 }
 
 export type OperationName = keyof OperationParams;
+
+export interface CreatedAccount {
+  user: string;
+  domain: string;
+  contactemail: string;
+  package: string;
+  feature: string;
+  /** The reseller that owns it, or root */
+  owner: string;
+  homedir: string;
+  language: string;
+  theme: string;
+  mailserver: 'local' | 'remote';
+  dkim: 'on' | 'off';
+  spf: 'on' | 'off';
+  /** YYYY-MM-DD HH:MM in the server’s time zone */
+  setuptime: string;
+  nameservers: string[];
+  dedicatedip: {
+    ipv4: string;
+    ipv6: string;
+    status: 'on' | 'off';
+    status6: 'on' | 'off';
+  };
+  shell: {
+    shell: string;
+    status: 'on' | 'off';
+  };
+  reseller: {
+    status: 'on' | 'off';
+    selfown: 'on' | 'off';
+    alpha: 'on' | 'off';
+  };
+  /** "unlimited" or a whole number */
+  addondomains: string;
+  /** "unlimited" or a whole number */
+  parkeddomains: string;
+  /** "unlimited" or a whole number */
+  subdomains: string;
+  /** "unlimited" or a whole number */
+  email: string;
+  /** "unlimited" or a whole number */
+  ftp: string;
+  /** "unlimited" or a whole number */
+  sql: string;
+  /** "unlimited" or a whole number */
+  maillist: string;
+  /** "unlimited" or a whole number */
+  bandwidth: string;
+  /** "unlimited" or a whole number */
+  quota: string;
+  /** "unlimited" or a whole number */
+  mailquota: string;
+}
+
+export interface ListedAccount {
+  user: string;
+  domain: string;
+  contactemail: string;
+  package: string;
+  feature: string;
+  /** The reseller that owns it, or root */
+  owner: string;
+  homedir: string;
+  language: string;
+  theme: string;
+  mailserver: 'local' | 'remote';
+  dkim: 'on' | 'off';
+  spf: 'on' | 'off';
+  /** YYYY-MM-DD HH:MM in the server’s time zone */
+  setuptime: string;
+  nameservers: string[];
+  dedicatedip: {
+    ipv4: string;
+    ipv6: string;
+    status: 'on' | 'off';
+    status6: 'on' | 'off';
+  };
+  shell: {
+    shell: string;
+    status: 'on' | 'off';
+  };
+  reseller: {
+    status: 'on' | 'off';
+    selfown: 'on' | 'off';
+    alpha: 'on' | 'off';
+  };
+  /** "unlimited" or a whole number */
+  addondomains: string;
+  /** "unlimited" or a whole number */
+  parkeddomains: string;
+  /** "unlimited" or a whole number */
+  subdomains: string;
+  /** "unlimited" or a whole number */
+  email: string;
+  /** "unlimited" or a whole number */
+  ftp: string;
+  /** "unlimited" or a whole number */
+  sql: string;
+  /** "unlimited" or a whole number */
+  maillist: string;
+  /** "unlimited" or a whole number */
+  bandwidth: string;
+  /** "unlimited" or a whole number */
+  quota: string;
+  /** "unlimited" or a whole number */
+  mailquota: string;
+  is_reseller: 'yes' | 'no';
+  is_suspended: 'yes' | 'no';
+}
+
+export interface SummaryAccount {
+  user: string;
+  domain: string;
+  contactemail: string;
+  package: string;
+  feature: string;
+  /** The reseller that owns it, or root */
+  owner: string;
+  homedir: string;
+  language: string;
+  theme: string;
+  mailserver: 'local' | 'remote';
+  dkim: 'on' | 'off';
+  spf: 'on' | 'off';
+  /** YYYY-MM-DD HH:MM in the server’s time zone */
+  setuptime: string;
+  nameservers: string[];
+  dedicatedip: {
+    ipv4: string;
+    ipv6: string;
+    status: 'on' | 'off';
+    status6: 'on' | 'off';
+  };
+  shell: {
+    shell: string;
+    status: 'on' | 'off';
+  };
+  reseller: {
+    status: 'on' | 'off';
+    selfown: 'on' | 'off';
+    alpha: 'on' | 'off';
+  };
+  /** "unlimited" or a whole number */
+  addondomains: string;
+  /** "unlimited" or a whole number */
+  parkeddomains: string;
+  /** "unlimited" or a whole number */
+  subdomains: string;
+  /** "unlimited" or a whole number */
+  email: string;
+  /** "unlimited" or a whole number */
+  ftp: string;
+  /** "unlimited" or a whole number */
+  sql: string;
+  /** "unlimited" or a whole number */
+  maillist: string;
+  /** "unlimited" or a whole number */
+  bandwidth: string;
+  /** "unlimited" or a whole number */
+  quota: string;
+  /** "unlimited" or a whole number */
+  mailquota: string;
+  is_reseller: 'yes' | 'no';
+  is_suspended: 'yes' | 'no';
+  /** MB used */
+  bandwidth_usage: number;
+  /** MB used */
+  quota_usage: number;
+}
+
+export interface UsageAccount {
+  user: string;
+  domain: string;
+  contactemail: string;
+  package: string;
+  feature: string;
+  /** The reseller that owns it, or root */
+  owner: string;
+  homedir: string;
+  language: string;
+  theme: string;
+  mailserver: 'local' | 'remote';
+  dkim: 'on' | 'off';
+  spf: 'on' | 'off';
+  /** YYYY-MM-DD HH:MM in the server’s time zone */
+  setuptime: string;
+  nameservers: string[];
+  dedicatedip: {
+    ipv4: string;
+    ipv6: string;
+    status: 'on' | 'off';
+    status6: 'on' | 'off';
+  };
+  shell: {
+    shell: string;
+    status: 'on' | 'off';
+  };
+  reseller: {
+    status: 'on' | 'off';
+    selfown: 'on' | 'off';
+    alpha: 'on' | 'off';
+  };
+  /** "unlimited" or a whole number */
+  addondomains: string;
+  /** "unlimited" or a whole number */
+  parkeddomains: string;
+  /** "unlimited" or a whole number */
+  subdomains: string;
+  /** "unlimited" or a whole number */
+  email: string;
+  /** "unlimited" or a whole number */
+  ftp: string;
+  /** "unlimited" or a whole number */
+  sql: string;
+  /** "unlimited" or a whole number */
+  maillist: string;
+  /** "unlimited" or a whole number */
+  bandwidth: string;
+  /** "unlimited" or a whole number */
+  quota: string;
+  /** "unlimited" or a whole number */
+  mailquota: string;
+  is_reseller: 'yes' | 'no';
+  is_suspended: 'yes' | 'no';
+  /** MB used */
+  bandwidth_usage: number;
+  /** MB used */
+  quota_usage: number;
+  /** MB used */
+  quota_usage_reseller: number;
+  /** MB used */
+  bandwidth_usage_reseller: number;
+  reseller_data?: {
+    accounts: string[];
+    contactemail: string;
+    ips: {
+      ipv4: string;
+      ipv6: string;
+    };
+    name: string;
+    nameservers: string[];
+    /** "unlimited" or a whole number */
+    reseller_bandwidth: string;
+    /** "unlimited" or a whole number */
+    reseller_limt: string;
+    /** "unlimited" or a whole number */
+    reseller_quota: string;
+  };
+}
+
+export interface SuspendedAccount {
+  user: string;
+  reason: string;
+  /** Weekday, DD-Mon-YYYY HH:MM:SS, zone */
+  suspendtime: string;
+}
+
+export interface Package {
+  name: string;
+  /** "unlimited" or a whole number */
+  quota: string;
+  /** "unlimited" or a whole number */
+  bandwidth: string;
+  /** "unlimited" or a whole number */
+  addondomains: string;
+  /** "unlimited" or a whole number */
+  parkeddomains: string;
+  /** "unlimited" or a whole number */
+  subdomains: string;
+  /** "unlimited" or a whole number */
+  email_accounts: string;
+  /** "unlimited" or a whole number */
+  ftp: string;
+  /** "unlimited" or a whole number */
+  sql: string;
+  /** "unlimited" or a whole number */
+  maillist: string;
+  /** "unlimited" or a whole number */
+  mailquota: string;
+  feature: string;
+  ipv4: 'on' | 'off';
+  ipv6: 'on' | 'off';
+  shell: 'on' | 'off';
+}
+
+/** What each operation resolves with: the `data` of its answer. */
+export interface OperationResults {
+  '': {
+    username: string;
+    auth: 'API';
+  };
+  'test_connection': {
+    test: 'Connection successful';
+  };
+  'load-average': {
+    /** The 1, 5 and 15 minute averages, space-separated */
+    load_average: string;
+  };
+  'version': {
+    /** Berth and the version */
+    version: string;
+    version_code: string;
+  };
+  'createacct': CreatedAccount;
+  'passwd': string;
+  'setupreseller': string;
+  'terminatereseller': string;
+  'get_current_users_count': {
+    users: number;
+  };
+  'get_current_reseller_count': {
+    reseller: number;
+  };
+  'listsuspended': {
+    accounts: Record<string, SuspendedAccount>;
+  };
+  'accountsummary': {
+    acct: SummaryAccount;
+  };
+  'listaccts': {
+    accounts: Record<string, ListedAccount>;
+  };
+  'listpackages': {
+    /** Package names, comma-separated */
+    packages: string;
+  };
+  'usagestatistics': {
+    accounts: Record<string, UsageAccount>;
+  };
+  'changecontactemail': string;
+  'suspendacct': string;
+  'unsuspendacct': string;
+  'editquota': string;
+  'changepackage': string;
+  'removeacct': string;
+  'addpkg': Package;
+  'editpkg': {
+    package: Package;
+    accounts_updated: number;
+  };
+  'killpkg': string;
+}

@@ -2,6 +2,7 @@
 // and the README's operation reference from the registry. `npm run docs` writes them; a test fails
 // when they are out of date.
 import { catalogue } from './errors.ts';
+import { components, type Schema } from './operations/results.ts';
 import { operations } from './operations/registry.ts';
 
 export function renderErrors(): string {
@@ -74,7 +75,40 @@ export function withOperations(readme: string): string {
   return `${readme.slice(0, start + OPERATIONS_START.length)}\n\n${renderOperations()}\n${readme.slice(end)}`;
 }
 
-/** client/operations.d.ts: for each operation, the parameters it takes, typed from its schema. */
+/** A result schema (results.ts) as a TypeScript type; `$ref`s name the interfaces of components. */
+function typeOf(schema: Schema, indent: string): string {
+  if (typeof schema.$ref === 'string') return schema.$ref.slice(schema.$ref.lastIndexOf('/') + 1);
+  if ('const' in schema) return JSON.stringify(schema.const).replaceAll('"', "'");
+  if (Array.isArray(schema.enum)) return schema.enum.map((value) => `'${value}'`).join(' | ');
+  switch (schema.type) {
+    case 'string':
+      return 'string';
+    case 'integer':
+    case 'number':
+      return 'number';
+    case 'array':
+      return `${typeOf(schema.items as Schema, indent)}[]`;
+    case 'object': {
+      const properties = schema.properties as Record<string, Schema> | undefined;
+      if (!properties) return `Record<string, ${typeOf(schema.additionalProperties as Schema, indent)}>`;
+      const required = (schema.required as string[] | undefined) ?? [];
+      const inner = `${indent}  `;
+      const fields = Object.entries(properties).map(([name, property]) => {
+        const doc = typeof property.description === 'string' ? `${inner}/** ${property.description} */\n` : '';
+        const optional = required.includes(name) ? '' : '?';
+        return `${doc}${inner}${name}${optional}: ${typeOf(property, inner)};`;
+      });
+      return `{\n${fields.join('\n')}\n${indent}}`;
+    }
+    default:
+      throw new Error(`No TypeScript rendering for the schema ${JSON.stringify(schema)}`);
+  }
+}
+
+/**
+ * client/operations.d.ts: for each operation, the parameters it takes, typed from its schema, and
+ * the `data` it answers with, typed from its result schema.
+ */
 export function renderClientTypes(): string {
   const lines = [
     '// Generated from the operation registry by npm run docs: do not edit.',
@@ -100,5 +134,13 @@ export function renderClientTypes(): string {
     );
   }
   lines.push('}', '', 'export type OperationName = keyof OperationParams;', '');
+  for (const [name, schema] of Object.entries(components)) {
+    lines.push(`export interface ${name} ${typeOf(schema, '')}`, '');
+  }
+  lines.push('/** What each operation resolves with: the `data` of its answer. */', 'export interface OperationResults {');
+  for (const operation of operations.values()) {
+    lines.push(`  '${operation.name}': ${typeOf(operation.result, '  ')};`);
+  }
+  lines.push('}', '');
   return lines.join('\n');
 }

@@ -1,9 +1,10 @@
 // The OpenAPI 3.1 description of the API, generated from the operations' own schemas and the error
 // catalogue, never written by hand. Served at /api/openapi.json on both listeners.
-import { catalogue } from './errors.ts';
+import { catalogue, type ErrorCode } from './errors.ts';
 import { KEY_HEADER } from './operations/idempotency.ts';
-import type { Operation, ParamSpec } from './operations/operation.ts';
+import { errorsOf, type Operation, type ParamSpec } from './operations/operation.ts';
 import { operations } from './operations/registry.ts';
+import { components } from './operations/results.ts';
 import { BERTH_VERSION } from './operations/version.ts';
 
 function paramSchema(spec: ParamSpec): Record<string, unknown> {
@@ -12,8 +13,14 @@ function paramSchema(spec: ParamSpec): Record<string, unknown> {
 
 function requestSchema(operation: Operation): Record<string, unknown> {
   const properties: Record<string, unknown> = {
-    apiuser: { type: 'string', description: 'API user name (form style; or send the X-API-USER header)' },
-    apiauth: { type: 'string', description: 'API password (form style; or send the X-API-PASSWORD header)' },
+    apiuser: {
+      type: 'string',
+      description: 'API user name, when the credentials are sent as fields rather than X-API-USER',
+    },
+    apiauth: {
+      type: 'string',
+      description: 'API password, when the credentials are sent as fields rather than X-API-PASSWORD',
+    },
   };
   const required: string[] = [];
   for (const [name, spec] of Object.entries(operation.params)) {
@@ -23,35 +30,110 @@ function requestSchema(operation: Operation): Record<string, unknown> {
   return { type: 'object', properties, ...(required.length > 0 && { required }) };
 }
 
+function successSchema(operation: Operation): Record<string, unknown> {
+  if (operation.name === '') return operation.result;
+  return {
+    type: 'object',
+    properties: {
+      data: operation.result,
+      info: { type: 'string', description: 'What was done, in a sentence' },
+      status: { type: 'integer', const: 200 },
+    },
+    required: ['data', 'info', 'status'],
+  };
+}
+
+const RETRY_AFTER = {
+  'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' } },
+};
+
+/** The 200 answer, and per status the error codes this operation can answer with. */
 function responses(operation: Operation): Record<string, unknown> {
-  const error = { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
-  const ok =
-    operation.name === ''
-      ? {
-          description: 'The credentials are valid (no envelope).',
-          content: {
-            'application/json': {
-              schema: {
+  const out: Record<string, unknown> = {
+    200: {
+      description: operation.name === '' ? 'The credentials are valid (no envelope).' : 'Done.',
+      content: { 'application/json': { schema: successSchema(operation) } },
+    },
+  };
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of errorsOf(operation)) {
+    const { status } = catalogue[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    out[String(status)] = {
+      description: `Refused or failed: ${codes.join(', ')} (docs/errors.md).`,
+      ...(status === 429 && { headers: RETRY_AFTER }),
+      content: {
+        'application/json': {
+          schema: {
+            allOf: [
+              { $ref: '#/components/schemas/Error' },
+              {
                 type: 'object',
-                properties: { username: { type: 'string' }, auth: { const: 'API' } },
-                required: ['username', 'auth'],
+                properties: {
+                  data: { type: 'object', properties: { code: { enum: codes } } },
+                  status: { const: status },
+                },
               },
-            },
+            ],
           },
-        }
-      : {
-          description: operation.summary,
-          content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } },
-        };
-  const statuses = [...new Set(Object.values(catalogue).map((entry) => entry.status))].sort();
-  const out: Record<string, unknown> = { 200: ok };
-  for (const status of statuses) {
-    const codes = Object.entries(catalogue)
-      .filter(([, entry]) => entry.status === status)
-      .map(([code]) => code);
-    out[String(status)] = { description: `Error: ${codes.join(', ')}`, ...error };
+        },
+      },
+    };
   }
   return out;
+}
+
+/** The groups of the reference, with their operations. */
+const TAGS: Record<string, { description: string; operations: string[] }> = {
+  Connection: {
+    description: 'Check the credentials and the server.',
+    operations: ['', 'test_connection', 'load-average', 'version'],
+  },
+  Accounts: {
+    description: 'Create, change, suspend, list and remove hosting accounts.',
+    operations: [
+      'createacct',
+      'passwd',
+      'accountsummary',
+      'listaccts',
+      'listsuspended',
+      'usagestatistics',
+      'get_current_users_count',
+      'changecontactemail',
+      'suspendacct',
+      'unsuspendacct',
+      'editquota',
+      'changepackage',
+      'removeacct',
+    ],
+  },
+  Resellers: {
+    description: 'Make an account a reseller, or end that.',
+    operations: ['setupreseller', 'terminatereseller', 'get_current_reseller_count'],
+  },
+  Packages: {
+    description: 'The packages accounts are created on (changes are the administrator’s).',
+    operations: ['listpackages', 'addpkg', 'editpkg', 'killpkg'],
+  },
+};
+
+function tagOf(operation: Operation): string {
+  const tag = Object.keys(TAGS).find((name) => TAGS[name]!.operations.includes(operation.name));
+  if (!tag) throw new Error(`The operation ${operation.name} has no tag in openapi.ts`);
+  return tag;
+}
+
+function describe(operation: Operation): string {
+  return [
+    operation.summary,
+    operation.adminOnly && 'Administrator only: 403 forbidden under a reseller.',
+    operation.changesState &&
+      `A change: audited, refused on a demonstration server; send ${KEY_HEADER} to retry it safely.`,
+  ]
+    .filter(Boolean)
+    .join(' ');
 }
 
 export function openApiDocument(): Record<string, unknown> {
@@ -82,7 +164,8 @@ export function openApiDocument(): Record<string, unknown> {
       post: {
         operationId: operation.name === '' ? 'credentialcheck' : operation.name,
         summary: operation.summary,
-        ...(operation.adminOnly && { description: 'Administrator only: 403 forbidden under a reseller.' }),
+        description: describe(operation),
+        tags: [tagOf(operation)],
         parameters: headers,
         requestBody: {
           required: false,
@@ -93,7 +176,8 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
         responses: responses(operation),
-        security: [{ formCredentials: [] }, { headerUser: [], headerPassword: [] }],
+        // The headers, or (the empty requirement) the apiuser and apiauth fields of the body.
+        security: [{ apiUser: [], apiPassword: [] }, {}],
       },
     };
   }
@@ -102,29 +186,30 @@ export function openApiDocument(): Record<string, unknown> {
     info: {
       title: 'Berth provisioning API',
       version: BERTH_VERSION,
+      license: { name: 'MIT', identifier: 'MIT' },
       description:
         'Create and manage hosting accounts. Every operation is a POST; the HTTP status equals the envelope status.',
     },
+    tags: Object.entries(TAGS).map(([name, { description }]) => ({ name, description })),
     servers: [{ url: '/api/v1' }, { url: '/api' }],
     paths,
     components: {
       securitySchemes: {
-        headerUser: { type: 'apiKey', in: 'header', name: 'X-API-USER' },
-        headerPassword: { type: 'apiKey', in: 'header', name: 'X-API-PASSWORD' },
-        formCredentials: {
+        apiUser: {
           type: 'apiKey',
           in: 'header',
-          name: 'X-Form-Credentials',
-          description:
-            'Not a header: send apiuser and apiauth as body fields instead of the X-API-* headers.',
+          name: 'X-API-USER',
+          description: 'The API user name; or send it as the apiuser field of the body.',
+        },
+        apiPassword: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-API-PASSWORD',
+          description: 'The API password; or send it as the apiauth field of the body.',
         },
       },
       schemas: {
-        Envelope: {
-          type: 'object',
-          properties: { data: {}, info: { type: 'string' }, status: { type: 'integer', const: 200 } },
-          required: ['data', 'info', 'status'],
-        },
+        ...components,
         Error: {
           type: 'object',
           properties: {

@@ -1,11 +1,11 @@
-// The typed client, imported as integrators do ('berth/client'), against a real server over HTTPS.
+// The typed client, imported as integrators do ('berth-client'), against a real server over HTTPS.
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BerthClient, BerthError } from 'berth/client';
+import { BerthClient, BerthError } from 'berth-client';
 import { tempDir } from './helpers.ts';
 import { berth, type Served, serve } from './process.ts';
 
@@ -38,15 +38,19 @@ describe('BerthClient against berth serve', () => {
   it('calls in header and in form style, with typed parameters', async () => {
     assert.deepEqual(await client().call('test_connection'), { test: 'Connection successful' });
     assert.deepEqual(await client({ style: 'form' }).call(''), { username: 'whmcs', auth: 'API' });
-    const created = (await client().call('createacct', {
+    const created = await client().call('createacct', {
       user: 'alice',
       domain: 'alice-client.example',
       email: 'a@example.com',
       package: 'default',
       quota: 500,
       dkim: false,
-    })) as { quota: string; dkim: string };
-    assert.deepEqual([created.quota, created.dkim], ['500', 'off']);
+    });
+    // Typed per operation: createacct resolves with the account record.
+    const dkim: 'on' | 'off' = created.dkim;
+    assert.deepEqual([created.quota, dkim], ['500', 'off']);
+    const { acct } = await client().call('accountsummary', { user: 'alice' });
+    assert.equal(acct.quota_usage + acct.bandwidth_usage, 0);
   });
 
   it('rejects with a BerthError carrying the error code and parameter', async () => {
@@ -76,7 +80,7 @@ describe('BerthClient against berth serve', () => {
       email: 'c@example.com',
       package: 'default',
     });
-    const { accounts } = (await reseller.call('listaccts')) as { accounts: object };
+    const { accounts } = await reseller.call('listaccts');
     assert.deepEqual(Object.keys(accounts), ['carol']);
   });
 

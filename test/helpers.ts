@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { checkAnswer } from './answers.ts';
 import { startCluster } from '../scripts/pg-cluster.ts';
 import { createApiUser } from '../src/api-users.ts';
 import { buildApp } from '../src/app.ts';
@@ -141,11 +142,9 @@ export async function setup(
       remoteAddress: options.remoteAddress ?? '127.0.0.1',
     });
     const text = response.body;
-    return {
-      statusCode: response.statusCode,
-      headers: response.headers,
-      body: (text === '' ? {} : JSON.parse(text)) as Reply['body'],
-    };
+    const body = (text === '' ? {} : JSON.parse(text)) as Reply['body'];
+    checkAnswer(options.method ?? 'POST', options.url, response.statusCode, body);
+    return { statusCode: response.statusCode, headers: response.headers, body };
   };
 
   return {

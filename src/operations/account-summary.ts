@@ -1,6 +1,7 @@
 import { targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 import { summaryRecord } from './record.ts';
+import { results } from './results.ts';
 
 export const accountSummary = defineOperation({
   name: 'accountsummary',
@@ -9,6 +10,8 @@ export const accountSummary = defineOperation({
   adminOnly: false,
   params: { user: required(kinds.user, 'Account user name') },
   example: { user: 'alice' },
+  result: results.summary,
+  errors: ['account_not_found'],
   async run(ctx, input) {
     const account = await targetAccount(ctx.db, ctx.caller, input.user);
     return { data: { acct: summaryRecord(account, ctx.services.config) }, info: `Account ${account.user}` };

@@ -5,6 +5,7 @@ import { changeState } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 import { packageFields } from './package-params.ts';
 import { packageObject } from './record.ts';
+import { results } from './results.ts';
 
 export const addPackage = defineOperation({
   name: 'addpkg',
@@ -13,6 +14,8 @@ export const addPackage = defineOperation({
   adminOnly: true,
   params: { name: required(kinds.packageName, 'Package name (case-sensitive)'), ...packageFields },
   example: { name: 'gold', quota: '10240', bandwidth: '102400' },
+  result: results.package,
+  errors: ['package_exists'],
   async run(ctx, input) {
     const limits = {} as Limits;
     for (const name of LIMIT_NAMES) limits[name] = input[name] ?? null;

@@ -1,6 +1,7 @@
 import { saveAccount } from '../store/accounts.ts';
 import { changeState, targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
+import { results } from './results.ts';
 
 export const changeContactEmail = defineOperation({
   name: 'changecontactemail',
@@ -12,6 +13,8 @@ export const changeContactEmail = defineOperation({
     email: required(kinds.email, 'New contact e-mail address'),
   },
   example: { user: 'alice', email: 'billing@example.com' },
+  result: results.message,
+  errors: ['account_not_found'],
   async run(ctx, input) {
     const account = await changeState(ctx, async (db) => {
       const account = await targetAccount(db, ctx.caller, input.user);

@@ -3,6 +3,7 @@ import { saveAccount } from '../store/accounts.ts';
 import { findPackage } from '../store/packages.ts';
 import { changeState, enforceLimitsOfChange, targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
+import { results } from './results.ts';
 
 export const changePackage = defineOperation({
   name: 'changepackage',
@@ -14,6 +15,8 @@ export const changePackage = defineOperation({
     package: required(kinds.packageName, 'Package name'),
   },
   example: { user: 'alice', package: 'gold' },
+  result: results.message,
+  errors: ['account_not_found', 'package_not_found', 'reseller_limit'],
   async run(ctx, input) {
     const { caller, services } = ctx;
     await changeState(ctx, async (db, system) => {

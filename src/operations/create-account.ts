@@ -19,6 +19,7 @@ import { changeState, enforceResellerLimits, forbidden, generatePassword, requir
 import { defineOperation, kinds, optional, required } from './operation.ts';
 import { limitParams } from './package-params.ts';
 import { createdRecord } from './record.ts';
+import { results } from './results.ts';
 
 const limit = (description: string) => optional(kinds.limit, `${description}; \`unlimited\` or a number`);
 
@@ -73,6 +74,8 @@ export const createAccount = defineOperation({
     ...limitParams,
   },
   example: { domain: 'example.com', user: 'alice', email: 'alice@example.com', package: 'default' },
+  result: results.createdAccount,
+  errors: ['account_exists', 'domain_in_use', 'package_not_found', 'reseller_limit', 'no_free_ip'],
   async run(ctx, input) {
     const { caller, services } = ctx;
     const { config } = services;

@@ -5,6 +5,7 @@ import { changeState } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 import { packageFields } from './package-params.ts';
 import { packageObject } from './record.ts';
+import { results } from './results.ts';
 
 export const editPackage = defineOperation({
   name: 'editpkg',
@@ -13,6 +14,8 @@ export const editPackage = defineOperation({
   adminOnly: true,
   params: { name: required(kinds.packageName, 'Package name'), ...packageFields },
   example: { name: 'gold', quota: '20480' },
+  result: results.editedPackage,
+  errors: ['package_not_found'],
   async run(ctx, input) {
     const { services } = ctx;
     const result = await changeState(ctx, async (db, system) => {

@@ -1,6 +1,7 @@
 import { saveAccount } from '../store/accounts.ts';
 import { changeState, enforceLimitsOfChange, targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
+import { results } from './results.ts';
 
 export const editQuota = defineOperation({
   name: 'editquota',
@@ -12,6 +13,8 @@ export const editQuota = defineOperation({
     quota: required(kinds.limit, 'Disk quota in MB, or `unlimited`'),
   },
   example: { user: 'alice', quota: '2048' },
+  result: results.message,
+  errors: ['account_not_found', 'reseller_limit'],
   async run(ctx, input) {
     const { caller, services } = ctx;
     await changeState(ctx, async (db, system) => {

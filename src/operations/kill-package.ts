@@ -3,6 +3,7 @@ import { accountsOnPackage } from '../store/accounts.ts';
 import { deletePackage, findPackage } from '../store/packages.ts';
 import { changeState } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
+import { results } from './results.ts';
 
 export const DEFAULT_PACKAGE = 'default';
 
@@ -13,6 +14,8 @@ export const killPackage = defineOperation({
   adminOnly: true,
   params: { name: required(kinds.packageName, 'Package name') },
   example: { name: 'gold' },
+  result: results.message,
+  errors: ['package_not_found', 'package_in_use'],
   async run(ctx, input) {
     await changeState(ctx, async (db) => {
       if (!(await findPackage(db, input.name)))

@@ -6,6 +6,7 @@ import type { Db } from '../store/schema.ts';
 import { scopeOf } from './common.ts';
 import { defineOperation } from './operation.ts';
 import { listedRecord } from './record.ts';
+import { results } from './results.ts';
 
 const PAGE = 250;
 /** Answers up to this size are kept for the next call, while the store has not changed. */
@@ -63,6 +64,8 @@ export const listAccounts = defineOperation({
   adminOnly: false,
   params: {},
   example: {},
+  result: results.listedAccounts,
+  errors: [],
   async run(ctx) {
     const scope = scopeOf(ctx.caller);
     const version = changeCounter(ctx.db);

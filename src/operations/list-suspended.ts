@@ -2,6 +2,7 @@ import { listSuspendedAccounts } from '../store/accounts.ts';
 import { scopeOf } from './common.ts';
 import { defineOperation } from './operation.ts';
 import { suspendedRecord } from './record.ts';
+import { results } from './results.ts';
 
 export const listSuspended = defineOperation({
   name: 'listsuspended',
@@ -10,6 +11,8 @@ export const listSuspended = defineOperation({
   adminOnly: false,
   params: {},
   example: {},
+  result: results.suspended,
+  errors: [],
   async run(ctx) {
     const accounts: Record<string, ReturnType<typeof suspendedRecord>> = {};
     for (const account of await listSuspendedAccounts(ctx.db, scopeOf(ctx.caller))) {

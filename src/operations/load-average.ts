@@ -1,5 +1,6 @@
 import { loadavg } from 'node:os';
 import { defineOperation } from './operation.ts';
+import { results } from './results.ts';
 
 export const loadAverage = defineOperation({
   name: 'load-average',
@@ -8,6 +9,8 @@ export const loadAverage = defineOperation({
   adminOnly: false,
   params: {},
   example: {},
+  result: results.loadAverage,
+  errors: [],
   async run() {
     const load_average = loadavg()
       .map((n) => n.toFixed(2))

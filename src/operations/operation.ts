@@ -1,9 +1,10 @@
 // What an operation is: its parameter schema, its summary and example, and `run`. Every entry point
 // (HTTP, CLI, portal) goes through execute.ts, which parses the parameters with the schema.
-import { invalid, missing } from '../errors.ts';
+import { catalogue, type ErrorCode, invalid, missing } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { Account } from '../store/accounts.ts';
 import type { Db } from '../store/schema.ts';
+import type { Schema } from './results.ts';
 import * as values from '../values.ts';
 import { hasControlCharacters } from '../values.ts';
 
@@ -193,7 +194,28 @@ export interface Operation<S extends ParamSchema = ParamSchema> {
   adminOnly: boolean;
   params: S;
   example: Record<string, string>;
+  /** The JSON Schema of `data` in its answer (results.ts). */
+  result: Schema;
+  /** The error codes particular to it; errorsOf adds those every call can meet. */
+  errors: ErrorCode[];
   run(ctx: Context, input: Input<S>): Promise<Result>;
+}
+
+/** Every error code a call of `operation` can answer with, in catalogue order. */
+export function errorsOf(operation: Operation): ErrorCode[] {
+  const codes = new Set<ErrorCode>([
+    'not_authenticated',
+    'forbidden',
+    'rate_limited',
+    'invalid_parameter',
+    'payload_too_large',
+    'unsupported_media_type',
+    'internal',
+    ...operation.errors,
+  ]);
+  if (Object.values(operation.params).some((spec) => spec.required)) codes.add('missing_parameter');
+  if (operation.changesState) for (const code of ['demo_server', 'provisioning_failed'] as const) codes.add(code);
+  return (Object.keys(catalogue) as ErrorCode[]).filter((code) => codes.has(code));
 }
 
 /** Declares an operation with its input type inferred from its schema. */

@@ -1,5 +1,6 @@
 import { changeState, generatePassword, targetAccount } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
+import { results } from './results.ts';
 
 export const passwd = defineOperation({
   name: 'passwd',
@@ -11,6 +12,8 @@ export const passwd = defineOperation({
     password: optional(kinds.password, 'New password; 20 random characters when omitted (never returned)'),
   },
   example: { user: 'alice', password: 'n3w-Secret-pass' },
+  result: results.message,
+  errors: ['account_not_found'],
   async run(ctx, input) {
     const password = input.password ?? generatePassword();
     const user = await changeState(ctx, async (db, system) => {

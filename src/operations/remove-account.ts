@@ -2,6 +2,7 @@ import { apiError } from '../errors.ts';
 import { deleteAccount, ownedTotals } from '../store/accounts.ts';
 import { changeState, refuseOwnAccount, targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
+import { results } from './results.ts';
 
 export const removeAccount = defineOperation({
   name: 'removeacct',
@@ -10,6 +11,8 @@ export const removeAccount = defineOperation({
   adminOnly: false,
   params: { user: required(kinds.user, 'Account user name') },
   example: { user: 'alice' },
+  result: results.message,
+  errors: ['account_not_found', 'reseller_has_accounts'],
   async run(ctx, input) {
     const { caller, services } = ctx;
     refuseOwnAccount(caller, input.user, 'remove');

@@ -1,6 +1,7 @@
 import { countAccounts } from '../store/accounts.ts';
 import { scopeOf } from './common.ts';
 import { defineOperation } from './operation.ts';
+import { results } from './results.ts';
 
 export const resellerCount = defineOperation({
   name: 'get_current_reseller_count',
@@ -9,6 +10,8 @@ export const resellerCount = defineOperation({
   adminOnly: false,
   params: {},
   example: {},
+  result: results.count('reseller'),
+  errors: [],
   async run(ctx) {
     const reseller = await countAccounts(ctx.db, scopeOf(ctx.caller), true);
     return { data: { reseller }, info: `${reseller} reseller account(s)` };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Account, saveAccount } from '../store/accounts.ts';
 import { changeState, forbidden, refuseOwnAccount, requireAlpha, targetAccount } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
+import { results } from './results.ts';
 
 export const setupReseller = defineOperation({
   name: 'setupreseller',
@@ -20,6 +21,8 @@ export const setupReseller = defineOperation({
     alpha: optional(kinds.switch, 'May create and manage resellers itself (administrator only)'),
   },
   example: { user: 'bob', reseller_limt: '50', reseller_quota: '102400' },
+  result: results.message,
+  errors: ['account_not_found'],
   async run(ctx, input) {
     const { caller } = ctx;
     requireAlpha(caller, 'set up resellers');

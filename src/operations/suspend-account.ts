@@ -1,6 +1,7 @@
 import { saveAccount } from '../store/accounts.ts';
 import { changeState, refuseOwnAccount, targetAccount } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
+import { results } from './results.ts';
 
 export const suspendAccount = defineOperation({
   name: 'suspendacct',
@@ -13,6 +14,8 @@ export const suspendAccount = defineOperation({
     reason: optional(kinds.reason, 'Why; shown in listsuspended (may hold tab and newline)'),
   },
   example: { user: 'alice', reason: 'Unpaid invoice 1042' },
+  result: results.message,
+  errors: ['account_not_found'],
   async run(ctx, input) {
     const { caller, services } = ctx;
     refuseOwnAccount(caller, input.user, 'suspend');

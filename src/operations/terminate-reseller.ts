@@ -2,6 +2,7 @@ import { apiError } from '../errors.ts';
 import { saveAccount, transferOwnedAccounts } from '../store/accounts.ts';
 import { changeState, refuseOwnAccount, requireAlpha, targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
+import { results } from './results.ts';
 
 export const terminateReseller = defineOperation({
   name: 'terminatereseller',
@@ -11,6 +12,8 @@ export const terminateReseller = defineOperation({
   adminOnly: false,
   params: { user: required(kinds.user, 'Account user name') },
   example: { user: 'bob' },
+  result: results.message,
+  errors: ['account_not_found', 'not_reseller'],
   async run(ctx, input) {
     const { caller } = ctx;
     requireAlpha(caller, 'terminate resellers');

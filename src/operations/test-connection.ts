@@ -1,4 +1,5 @@
 import { defineOperation } from './operation.ts';
+import { results } from './results.ts';
 
 export const testConnection = defineOperation({
   name: 'test_connection',
@@ -7,6 +8,8 @@ export const testConnection = defineOperation({
   adminOnly: false,
   params: {},
   example: {},
+  result: results.testConnection,
+  errors: [],
   async run() {
     return { data: { test: 'Connection successful' }, info: 'Connection successful' };
   },

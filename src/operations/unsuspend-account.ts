@@ -1,6 +1,7 @@
 import { saveAccount } from '../store/accounts.ts';
 import { changeState, forbidden, targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
+import { results } from './results.ts';
 
 export const unsuspendAccount = defineOperation({
   name: 'unsuspendacct',
@@ -9,6 +10,8 @@ export const unsuspendAccount = defineOperation({
   adminOnly: false,
   params: { user: required(kinds.user, 'Account user name') },
   example: { user: 'alice' },
+  result: results.message,
+  errors: ['account_not_found'],
   async run(ctx, input) {
     const { caller, services } = ctx;
     await changeState(ctx, async (db, system) => {

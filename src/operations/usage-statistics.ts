@@ -3,6 +3,7 @@ import { formatLimit } from '../values.ts';
 import { scopeOf } from './common.ts';
 import { defineOperation } from './operation.ts';
 import { summaryRecord } from './record.ts';
+import { results } from './results.ts';
 
 export const usageStatistics = defineOperation({
   name: 'usagestatistics',
@@ -11,6 +12,8 @@ export const usageStatistics = defineOperation({
   adminOnly: false,
   params: {},
   example: {},
+  result: results.usage,
+  errors: [],
   async run(ctx) {
     const { config } = ctx.services;
     const scope = scopeOf(ctx.caller);

@@ -1,6 +1,7 @@
 import { countAccounts } from '../store/accounts.ts';
 import { scopeOf } from './common.ts';
 import { defineOperation } from './operation.ts';
+import { results } from './results.ts';
 
 export const usersCount = defineOperation({
   name: 'get_current_users_count',
@@ -9,6 +10,8 @@ export const usersCount = defineOperation({
   adminOnly: false,
   params: {},
   example: {},
+  result: results.count('users'),
+  errors: [],
   async run(ctx) {
     const users = await countAccounts(ctx.db, scopeOf(ctx.caller));
     return { data: { users }, info: `${users} account(s)` };

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { defineOperation } from './operation.ts';
+import { results } from './results.ts';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -12,6 +13,8 @@ export const versionOperation = defineOperation({
   adminOnly: false,
   params: {},
   example: {},
+  result: results.version,
+  errors: [],
   async run() {
     return { data: { version: `Berth ${version}`, version_code: version }, info: `Berth ${version}` };
   },

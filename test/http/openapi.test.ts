@@ -55,6 +55,38 @@ describe('the OpenAPI description', () => {
     );
   });
 
+  it('gives each operation its data schema and the error codes it can answer with', () => {
+    const raw = doc as unknown as {
+      paths: Record<
+        string,
+        { post: { responses: Record<string, { description: string; content: object }> } }
+      >;
+    };
+    const summary = raw.paths['/accountsummary/']!.post.responses;
+    assert.deepEqual(Object.keys(summary).sort(), ['200', '400', '403', '413', '415', '429', '500']);
+    assert.match(
+      JSON.stringify(summary['200']),
+      /"data":\{"type":"object","properties":\{"acct":\{"\$ref":"#\/components\/schemas\/SummaryAccount"/,
+    );
+    assert.match(summary['400']!.description, /invalid_parameter, account_not_found/);
+    assert.doesNotMatch(summary['400']!.description, /package_in_use/);
+    const version = raw.paths['/version/']!.post.responses;
+    assert.equal(version['400']!.description, 'Refused or failed: invalid_parameter (docs/errors.md).');
+    assert.match(JSON.stringify(raw.paths['/createacct/']!.post.responses['500']), /provisioning_failed/);
+  });
+
+  it('describes the credentials as they are sent: X-API-* headers, or apiuser and apiauth fields', () => {
+    const raw = doc as unknown as {
+      components: { securitySchemes: Record<string, { in: string; name: string }> };
+      paths: Record<string, { post: { security: object[] } }>;
+    };
+    assert.deepEqual(
+      Object.values(raw.components.securitySchemes).map((scheme) => `${scheme.in} ${scheme.name}`),
+      ['header X-API-USER', 'header X-API-PASSWORD'],
+    );
+    assert.deepEqual(raw.paths['/listaccts/']!.post.security, [{ apiUser: [], apiPassword: [] }, {}]);
+  });
+
   it('is rendered as a readable reference page on the admin listener', async () => {
     const page = await h.admin.inject({ method: 'GET', url: '/reference' });
     assert.equal(page.statusCode, 200);

@@ -1,0 +1,128 @@
+// What each operation answers in `data`, as JSON Schema: the OpenAPI document and the client's
+// types are generated from these, and the tests check every answer they receive against them.
+// The records are rendered in record.ts; a field added there is added here.
+
+export type Schema = Record<string, unknown>;
+
+const text = (description?: string): Schema => ({ type: 'string', ...(description && { description }) });
+const onOff: Schema = { type: 'string', enum: ['on', 'off'] };
+const yesNo: Schema = { type: 'string', enum: ['yes', 'no'] };
+const limit: Schema = {
+  type: 'string',
+  pattern: '^(unlimited|[0-9]+)$',
+  description: '"unlimited" or a whole number',
+};
+const megabytes: Schema = { type: 'number', minimum: 0, description: 'MB used' };
+
+function object(properties: Record<string, Schema>, optional: string[] = []): Schema {
+  return {
+    type: 'object',
+    properties,
+    required: Object.keys(properties).filter((name) => !optional.includes(name)),
+    additionalProperties: false,
+  };
+}
+
+/** A map keyed by user name. */
+const byUser = (value: Schema): Schema => ({ type: 'object', additionalProperties: value });
+
+const ref = (name: keyof typeof components): Schema => ({ $ref: `#/components/schemas/${name}` });
+
+const createdFields = {
+  user: text(),
+  domain: text(),
+  contactemail: text(),
+  package: text(),
+  feature: text(),
+  owner: text('The reseller that owns it, or root'),
+  homedir: text(),
+  language: text(),
+  theme: text(),
+  mailserver: { type: 'string', enum: ['local', 'remote'] },
+  dkim: onOff,
+  spf: onOff,
+  setuptime: text('YYYY-MM-DD HH:MM in the server’s time zone'),
+  nameservers: { type: 'array', items: text() },
+  dedicatedip: object({ ipv4: text(), ipv6: text(), status: onOff, status6: onOff }),
+  shell: object({ shell: text(), status: onOff }),
+  reseller: object({ status: onOff, selfown: onOff, alpha: onOff }),
+  addondomains: limit,
+  parkeddomains: limit,
+  subdomains: limit,
+  email: limit,
+  ftp: limit,
+  sql: limit,
+  maillist: limit,
+  bandwidth: limit,
+  quota: limit,
+  mailquota: limit,
+};
+const listedFields = { ...createdFields, is_reseller: yesNo, is_suspended: yesNo };
+const summaryFields = { ...listedFields, bandwidth_usage: megabytes, quota_usage: megabytes };
+
+/** The named schemas, under components/schemas in the OpenAPI document. */
+export const components = {
+  CreatedAccount: object(createdFields),
+  ListedAccount: object(listedFields),
+  SummaryAccount: object(summaryFields),
+  UsageAccount: object(
+    {
+      ...summaryFields,
+      quota_usage_reseller: megabytes,
+      bandwidth_usage_reseller: megabytes,
+      reseller_data: object({
+        accounts: { type: 'array', items: text() },
+        contactemail: text(),
+        ips: object({ ipv4: text(), ipv6: text() }),
+        name: text(),
+        nameservers: { type: 'array', items: text() },
+        reseller_bandwidth: limit,
+        reseller_limt: limit,
+        reseller_quota: limit,
+      }),
+    },
+    ['reseller_data'],
+  ),
+  SuspendedAccount: object({
+    user: text(),
+    reason: text(),
+    suspendtime: text('Weekday, DD-Mon-YYYY HH:MM:SS, zone'),
+  }),
+  Package: object({
+    name: text(),
+    quota: limit,
+    bandwidth: limit,
+    addondomains: limit,
+    parkeddomains: limit,
+    subdomains: limit,
+    email_accounts: limit,
+    ftp: limit,
+    sql: limit,
+    maillist: limit,
+    mailquota: limit,
+    feature: text(),
+    ipv4: onOff,
+    ipv6: onOff,
+    shell: onOff,
+  }),
+} satisfies Record<string, Schema>;
+
+/** The answer of a change that reports itself in one sentence, the same as `info`. */
+const message: Schema = text('What was done, the same sentence as info');
+
+export const results = {
+  credentialCheck: object({ username: text(), auth: { type: 'string', const: 'API' } }),
+  testConnection: object({ test: { type: 'string', const: 'Connection successful' } }),
+  loadAverage: object({ load_average: text('The 1, 5 and 15 minute averages, space-separated') }),
+  version: object({ version: text('Berth and the version'), version_code: text() }),
+  createdAccount: ref('CreatedAccount'),
+  count: (name: string): Schema => object({ [name]: { type: 'integer', minimum: 0 } }),
+  listedAccounts: object({ accounts: byUser(ref('ListedAccount')) }),
+  summary: object({ acct: ref('SummaryAccount') }),
+  usage: object({ accounts: byUser(ref('UsageAccount')) }),
+  suspended: object({ accounts: byUser(ref('SuspendedAccount')) }),
+  packageNames: object({ packages: text('Package names, comma-separated') }),
+  package: ref('Package'),
+  editedPackage: object({ package: ref('Package'), accounts_updated: { type: 'integer', minimum: 0 } }),
+  message,
+};

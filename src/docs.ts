@@ -2,8 +2,8 @@
 // and the README's operation reference from the registry. `npm run docs` writes them; a test fails
 // when they are out of date.
 import { catalogue } from './errors.ts';
-import { components, type Schema } from './operations/results.ts';
 import { operations } from './operations/registry.ts';
+import { components, type Schema } from './operations/results.ts';
 
 export function renderErrors(): string {
   const lines = [
@@ -94,7 +94,8 @@ function typeOf(schema: Schema, indent: string): string {
       const required = (schema.required as string[] | undefined) ?? [];
       const inner = `${indent}  `;
       const fields = Object.entries(properties).map(([name, property]) => {
-        const doc = typeof property.description === 'string' ? `${inner}/** ${property.description} */\n` : '';
+        const doc =
+          typeof property.description === 'string' ? `${inner}/** ${property.description} */\n` : '';
         const optional = required.includes(name) ? '' : '?';
         return `${doc}${inner}${name}${optional}: ${typeOf(property, inner)};`;
       });
@@ -137,7 +138,10 @@ export function renderClientTypes(): string {
   for (const [name, schema] of Object.entries(components)) {
     lines.push(`export interface ${name} ${typeOf(schema, '')}`, '');
   }
-  lines.push('/** What each operation resolves with: the `data` of its answer. */', 'export interface OperationResults {');
+  lines.push(
+    '/** What each operation resolves with: the `data` of its answer. */',
+    'export interface OperationResults {',
+  );
   for (const operation of operations.values()) {
     lines.push(`  '${operation.name}': ${typeOf(operation.result, '  ')};`);
   }

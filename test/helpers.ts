@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { checkAnswer } from './answers.ts';
 import { startCluster } from '../scripts/pg-cluster.ts';
 import { createApiUser } from '../src/api-users.ts';
 import { buildApp } from '../src/app.ts';
@@ -16,6 +15,7 @@ import { type Config, type ConfigOverrides, loadConfig } from '../src/config.ts'
 import type { Driver, Step } from '../src/provision/driver.ts';
 import { recordDriver } from '../src/provision/record/driver.ts';
 import { createLogger, openServices, type Services } from '../src/services.ts';
+import { checkAnswer } from './answers.ts';
 
 export const ADMIN_USER = 'billing';
 export const ADMIN_PASSWORD = 'billing-secret-1';

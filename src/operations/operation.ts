@@ -4,9 +4,9 @@ import { catalogue, type ErrorCode, invalid, missing } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { Account } from '../store/accounts.ts';
 import type { Db } from '../store/schema.ts';
-import type { Schema } from './results.ts';
 import * as values from '../values.ts';
 import { hasControlCharacters } from '../values.ts';
+import type { Schema } from './results.ts';
 
 /** Who is calling: the API account (or `root` for the portal and CLI) and the reseller it acts as. */
 export interface Caller {
@@ -214,7 +214,8 @@ export function errorsOf(operation: Operation): ErrorCode[] {
     ...operation.errors,
   ]);
   if (Object.values(operation.params).some((spec) => spec.required)) codes.add('missing_parameter');
-  if (operation.changesState) for (const code of ['demo_server', 'provisioning_failed'] as const) codes.add(code);
+  if (operation.changesState)
+    for (const code of ['demo_server', 'provisioning_failed'] as const) codes.add(code);
   return (Object.keys(catalogue) as ErrorCode[]).filter((code) => codes.has(code));
 }
 

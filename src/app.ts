@@ -8,7 +8,7 @@ import { auditRefusal, type Listener, registerApi, sendError } from './http/api.
 import { BODY_LIMIT, registerBodyParsers } from './http/body.ts';
 import { guardConnections } from './http/connections.ts';
 import { registerMetrics } from './http/metrics.ts';
-import { registerPortal } from './portal/portal.ts';
+import { portalNotFound, registerPortal } from './portal/portal.ts';
 import type { Services } from './services.ts';
 import type { TlsFiles } from './tls.ts';
 
@@ -96,8 +96,11 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
     await auditRefusal(services, request, failure);
     return sendError(reply, failure);
   });
+  const portalPage = options.listener === 'admin' ? portalNotFound(services) : null;
   app.setNotFoundHandler((request, reply) =>
-    sendError(reply, apiError('unknown_operation', { path: request.url.split('?')[0]! })),
+    portalPage && !/^\/api(\/|$)/.test(request.url)
+      ? portalPage(request, reply)
+      : sendError(reply, apiError('unknown_operation', { path: request.url.split('?')[0]! })),
   );
   return app;
 }

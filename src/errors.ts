@@ -194,6 +194,22 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Every refusal of one form at once, for the portal: each message keyed by its parameter. As an
+ * ApiError it is the first refusal's code, with all the messages.
+ */
+export class FieldErrors extends ApiError {
+  readonly fields: Record<string, string>;
+
+  constructor(errors: readonly ApiError[]) {
+    const [first] = errors;
+    if (!first) throw new Error('FieldErrors needs at least one error');
+    super(first.code, errors.map((error) => error.message).join(' '), first.param);
+    this.fields = {};
+    for (const error of errors) this.fields[error.param ?? 'form'] ??= error.message;
+  }
+}
+
 /** Builds the catalogue's error for `code`; `param` marks the one parameter at fault. */
 export function apiError<C extends ErrorCode>(code: C, args: ArgsOf<C>, param?: string): ApiError {
   const render = catalogue[code].info as (a: ArgsOf<C>) => string;

@@ -1,6 +1,6 @@
 // What an operation is: its parameter schema, its summary and example, and `run`. Every entry point
 // (HTTP, CLI, portal) goes through execute.ts, which parses the parameters with the schema.
-import { catalogue, type ErrorCode, invalid, missing } from '../errors.ts';
+import { ApiError, catalogue, type ErrorCode, invalid, missing } from '../errors.ts';
 import type { Services } from '../services.ts';
 import type { Account } from '../store/accounts.ts';
 import type { Db } from '../store/schema.ts';
@@ -224,6 +224,27 @@ export function defineOperation<S extends ParamSchema>(operation: Operation<S>):
   return operation;
 }
 
+/** Checks one declared parameter and returns it parsed, or undefined when it is absent. */
+function parseParam(name: string, spec: ParamSpec, raw: RawParams, server: values.ServerNames): unknown {
+  const given = raw.get(name) ?? [];
+  if (given.length > 1) throw invalid(name, 'it is given more than once');
+  const value = given[0];
+  if (value instanceof NotText) throw invalid(name, `it must be text or a number, not ${value.what}`);
+  if (value === undefined) {
+    // PHP's and Rails' way of sending a list (user[]=x, user[0]=x) is not this parameter.
+    const listed = [...raw.keys()].find((key) => key.startsWith(`${name}[`));
+    if (listed) throw invalid(name, `it was sent as ${listed}, a list: send ${name} once, as text`);
+  }
+  if (value === undefined || value === '') {
+    if (spec.required) throw missing(name);
+    return undefined;
+  }
+  if (hasControlCharacters(value, spec.kind.multiline === true)) {
+    throw invalid(name, 'it holds control characters');
+  }
+  return spec.kind.parse(name, value, server);
+}
+
 /** Checks every declared parameter and returns them parsed; undeclared ones are ignored. */
 export function parseParams<S extends ParamSchema>(
   schema: S,
@@ -232,23 +253,22 @@ export function parseParams<S extends ParamSchema>(
 ): Input<S> {
   const out: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(schema)) {
-    const given = raw.get(name) ?? [];
-    if (given.length > 1) throw invalid(name, 'it is given more than once');
-    const value = given[0];
-    if (value instanceof NotText) throw invalid(name, `it must be text or a number, not ${value.what}`);
-    if (value === undefined) {
-      // PHP's and Rails' way of sending a list (user[]=x, user[0]=x) is not this parameter.
-      const listed = [...raw.keys()].find((key) => key.startsWith(`${name}[`));
-      if (listed) throw invalid(name, `it was sent as ${listed}, a list: send ${name} once, as text`);
-    }
-    if (value === undefined || value === '') {
-      if (spec.required) throw missing(name);
-      continue;
-    }
-    if (hasControlCharacters(value, spec.kind.multiline === true)) {
-      throw invalid(name, 'it holds control characters');
-    }
-    out[name] = spec.kind.parse(name, value, server);
+    const value = parseParam(name, spec, raw, server);
+    if (value !== undefined) out[name] = value;
   }
   return out as Input<S>;
+}
+
+/** Every parameter's refusal, not only the first: for forms that show them all at once. */
+export function paramErrors(schema: ParamSchema, raw: RawParams, server: values.ServerNames): ApiError[] {
+  const errors: ApiError[] = [];
+  for (const [name, spec] of Object.entries(schema)) {
+    try {
+      parseParam(name, spec, raw, server);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      errors.push(error);
+    }
+  }
+  return errors;
 }

@@ -1,78 +1,266 @@
-// Accounts: search, and suspend or unsuspend with a reason; a usage bar per account, and where the
-// driver keeps certificates, each site's.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { listAccounts } from '../store/accounts.ts';
-import { errorsOf, field, type Portal, type WithSession } from './portal.ts';
+// Accounts: the list (search, state and owner filters, sorting, pages), an account's own page
+// (record, usage, certificate and mail, its audit entries), and creating, suspending (with a
+// reason), unsuspending and removing an account, each change confirmed first. Every change runs
+// the API operation, as the administrator.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { summaryRecord } from '../operations/record.ts';
+import {
+  ACCOUNT_SORTS,
+  type AccountQuery,
+  type AccountSort,
+  accountOwners,
+  findAccount,
+  queryAccounts,
+} from '../store/accounts.ts';
+import { listAudit } from '../store/audit.ts';
+import { listPackages } from '../store/packages.ts';
+import type { PortalSession } from '../store/portal-sessions.ts';
+import { errorsOf, field, notFound, type Portal, type WithSession } from './portal.ts';
 
-const SHOWN = 200;
+const PER_PAGE = 50;
+const STATES = ['all', 'active', 'suspended'] as const;
+
+/** The fields of the create form, in the order createacct takes them. */
+const CREATE_FIELDS = ['user', 'domain', 'email', 'package', 'password'] as const;
+
+const NOTICES: Record<string, (user: string) => string> = {
+  created: (user) => `Account ${user} created.`,
+  suspended: (user) => `Account ${user} suspended.`,
+  unsuspended: (user) => `Account ${user} unsuspended.`,
+  removed: (user) => `Account ${user} removed.`,
+};
+
+function noticeOf(request: FastifyRequest): string {
+  const query = request.query as Record<string, string | undefined>;
+  return NOTICES[query.notice ?? '']?.(String(query.user ?? '')) ?? '';
+}
+
+/** The list's query string read leniently: anything it does not know falls back to the default. */
+function listQuery(request: FastifyRequest): AccountQuery & { page: number } {
+  const query = request.query as Record<string, string | undefined>;
+  const pick = <T extends string>(value: string | undefined, allowed: readonly T[], fallback: T): T =>
+    allowed.includes(value as T) ? (value as T) : fallback;
+  const page = Number(query.page ?? '1');
+  const valid = Number.isInteger(page) && page >= 1 ? page : 1;
+  return {
+    text: String(query.q ?? '').trim(),
+    state: pick(query.state, STATES, 'all'),
+    owner: String(query.owner ?? '').trim(),
+    sort: pick<AccountSort>(query.sort, ACCOUNT_SORTS, 'user'),
+    descending: query.dir === 'desc',
+    page: valid,
+    offset: (valid - 1) * PER_PAGE,
+    limit: PER_PAGE,
+  };
+}
+
+const accountPath = (user: string, action = '') =>
+  `/accounts/${encodeURIComponent(user)}${action ? `/${action}` : ''}`;
 
 export function registerAccountPages(app: FastifyInstance, portal: Portal, route: WithSession): void {
   const { db } = portal.services.store;
+  const { driver } = portal.services;
 
-  const page = async (request: FastifyRequest, data: Record<string, unknown>) => {
-    const query = request.query as Record<string, string | undefined>;
-    const q = String(query.q ?? '')
-      .trim()
-      .toLowerCase();
-    const all = await listAccounts(db, null);
-    const matches = q
-      ? all.filter(
-          (a) => a.user.includes(q) || a.domain.includes(q) || a.contactEmail.toLowerCase().includes(q),
-        )
-      : all;
-    const notices: Record<string, string> = {
-      suspended: `Account ${query.user ?? ''} suspended.`,
-      unsuspended: `Account ${query.user ?? ''} unsuspended.`,
+  const list = async (request: FastifyRequest, reply: FastifyReply, session: PortalSession) => {
+    const query = listQuery(request);
+    let found = await queryAccounts(db, query);
+    const pages = Math.max(1, Math.ceil(found.total / PER_PAGE));
+    if (query.page > pages) {
+      query.page = pages;
+      query.offset = (pages - 1) * PER_PAGE;
+      found = await queryAccounts(db, query);
+    }
+    /** This list's address with some of its settings changed. */
+    const link = (change: Record<string, string | number>) => {
+      const settings: Record<string, string | number> = {
+        q: query.text,
+        state: query.state === 'all' ? '' : query.state,
+        owner: query.owner,
+        sort: query.sort === 'user' ? '' : query.sort,
+        dir: query.descending ? 'desc' : '',
+        page: query.page === 1 ? '' : query.page,
+        ...change,
+      };
+      const search = new URLSearchParams();
+      for (const [key, value] of Object.entries(settings)) if (value !== '') search.set(key, String(value));
+      const text = search.toString();
+      return text ? `/accounts?${text}` : '/accounts';
     };
-    const shown = matches.slice(0, SHOWN);
-    // On a server that keeps certificates (the linux driver's tls component): each one's state.
-    const certificates = portal.services.driver.certificates
-      ? new Map(portal.services.driver.certificates(shown).map((row) => [row.user, row]))
-      : null;
-    return {
+    const sortLink = (sort: AccountSort) =>
+      link({
+        sort: sort === 'user' ? '' : sort,
+        dir: query.sort === sort && !query.descending ? 'desc' : '',
+        page: '',
+      });
+    return portal.render(reply, 'accounts', {
       title: 'Accounts',
       nav: 'accounts',
-      q,
-      accounts: shown,
-      certificates,
-      total: matches.length,
-      shown: Math.min(SHOWN, matches.length),
-      notice: notices[query.notice ?? ''] ?? '',
-      ...data,
-    };
+      csrf: session.csrf,
+      query,
+      accounts: found.accounts,
+      total: found.total,
+      pages,
+      owners: await accountOwners(db),
+      certificates: driver.certificates
+        ? new Map(driver.certificates(found.accounts).map((row) => [row.user, row]))
+        : null,
+      sortLink,
+      previous: query.page > 1 ? link({ page: query.page - 1 === 1 ? '' : query.page - 1 }) : '',
+      next: query.page < pages ? link({ page: query.page + 1 }) : '',
+      notice: noticeOf(request),
+    });
   };
 
+  app.get('/accounts', route(list));
+
+  const createForm = async (
+    reply: FastifyReply,
+    session: PortalSession,
+    data: Record<string, unknown>,
+    status = 200,
+  ) =>
+    portal.render(
+      reply,
+      'account-new',
+      {
+        title: 'Create an account',
+        nav: 'accounts',
+        csrf: session.csrf,
+        packages: (await listPackages(db)).map((pkg) => pkg.name),
+        ...data,
+      },
+      status,
+    );
+
   app.get(
-    '/accounts',
-    route(async (request, reply, session) =>
-      portal.render(reply, 'accounts', { csrf: session.csrf, ...(await page(request, {})) }),
-    ),
+    '/new-account',
+    route(async (_request, reply, session) => createForm(reply, session, { values: { package: 'default' } })),
   );
 
-  for (const [action, operation, done] of [
-    ['suspend', 'suspendacct', 'suspended'],
-    ['unsuspend', 'unsuspendacct', 'unsuspended'],
-  ] as const) {
+  app.post(
+    '/new-account',
+    route(async (request, reply, session) => {
+      const params: Record<string, string> = {};
+      for (const name of CREATE_FIELDS) params[name] = field(request, name).trim();
+      if (field(request, 'shell') === 'on') params.shell = 'on';
+      try {
+        await portal.run(request, 'createacct', params);
+      } catch (error) {
+        // The values come back to the form, never the password.
+        const values = { ...params, password: '' };
+        return createForm(reply, session, { values, errors: errorsOf(error) }, 400);
+      }
+      return reply.redirect(`${accountPath(params.user!)}?notice=created&user=${params.user}`, 303);
+    }),
+  );
+
+  app.get(
+    '/accounts/:user',
+    route(async (request, reply, session) => {
+      const { user } = request.params as { user: string };
+      const account = await findAccount(db, user);
+      if (!account) return notFound(portal, reply, session, `No account named ${user} exists.`);
+      return portal.render(reply, 'account', {
+        title: `Account ${account.user}`,
+        nav: 'accounts',
+        csrf: session.csrf,
+        account,
+        record: summaryRecord(account, portal.services.config),
+        certificate: driver.certificates?.([account])[0] ?? null,
+        audit: await listAudit(db, { target: account.user, limit: 50 }),
+        notice: noticeOf(request),
+      });
+    }),
+  );
+
+  /** A change to one account: a page that asks (and, for suspend, for a reason), then the call. */
+  const change = (
+    action: 'suspend' | 'unsuspend' | 'remove',
+    operation: string,
+    done: string,
+    question: (user: string) => string,
+    button: string,
+  ) => {
+    const ask = (
+      reply: FastifyReply,
+      session: PortalSession,
+      user: string,
+      data: Record<string, unknown>,
+      status = 200,
+    ) =>
+      portal.render(
+        reply,
+        'confirm',
+        {
+          title: `${button} ${user}?`,
+          nav: 'accounts',
+          csrf: session.csrf,
+          question: question(user),
+          action: accountPath(user, action),
+          button: `${button} ${user}`,
+          back: accountPath(user),
+          reason: action === 'suspend',
+          ...data,
+        },
+        status,
+      );
+
+    app.get(
+      `/accounts/:user/${action}`,
+      route(async (request, reply, session) => {
+        const { user } = request.params as { user: string };
+        const account = await findAccount(db, user);
+        if (!account) return notFound(portal, reply, session, `No account named ${user} exists.`);
+        return ask(reply, session, account.user, {});
+      }),
+    );
+
     app.post(
       `/accounts/:user/${action}`,
       route(async (request, reply, session) => {
         const { user } = request.params as { user: string };
         const params: Record<string, string> = { user };
-        if (action === 'suspend' && field(request, 'reason') !== '') params.reason = field(request, 'reason');
+        if (action === 'suspend') {
+          params.reason = field(request, 'reason').trim();
+          if (params.reason === '') {
+            const errors = { reason: 'Give a reason: listsuspended and the account page show it.' };
+            return ask(reply, session, user, { errors }, 400);
+          }
+        }
         try {
           await portal.run(request, operation, params);
         } catch (error) {
-          const errors = errorsOf(error);
-          const message = Object.values(errors)[0];
-          return portal.render(
-            reply,
-            'accounts',
-            { csrf: session.csrf, ...(await page(request, { errors: { form: message } })) },
-            400,
-          );
+          // The page has one field, the reason; anything else is about the account itself.
+          const { reason, ...others } = errorsOf(error);
+          const errors = reason ? { reason } : { form: Object.values(others).join(' ') };
+          return ask(reply, session, user, { values: params, errors }, 400);
         }
-        return reply.redirect(`/accounts?notice=${done}&user=${encodeURIComponent(user)}`, 303);
+        const to = action === 'remove' ? '/accounts' : accountPath(user);
+        return reply.redirect(`${to}?notice=${done}&user=${encodeURIComponent(user)}`, 303);
       }),
     );
-  }
+  };
+
+  change(
+    'suspend',
+    'suspendacct',
+    'suspended',
+    (user) => `Suspend ${user}? Its site, mail and shell stop until it is unsuspended.`,
+    'Suspend',
+  );
+  change(
+    'unsuspend',
+    'unsuspendacct',
+    'unsuspended',
+    (user) => `Unsuspend ${user}? Its site, mail and shell work again.`,
+    'Unsuspend',
+  );
+  change(
+    'remove',
+    'removeacct',
+    'removed',
+    (user) =>
+      `Remove ${user} for good? Its files, site, mail, zone and certificate are deleted; this cannot be undone.`,
+    'Remove',
+  );
 }

@@ -7,9 +7,9 @@ import { Eta } from 'eta';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../audited.ts';
 import { clientAddress } from '../auth/access.ts';
-import { ApiError, catalogue } from '../errors.ts';
+import { ApiError, catalogue, FieldErrors } from '../errors.ts';
 import { execute } from '../operations/execute.ts';
-import type { RawParams, Result } from '../operations/operation.ts';
+import { paramErrors, type RawParams, type Result } from '../operations/operation.ts';
 import { findOperation, operations } from '../operations/registry.ts';
 import { portalPasswordHash } from '../portal-password.ts';
 import type { Services } from '../services.ts';
@@ -75,12 +75,66 @@ export function actorOf(request: FastifyRequest): Actor {
 
 /** Field errors of an ApiError, keyed by the parameter at fault (or `form`). */
 export function errorsOf(error: unknown): Record<string, string> {
+  if (error instanceof FieldErrors) return error.fields;
   if (error instanceof ApiError) return { [error.param ?? 'form']: error.message };
   throw error;
 }
 
+/** The portal's one way of showing a time: `2026-11-21 10:42 UTC`. */
+export function formatDate(value: Date | string | null | undefined): string {
+  if (value === null || value === undefined || value === '') return '—';
+  const date = value instanceof Date ? value : new Date(value);
+  if (Number.isNaN(date.getTime())) return String(value);
+  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+const views = new Eta({ views: join(HERE, 'views'), autoEscape: true, cache: true });
+
+function renderPage(reply: FastifyReply, view: string, data: Record<string, unknown>, status = 200) {
+  const html = views.render(view, { nav: '', errors: {}, values: {}, notice: '', date: formatDate, ...data });
+  return reply.code(status).type('text/html; charset=utf-8').send(html);
+}
+
+/** The portal's page for an address it does not have, or a thing that does not exist. */
+export function notFound(
+  portal: Portal,
+  reply: FastifyReply,
+  session: PortalSession | null,
+  message: string,
+) {
+  return portal.render(
+    reply,
+    'error',
+    { title: 'Not found', message, csrf: session?.csrf ?? '', nav: session ? 'none' : '' },
+    404,
+  );
+}
+
+/**
+ * The admin listener's answer for an unknown address outside /api: a portal page (the API's own
+ * paths keep their JSON 404).
+ */
+export function portalNotFound(services: Services) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const id = parseCookies(request.headers.cookie).get(SESSION_COOKIE);
+    const session = await currentSession(services.store.db, id, Date.now());
+    reply.headers(SECURITY_HEADERS);
+    const path = request.url.split('?')[0]!;
+    return renderPage(
+      reply,
+      'error',
+      {
+        title: 'Not found',
+        message: `The portal has no page at ${path}.`,
+        csrf: session?.csrf ?? '',
+        nav: session ? 'none' : '',
+      },
+      404,
+    );
+  };
+}
+
 export function registerPortal(app: FastifyInstance, services: Services, options: { secure: boolean }): void {
-  const eta = new Eta({ views: join(HERE, 'views'), autoEscape: true, cache: true });
   const { db } = services.store;
   const secure = options.secure;
 
@@ -90,19 +144,25 @@ export function registerPortal(app: FastifyInstance, services: Services, options
 
   const portal: Portal = {
     services,
-    render(reply, view, data, status = 200) {
-      const html = eta.render(view, { nav: '', errors: {}, values: {}, notice: '', ...data });
-      return reply.code(status).type('text/html; charset=utf-8').send(html);
-    },
-    run(request, operation, params) {
+    render: renderPage,
+    async run(request, name, params) {
       const { apiUser, address } = actorOf(request);
-      return execute(services, {
-        operation: findOperation(operation)!,
-        params: new Map(Object.entries(params).map(([key, value]) => [key, [value]])),
-        address,
-        claimedUser: apiUser,
-        identify: async () => ({ apiUser, address, reseller: null }),
-      });
+      const operation = findOperation(name)!;
+      const raw: RawParams = new Map(Object.entries(params).map(([key, value]) => [key, [value]]));
+      try {
+        return await execute(services, {
+          operation,
+          params: raw,
+          address,
+          claimedUser: apiUser,
+          identify: async () => ({ apiUser, address, reseller: null }),
+        });
+      } catch (error) {
+        // The call stops at its first bad parameter (and is audited so); the form shows them all.
+        if (!(error instanceof ApiError) || error.param === undefined) throw error;
+        const all = paramErrors(operation.params, raw, services.config);
+        throw all.length > 1 ? new FieldErrors(all) : error;
+      }
     },
   };
 

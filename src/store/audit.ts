@@ -8,10 +8,14 @@ export async function appendAudit(db: Db, entry: AuditEntry): Promise<void> {
   await db.insertInto('audit_log').values(entry).execute();
 }
 
-export async function listAudit(db: Db, options: { limit: number; offset?: number }): Promise<AuditRow[]> {
-  const rows = await db
-    .selectFrom('audit_log')
-    .selectAll()
+/** The newest entries first; with `target`, only those about that account or user. */
+export async function listAudit(
+  db: Db,
+  options: { limit: number; offset?: number; target?: string },
+): Promise<AuditRow[]> {
+  let query = db.selectFrom('audit_log').selectAll();
+  if (options.target !== undefined) query = query.where('target', '=', options.target);
+  const rows = await query
     .orderBy('id', 'desc')
     .limit(options.limit)
     .offset(options.offset ?? 0)

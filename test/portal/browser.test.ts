@@ -131,7 +131,7 @@ describe('the portal in a real browser', () => {
     assert.equal((await api('test_connection', 'apiuser=openapi&apiauth=open-password-2')).status, 200);
   });
 
-  it('suspends an account from the Accounts page, with a reason, as listsuspended then shows', async () => {
+  it('suspends an account from the Accounts page, asking a reason and confirming', async () => {
     const created = await api(
       'createacct',
       'apiuser=openapi&apiauth=open-password-2&user=alice&domain=alice-portal.example&email=a%40example.com&package=default&quota=100',
@@ -139,13 +139,94 @@ describe('the portal in a real browser', () => {
     assert.equal(created.status, 200);
     await page.goto(`${base}/accounts`);
     assert.ok(await page.locator('#account-alice meter').isVisible());
-    await page.getByLabel('Reason for suspending alice', { exact: true }).fill('Unpaid invoice 77');
+    await page.getByRole('link', { name: 'Suspend alice' }).click();
     await page.getByRole('button', { name: 'Suspend alice' }).click();
+    assert.equal(
+      await page.locator('#reason-error').textContent(),
+      'Give a reason: listsuspended and the account page show it.',
+    );
+    await page.getByLabel('Reason', { exact: true }).fill('Unpaid invoice 77');
+    await shot('account-suspend');
+    await page.getByRole('button', { name: 'Suspend alice' }).click();
+    await page.waitForURL(/\/accounts\/alice\?notice=suspended/);
     assert.ok(await page.getByText('Account alice suspended.').isVisible());
-    await shot('accounts');
     const listed = await api('listsuspended', 'apiuser=openapi&apiauth=open-password-2');
     const accounts = (listed.json().data as { accounts: Record<string, { reason: string }> }).accounts;
     assert.equal(accounts.alice?.reason, 'Unpaid invoice 77');
+  });
+
+  it('shows an account’s page with its record, usage, mail and audit entries', async () => {
+    await page.goto(`${base}/accounts`);
+    await page.getByRole('link', { name: 'alice', exact: true }).click();
+    await page.waitForURL(/\/accounts\/alice$/);
+    assert.ok(await page.getByRole('heading', { name: 'Account alice' }).isVisible());
+    assert.ok(await page.getByText('Unpaid invoice 77').isVisible());
+    assert.ok(await page.getByRole('cell', { name: 'suspendacct' }).isVisible());
+    assert.match((await page.locator('main').textContent()) ?? '', /\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    await shot('account');
+  });
+
+  it('creates an account from a form that shows every error at once, then removes it after confirming', async () => {
+    await page.goto(`${base}/accounts`);
+    await page.getByRole('link', { name: 'Create an account' }).click();
+    await page.getByLabel('User name', { exact: true }).fill('Bad User');
+    await page.getByLabel('Domain', { exact: true }).fill('nodot');
+    await page.getByLabel('Contact e-mail', { exact: true }).fill('not-an-address');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    for (const field of ['user', 'domain', 'email'])
+      assert.ok(await page.locator(`#${field}-error`).isVisible(), field);
+    await shot('account-new-errors');
+    await page.getByLabel('User name', { exact: true }).fill('bobby');
+    await page.getByLabel('Domain', { exact: true }).fill('bobby-portal.example');
+    await page.getByLabel('Contact e-mail', { exact: true }).fill('bobby@example.org');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.waitForURL(/\/accounts\/bobby\?notice=created/);
+    assert.ok(await page.getByText('Account bobby created.').isVisible());
+    await page.getByRole('link', { name: 'Remove' }).click();
+    assert.ok(await page.getByText('Remove bobby for good?').isVisible());
+    await shot('account-remove');
+    await page.getByRole('button', { name: 'Remove bobby' }).click();
+    await page.waitForURL(/\/accounts\?notice=removed/);
+    assert.ok(await page.getByText('Account bobby removed.').isVisible());
+    assert.equal(
+      (await api('accountsummary', 'apiuser=openapi&apiauth=open-password-2&user=bobby')).status,
+      400,
+    );
+  });
+
+  it('pages, sorts and filters the Accounts list', async () => {
+    for (let i = 1; i <= 52; i++) {
+      const user = `bulk${String(i).padStart(2, '0')}`;
+      const made = await api(
+        'createacct',
+        `apiuser=openapi&apiauth=open-password-2&user=${user}&domain=${user}.example&email=${user}%40example.org&package=default`,
+      );
+      assert.equal(made.status, 200);
+    }
+    await page.goto(`${base}/accounts`);
+    assert.ok(await page.getByText('53 account(s). Page 1 of 2.').isVisible());
+    await page.getByRole('link', { name: 'Next page' }).click();
+    assert.ok(await page.getByText('Page 2 of 2.').isVisible());
+    await page.getByRole('link', { name: 'Domain' }).click();
+    await page.getByRole('link', { name: 'Domain ↑' }).click();
+    assert.equal(await page.locator('tbody tr').first().getAttribute('id'), 'account-bulk52');
+    assert.equal(await page.locator('th[aria-sort]').getAttribute('aria-sort'), 'descending');
+    await page.getByLabel('State', { exact: true }).selectOption('suspended');
+    await page.getByRole('button', { name: 'Show' }).click();
+    assert.deepEqual(await page.locator('tbody tr').evaluateAll((rows) => rows.map((row) => row.id)), [
+      'account-alice',
+    ]);
+    await shot('accounts');
+  });
+
+  it('has a page of its own for an address it does not have', async () => {
+    const response = await page.goto(`${base}/accounts/ghost`);
+    assert.equal(response?.status(), 404);
+    assert.ok(await page.getByText('No account named ghost exists.').isVisible());
+    const unknown = await page.goto(`${base}/settings/nothing-here`);
+    assert.equal(unknown?.status(), 404);
+    assert.ok(await page.getByText('The portal has no page at /settings/nothing-here.').isVisible());
+    await shot('not-found');
   });
 
   it('refuses a form whose CSRF token is wrong, and changes nothing', async () => {
@@ -170,7 +251,7 @@ describe('the portal in a real browser', () => {
     assert.ok(await page.getByText('Package Gold changed.').isVisible());
     await shot('packages');
     await page.goto(`${base}/audit`);
-    assert.ok(await page.getByRole('cell', { name: 'suspendacct' }).first().isVisible());
+    assert.ok(await page.getByRole('cell', { name: 'createacct' }).first().isVisible());
     await shot('audit');
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${base}/accounts`);

@@ -5,72 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import { CLI } from '../../src/audited.ts';
 import { setPortalPassword } from '../../src/portal-password.ts';
 import { listAudit } from '../../src/store/audit.ts';
-import { createAccount, form, type Harness, setup } from '../helpers.ts';
-
-const PORTAL_PASSWORD = 'portal-password-1';
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-
-interface Page {
-  status: number;
-  headers: Record<string, unknown>;
-  body: string;
-}
-
-async function get(h: Harness, url: string, cookie = '', remoteAddress = '127.0.0.1'): Promise<Page> {
-  const reply = await h.admin.inject({ method: 'GET', url, headers: { cookie }, remoteAddress });
-  return { status: reply.statusCode, headers: reply.headers, body: reply.body };
-}
-
-async function postForm(
-  h: Harness,
-  url: string,
-  fields: Record<string, string>,
-  cookie = '',
-  remoteAddress = '127.0.0.1',
-): Promise<Page> {
-  const reply = await h.admin.inject({
-    method: 'POST',
-    url,
-    headers: { ...FORM, cookie },
-    payload: form(fields),
-    remoteAddress,
-  });
-  return { status: reply.statusCode, headers: reply.headers, body: reply.body };
-}
-
-function csrfOf(html: string): string {
-  return /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
-}
-
-function cookieValue(headers: Record<string, unknown>, name: string): string {
-  const all = ([] as string[]).concat((headers['set-cookie'] as string | string[] | undefined) ?? []);
-  const line = all.find((c) => c.startsWith(`${name}=`)) ?? '';
-  return line.split(';')[0] ?? '';
-}
-
-async function login(
-  h: Harness,
-  password = PORTAL_PASSWORD,
-  remoteAddress = '127.0.0.1',
-): Promise<{ page: Page; cookie: string }> {
-  const form = await get(h, '/login', '', remoteAddress);
-  const loginCookie = cookieValue(form.headers, 'berth_login');
-  const page = await postForm(
-    h,
-    '/login',
-    { _csrf: csrfOf(form.body), username: 'root', password },
-    loginCookie,
-    remoteAddress,
-  );
-  return { page, cookie: cookieValue(page.headers, 'berth_session') };
-}
-
-/** A server whose portal password is PORTAL_PASSWORD, locking an address out after 3 failures. */
-async function portalHarness(): Promise<Harness> {
-  const h = await setup({ lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 } });
-  await setPortalPassword(h.services, PORTAL_PASSWORD, CLI);
-  return h;
-}
+import { createAccount, type Harness } from '../helpers.ts';
+import { cookieValue, csrfOf, get, login, PORTAL_PASSWORD, portalHarness, postForm } from './pages.ts';
 
 describe('portal sessions', () => {
   let h: Harness;
@@ -160,6 +96,9 @@ describe('portal sessions', () => {
     assert.ok(!page.body.includes('<script>alert'));
     assert.ok(!page.body.includes('<img src=x'));
     assert.ok(page.body.includes('&lt;script&gt;alert(1)&lt;/script&gt;'));
+    const account = await get(h, '/accounts/victim', cookie);
+    assert.ok(!account.body.includes('<script>alert'));
+    assert.ok(account.body.includes('&lt;script&gt;alert(1)&lt;/script&gt;'));
   });
 
   it('sends its security headers on every page', async () => {

@@ -6,6 +6,7 @@ import * as portalSessions from './0002-portal-sessions.ts';
 import * as idempotency from './0003-idempotency.ts';
 import * as events from './0004-events.ts';
 import * as identities from './0005-identities.ts';
+import * as auditTarget from './0006-audit-target.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0003-idempotency': idempotency,
   '0004-events': events,
   '0005-identities': identities,
+  '0006-audit-target': auditTarget,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

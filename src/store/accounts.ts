@@ -268,7 +268,9 @@ export async function queryAccounts(
     .limit(query.limit)
     .offset(query.offset)
     .execute();
-  const count = await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+  const count = await base
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirstOrThrow();
   return { accounts: rows.map(toAccount), total: Number(count.n) };
 }
 

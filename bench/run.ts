@@ -98,6 +98,7 @@ async function prepare(accounts: number): Promise<string> {
       },
       suspension: null,
       usage: { quota: 12, bandwidth: 345 },
+      server: null,
     };
     await store.db.transaction().execute(async (trx) => {
       for (let i = 0; i < accounts; i += 500) {

@@ -280,6 +280,8 @@ export interface CreatedAccount {
   quota: string;
   /** "unlimited" or a whole number */
   mailquota: string;
+  /** The server of the fleet whose system holds the account */
+  server: string;
 }
 
 export interface ListedAccount {
@@ -334,6 +336,8 @@ export interface ListedAccount {
   quota: string;
   /** "unlimited" or a whole number */
   mailquota: string;
+  /** The server of the fleet whose system holds the account */
+  server: string;
   is_reseller: 'yes' | 'no';
   is_suspended: 'yes' | 'no';
 }
@@ -390,6 +394,8 @@ export interface SummaryAccount {
   quota: string;
   /** "unlimited" or a whole number */
   mailquota: string;
+  /** The server of the fleet whose system holds the account */
+  server: string;
   is_reseller: 'yes' | 'no';
   is_suspended: 'yes' | 'no';
   /** MB used */
@@ -450,6 +456,8 @@ export interface UsageAccount {
   quota: string;
   /** "unlimited" or a whole number */
   mailquota: string;
+  /** The server of the fleet whose system holds the account */
+  server: string;
   is_reseller: 'yes' | 'no';
   is_suspended: 'yes' | 'no';
   /** MB used */

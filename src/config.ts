@@ -19,6 +19,12 @@ export interface Config {
   tlsKey: string | null;
   driver: 'record' | 'linux';
   demo: boolean;
+  /** This server's name in its fleet (CONTRACT §12); default the machine's host name. */
+  nodeName: string;
+  /** Where the fleet's other servers reach this one; null: its admin listener at host_name. */
+  advertiseUrl: string | null;
+  /** Its share of new accounts against the others' (placement): 2 takes twice as many as 1. */
+  nodeWeight: number;
   hostName: string;
   sharedIpv4: string;
   sharedIpv6: string;
@@ -196,6 +202,13 @@ function defaults(dataDir: string): Config {
     tlsKey: null,
     driver: 'record',
     demo: false,
+    nodeName:
+      host
+        .split('.')[0]!
+        .replace(/[^a-z0-9-]/g, '-')
+        .slice(0, 63) || 'berth',
+    advertiseUrl: null,
+    nodeWeight: 1,
     hostName: host,
     sharedIpv4: firstAddress('IPv4'),
     sharedIpv6: firstAddress('IPv6'),
@@ -275,6 +288,14 @@ const textValue =
     if (rule && !rule.pattern.test(value)) throw new Refused(`must be ${rule.what}`);
     return value;
   };
+
+/** A server's name in its fleet: a host-name label. */
+export const NODE_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+const nodeNameValue = textValue({ pattern: NODE_NAME, what: 'a name of lower-case letters, digits and -' });
+const urlValue = textValue({
+  pattern: /^https?:\/\/[^\s/]+\/?$/,
+  what: 'an https:// address without a path',
+});
 
 const absolutePath = textValue({ pattern: /^\//, what: 'an absolute path' });
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -384,6 +405,9 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   port: ['port', port],
   reseller_port: ['resellerPort', port],
   demo: ['demo', onOff],
+  node_name: ['nodeName', nodeNameValue],
+  advertise_url: ['advertiseUrl', urlValue],
+  node_weight: ['nodeWeight', positive],
   host_name: ['hostName', hostNameValue],
   shared_ipv4: ['sharedIpv4', addressOrNone(4)],
   shared_ipv6: ['sharedIpv6', addressOrNone(6)],
@@ -491,6 +515,7 @@ export function configTemplate(config: Config, set: readonly string[] = []): str
 const TEMPLATE_EXAMPLES: Record<string, unknown> = {
   nameservers: [],
   database: 'postgres://berth@db.example.net/berth',
+  advertise_url: 'https://b.example.net:5555',
   'tls.cert': '/etc/ssl/berth/fullchain.pem',
   'tls.key': '/etc/ssl/berth/privkey.pem',
   'linux.quota_filesystem': '/home',
@@ -614,7 +639,29 @@ function fromEnvironment(): ConfigOverrides {
     tls: switchEnv('BERTH_TLS'),
     demo: switchEnv('BERTH_DEMO'),
     driver: driver || undefined,
+    nodeName: process.env.BERTH_NODE ? parseNodeName(process.env.BERTH_NODE, 'BERTH_NODE') : undefined,
+    advertiseUrl: process.env.BERTH_ADVERTISE_URL
+      ? parseAdvertiseUrl(process.env.BERTH_ADVERTISE_URL, 'BERTH_ADVERTISE_URL')
+      : undefined,
   };
+}
+
+/** A server name given as --node or BERTH_NODE. */
+export function parseNodeName(value: string, name: string): string {
+  if (!NODE_NAME.test(value))
+    throw new ConfigError(`${name} must be a name of lower-case letters, digits and -`);
+  return value;
+}
+
+/** An address given as --advertise or BERTH_ADVERTISE_URL. */
+export function parseAdvertiseUrl(value: string, name: string): string {
+  try {
+    return urlValue(value) as string;
+  } catch {
+    throw new ConfigError(
+      `${name} must be an https:// address without a path, such as https://b.example.net:5555`,
+    );
+  }
 }
 
 const SECTIONS = ['lockout', 'ipPool', 'linux', 'acme', 'limits'] as const;

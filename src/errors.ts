@@ -156,6 +156,15 @@ export const catalogue = {
     'The source address is locked out after repeated failed authentications, or has more password checks in flight than it may.',
     'Wait for the time in the `Retry-After` header, then fix the credentials that failed.',
   ),
+  node_unavailable: entry<{ user: string; server: string; drained?: boolean }>(
+    503,
+    ({ user, server, drained }) =>
+      drained
+        ? `The server ${server} is drained and takes no new account; nothing was changed.`
+        : `The account ${user} is on the server ${server}, which has to make this change and did not: nothing was changed.`,
+    'A change to an account whose system is on another server of the fleet, made through this one; or createacct through a drained server.',
+    'Send the call to the account’s server, or createacct to a server that is not drained (berth nodes lists them); the Retry-After header says when to try again.',
+  ),
   provisioning_failed: entry<{ step: string }>(
     500,
     ({ step }) => `The system step "${step}" failed; everything done for this call was undone.`,

@@ -2,7 +2,7 @@
 // refreshing the accounts' usage (`berth usage refresh`, and every 15 minutes while serving).
 import { sql } from 'kysely';
 import type { Services } from './services.ts';
-import { findAccount, listAccounts } from './store/accounts.ts';
+import { type Account, findAccount, listAccounts } from './store/accounts.ts';
 
 export const USAGE_REFRESH_MS = 15 * 60_000;
 
@@ -22,15 +22,26 @@ export async function inspect(services: Services): Promise<string[]> {
       `${entry.user}: "${entry.operation}" was interrupted (${entry.startedAt}); serve finishes it when it starts`,
     );
   // Only a driver with something to compare loads the accounts (start-up stays fast).
-  differences.push(...(await services.driver.inspect(() => listAccounts(services.store.db, null))));
+  differences.push(...(await services.driver.inspect(() => ownAccounts(services))));
   return differences;
+}
+
+/**
+ * The accounts this server's system holds: doctor, usage, certificates and recovery look after
+ * these only, the fleet's other servers after theirs (CONTRACT §12).
+ */
+export async function ownAccounts(services: Services): Promise<Account[]> {
+  const self = services.config.nodeName;
+  return (await listAccounts(services.store.db, null)).filter(
+    (account) => account.server === null || account.server === self,
+  );
 }
 
 /** Measures every account and stores its usage; returns how many were updated. */
 export async function refreshUsage(services: Services): Promise<number> {
   const { db } = services.store;
   let updated = 0;
-  for (const account of await listAccounts(db, null)) {
+  for (const account of await ownAccounts(services)) {
     const usage = await services.driver.measureUsage(account);
     if (!usage) continue;
     await db

@@ -63,7 +63,7 @@ function responses(operation: Operation): Record<string, unknown> {
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     out[String(status)] = {
       description: `Refused or failed: ${codes.join(', ')} (docs/errors.md).`,
-      ...(status === 429 && { headers: RETRY_AFTER }),
+      ...((status === 429 || status === 503) && { headers: RETRY_AFTER }),
       content: {
         'application/json': {
           schema: {

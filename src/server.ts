@@ -5,10 +5,17 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
-import { inspect, recoverInterruptedCalls, refreshUsage, USAGE_REFRESH_MS } from './maintenance.ts';
+import {
+  inspect,
+  ownAccounts,
+  recoverInterruptedCalls,
+  refreshUsage,
+  USAGE_REFRESH_MS,
+} from './maintenance.ts';
 import { ensurePortalPassword, PORTAL_PASSWORD_FILE, portalPasswordNotice } from './portal-password.ts';
 import { openServices, type Services } from './services.ts';
-import { findAccount, listAccounts } from './store/accounts.ts';
+import { findAccount } from './store/accounts.ts';
+import { HEARTBEAT_MS, heartbeat, placeAccounts, registerServer, unplacedAccounts } from './store/servers.ts';
 import { loadCertificate } from './tls.ts';
 
 export interface RunningServer {
@@ -59,6 +66,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const password = await ensurePortalPassword(services.store.db, services.crypt);
   for (const line of await recoverInterruptedCalls(services))
     log.warn({ recovery: line }, 'recovered an interrupted call');
+  const claimed = await claimUnplacedAccounts(services);
+  if (claimed > 0)
+    log.info({ accounts: claimed, server: config.nodeName }, 'claimed the accounts this server holds');
   const admin = buildApp(services, { listener: 'admin', tls });
   const reseller = buildApp(services, { listener: 'reseller', tls });
   // Fastify names every listener http: (it does not know the server the factory made).
@@ -73,6 +83,19 @@ export async function startServer(config: Config): Promise<RunningServer> {
     throw error;
   }
   const ports = { admin: boundPort(admin), reseller: boundPort(reseller) };
+  const self = {
+    name: config.nodeName,
+    advertiseUrl: config.advertiseUrl ?? `${scheme}://${config.hostName}:${ports.admin}`,
+    driver: config.driver,
+    weight: config.nodeWeight,
+  };
+  await registerServer(services.store.db, self, services.now());
+  const heartbeatTimer = setInterval(() => {
+    heartbeat(services.store.db, self.name, services.now()).catch((error: unknown) =>
+      log.error({ err: error }, 'heartbeat failed'),
+    );
+  }, HEARTBEAT_MS);
+  heartbeatTimer.unref();
   // Where it serves is logged whatever BERTH_LOG_LEVEL says: supervisors and scripts wait for it.
   const startup = log.level === 'silent' ? log : log.child({}, { level: 'info' });
   if (password) {
@@ -86,6 +109,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     {
       driver: config.driver,
       store: storeName(config),
+      server: self.name,
+      advertise: self.advertiseUrl,
       admin: `${scheme}://${host}:${ports.admin}/`,
       reseller: `${scheme}://${host}:${ports.reseller}/`,
     },
@@ -96,8 +121,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
   services.dispatcher.start();
   services.driver.startBackgroundWork?.(
     {
-      account: (user) => findAccount(services.store.db, user),
-      accounts: () => listAccounts(services.store.db, null),
+      account: async (user) => {
+        const account = await findAccount(services.store.db, user);
+        return account && (account.server === null || account.server === config.nodeName)
+          ? account
+          : undefined;
+      },
+      accounts: () => ownAccounts(services),
     },
     log,
   );
@@ -114,12 +144,27 @@ export async function startServer(config: Config): Promise<RunningServer> {
     close() {
       closing ??= (async () => {
         clearInterval(usageTimer);
+        clearInterval(heartbeatTimer);
         await Promise.allSettled([admin.close(), reseller.close()]);
         await services.close();
       })();
       return closing;
     },
   };
+}
+
+/**
+ * Gives this server the accounts no server holds yet (made before fleets) whose system user it
+ * has; on the record driver, which keeps no system, all of them.
+ */
+async function claimUnplacedAccounts(services: Services): Promise<number> {
+  const { db } = services.store;
+  const held: string[] = [];
+  for (const { user } of await unplacedAccounts(db)) {
+    if (services.config.driver === 'record' || (await services.driver.nameTaken(user))) held.push(user);
+  }
+  await placeAccounts(db, held, services.config.nodeName);
+  return held.length;
 }
 
 /** Runs until SIGTERM or SIGINT, then shuts down gracefully. */

@@ -109,6 +109,7 @@ export async function setup(
     dataDir,
     database: database?.url ?? null,
     hostName: 'panel.example.net',
+    nodeName: 'panel',
     sharedIpv4: '192.0.2.1',
     sharedIpv6: '',
     ...overrides,

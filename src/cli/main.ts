@@ -17,12 +17,14 @@ import {
   type ConfigOverrides,
   defaultDataDir,
   loadConfig,
+  parseAdvertiseUrl,
   parseHost,
+  parseNodeName,
   parsePort,
 } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { initDataDir } from '../init.ts';
-import { inspect, refreshUsage } from '../maintenance.ts';
+import { inspect, ownAccounts, refreshUsage } from '../maintenance.ts';
 import { execute } from '../operations/execute.ts';
 import type { RawParams } from '../operations/operation.ts';
 import { findOperation } from '../operations/registry.ts';
@@ -30,11 +32,12 @@ import { setPortalPassword } from '../portal-password.ts';
 import { runSandbox, sandboxExec } from '../sandbox/sandbox.ts';
 import { serveUntilSignalled } from '../server.ts';
 import { createLogger, openServices, type Services } from '../services.ts';
-import { type Account, listAccounts } from '../store/accounts.ts';
+import type { Account } from '../store/accounts.ts';
 import { listAudit } from '../store/audit.ts';
 import { migrateStore } from '../store/migrate-store.ts';
 import { isPostgresUrl } from '../store/open.ts';
 import { listPackages } from '../store/packages.ts';
+import { listServers, setDraining } from '../store/servers.ts';
 
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -44,7 +47,7 @@ const USAGE = `usage: berth <command> [--data-dir DIR] [--database postgres://â€
 
   init
   serve [--host H] [--port P] [--reseller-port Q] [--no-tls] [--driver record|linux]
-        [--system-root DIR] [--demo]
+        [--system-root DIR] [--demo] [--node NAME] [--advertise URL]
   sandbox                          a throwaway hosting server on this machine (needs root)
   sandbox exec -- CMD [ARG]...     runs a command inside the running sandbox
   doctor [--system-root DIR]
@@ -64,6 +67,8 @@ const USAGE = `usage: berth <command> [--data-dir DIR] [--database postgres://â€
   admin set-password --password-stdin
   audit [--limit N] [--json]
   events [--limit N] [--json]
+  nodes [--json]                   the servers of this store's fleet
+  nodes drain NAME | undrain NAME  stop or resume placing new accounts on a server
   migrate-store --from sqlite:PATH --to postgres://â€¦
 `;
 
@@ -94,6 +99,8 @@ const OPTIONS = {
   'reseller-port': { type: 'string' },
   'no-tls': { type: 'boolean' },
   driver: { type: 'string' },
+  node: { type: 'string' },
+  advertise: { type: 'string' },
   'system-root': { type: 'string' },
   demo: { type: 'boolean' },
   'password-stdin': { type: 'boolean' },
@@ -149,6 +156,9 @@ function serveOverrides(flags: Flags): ConfigOverrides {
     tls: flags['no-tls'] ? false : undefined,
     demo: flags.demo ? true : undefined,
     driver,
+    nodeName: flags.node === undefined ? undefined : parseNodeName(String(flags.node), '--node'),
+    advertiseUrl:
+      flags.advertise === undefined ? undefined : parseAdvertiseUrl(String(flags.advertise), '--advertise'),
     ...(systemRoot !== undefined && { linux: { systemRoot: resolve(systemRoot) } }),
   };
 }
@@ -412,6 +422,43 @@ async function migrateStoreCommand(flags: Flags, io: Io): Promise<void> {
   io.out(`Copied every row, counts checked: ${summary}\n`);
 }
 
+/** The fleet's servers; `drain` and `undrain` stop and resume placing new accounts on one. */
+async function nodesCommand(services: Services, args: string[], flags: Flags, io: Io): Promise<void> {
+  const { db } = services.store;
+  const action = args[1];
+  if (action === 'drain' || action === 'undrain') {
+    const name = positional(args, 2, 'the server name');
+    if (!(await setDraining(db, name, action === 'drain'))) throw new UsageError(`no server named ${name}`);
+    io.out(
+      action === 'drain'
+        ? `Server ${name} drained: no new account goes there\n`
+        : `Server ${name} takes new accounts again\n`,
+    );
+    return;
+  }
+  if (action !== undefined)
+    throw new UsageError('the nodes commands are: nodes, nodes drain NAME, nodes undrain NAME');
+  const servers = await listServers(db, Date.now());
+  if (flags.json) {
+    io.out(`${JSON.stringify(servers, null, 2)}\n`);
+    return;
+  }
+  io.out(
+    `${table([
+      ['NAME', 'ADDRESS', 'DRIVER', 'STATE', 'ACCOUNTS', 'WEIGHT', 'LAST HEARTBEAT'],
+      ...servers.map((server) => [
+        server.name,
+        server.advertiseUrl,
+        server.driver,
+        server.state,
+        String(server.accounts),
+        String(server.weight),
+        `${server.heartbeatAt.toISOString().slice(0, 19).replace('T', ' ')} UTC`,
+      ]),
+    ])}\n`,
+  );
+}
+
 /** Each account's certificate: where it stands, who issued it, when it expires or is tried again. */
 function certsCommand(services: Services, accounts: readonly Account[], flags: Flags, io: Io): void {
   const rows = services.driver.certificates?.(accounts) ?? [];
@@ -513,8 +560,11 @@ export async function main(
         io.out(differences.length === 0 ? 'No difference between the store and the system.\n' : '');
         return differences.length === 0 ? 0 : 1;
       }
+      case 'nodes':
+        await nodesCommand(services, args, flags, io);
+        break;
       case 'certs':
-        certsCommand(services, await listAccounts(services.store.db, null), flags, io);
+        certsCommand(services, await ownAccounts(services), flags, io);
         break;
       case 'usage': {
         if (args[1] !== 'refresh') throw new UsageError('the usage command is: usage refresh');

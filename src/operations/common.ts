@@ -1,7 +1,7 @@
 // What several operations share: scope, rights, reseller limits, and changing state with system
 // steps so that a failure leaves nothing behind.
 import { randomInt } from 'node:crypto';
-import { apiError } from '../errors.ts';
+import { ApiError, apiError, catalogue } from '../errors.ts';
 import { runSteps, type Step, undoSteps } from '../provision/driver.ts';
 import { type Account, findAccountInScope, ownedTotals, type Scope } from '../store/accounts.ts';
 import { uniqueViolation } from '../store/errors.ts';
@@ -83,6 +83,15 @@ export async function enforceLimitsOfChange(db: Db, caller: Caller, after: Accou
 /** Runs the driver's steps for a change to `account`, journalled so that a crash can be recovered. */
 export type RunSystemSteps = (account: Account, steps: Step[]) => Promise<void>;
 
+/** How long a caller is told to wait after node_unavailable. */
+const NODE_RETRY_SECONDS = 30;
+
+export function nodeUnavailable(args: { user: string; server: string; drained?: boolean }): ApiError {
+  return new ApiError('node_unavailable', catalogue.node_unavailable.info(args), undefined, {
+    'retry-after': String(NODE_RETRY_SECONDS),
+  });
+}
+
 /**
  * Runs `work` in one transaction, with the call's audit entry in the same commit. System steps it
  * runs through `system` are journalled first, and undone, last first, when anything after them
@@ -99,6 +108,11 @@ export async function changeState<T>(
     const journalled: string[] = [];
     const system: RunSystemSteps = async (account, steps) => {
       if (steps.length === 0) return;
+      // Only the account's own server may touch its system; before any step, so nothing changes.
+      const self = ctx.services.config.nodeName;
+      if (account.server !== null && account.server !== self) {
+        throw nodeUnavailable({ user: account.user, server: account.server });
+      }
       journalled.push(
         journal.begin({
           user: account.user,

@@ -15,7 +15,15 @@ import {
 import { uniqueViolation } from '../store/errors.ts';
 import { findPackage } from '../store/packages.ts';
 import type { Db } from '../store/schema.ts';
-import { changeState, enforceResellerLimits, forbidden, generatePassword, requireAlpha } from './common.ts';
+import { isDraining } from '../store/servers.ts';
+import {
+  changeState,
+  enforceResellerLimits,
+  forbidden,
+  generatePassword,
+  nodeUnavailable,
+  requireAlpha,
+} from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
 import { limitParams } from './package-params.ts';
 import { createdRecord } from './record.ts';
@@ -87,6 +95,9 @@ export const createAccount = defineOperation({
     const password = input.password ?? generatePassword();
 
     const account = await changeState(ctx, async (db, system) => {
+      if (await isDraining(db, config.nodeName)) {
+        throw nodeUnavailable({ user: input.user, server: config.nodeName, drained: true });
+      }
       await serializeAccountCreation(db);
       const pkg = await findPackage(db, input.package);
       if (!pkg) throw apiError('package_not_found', { name: input.package }, 'package');
@@ -145,6 +156,7 @@ export const createAccount = defineOperation({
         limits,
         suspension: null,
         usage: { quota: 0, bandwidth: 0 },
+        server: services.config.nodeName,
       };
       try {
         await insertAccount(db, account);

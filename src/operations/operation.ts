@@ -215,7 +215,7 @@ export function errorsOf(operation: Operation): ErrorCode[] {
   ]);
   if (Object.values(operation.params).some((spec) => spec.required)) codes.add('missing_parameter');
   if (operation.changesState)
-    for (const code of ['demo_server', 'provisioning_failed'] as const) codes.add(code);
+    for (const code of ['demo_server', 'node_unavailable', 'provisioning_failed'] as const) codes.add(code);
   return (Object.keys(catalogue) as ErrorCode[]).filter((code) => codes.has(code));
 }
 

@@ -69,6 +69,7 @@ export function createdRecord(account: Account, config: Config) {
     bandwidth: formatLimit(limits.bandwidth),
     quota: formatLimit(limits.quota),
     mailquota: formatLimit(limits.mailquota),
+    server: account.server ?? '',
   };
 }
 

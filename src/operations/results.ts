@@ -56,6 +56,7 @@ const createdFields = {
   bandwidth: limit,
   quota: limit,
   mailquota: limit,
+  server: text('The server of the fleet whose system holds the account'),
 };
 const listedFields = { ...createdFields, is_reseller: yesNo, is_suspended: yesNo };
 const summaryFields = { ...listedFields, bandwidth_usage: megabytes, quota_usage: megabytes };

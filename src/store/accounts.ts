@@ -60,6 +60,8 @@ export interface Account {
   limits: Limits;
   suspension: Suspension | null;
   usage: { quota: number; bandwidth: number };
+  /** The server of the fleet whose system holds it (CONTRACT §12). */
+  server: string | null;
 }
 
 /** Whose accounts a call may see: everything, or the accounts one reseller owns. */
@@ -116,6 +118,7 @@ export function toAccount(row: AccountRow): Account {
           }
         : null,
     usage: { quota: Number(row.quota_usage), bandwidth: Number(row.bandwidth_usage) },
+    server: row.server,
   };
 }
 
@@ -160,6 +163,7 @@ export function toRow(account: Account): AccountRow {
     suspended_by: account.suspension?.by ?? null,
     quota_usage: account.usage.quota,
     bandwidth_usage: account.usage.bandwidth,
+    server: account.server,
   };
 }
 

@@ -47,6 +47,8 @@ export interface AccountTable {
   suspended_by: string | null;
   quota_usage: number;
   bandwidth_usage: number;
+  /** The server whose system holds it; null until a server claims an account made before fleets. */
+  server: string | null;
 }
 
 export interface PackageTable {
@@ -142,6 +144,18 @@ export interface DeliveryTable {
   last_error: string | null;
 }
 
+/** A server of the fleet sharing this store (CONTRACT §12). */
+export interface ServerTable {
+  name: string;
+  advertise_url: string;
+  driver: string;
+  weight: number;
+  /** 1: no new accounts are placed here. */
+  draining: number;
+  started_at: string;
+  heartbeat_at: string;
+}
+
 export interface SettingTable {
   key: string;
   value: string;
@@ -155,6 +169,7 @@ export interface Database {
   auth_failure_times: AuthFailureTimeTable;
   auth_locks: AuthLockTable;
   settings: SettingTable;
+  servers: ServerTable;
   portal_sessions: PortalSessionTable;
   idempotency_keys: IdempotencyKeyTable;
   events: EventTable;

@@ -60,6 +60,7 @@ describe('createacct', () => {
         bandwidth: 'unlimited',
         quota: 'unlimited',
         mailquota: 'unlimited',
+        server: 'panel',
       },
     );
     assert.equal(reply.body.status, 200);

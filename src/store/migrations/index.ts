@@ -7,6 +7,7 @@ import * as idempotency from './0003-idempotency.ts';
 import * as events from './0004-events.ts';
 import * as identities from './0005-identities.ts';
 import * as auditTarget from './0006-audit-target.ts';
+import * as servers from './0007-servers.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0004-events': events,
   '0005-identities': identities,
   '0006-audit-target': auditTarget,
+  '0007-servers': servers,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

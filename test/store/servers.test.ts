@@ -1,0 +1,111 @@
+// The fleet's servers in the store: registration, heartbeat and state, drain, the accounts each
+// holds, and the guard that keeps a change to an account's system on the account's own server.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { findAccount, saveAccount } from '../../src/store/accounts.ts';
+import {
+  DOWN_AFTER_MS,
+  heartbeat,
+  listServers,
+  placeAccounts,
+  registerServer,
+  setDraining,
+  unplacedAccounts,
+} from '../../src/store/servers.ts';
+import { createAccount, type Harness, recordingDriver, setup } from '../helpers.ts';
+
+describe('the fleet’s servers', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup({ nodeName: 'web1' }, { driver: recordingDriver() });
+  });
+  after(() => h.close());
+
+  it('registers servers, tells up from down by the heartbeat, and keeps a drain across restarts', async () => {
+    const { db } = h.services.store;
+    const t0 = new Date('2026-11-21T10:00:00Z');
+    await registerServer(
+      db,
+      { name: 'web1', advertiseUrl: 'https://web1.example:5555', driver: 'record', weight: 1 },
+      t0,
+    );
+    await registerServer(
+      db,
+      { name: 'web2', advertiseUrl: 'https://web2.example:5555', driver: 'linux', weight: 2 },
+      t0,
+    );
+    await heartbeat(db, 'web1', new Date(t0.getTime() + DOWN_AFTER_MS));
+    const later = t0.getTime() + DOWN_AFTER_MS + 1000;
+    assert.deepEqual(
+      (await listServers(db, later)).map((s) => [s.name, s.state, s.weight, s.driver]),
+      [
+        ['web1', 'up', 1, 'record'],
+        ['web2', 'down', 2, 'linux'],
+      ],
+    );
+    assert.equal(await setDraining(db, 'web1', true), true);
+    assert.equal(await setDraining(db, 'ghost', true), false);
+    await registerServer(
+      db,
+      { name: 'web1', advertiseUrl: 'https://web1.example:5555', driver: 'record', weight: 1 },
+      new Date(later),
+    );
+    assert.equal((await listServers(db, later))[0]?.state, 'draining');
+    assert.equal(await setDraining(db, 'web1', false), true);
+  });
+
+  it('puts a new account on the server that made it, and counts each server’s accounts', async () => {
+    const created = await createAccount(h, 'alice');
+    assert.equal((created.body.data as { server: string }).server, 'web1');
+    const listed = await listServers(h.services.store.db, Date.now());
+    assert.equal(listed.find((s) => s.name === 'web1')?.accounts, 1);
+  });
+
+  it('lets a server claim only the accounts no server holds', async () => {
+    const { db } = h.services.store;
+    const bob = (await createAccount(h, 'bob')) && (await findAccount(db, 'bob'))!;
+    await saveAccount(db, { ...bob, server: null });
+    assert.deepEqual(
+      (await unplacedAccounts(db)).map((row) => row.user),
+      ['bob'],
+    );
+    await placeAccounts(db, ['bob', 'alice'], 'web2');
+    assert.equal((await findAccount(db, 'bob'))?.server, 'web2');
+    assert.equal((await findAccount(db, 'alice'))?.server, 'web1');
+  });
+
+  it('refuses a change to the system of an account on another server with 503, changing nothing', async () => {
+    const reply = await h.call('suspendacct', { user: 'bob', reason: 'Unpaid' });
+    assert.equal(reply.statusCode, 503);
+    assert.equal((reply.body.data as { code: string }).code, 'node_unavailable');
+    assert.equal(reply.headers['retry-after'], '30');
+    assert.match(reply.body.info, /The account bob is on the server web2/);
+    assert.equal((await findAccount(h.services.store.db, 'bob'))?.suspension, null);
+    const removed = await h.call('removeacct', { user: 'bob' });
+    assert.equal(removed.statusCode, 503);
+    assert.ok(await findAccount(h.services.store.db, 'bob'));
+    // Its record reads from any server.
+    assert.equal((await h.call('accountsummary', { user: 'bob' })).statusCode, 200);
+  });
+
+  it('refuses createacct through a drained server', async () => {
+    const { db } = h.services.store;
+    await registerServer(
+      db,
+      { name: 'web1', advertiseUrl: 'https://web1.example:5555', driver: 'record', weight: 1 },
+      new Date(),
+    );
+    await setDraining(db, 'web1', true);
+    const reply = await h.call('createacct', {
+      user: 'carol',
+      domain: 'carol.example',
+      email: 'c@example.org',
+      package: 'default',
+    });
+    assert.equal(reply.statusCode, 503);
+    assert.match(reply.body.info, /The server web1 is drained/);
+    assert.equal(await findAccount(db, 'carol'), undefined);
+    await setDraining(db, 'web1', false);
+    assert.equal((await createAccount(h, 'carol')).statusCode, 200);
+  });
+});

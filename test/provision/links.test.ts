@@ -20,7 +20,7 @@ import { join, relative } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/maintenance.ts';
 import { findSystemUser } from '../../src/provision/linux/passwd.ts';
-import { errorOf, summary } from '../helpers.ts';
+import { createAccount, errorOf, summary } from '../helpers.ts';
 import { type LinuxHarness, linuxSetup } from './system-root.ts';
 
 /** Owner, mode and content (its hash) of every file and directory below `dir`. */
@@ -157,13 +157,7 @@ describe('links a customer plants in its home', () => {
   });
 
   it('recovery of an unfinished createacct removes its home without following links', async () => {
-    const reply = await h.call('createacct', {
-      user: 'ghost',
-      domain: 'ghost.example',
-      email: 'g@example.org',
-      package: 'default',
-    });
-    assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+    await createAccount(h, 'ghost');
     const ghostHome = join(h.root, 'home', 'ghost');
     rmSync(join(ghostHome, 'public_html'), { recursive: true });
     symlinkSync(target, join(ghostHome, 'public_html'));
@@ -171,7 +165,7 @@ describe('links a customer plants in its home', () => {
     await h.services.store.db.deleteFrom('accounts').where('user', '=', 'ghost').execute();
     h.services.journal.begin({
       user: 'ghost',
-      domain: 'ghost.example',
+      domain: 'ghost.example.com',
       homedir: '/home/ghost',
       operation: 'system user',
       startedAt: new Date().toISOString(),

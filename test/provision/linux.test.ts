@@ -22,7 +22,7 @@ import { setPortalPassword } from '../../src/portal-password.ts';
 import { StepFailed } from '../../src/provision/driver.ts';
 import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
 import { findAccount } from '../../src/store/accounts.ts';
-import { errorOf, summary } from '../helpers.ts';
+import { createAccount, errorOf, summary } from '../helpers.ts';
 import { berth } from '../process.ts';
 import { type LinuxHarness, linuxSetup, nginxAccepts } from './system-root.ts';
 
@@ -511,19 +511,13 @@ describe('recovery of a removeacct cut short', () => {
   it('makes the account whole again when the user and the home were already gone', async () => {
     const h = await linuxSetup();
     try {
-      const reply = await h.call('createacct', {
-        user: 'frank',
-        domain: 'frank.example',
-        email: 'f@example.org',
-        package: 'default',
-      });
-      assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+      await createAccount(h, 'frank');
       // As if removeacct had died after its last step and before its commit.
       execFileSync('/usr/sbin/userdel', ['--prefix', h.root, '--', 'frank']);
       rmSync(join(h.root, 'home/frank'), { recursive: true });
       h.services.journal.begin({
         user: 'frank',
-        domain: 'frank.example',
+        domain: 'frank.example.com',
         homedir: '/home/frank',
         operation: 'web server block',
         startedAt: new Date().toISOString(),

@@ -284,186 +284,19 @@ export interface CreatedAccount {
   server: string;
 }
 
-export interface ListedAccount {
-  user: string;
-  domain: string;
-  contactemail: string;
-  package: string;
-  feature: string;
-  /** The reseller that owns it, or root */
-  owner: string;
-  homedir: string;
-  language: string;
-  theme: string;
-  mailserver: 'local' | 'remote';
-  dkim: 'on' | 'off';
-  spf: 'on' | 'off';
-  /** YYYY-MM-DD HH:MM in the server’s time zone */
-  setuptime: string;
-  nameservers: string[];
-  dedicatedip: {
-    ipv4: string;
-    ipv6: string;
-    status: 'on' | 'off';
-    status6: 'on' | 'off';
-  };
-  shell: {
-    shell: string;
-    status: 'on' | 'off';
-  };
-  reseller: {
-    status: 'on' | 'off';
-    selfown: 'on' | 'off';
-    alpha: 'on' | 'off';
-  };
-  /** "unlimited" or a whole number */
-  addondomains: string;
-  /** "unlimited" or a whole number */
-  parkeddomains: string;
-  /** "unlimited" or a whole number */
-  subdomains: string;
-  /** "unlimited" or a whole number */
-  email: string;
-  /** "unlimited" or a whole number */
-  ftp: string;
-  /** "unlimited" or a whole number */
-  sql: string;
-  /** "unlimited" or a whole number */
-  maillist: string;
-  /** "unlimited" or a whole number */
-  bandwidth: string;
-  /** "unlimited" or a whole number */
-  quota: string;
-  /** "unlimited" or a whole number */
-  mailquota: string;
-  /** The server of the fleet whose system holds the account */
-  server: string;
+export interface ListedAccount extends CreatedAccount {
   is_reseller: 'yes' | 'no';
   is_suspended: 'yes' | 'no';
 }
 
-export interface SummaryAccount {
-  user: string;
-  domain: string;
-  contactemail: string;
-  package: string;
-  feature: string;
-  /** The reseller that owns it, or root */
-  owner: string;
-  homedir: string;
-  language: string;
-  theme: string;
-  mailserver: 'local' | 'remote';
-  dkim: 'on' | 'off';
-  spf: 'on' | 'off';
-  /** YYYY-MM-DD HH:MM in the server’s time zone */
-  setuptime: string;
-  nameservers: string[];
-  dedicatedip: {
-    ipv4: string;
-    ipv6: string;
-    status: 'on' | 'off';
-    status6: 'on' | 'off';
-  };
-  shell: {
-    shell: string;
-    status: 'on' | 'off';
-  };
-  reseller: {
-    status: 'on' | 'off';
-    selfown: 'on' | 'off';
-    alpha: 'on' | 'off';
-  };
-  /** "unlimited" or a whole number */
-  addondomains: string;
-  /** "unlimited" or a whole number */
-  parkeddomains: string;
-  /** "unlimited" or a whole number */
-  subdomains: string;
-  /** "unlimited" or a whole number */
-  email: string;
-  /** "unlimited" or a whole number */
-  ftp: string;
-  /** "unlimited" or a whole number */
-  sql: string;
-  /** "unlimited" or a whole number */
-  maillist: string;
-  /** "unlimited" or a whole number */
-  bandwidth: string;
-  /** "unlimited" or a whole number */
-  quota: string;
-  /** "unlimited" or a whole number */
-  mailquota: string;
-  /** The server of the fleet whose system holds the account */
-  server: string;
-  is_reseller: 'yes' | 'no';
-  is_suspended: 'yes' | 'no';
+export interface SummaryAccount extends ListedAccount {
   /** MB used */
   bandwidth_usage: number;
   /** MB used */
   quota_usage: number;
 }
 
-export interface UsageAccount {
-  user: string;
-  domain: string;
-  contactemail: string;
-  package: string;
-  feature: string;
-  /** The reseller that owns it, or root */
-  owner: string;
-  homedir: string;
-  language: string;
-  theme: string;
-  mailserver: 'local' | 'remote';
-  dkim: 'on' | 'off';
-  spf: 'on' | 'off';
-  /** YYYY-MM-DD HH:MM in the server’s time zone */
-  setuptime: string;
-  nameservers: string[];
-  dedicatedip: {
-    ipv4: string;
-    ipv6: string;
-    status: 'on' | 'off';
-    status6: 'on' | 'off';
-  };
-  shell: {
-    shell: string;
-    status: 'on' | 'off';
-  };
-  reseller: {
-    status: 'on' | 'off';
-    selfown: 'on' | 'off';
-    alpha: 'on' | 'off';
-  };
-  /** "unlimited" or a whole number */
-  addondomains: string;
-  /** "unlimited" or a whole number */
-  parkeddomains: string;
-  /** "unlimited" or a whole number */
-  subdomains: string;
-  /** "unlimited" or a whole number */
-  email: string;
-  /** "unlimited" or a whole number */
-  ftp: string;
-  /** "unlimited" or a whole number */
-  sql: string;
-  /** "unlimited" or a whole number */
-  maillist: string;
-  /** "unlimited" or a whole number */
-  bandwidth: string;
-  /** "unlimited" or a whole number */
-  quota: string;
-  /** "unlimited" or a whole number */
-  mailquota: string;
-  /** The server of the fleet whose system holds the account */
-  server: string;
-  is_reseller: 'yes' | 'no';
-  is_suspended: 'yes' | 'no';
-  /** MB used */
-  bandwidth_usage: number;
-  /** MB used */
-  quota_usage: number;
+export interface UsageAccount extends SummaryAccount {
   /** MB used */
   quota_usage_reseller: number;
   /** MB used */

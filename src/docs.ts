@@ -135,8 +135,22 @@ export function renderClientTypes(): string {
     );
   }
   lines.push('}', '', 'export type OperationName = keyof OperationParams;', '');
+  // A record that adds fields to an earlier one (listed to created, summary to listed) extends it.
+  const rendered: [string, Record<string, Schema>][] = [];
   for (const [name, schema] of Object.entries(components)) {
-    lines.push(`export interface ${name} ${typeOf(schema, '')}`, '');
+    const properties = schema.properties as Record<string, Schema>;
+    const required = schema.required as string[];
+    const base = rendered
+      .filter(([, earlier]) =>
+        Object.keys(earlier).every((key) => properties[key] === earlier[key] && required.includes(key)),
+      )
+      .sort(([, a], [, b]) => Object.keys(b).length - Object.keys(a).length)[0];
+    const own = base
+      ? Object.fromEntries(Object.entries(properties).filter(([key]) => !(key in base[1])))
+      : properties;
+    const extension = base ? ` extends ${base[0]}` : '';
+    lines.push(`export interface ${name}${extension} ${typeOf({ ...schema, properties: own }, '')}`, '');
+    rendered.push([name, properties]);
   }
   lines.push(
     '/** What each operation resolves with: the `data` of its answer. */',

@@ -23,8 +23,6 @@ export interface Config {
   nodeName: string;
   /** Where the fleet's other servers reach this one; null: its admin listener at host_name. */
   advertiseUrl: string | null;
-  /** Its share of new accounts against the others' (placement): 2 takes twice as many as 1. */
-  nodeWeight: number;
   hostName: string;
   sharedIpv4: string;
   sharedIpv6: string;
@@ -208,7 +206,6 @@ function defaults(dataDir: string): Config {
         .replace(/[^a-z0-9-]/g, '-')
         .slice(0, 63) || 'berth',
     advertiseUrl: null,
-    nodeWeight: 1,
     hostName: host,
     sharedIpv4: firstAddress('IPv4'),
     sharedIpv6: firstAddress('IPv6'),
@@ -407,7 +404,6 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   demo: ['demo', onOff],
   node_name: ['nodeName', nodeNameValue],
   advertise_url: ['advertiseUrl', urlValue],
-  node_weight: ['nodeWeight', positive],
   host_name: ['hostName', hostNameValue],
   shared_ipv4: ['sharedIpv4', addressOrNone(4)],
   shared_ipv6: ['sharedIpv6', addressOrNone(6)],

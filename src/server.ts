@@ -87,7 +87,6 @@ export async function startServer(config: Config): Promise<RunningServer> {
     name: config.nodeName,
     advertiseUrl: config.advertiseUrl ?? `${scheme}://${config.hostName}:${ports.admin}`,
     driver: config.driver,
-    weight: config.nodeWeight,
   };
   await registerServer(services.store.db, self, services.now());
   const heartbeatTimer = setInterval(() => {

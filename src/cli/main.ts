@@ -445,14 +445,13 @@ async function nodesCommand(services: Services, args: string[], flags: Flags, io
   }
   io.out(
     `${table([
-      ['NAME', 'ADDRESS', 'DRIVER', 'STATE', 'ACCOUNTS', 'WEIGHT', 'LAST HEARTBEAT'],
+      ['NAME', 'ADDRESS', 'DRIVER', 'STATE', 'ACCOUNTS', 'LAST HEARTBEAT'],
       ...servers.map((server) => [
         server.name,
         server.advertiseUrl,
         server.driver,
         server.state,
         String(server.accounts),
-        String(server.weight),
         `${server.heartbeatAt.toISOString().slice(0, 19).replace('T', ' ')} UTC`,
       ]),
     ])}\n`,

@@ -149,7 +149,6 @@ export interface ServerTable {
   name: string;
   advertise_url: string;
   driver: string;
-  weight: number;
   /** 1: no new accounts are placed here. */
   draining: number;
   started_at: string;

@@ -9,7 +9,6 @@ export interface Server {
   name: string;
   advertiseUrl: string;
   driver: string;
-  weight: number;
   draining: boolean;
   startedAt: Date;
   heartbeatAt: Date;
@@ -30,7 +29,7 @@ export function stateOf(server: Server, now: number): ServerState {
 /** Records this server as started now, keeping whether an administrator drained it. */
 export async function registerServer(
   db: Db,
-  server: { name: string; advertiseUrl: string; driver: string; weight: number },
+  server: { name: string; advertiseUrl: string; driver: string },
   now: Date,
 ): Promise<void> {
   const at = now.toISOString();
@@ -40,7 +39,6 @@ export async function registerServer(
       name: server.name,
       advertise_url: server.advertiseUrl,
       driver: server.driver,
-      weight: server.weight,
       draining: 0,
       started_at: at,
       heartbeat_at: at,
@@ -49,7 +47,6 @@ export async function registerServer(
       conflict.column('name').doUpdateSet({
         advertise_url: server.advertiseUrl,
         driver: server.driver,
-        weight: server.weight,
         started_at: at,
         heartbeat_at: at,
       }),
@@ -75,7 +72,6 @@ export async function listServers(db: Db, now: number): Promise<ListedServer[]> 
       name: row.name,
       advertiseUrl: row.advertise_url,
       driver: row.driver,
-      weight: Number(row.weight),
       draining: Number(row.draining) === 1,
       startedAt: new Date(row.started_at),
       heartbeatAt: new Date(row.heartbeat_at),

@@ -26,28 +26,28 @@ describe('the fleet’s servers', () => {
     const t0 = new Date('2026-11-21T10:00:00Z');
     await registerServer(
       db,
-      { name: 'web1', advertiseUrl: 'https://web1.example:5555', driver: 'record', weight: 1 },
+      { name: 'web1', advertiseUrl: 'https://web1.example:5555', driver: 'record' },
       t0,
     );
     await registerServer(
       db,
-      { name: 'web2', advertiseUrl: 'https://web2.example:5555', driver: 'linux', weight: 2 },
+      { name: 'web2', advertiseUrl: 'https://web2.example:5555', driver: 'linux' },
       t0,
     );
     await heartbeat(db, 'web1', new Date(t0.getTime() + DOWN_AFTER_MS));
     const later = t0.getTime() + DOWN_AFTER_MS + 1000;
     assert.deepEqual(
-      (await listServers(db, later)).map((s) => [s.name, s.state, s.weight, s.driver]),
+      (await listServers(db, later)).map((s) => [s.name, s.state, s.driver]),
       [
-        ['web1', 'up', 1, 'record'],
-        ['web2', 'down', 2, 'linux'],
+        ['web1', 'up', 'record'],
+        ['web2', 'down', 'linux'],
       ],
     );
     assert.equal(await setDraining(db, 'web1', true), true);
     assert.equal(await setDraining(db, 'ghost', true), false);
     await registerServer(
       db,
-      { name: 'web1', advertiseUrl: 'https://web1.example:5555', driver: 'record', weight: 1 },
+      { name: 'web1', advertiseUrl: 'https://web1.example:5555', driver: 'record' },
       new Date(later),
     );
     assert.equal((await listServers(db, later))[0]?.state, 'draining');
@@ -92,7 +92,7 @@ describe('the fleet’s servers', () => {
     const { db } = h.services.store;
     await registerServer(
       db,
-      { name: 'web1', advertiseUrl: 'https://web1.example:5555', driver: 'record', weight: 1 },
+      { name: 'web1', advertiseUrl: 'https://web1.example:5555', driver: 'record' },
       new Date(),
     );
     await setDraining(db, 'web1', true);

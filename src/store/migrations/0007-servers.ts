@@ -10,7 +10,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('name', 'text', (column) => column.primaryKey())
     .addColumn('advertise_url', 'text', (column) => column.notNull())
     .addColumn('driver', 'text', (column) => column.notNull())
-    .addColumn('weight', 'integer', (column) => column.notNull().defaultTo(1))
     .addColumn('draining', 'integer', (column) => column.notNull().defaultTo(0))
     .addColumn('started_at', 'text', (column) => column.notNull())
     .addColumn('heartbeat_at', 'text', (column) => column.notNull())

@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import type { Services } from './services.ts';
 import { type Account, findAccount, listAccounts } from './store/accounts.ts';
+import { placeAccounts, unplacedAccounts } from './store/servers.ts';
 
 export const USAGE_REFRESH_MS = 15 * 60_000;
 
@@ -72,4 +73,18 @@ export async function recoverInterruptedCalls(services: Services): Promise<strin
     services.journal.end(id);
   }
   return done;
+}
+
+/**
+ * Gives this server the accounts no server holds yet (made before fleets) whose system user it
+ * has; on the record driver, which keeps no system, all of them.
+ */
+export async function claimUnplacedAccounts(services: Services): Promise<number> {
+  const { db } = services.store;
+  const held: string[] = [];
+  for (const { user } of await unplacedAccounts(db)) {
+    if (services.config.driver === 'record' || (await services.driver.nameTaken(user))) held.push(user);
+  }
+  await placeAccounts(db, held, services.config.nodeName);
+  return held.length;
 }

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import {
+  claimUnplacedAccounts,
   inspect,
   ownAccounts,
   recoverInterruptedCalls,
@@ -15,7 +16,7 @@ import {
 import { ensurePortalPassword, PORTAL_PASSWORD_FILE, portalPasswordNotice } from './portal-password.ts';
 import { openServices, type Services } from './services.ts';
 import { findAccount } from './store/accounts.ts';
-import { HEARTBEAT_MS, heartbeat, placeAccounts, registerServer, unplacedAccounts } from './store/servers.ts';
+import { HEARTBEAT_MS, heartbeat, registerServer } from './store/servers.ts';
 import { loadCertificate } from './tls.ts';
 
 export interface RunningServer {
@@ -150,20 +151,6 @@ export async function startServer(config: Config): Promise<RunningServer> {
       return closing;
     },
   };
-}
-
-/**
- * Gives this server the accounts no server holds yet (made before fleets) whose system user it
- * has; on the record driver, which keeps no system, all of them.
- */
-async function claimUnplacedAccounts(services: Services): Promise<number> {
-  const { db } = services.store;
-  const held: string[] = [];
-  for (const { user } of await unplacedAccounts(db)) {
-    if (services.config.driver === 'record' || (await services.driver.nameTaken(user))) held.push(user);
-  }
-  await placeAccounts(db, held, services.config.nodeName);
-  return held.length;
 }
 
 /** Runs until SIGTERM or SIGINT, then shuts down gracefully. */

@@ -2,6 +2,7 @@
 // holds, and the guard that keeps a change to an account's system on the account's own server.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { claimUnplacedAccounts } from '../../src/maintenance.ts';
 import { findAccount, saveAccount } from '../../src/store/accounts.ts';
 import {
   DOWN_AFTER_MS,
@@ -63,7 +64,8 @@ describe('the fleet’s servers', () => {
 
   it('lets a server claim only the accounts no server holds', async () => {
     const { db } = h.services.store;
-    const bob = (await createAccount(h, 'bob')) && (await findAccount(db, 'bob'))!;
+    await createAccount(h, 'bob');
+    const bob = (await findAccount(db, 'bob'))!;
     await saveAccount(db, { ...bob, server: null });
     assert.deepEqual(
       (await unplacedAccounts(db)).map((row) => row.user),
@@ -107,5 +109,25 @@ describe('the fleet’s servers', () => {
     assert.equal(await findAccount(db, 'carol'), undefined);
     await setDraining(db, 'web1', false);
     assert.equal((await createAccount(h, 'carol')).statusCode, 200);
+  });
+});
+
+describe('claiming the accounts made before a store had servers', () => {
+  it('claims on the linux driver only the accounts whose system user this server has', async () => {
+    const driver = recordingDriver();
+    const h = await setup({ nodeName: 'web1', driver: 'linux' }, { driver });
+    try {
+      const { db } = h.services.store;
+      for (const user of ['here', 'there']) {
+        await createAccount(h, user);
+        await saveAccount(db, { ...(await findAccount(db, user))!, server: null });
+      }
+      driver.nameTaken = async (user) => user === 'here';
+      assert.equal(await claimUnplacedAccounts(h.services), 1);
+      assert.equal((await findAccount(db, 'here'))?.server, 'web1');
+      assert.equal((await findAccount(db, 'there'))?.server, null);
+    } finally {
+      await h.close();
+    }
   });
 });

@@ -23,6 +23,7 @@ import { StepFailed } from '../../src/provision/driver.ts';
 import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
 import { findAccount } from '../../src/store/accounts.ts';
 import { createAccount, errorOf, summary } from '../helpers.ts';
+import { get, login, PORTAL_PASSWORD } from '../portal/pages.ts';
 import { berth } from '../process.ts';
 import { type LinuxHarness, linuxSetup, nginxAccepts } from './system-root.ts';
 
@@ -155,32 +156,15 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.deepEqual([row?.user, row?.state], ['alice', 'fallback']);
     assert.match(row!.issuer, /Berth fallback CA/);
 
-    // …and in the portal's account list.
-    await setPortalPassword(h.services, 'portal-password-1', CLI);
-    const form = await h.admin.inject({ method: 'GET', url: '/login' });
-    const loginCookie = String(form.headers['set-cookie']).split(';')[0]!;
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(form.body)![1]!;
-    const login = await h.admin.inject({
-      method: 'POST',
-      url: '/login',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: loginCookie },
-      payload: new URLSearchParams({
-        _csrf: csrf,
-        username: 'root',
-        password: 'portal-password-1',
-      }).toString(),
-    });
-    const session = ([] as string[])
-      .concat(login.headers['set-cookie'] as string[])
-      .find((c) => c.startsWith('berth_session='))!;
-    const accounts = await h.admin.inject({
-      method: 'GET',
-      url: '/accounts',
-      headers: { cookie: session.split(';')[0]! },
-    });
-    assert.equal(accounts.statusCode, 200);
+    // …and in the portal: the account list and the account's own page.
+    await setPortalPassword(h.services, PORTAL_PASSWORD, CLI);
+    const { cookie } = await login(h);
+    const accounts = await get(h, '/accounts', cookie);
+    assert.equal(accounts.status, 200);
     assert.match(accounts.body, /<th>Certificate<\/th>/);
     assert.match(accounts.body, /Waiting for ACME/);
+    const page = await get(h, '/accounts/alice', cookie);
+    assert.match(page.body, /<dt>Certificate<\/dt><dd class="certificate">[^]*Waiting for ACME/);
   });
 
   it('writes a server block that nginx -t accepts, rooted at public_html', () => {

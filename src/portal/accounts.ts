@@ -159,7 +159,7 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
     route(async (request, reply, session) => {
       const { user } = request.params as { user: string };
       const account = await findAccount(db, user);
-      if (!account) return notFound(portal, reply, session, `No account named ${user} exists.`);
+      if (!account) return notFound(reply, session, `No account named ${user} exists.`);
       return portal.render(reply, 'account', {
         title: `Account ${account.user}`,
         nav: 'accounts',
@@ -210,7 +210,7 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
       route(async (request, reply, session) => {
         const { user } = request.params as { user: string };
         const account = await findAccount(db, user);
-        if (!account) return notFound(portal, reply, session, `No account named ${user} exists.`);
+        if (!account) return notFound(reply, session, `No account named ${user} exists.`);
         return ask(reply, session, account.user, {});
       }),
     );

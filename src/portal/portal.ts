@@ -96,18 +96,9 @@ function renderPage(reply: FastifyReply, view: string, data: Record<string, unkn
 }
 
 /** The portal's page for an address it does not have, or a thing that does not exist. */
-export function notFound(
-  portal: Portal,
-  reply: FastifyReply,
-  session: PortalSession | null,
-  message: string,
-) {
-  return portal.render(
-    reply,
-    'error',
-    { title: 'Not found', message, csrf: session?.csrf ?? '', nav: session ? 'none' : '' },
-    404,
-  );
+export function notFound(reply: FastifyReply, session: PortalSession | null, message: string) {
+  const data = { title: 'Not found', message, csrf: session?.csrf ?? '', nav: session ? 'none' : '' };
+  return renderPage(reply, 'error', data, 404);
 }
 
 /**
@@ -119,18 +110,7 @@ export function portalNotFound(services: Services) {
     const id = parseCookies(request.headers.cookie).get(SESSION_COOKIE);
     const session = await currentSession(services.store.db, id, Date.now());
     reply.headers(SECURITY_HEADERS);
-    const path = request.url.split('?')[0]!;
-    return renderPage(
-      reply,
-      'error',
-      {
-        title: 'Not found',
-        message: `The portal has no page at ${path}.`,
-        csrf: session?.csrf ?? '',
-        nav: session ? 'none' : '',
-      },
-      404,
-    );
+    return notFound(reply, session, `The portal has no page at ${request.url.split('?')[0]}.`);
   };
 }
 

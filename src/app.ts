@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { ApiError, apiError } from './errors.ts';
 import { auditRefusal, type Listener, registerApi, sendError } from './http/api.ts';
 import { BODY_LIMIT, registerBodyParsers } from './http/body.ts';
+import { registerFleet } from './fleet/routes.ts';
 import { guardConnections } from './http/connections.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { portalNotFound, registerPortal } from './portal/portal.ts';
@@ -87,6 +88,7 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
   if (options.listener === 'admin') {
     app.register(async (portal) => registerPortal(portal, services, { secure: options.tls !== null }));
     app.register(async (metrics) => registerMetrics(metrics, services));
+    app.register(async (fleet) => registerFleet(fleet, services));
   }
 
   app.setErrorHandler(async (error, request, reply) => {

@@ -21,6 +21,8 @@ export interface Config {
   demo: boolean;
   /** This server's name in its fleet (CONTRACT §12); default the machine's host name. */
   nodeName: string;
+  /** This server's share of new accounts against the fleet's others (placement, CONTRACT §12). */
+  nodeWeight: number;
   /** Where the fleet's other servers reach this one; null: its admin listener at host_name. */
   advertiseUrl: string | null;
   hostName: string;
@@ -205,6 +207,7 @@ function defaults(dataDir: string): Config {
         .split('.')[0]!
         .replace(/[^a-z0-9-]/g, '-')
         .slice(0, 63) || 'berth',
+    nodeWeight: 1,
     advertiseUrl: null,
     hostName: host,
     sharedIpv4: firstAddress('IPv4'),
@@ -403,6 +406,7 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   reseller_port: ['resellerPort', port],
   demo: ['demo', onOff],
   node_name: ['nodeName', nodeNameValue],
+  node_weight: ['nodeWeight', wholeNumber(1, 1000)],
   advertise_url: ['advertiseUrl', urlValue],
   host_name: ['hostName', hostNameValue],
   shared_ipv4: ['sharedIpv4', addressOrNone(4)],

@@ -156,14 +156,14 @@ export const catalogue = {
     'The source address is locked out after repeated failed authentications, or has more password checks in flight than it may.',
     'Wait for the time in the `Retry-After` header, then fix the credentials that failed.',
   ),
-  node_unavailable: entry<{ user: string; server: string; drained?: boolean }>(
+  node_unavailable: entry<{ server: string; user?: string }>(
     503,
-    ({ user, server, drained }) =>
-      drained
-        ? `The server ${server} is drained and takes no new account; nothing was changed.`
-        : `The account ${user} is on the server ${server}, which has to make this change and did not: nothing was changed.`,
-    'A change to an account whose system is on another server of the fleet, made through this one; or createacct through a drained server.',
-    'Send the call to the account’s server, or createacct to a server that is not drained (berth nodes lists them); the Retry-After header says when to try again.',
+    ({ user, server }) =>
+      user === undefined
+        ? `No server of the fleet takes new accounts (all are drained or down); nothing was changed.`
+        : `The account ${user} is on the server ${server}, which could not be reached; nothing was changed.`,
+    'The server of the fleet that holds the account (or, for createacct, every server that could take it) is down, unreachable or drained.',
+    'Try again after the time in the Retry-After header; berth nodes shows which servers are up.',
   ),
   provisioning_failed: entry<{ step: string }>(
     500,

@@ -62,6 +62,8 @@ export async function refreshUsage(services: Services): Promise<number> {
 export async function recoverInterruptedCalls(services: Services): Promise<string[]> {
   const done: string[] = [];
   for (const { id, entry } of services.journal.pending()) {
+    // Steps run for another server's transaction: what the store says once it has ended is right.
+    if (entry.transaction) await services.fleet.waitForEnd(entry.transaction);
     const account = await findAccount(services.store.db, entry.user);
     if (account && account.domain === entry.domain) {
       await services.driver.reconcile(account);

@@ -1,9 +1,11 @@
 // Starts the admin and reseller listeners on shared services, and stops them gracefully: on
 // SIGTERM or SIGINT no new connection is taken, calls in flight finish, then the process exits.
+import { X509Certificate } from 'node:crypto';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
+import { profileOf } from './fleet/fleet.ts';
 import type { Config } from './config.ts';
 import {
   claimUnplacedAccounts,
@@ -16,8 +18,11 @@ import {
 import { ensurePortalPassword, PORTAL_PASSWORD_FILE, portalPasswordNotice } from './portal-password.ts';
 import { openServices, type Services } from './services.ts';
 import { findAccount } from './store/accounts.ts';
-import { HEARTBEAT_MS, heartbeat, registerServer } from './store/servers.ts';
+import { forgetCommitsBefore, HEARTBEAT_MS, heartbeat, registerServer } from './store/servers.ts';
 import { loadCertificate } from './tls.ts';
+
+/** A transaction's commit mark is kept a day: long after every server has settled its steps. */
+const COMMIT_MARKS_KEPT_MS = 24 * 3600_000;
 
 export interface RunningServer {
   services: Services;
@@ -88,12 +93,21 @@ export async function startServer(config: Config): Promise<RunningServer> {
     name: config.nodeName,
     advertiseUrl: config.advertiseUrl ?? `${scheme}://${config.hostName}:${ports.admin}`,
     driver: config.driver,
+    tlsFingerprint: tls ? new X509Certificate(tls.cert).fingerprint256 : null,
+    weight: config.nodeWeight,
+    profile: profileOf(config),
   };
+  await services.fleet.ensureSecret();
   await registerServer(services.store.db, self, services.now());
+  await services.fleet.refresh();
+  services.fleet.start();
   const heartbeatTimer = setInterval(() => {
-    heartbeat(services.store.db, self.name, services.now()).catch((error: unknown) =>
-      log.error({ err: error }, 'heartbeat failed'),
-    );
+    const now = services.now();
+    Promise.all([
+      heartbeat(services.store.db, self.name, now),
+      services.fleet.refresh(),
+      forgetCommitsBefore(services.store.db, new Date(now.getTime() - COMMIT_MARKS_KEPT_MS)),
+    ]).catch((error: unknown) => log.error({ err: error }, 'heartbeat failed'));
   }, HEARTBEAT_MS);
   heartbeatTimer.unref();
   // Where it serves is logged whatever BERTH_LOG_LEVEL says: supervisors and scripts wait for it.

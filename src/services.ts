@@ -5,6 +5,7 @@ import { CryptPool } from './auth/crypt-pool.ts';
 import { Lockout } from './auth/lockout.ts';
 import type { Config } from './config.ts';
 import { Dispatcher } from './events/dispatcher.ts';
+import { Fleet } from './fleet/fleet.ts';
 import { Metrics } from './metrics.ts';
 import type { Driver } from './provision/driver.ts';
 import { Journal } from './provision/journal.ts';
@@ -17,6 +18,8 @@ export interface Services {
   /** Sends recorded events to hooks and webhooks; serve starts its timer. */
   dispatcher: Dispatcher;
   journal: Journal;
+  /** The other servers sharing the store: placement, and changes made on their systems. */
+  fleet: Fleet;
   store: Store;
   driver: Driver;
   crypt: CryptPool;
@@ -86,11 +89,14 @@ export async function openServices(
   const metrics = new Metrics();
   const lockout = new Lockout(store.db, config.lockout, Date.now, () => metrics.lockout());
   const auth = new Authenticator(store.db, crypt, lockout, () => metrics.authFailure());
+  const journal = new Journal(config.dataDir);
+  const fleet = new Fleet({ config, store, driver, journal, log });
   const services: Services = {
     config,
     metrics,
     dispatcher: undefined as unknown as Dispatcher,
-    journal: new Journal(config.dataDir),
+    journal,
+    fleet,
     store,
     driver,
     crypt,
@@ -100,6 +106,7 @@ export async function openServices(
     now: () => new Date(),
     async close() {
       await services.dispatcher.stop();
+      fleet.close();
       await driver.close();
       await crypt.close();
       await store.close();

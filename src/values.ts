@@ -196,6 +196,14 @@ export function parseLanguage(param: string, raw: string): string {
   return raw;
 }
 
+/** A server of the fleet (CONTRACT §12), as `node_name` is written; whether it exists is checked later. */
+export function parseServerName(param: string, raw: string): string {
+  if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(raw)) {
+    throw invalid(param, 'a server name is 1 to 63 lower-case letters, digits and -, not starting or ending with -');
+  }
+  return raw;
+}
+
 export function parseTheme(param: string, raw: string): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(raw)) {
     throw invalid(

@@ -32,7 +32,7 @@ export const changePackage = defineOperation({
       };
       await enforceLimitsOfChange(db, caller, after);
       await saveAccount(db, after);
-      await system(after, services.driver.changeLimits(before, after));
+      await system({ kind: 'limits', before, account: after });
     });
     const message = `User hosting package changed for ${input.user}`;
     return { data: message, info: message };

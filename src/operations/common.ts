@@ -1,7 +1,8 @@
 // What several operations share: scope, rights, reseller limits, and changing state with system
 // steps so that a failure leaves nothing behind.
-import { randomInt } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { ApiError, apiError, catalogue } from '../errors.ts';
+import { type SystemChange, stepsFor } from '../provision/changes.ts';
 import { runSteps, type Step, undoSteps } from '../provision/driver.ts';
 import { type Account, findAccountInScope, ownedTotals, type Scope } from '../store/accounts.ts';
 import { uniqueViolation } from '../store/errors.ts';
@@ -80,64 +81,76 @@ export async function enforceLimitsOfChange(db: Db, caller: Caller, after: Accou
   });
 }
 
-/** Runs the driver's steps for a change to `account`, journalled so that a crash can be recovered. */
-export type RunSystemSteps = (account: Account, steps: Step[]) => Promise<void>;
+/** Makes a change to an account's system, journalled so that a crash can be recovered. */
+export type RunSystemSteps = (change: SystemChange) => Promise<void>;
 
 /** How long a caller is told to wait after node_unavailable. */
 const NODE_RETRY_SECONDS = 30;
 
-export function nodeUnavailable(args: { user: string; server: string; drained?: boolean }): ApiError {
+export function nodeUnavailable(args: { server: string; user?: string }): ApiError {
   return new ApiError('node_unavailable', catalogue.node_unavailable.info(args), undefined, {
     'retry-after': String(NODE_RETRY_SECONDS),
   });
 }
 
 /**
- * Runs `work` in one transaction, with the call's audit entry in the same commit. System steps it
- * runs through `system` are journalled first, and undone, last first, when anything after them
- * fails (a later step, a store write, the commit). A conflict with another server's transaction is
- * retried while no system step has run.
+ * Runs `work` in one transaction, with the call's audit entry in the same commit. System changes it
+ * makes through `system` are done by the account's own server: here, journalled first and undone,
+ * last first, when anything after them fails (a later step, a store write, the commit); on another
+ * server of the fleet, kept open there and settled with the transaction (CONTRACT §12). A conflict
+ * with another server's transaction is retried while no system step has run.
  */
 export async function changeState<T>(
   ctx: Context,
   work: (db: Db, system: RunSystemSteps) => Promise<T>,
 ): Promise<T> {
-  const { journal } = ctx.services;
+  const { journal, fleet, driver } = ctx.services;
   for (let attempt = 1; ; attempt++) {
     const done: Step[] = [];
     const journalled: string[] = [];
-    const system: RunSystemSteps = async (account, steps) => {
-      if (steps.length === 0) return;
-      // Only the account's own server may touch its system; before any step, so nothing changes.
-      const self = ctx.services.config.nodeName;
-      if (account.server !== null && account.server !== self) {
-        throw nodeUnavailable({ user: account.user, server: account.server });
-      }
-      journalled.push(
-        journal.begin({
-          user: account.user,
-          domain: account.domain,
-          homedir: account.homedir,
-          operation: steps[0]!.name,
-          startedAt: new Date().toISOString(),
-        }),
-      );
-      await runSteps(steps, done);
-    };
+    const transaction = randomUUID();
+    const peers = new Set<string>();
+    const systemOn =
+      (trx: Db): RunSystemSteps =>
+      async (change) => {
+        const { account } = change;
+        const server = account.server ?? fleet.self;
+        if (server !== fleet.self) {
+          if (peers.size === 0) await fleet.beginRemote(trx, transaction);
+          peers.add(server);
+          await fleet.applyOn(server, transaction, change);
+          return;
+        }
+        const steps = stepsFor(driver, change);
+        if (steps.length === 0) return;
+        await fleet.settleEarlierChanges(account.user);
+        journalled.push(
+          journal.begin({
+            user: account.user,
+            domain: account.domain,
+            homedir: account.homedir,
+            operation: steps[0]!.name,
+            startedAt: new Date().toISOString(),
+          }),
+        );
+        await runSteps(steps, done);
+      };
     try {
       const result = await ctx.services.store.db.transaction().execute(async (trx) => {
-        const value = await work(trx, system);
+        const value = await work(trx, systemOn(trx));
         await ctx.recordSuccess(trx);
         return value;
       });
       for (const id of journalled) journal.end(id);
+      await fleet.settleOn(peers, transaction, 'commit');
       return result;
     } catch (error) {
       await undoSteps(done, (step, undoError) =>
         ctx.services.log.error({ err: undoError, step: step.name }, 'could not undo a provisioning step'),
       );
       for (const id of journalled) journal.end(id);
-      if (journalled.length > 0 || attempt >= 5 || !isTransient(error)) throw error;
+      await fleet.settleOn(peers, transaction, 'undo');
+      if (journalled.length > 0 || peers.size > 0 || attempt >= 5 || !isTransient(error)) throw error;
     }
   }
 }

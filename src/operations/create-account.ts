@@ -1,6 +1,5 @@
 // POST /api/createacct/ — creates a hosting account from a package, with per-account overrides.
 import { randomUUID } from 'node:crypto';
-import type { Config } from '../config.ts';
 import { apiError, invalid } from '../errors.ts';
 import {
   type Account,
@@ -15,13 +14,12 @@ import {
 import { uniqueViolation } from '../store/errors.ts';
 import { findPackage } from '../store/packages.ts';
 import type { Db } from '../store/schema.ts';
-import { isDraining } from '../store/servers.ts';
+import type { HostingProfile } from '../store/servers.ts';
 import {
   changeState,
   enforceResellerLimits,
   forbidden,
   generatePassword,
-  nodeUnavailable,
   requireAlpha,
 } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
@@ -36,12 +34,17 @@ const limit = (description: string) => optional(kinds.limit, `${description}; \`
  * hold only `reseller_share` of the pool between them, so no reseller can empty the pool the
  * administrator's own customers draw from.
  */
-async function takeAddress(db: Db, config: Config, family: 4 | 6, underReseller: boolean): Promise<string> {
-  const pool = family === 4 ? config.ipPool.ipv4 : config.ipPool.ipv6;
+async function takeAddress(
+  db: Db,
+  profile: HostingProfile,
+  family: 4 | 6,
+  underReseller: boolean,
+): Promise<string> {
+  const pool = family === 4 ? profile.ipPool.ipv4 : profile.ipPool.ipv6;
   const name = family === 4 ? 'IPv4' : 'IPv6';
   const inUse = await dedicatedAddressesInUse(db, family);
   if (underReseller) {
-    const resellersMay = Math.floor(pool.length * config.ipPool.resellerShare);
+    const resellersMay = Math.floor(pool.length * profile.ipPool.resellerShare);
     const resellersHold = [...inUse.values()].filter((owner) => owner !== 'root').length;
     if (resellersHold >= resellersMay)
       throw apiError('no_free_ip', { family: name, resellers: true }, `ipv${family}`);
@@ -79,6 +82,10 @@ export const createAccount = defineOperation({
     reseller_bandwidth: limit('Reseller combined bandwidth limit in MB'),
     reseller_limt: limit('Number of accounts the reseller may create'),
     reseller_quota: limit('Reseller combined disk quota in MB'),
+    server: optional(
+      kinds.serverName,
+      'Server of the fleet to place the account on (up, not draining); by default the one with the fewest accounts for its weight',
+    ),
     ...limitParams,
   },
   example: { domain: 'example.com', user: 'alice', email: 'alice@example.com', package: 'default' },
@@ -86,7 +93,6 @@ export const createAccount = defineOperation({
   errors: ['account_exists', 'domain_in_use', 'package_not_found', 'reseller_limit', 'no_free_ip'],
   async run(ctx, input) {
     const { caller, services } = ctx;
-    const { config } = services;
     const makeReseller = input.reseller === true;
     if (makeReseller) requireAlpha(caller, 'create reseller accounts');
     if (caller.reseller && input.resellerself === true) {
@@ -95,15 +101,14 @@ export const createAccount = defineOperation({
     const password = input.password ?? generatePassword();
 
     const account = await changeState(ctx, async (db, system) => {
-      if (await isDraining(db, config.nodeName)) {
-        throw nodeUnavailable({ user: input.user, server: config.nodeName, drained: true });
-      }
       await serializeAccountCreation(db);
+      const placed = await services.fleet.place(db, input.server);
+      const { profile } = placed;
       const pkg = await findPackage(db, input.package);
       if (!pkg) throw apiError('package_not_found', { name: input.package }, 'package');
       if (await findAccount(db, input.user)) throw apiError('account_exists', { user: input.user }, 'user');
-      if (await services.driver.nameTaken(input.user)) {
-        throw invalid('user', `${input.user} is already a user or group on this system`);
+      if (await services.fleet.nameTaken(placed.server, input.user)) {
+        throw invalid('user', `${input.user} is already a user or group on the server ${placed.server}`);
       }
       const overlapping = await findOverlappingDomain(db, input.domain);
       if (overlapping !== undefined)
@@ -128,19 +133,19 @@ export const createAccount = defineOperation({
         package: pkg.name,
         feature: pkg.feature,
         owner: ownsItself ? input.user : owner,
-        homedir: `${config.homeBase.replace(/\/+$/, '')}/${input.user}`,
+        homedir: `${profile.homeBase.replace(/\/+$/, '')}/${input.user}`,
         language: input.language ?? 'en',
         theme: input.theme ?? 'default',
         mailserver: input.mailserver ?? 'local',
         dkim: input.dkim ?? true,
         spf: input.spf ?? true,
         useRegistrarNs: input.use_registrar_ns ?? false,
-        nameservers: [...config.nameservers],
+        nameservers: [...profile.nameservers],
         setupAt: services.now(),
         dedicatedIpv4:
-          (input.ipv4 ?? pkg.ipv4) ? await takeAddress(db, config, 4, caller.reseller !== null) : null,
+          (input.ipv4 ?? pkg.ipv4) ? await takeAddress(db, profile, 4, caller.reseller !== null) : null,
         dedicatedIpv6:
-          (input.ipv6 ?? pkg.ipv6) ? await takeAddress(db, config, 6, caller.reseller !== null) : null,
+          (input.ipv6 ?? pkg.ipv6) ? await takeAddress(db, profile, 6, caller.reseller !== null) : null,
         shellEnabled: input.shell ?? pkg.shell,
         reseller: makeReseller
           ? {
@@ -156,7 +161,7 @@ export const createAccount = defineOperation({
         limits,
         suspension: null,
         usage: { quota: 0, bandwidth: 0 },
-        server: services.config.nodeName,
+        server: placed.server,
       };
       try {
         await insertAccount(db, account);
@@ -167,9 +172,12 @@ export const createAccount = defineOperation({
           throw apiError('account_exists', { user: input.user }, 'user');
         throw error;
       }
-      await system(account, services.driver.createAccount(account, password));
+      await system({ kind: 'create', account, password });
       return account;
     });
-    return { data: createdRecord(account, config), info: `Account ${account.user} created` };
+    return {
+      data: createdRecord(account, services.fleet.hosting(account.server)),
+      info: `Account ${account.user} created`,
+    };
   },
 });

@@ -36,7 +36,7 @@ export const editPackage = defineOperation({
         if (input.feature !== undefined) after.feature = pkg.feature;
         if (input.shell !== undefined) after.shellEnabled = pkg.shell;
         await saveAccount(db, after);
-        await system(after, services.driver.changeLimits(before, after));
+        await system({ kind: 'limits', before, account: after });
       }
       return { package: packageObject(pkg), accounts_updated: accounts.length };
     });

@@ -22,7 +22,7 @@ export const editQuota = defineOperation({
       const after = { ...before, limits: { ...before.limits, quota: input.quota } };
       await enforceLimitsOfChange(db, caller, after);
       await saveAccount(db, after);
-      await system(after, services.driver.changeLimits(before, after));
+      await system({ kind: 'limits', before, account: after });
     });
     const message = `User disk quota changed for ${input.user}`;
     return { data: message, info: message };

@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Config } from '../config.ts';
+import type { Fleet } from '../fleet/fleet.ts';
 import { listAccountsPage, type Scope } from '../store/accounts.ts';
 import { changeCounter } from '../store/prepared.ts';
 import type { Db } from '../store/schema.ts';
@@ -28,7 +28,7 @@ const answers = new WeakMap<object, Map<string, Cached>>();
 async function* answer(
   db: Db,
   scope: Scope,
-  config: Config,
+  fleet: Fleet,
   keep: (body: string) => void,
 ): AsyncIterable<string> {
   const pieces: string[] = [];
@@ -46,7 +46,7 @@ async function* answer(
     if (page.length === 0) break;
     let chunk = '';
     for (const account of page) {
-      chunk += `${count++ === 0 ? '' : ','}${JSON.stringify(account.user)}:${JSON.stringify(listedRecord(account, config))}`;
+      chunk += `${count++ === 0 ? '' : ','}${JSON.stringify(account.user)}:${JSON.stringify(listedRecord(account, fleet.hosting(account.server)))}`;
     }
     yield emit(chunk);
     after = page[page.length - 1]!.user;
@@ -82,6 +82,6 @@ export const listAccounts = defineOperation({
       if (cache.size >= 16) cache.clear();
       cache.set(key, { version, body: Buffer.from(body) });
     };
-    return { data: null, info: '', stream: answer(ctx.db, scope, ctx.services.config, keep) };
+    return { data: null, info: '', stream: answer(ctx.db, scope, ctx.services.fleet, keep) };
   },
 });

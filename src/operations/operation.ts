@@ -162,6 +162,12 @@ export const kinds = {
     '1 to 64 letters, digits, _ . or -, starting with a letter or digit',
     { type: 'string', pattern: NAME_64 },
   ),
+  serverName: kind(
+    'string',
+    values.parseServerName,
+    'a server of the fleet, as berth nodes lists it: lower-case letters, digits and -',
+    { type: 'string', pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', maxLength: 63 },
+  ),
   mailServer: kind('local|remote', values.parseMailServer, 'local or remote (any case)', {
     type: 'string',
     enum: ['local', 'remote'],

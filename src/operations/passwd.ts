@@ -18,7 +18,7 @@ export const passwd = defineOperation({
     const password = input.password ?? generatePassword();
     const user = await changeState(ctx, async (db, system) => {
       const account = await targetAccount(db, ctx.caller, input.user);
-      await system(account, ctx.services.driver.changePassword(account, password));
+      await system({ kind: 'password', account, password });
       return account.user;
     });
     const message = `User password changed for ${user}`;

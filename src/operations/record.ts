@@ -1,7 +1,10 @@
 // The account record of the seed spec (CONTRACT §7), rendered from an Account in one place.
-import type { Config } from '../config.ts';
 import type { Account } from '../store/accounts.ts';
 import type { Package } from '../store/packages.ts';
+import type { HostingProfile } from '../store/servers.ts';
+
+/** What a record takes from the configuration of the account's server. */
+export type Hosting = Pick<HostingProfile, 'sharedIpv4' | 'sharedIpv6' | 'shell'>;
 import { formatLimit, formatSwitch } from '../values.ts';
 
 export const NOLOGIN = '/usr/sbin/nologin';
@@ -30,7 +33,7 @@ export function formatSuspendTime(date: Date): string {
 }
 
 /** The record as createacct returns it: no is_reseller, is_suspended or usage fields. */
-export function createdRecord(account: Account, config: Config) {
+export function createdRecord(account: Account, hosting: Hosting) {
   const { limits } = account;
   return {
     user: account.user,
@@ -48,12 +51,12 @@ export function createdRecord(account: Account, config: Config) {
     setuptime: formatSetupTime(account.setupAt),
     nameservers: account.nameservers,
     dedicatedip: {
-      ipv4: account.dedicatedIpv4 ?? config.sharedIpv4,
-      ipv6: account.dedicatedIpv6 ?? config.sharedIpv6,
+      ipv4: account.dedicatedIpv4 ?? hosting.sharedIpv4,
+      ipv6: account.dedicatedIpv6 ?? hosting.sharedIpv6,
       status: formatSwitch(account.dedicatedIpv4 !== null),
       status6: formatSwitch(account.dedicatedIpv6 !== null),
     },
-    shell: account.shellEnabled ? { shell: config.shell, status: 'on' } : { shell: NOLOGIN, status: 'off' },
+    shell: account.shellEnabled ? { shell: hosting.shell, status: 'on' } : { shell: NOLOGIN, status: 'off' },
     reseller: {
       status: formatSwitch(account.reseller !== null),
       selfown: formatSwitch(account.reseller?.selfown ?? false),
@@ -74,18 +77,18 @@ export function createdRecord(account: Account, config: Config) {
 }
 
 /** The record as listaccts returns it. */
-export function listedRecord(account: Account, config: Config) {
+export function listedRecord(account: Account, hosting: Hosting) {
   return {
-    ...createdRecord(account, config),
+    ...createdRecord(account, hosting),
     is_reseller: account.reseller ? 'yes' : 'no',
     is_suspended: account.suspension ? 'yes' : 'no',
   };
 }
 
 /** The record as accountsummary returns it: with the usage figures. */
-export function summaryRecord(account: Account, config: Config) {
+export function summaryRecord(account: Account, hosting: Hosting) {
   return {
-    ...listedRecord(account, config),
+    ...listedRecord(account, hosting),
     bandwidth_usage: account.usage.bandwidth,
     quota_usage: account.usage.quota,
   };

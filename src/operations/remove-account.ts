@@ -24,7 +24,7 @@ export const removeAccount = defineOperation({
           throw apiError('reseller_has_accounts', { user: account.user, count: accounts }, 'user');
       }
       await deleteAccount(db, account.user);
-      await system(account, services.driver.removeAccount(account));
+      await system({ kind: 'remove', account });
     });
     const message = `User account removed ${input.user}`;
     return { data: message, info: message };

@@ -41,7 +41,7 @@ export const suspendAccount = defineOperation({
         by: caller.reseller?.user ?? 'root',
       };
       await saveAccount(db, account);
-      await system(account, services.driver.suspendAccount(account));
+      await system({ kind: 'suspend', account });
     });
     const message = `User account suspended ${input.user}`;
     return { data: message, info: message };

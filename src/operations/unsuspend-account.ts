@@ -22,7 +22,7 @@ export const unsuspendAccount = defineOperation({
       }
       account.suspension = null;
       await saveAccount(db, account);
-      await system(account, services.driver.unsuspendAccount(account));
+      await system({ kind: 'unsuspend', account });
     });
     const message = `User account unsuspended ${input.user}`;
     return { data: message, info: message };

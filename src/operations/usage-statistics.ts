@@ -15,7 +15,7 @@ export const usageStatistics = defineOperation({
   result: results.usage,
   errors: [],
   async run(ctx) {
-    const { config } = ctx.services;
+    const { fleet } = ctx.services;
     const scope = scopeOf(ctx.caller);
     const accounts = await listAccounts(ctx.db, scope);
     // Under a reseller, only what its scope holds: the accounts of a sub-reseller it owns are
@@ -26,7 +26,7 @@ export const usageStatistics = defineOperation({
     const owned = await ownedSummaries(ctx.db, resellers);
     const out: Record<string, unknown> = {};
     for (const account of accounts) {
-      const record = summaryRecord(account, config);
+      const record = summaryRecord(account, fleet.hosting(account.server));
       const summary = owned.get(account.user) ?? { users: [], quotaUsage: 0, bandwidthUsage: 0 };
       out[account.user] = {
         ...record,

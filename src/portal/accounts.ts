@@ -165,7 +165,7 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
         nav: 'accounts',
         csrf: session.csrf,
         account,
-        record: summaryRecord(account, portal.services.config),
+        record: summaryRecord(account, portal.services.fleet.hosting(account.server)),
         certificate: driver.certificates?.([account])[0] ?? null,
         audit: await listAudit(db, { target: account.user, limit: 50 }),
         notice: noticeOf(request),

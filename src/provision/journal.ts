@@ -22,6 +22,8 @@ export interface JournalEntry {
   homedir: string;
   operation: string;
   startedAt: string;
+  /** Set when the steps were run for another server's transaction: recovery waits for it to end. */
+  transaction?: string;
 }
 
 function syncDir(dir: string): void {

@@ -153,6 +153,17 @@ export interface ServerTable {
   draining: number;
   started_at: string;
   heartbeat_at: string;
+  /** SHA-256 fingerprint of the certificate at advertise_url; null when it serves without TLS. */
+  tls_fingerprint: string | null;
+  weight: number;
+  /** JSON: the HostingProfile accounts placed there get. */
+  profile: string;
+}
+
+/** A transaction that committed a change other servers made on their systems for it. */
+export interface FleetCommitTable {
+  id: string;
+  at: string;
 }
 
 export interface SettingTable {
@@ -169,6 +180,7 @@ export interface Database {
   auth_locks: AuthLockTable;
   settings: SettingTable;
   servers: ServerTable;
+  fleet_commits: FleetCommitTable;
   portal_sessions: PortalSessionTable;
   idempotency_keys: IdempotencyKeyTable;
   events: EventTable;

@@ -1,9 +1,20 @@
 // The servers of a fleet sharing this store (CONTRACT §12): each registers when it starts and
 // beats every HEARTBEAT_MS; one not heard from for DOWN_AFTER_MS is down.
-import type { Db } from './schema.ts';
+import { SqliteAdapter, sql } from 'kysely';
+import type { Db, ServerTable } from './schema.ts';
 
 export const HEARTBEAT_MS = 10_000;
 export const DOWN_AFTER_MS = 30_000;
+
+/** What an account placed on a server takes from that server's configuration. */
+export interface HostingProfile {
+  sharedIpv4: string;
+  sharedIpv6: string;
+  shell: string;
+  homeBase: string;
+  nameservers: string[];
+  ipPool: { ipv4: string[]; ipv6: string[]; resellerShare: number };
+}
 
 export interface Server {
   name: string;
@@ -12,7 +23,17 @@ export interface Server {
   draining: boolean;
   startedAt: Date;
   heartbeatAt: Date;
+  /** SHA-256 fingerprint of the certificate at advertiseUrl (the others pin it); null without TLS. */
+  tlsFingerprint: string | null;
+  weight: number;
+  profile: HostingProfile | null;
 }
+
+/** What a server says of itself when it registers. */
+export type ServerRegistration = Pick<
+  Server,
+  'name' | 'advertiseUrl' | 'driver' | 'tlsFingerprint' | 'weight'
+> & { profile: HostingProfile };
 
 export type ServerState = 'up' | 'down' | 'draining';
 
@@ -27,31 +48,42 @@ export function stateOf(server: Server, now: number): ServerState {
 }
 
 /** Records this server as started now, keeping whether an administrator drained it. */
-export async function registerServer(
-  db: Db,
-  server: { name: string; advertiseUrl: string; driver: string },
-  now: Date,
-): Promise<void> {
+export async function registerServer(db: Db, server: ServerRegistration, now: Date): Promise<void> {
   const at = now.toISOString();
+  const described = {
+    advertise_url: server.advertiseUrl,
+    driver: server.driver,
+    tls_fingerprint: server.tlsFingerprint,
+    weight: server.weight,
+    profile: JSON.stringify(server.profile),
+    started_at: at,
+    heartbeat_at: at,
+  };
   await db
     .insertInto('servers')
-    .values({
-      name: server.name,
-      advertise_url: server.advertiseUrl,
-      driver: server.driver,
-      draining: 0,
-      started_at: at,
-      heartbeat_at: at,
-    })
-    .onConflict((conflict) =>
-      conflict.column('name').doUpdateSet({
-        advertise_url: server.advertiseUrl,
-        driver: server.driver,
-        started_at: at,
-        heartbeat_at: at,
-      }),
-    )
+    .values({ name: server.name, draining: 0, ...described })
+    .onConflict((conflict) => conflict.column('name').doUpdateSet(described))
     .execute();
+}
+
+function toServer(row: ServerTable): Server {
+  const profile = JSON.parse(row.profile) as Partial<HostingProfile>;
+  return {
+    name: row.name,
+    advertiseUrl: row.advertise_url,
+    driver: row.driver,
+    draining: Number(row.draining) === 1,
+    startedAt: new Date(row.started_at),
+    heartbeatAt: new Date(row.heartbeat_at),
+    tlsFingerprint: row.tls_fingerprint,
+    weight: Number(row.weight),
+    profile: profile.homeBase === undefined ? null : (profile as HostingProfile),
+  };
+}
+
+export async function findServer(db: Db, name: string): Promise<Server | undefined> {
+  const row = await db.selectFrom('servers').selectAll().where('name', '=', name).executeTakeFirst();
+  return row && toServer(row);
 }
 
 export async function heartbeat(db: Db, name: string, now: Date): Promise<void> {
@@ -68,14 +100,7 @@ export async function listServers(db: Db, now: number): Promise<ListedServer[]> 
     .execute();
   const held = new Map(counts.map((row) => [row.server, Number(row.n)]));
   return rows.map((row) => {
-    const server: Server = {
-      name: row.name,
-      advertiseUrl: row.advertise_url,
-      driver: row.driver,
-      draining: Number(row.draining) === 1,
-      startedAt: new Date(row.started_at),
-      heartbeatAt: new Date(row.heartbeat_at),
-    };
+    const server = toServer(row);
     return { ...server, state: stateOf(server, now), accounts: held.get(row.name) ?? 0 };
   });
 }
@@ -109,4 +134,45 @@ export async function placeAccounts(db: Db, users: readonly string[], server: st
       .where('server', 'is', null)
       .execute();
   }
+}
+
+/** The class of PostgreSQL advisory locks that fleet transactions hold (the key is their id). */
+const FLEET_LOCK_CLASS = 0x62657275;
+
+const onPostgres = (db: Db) => !(db.getExecutor().adapter instanceof SqliteAdapter);
+
+/**
+ * Holds, until `trx` ends, a lock named by the transaction's id: another server learns the
+ * transaction has ended (committed or rolled back) when it can take the lock. SQLite has one
+ * server and no fleet: nothing to hold.
+ */
+export async function holdTransactionLock(trx: Db, id: string): Promise<void> {
+  if (!onPostgres(trx)) return;
+  await sql`select pg_advisory_xact_lock(${FLEET_LOCK_CLASS}, hashtext(${id}))`.execute(trx);
+}
+
+/** Whether the transaction of that id has ended (its server committed, rolled back or died). */
+export async function transactionEnded(db: Db, id: string): Promise<boolean> {
+  if (!onPostgres(db)) return true;
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql<{
+      free: boolean;
+    }>`select pg_try_advisory_xact_lock(${FLEET_LOCK_CLASS}, hashtext(${id})) as free`.execute(trx);
+    return rows[0]?.free === true;
+  });
+}
+
+/** Marks, in the transaction that commits it, a change other servers made on their systems. */
+export async function markCommitted(db: Db, id: string, now: Date): Promise<void> {
+  await db.insertInto('fleet_commits').values({ id, at: now.toISOString() }).execute();
+}
+
+export async function isCommitted(db: Db, id: string): Promise<boolean> {
+  const row = await db.selectFrom('fleet_commits').select('id').where('id', '=', id).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Forgets the marks of transactions every server has long settled. */
+export async function forgetCommitsBefore(db: Db, before: Date): Promise<void> {
+  await db.deleteFrom('fleet_commits').where('at', '<', before.toISOString()).execute();
 }

@@ -15,6 +15,25 @@ import {
 } from '../../src/store/servers.ts';
 import { createAccount, type Harness, recordingDriver, setup } from '../helpers.ts';
 
+/** A server as it registers; without TLS, so that no other server could call it. */
+function registration(name: string, driver: string) {
+  return {
+    name,
+    advertiseUrl: `https://${name}.example:5555`,
+    driver,
+    tlsFingerprint: null,
+    weight: 1,
+    profile: {
+      sharedIpv4: '192.0.2.1',
+      sharedIpv6: '',
+      shell: '/bin/bash',
+      homeBase: '/home',
+      nameservers: [],
+      ipPool: { ipv4: [], ipv6: [], resellerShare: 0.5 },
+    },
+  };
+}
+
 describe('the fleet’s servers', () => {
   let h: Harness;
   before(async () => {
@@ -27,12 +46,12 @@ describe('the fleet’s servers', () => {
     const t0 = new Date('2026-11-21T10:00:00Z');
     await registerServer(
       db,
-      { name: 'web1', advertiseUrl: 'https://web1.example:5555', driver: 'record' },
+      registration('web1', 'record'),
       t0,
     );
     await registerServer(
       db,
-      { name: 'web2', advertiseUrl: 'https://web2.example:5555', driver: 'linux' },
+      registration('web2', 'linux'),
       t0,
     );
     await heartbeat(db, 'web1', new Date(t0.getTime() + DOWN_AFTER_MS));
@@ -48,7 +67,7 @@ describe('the fleet’s servers', () => {
     assert.equal(await setDraining(db, 'ghost', true), false);
     await registerServer(
       db,
-      { name: 'web1', advertiseUrl: 'https://web1.example:5555', driver: 'record' },
+      registration('web1', 'record'),
       new Date(later),
     );
     assert.equal((await listServers(db, later))[0]?.state, 'draining');
@@ -90,25 +109,39 @@ describe('the fleet’s servers', () => {
     assert.equal((await h.call('accountsummary', { user: 'bob' })).statusCode, 200);
   });
 
-  it('refuses createacct through a drained server', async () => {
+  it('checks createacct’s server and takes no account when every server is drained', async () => {
     const { db } = h.services.store;
-    await registerServer(
-      db,
-      { name: 'web1', advertiseUrl: 'https://web1.example:5555', driver: 'record' },
-      new Date(),
-    );
+    await registerServer(db, registration('web1', 'record'), new Date());
+    const create = (extra: Record<string, string> = {}) =>
+      h.call('createacct', {
+        user: 'carol',
+        domain: 'carol.example',
+        email: 'c@example.org',
+        package: 'default',
+        ...extra,
+      });
+    for (const [server, reason] of [
+      ['ghost', /there is no server named ghost/],
+      ['web2', /the server web2 is down/],
+      ['Web1', /a server name is/],
+    ] as const) {
+      const refused = await create({ server });
+      assert.equal(refused.statusCode, 400, server);
+      assert.match(refused.body.info, reason);
+    }
     await setDraining(db, 'web1', true);
-    const reply = await h.call('createacct', {
-      user: 'carol',
-      domain: 'carol.example',
-      email: 'c@example.org',
-      package: 'default',
-    });
-    assert.equal(reply.statusCode, 503);
-    assert.match(reply.body.info, /The server web1 is drained/);
+    const drained = await create({ server: 'web1' });
+    assert.equal(drained.statusCode, 400);
+    assert.match(drained.body.info, /web1 is draining/);
+    const none = await create();
+    assert.equal(none.statusCode, 503);
+    assert.equal(none.headers['retry-after'], '30');
+    assert.match(none.body.info, /No server of the fleet takes new accounts/);
     assert.equal(await findAccount(db, 'carol'), undefined);
     await setDraining(db, 'web1', false);
-    assert.equal((await createAccount(h, 'carol')).statusCode, 200);
+    const made = await create({ server: 'web1' });
+    assert.equal(made.statusCode, 200);
+    assert.equal((made.body.data as { server: string }).server, 'web1');
   });
 });
 

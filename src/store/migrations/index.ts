@@ -8,6 +8,7 @@ import * as events from './0004-events.ts';
 import * as identities from './0005-identities.ts';
 import * as auditTarget from './0006-audit-target.ts';
 import * as servers from './0007-servers.ts';
+import * as fleetCalls from './0008-fleet-calls.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0005-identities': identities,
   '0006-audit-target': auditTarget,
   '0007-servers': servers,
+  '0008-fleet-calls': fleetCalls,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

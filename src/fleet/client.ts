@@ -1,0 +1,144 @@
+// One server calling another (CONTRACT §12). The caller proves it is of the fleet by signing each
+// request with the fleet's secret (kept in the store, which only the fleet's servers reach); the
+// called server proves it is the one registered by presenting the certificate whose fingerprint it
+// wrote into the store. Nothing is sent before that certificate is checked.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { request } from 'node:https';
+import { isIP } from 'node:net';
+import { connect, type TLSSocket } from 'node:tls';
+
+/** A signature older (or newer) than this is refused: a captured request cannot be replayed later. */
+const SIGNATURE_WINDOW_MS = 60_000;
+const CONNECT_TIMEOUT_MS = 5_000;
+
+export const FLEET_HEADERS = {
+  server: 'x-berth-server',
+  time: 'x-berth-time',
+  signature: 'x-berth-signature',
+} as const;
+
+/** The other server could not be reached, or did not answer, or is not the one registered. */
+export class Unreachable extends Error {
+  /** Whether the request may have arrived (a lost answer) rather than surely not. */
+  readonly maybeArrived: boolean;
+
+  constructor(message: string, maybeArrived: boolean) {
+    super(message);
+    this.name = 'Unreachable';
+    this.maybeArrived = maybeArrived;
+  }
+}
+
+export interface Peer {
+  name: string;
+  advertiseUrl: string;
+  tlsFingerprint: string | null;
+}
+
+function signature(secret: string, time: string, path: string, body: string): string {
+  const digest = createHash('sha256').update(body).digest('hex');
+  return createHmac('sha256', secret).update(`${time}\n${path}\n${digest}`).digest('hex');
+}
+
+/** The headers that make a request the fleet's. */
+export function signedHeaders(secret: string, from: string, path: string, body: string, now = Date.now()) {
+  const time = String(now);
+  return {
+    [FLEET_HEADERS.server]: from,
+    [FLEET_HEADERS.time]: time,
+    [FLEET_HEADERS.signature]: signature(secret, time, path, body),
+  };
+}
+
+/** Whether a request carries a valid, fresh signature of the fleet. */
+export function verifySignature(
+  secret: string,
+  headers: Record<string, string | string[] | undefined>,
+  path: string,
+  body: string,
+  now = Date.now(),
+): boolean {
+  const time = headers[FLEET_HEADERS.time];
+  const given = headers[FLEET_HEADERS.signature];
+  if (typeof time !== 'string' || typeof given !== 'string' || !/^\d{1,15}$/.test(time)) return false;
+  if (Math.abs(now - Number(time)) > SIGNATURE_WINDOW_MS) return false;
+  const expected = Buffer.from(signature(secret, time, path, body));
+  const actual = Buffer.from(given);
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+/** Opens TLS to the peer and checks its certificate against the registered fingerprint. */
+function pinnedSocket(peer: Peer, url: URL): Promise<TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    const socket = connect({
+      host,
+      port: Number(url.port || 443),
+      servername: isIP(host) ? undefined : host,
+      rejectUnauthorized: false, // the pin below is the check: the store names the certificate
+    });
+    socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy(new Error('no TLS handshake in time')));
+    socket.once('error', (error) => reject(new Unreachable(`${peer.name}: ${error.message}`, false)));
+    socket.once('secureConnect', () => {
+      socket.setTimeout(0);
+      const presented = socket.getPeerCertificate().fingerprint256;
+      if (presented !== peer.tlsFingerprint) {
+        socket.destroy();
+        reject(new Unreachable(`${peer.name} presented a certificate other than the one it registered`, false));
+        return;
+      }
+      resolve(socket);
+    });
+  });
+}
+
+/**
+ * Posts a JSON body to a peer and returns its status and JSON answer. Throws Unreachable when the
+ * peer cannot be reached or its answer is lost.
+ */
+export async function postToPeer(
+  peer: Peer,
+  path: string,
+  body: object,
+  sign: (path: string, body: string) => Record<string, string>,
+  timeoutMs: number,
+): Promise<{ status: number; answer: Record<string, unknown> }> {
+  const url = new URL(path, peer.advertiseUrl);
+  if (url.protocol !== 'https:' || peer.tlsFingerprint === null) {
+    throw new Unreachable(`${peer.name} serves without TLS; servers of a fleet speak HTTPS only`, false);
+  }
+  const socket = await pinnedSocket(peer, url);
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const lost = (message: string) => reject(new Unreachable(`${peer.name}: ${message}`, true));
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        createConnection: () => socket,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(text),
+          ...sign(url.pathname, text),
+        },
+        timeout: timeoutMs,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', (error) => lost(error.message));
+        res.on('end', () => {
+          try {
+            const answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+            resolve({ status: res.statusCode ?? 0, answer });
+          } catch {
+            lost('the answer was cut off');
+          }
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('no answer in time')));
+    req.on('error', (error) => lost(error.message));
+    req.end(text);
+  });
+}

@@ -1,0 +1,365 @@
+// One API over a fleet of servers (CONTRACT §12). A call runs where it arrives, in one store
+// transaction; what it changes on an account's system is done by the account's own server. When
+// that is another server, this one asks it to run the change's steps and keep them open; they are
+// settled with the transaction: kept when it commits, undone when it rolls back. A settle message
+// that never arrives is made up for: the other server learns that the transaction ended from a lock
+// it held, and whether it committed from a mark it wrote.
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { invalid } from '../errors.ts';
+import { nodeUnavailable } from '../operations/common.ts';
+import { changeMessage, type SystemChange, stepsFor } from '../provision/changes.ts';
+import { type Driver, runSteps, type Step, StepFailed, undoSteps } from '../provision/driver.ts';
+import type { Journal } from '../provision/journal.ts';
+import type { Store } from '../store/open.ts';
+import type { Db } from '../store/schema.ts';
+import {
+  findServer,
+  type HostingProfile,
+  holdTransactionLock,
+  isCommitted,
+  listServers,
+  markCommitted,
+  type Server,
+  transactionEnded,
+} from '../store/servers.ts';
+import { getSetting } from '../store/settings.ts';
+import { postToPeer, signedHeaders, Unreachable } from './client.ts';
+
+export const FLEET_PATHS = {
+  steps: '/fleet/v1/steps',
+  settle: '/fleet/v1/settle',
+  nameTaken: '/fleet/v1/name-taken',
+} as const;
+
+/** Steps may reload services: they get this long to answer. */
+const STEPS_TIMEOUT_MS = 120_000;
+/** A settle message is bookkeeping: a short wait, then the other server finds out for itself. */
+const SETTLE_TIMEOUT_MS = 5_000;
+/** Steps kept open longer than this, with no settle message, are settled by asking the store. */
+const UNSETTLED_AFTER_MS = 3_000;
+const SETTLE_CHECK_MS = 1_000;
+/** How long recovery or a later change waits for another server's transaction to end. */
+const TRANSACTION_WAIT_MS = 120_000;
+
+const SECRET_SETTING = 'fleet_secret';
+
+/** The hosting side of this server's configuration, which accounts placed on it take. */
+export function profileOf(config: Config): HostingProfile {
+  return {
+    sharedIpv4: config.sharedIpv4,
+    sharedIpv6: config.sharedIpv6,
+    shell: config.shell,
+    homeBase: config.homeBase,
+    nameservers: [...config.nameservers],
+    ipPool: { ipv4: [...config.ipPool.ipv4], ipv6: [...config.ipPool.ipv6], resellerShare: config.ipPool.resellerShare },
+  };
+}
+
+/** The account is not on this server: the caller's view of the fleet is out of date. */
+export class NotHere extends Error {}
+
+/** Steps this server ran for another server's transaction, kept until that transaction ends. */
+interface OpenSteps {
+  transaction: string;
+  user: string;
+  journalId: string;
+  done: Step[];
+  since: number;
+}
+
+export interface FleetDeps {
+  config: Config;
+  store: Store;
+  driver: Driver;
+  journal: Journal;
+  log: Logger;
+}
+
+export class Fleet {
+  readonly self: string;
+  readonly #deps: FleetDeps;
+  readonly #own: HostingProfile;
+  #profiles = new Map<string, HostingProfile>();
+  #secret: string | null = null;
+  /** By transaction id. */
+  readonly #open = new Map<string, OpenSteps[]>();
+  #timer: NodeJS.Timeout | null = null;
+  #checking = false;
+
+  constructor(deps: FleetDeps) {
+    this.#deps = deps;
+    this.self = deps.config.nodeName;
+    this.#own = profileOf(deps.config);
+  }
+
+  get #db(): Db {
+    return this.#deps.store.db;
+  }
+
+  /** What accounts on `server` take from its configuration: its shared addresses, its shell. */
+  hosting(server: string | null): HostingProfile {
+    if (server === null || server === this.self) return this.#own;
+    return this.#profiles.get(server) ?? this.#own;
+  }
+
+  /** Reads the other servers' profiles again (at start, with each heartbeat, when placing). */
+  async refresh(): Promise<void> {
+    const rows = await this.#db.selectFrom('servers').select(['name', 'profile']).execute();
+    const profiles = new Map<string, HostingProfile>();
+    for (const row of rows) {
+      const profile = JSON.parse(row.profile) as Partial<HostingProfile>;
+      if (profile.homeBase !== undefined) profiles.set(row.name, profile as HostingProfile);
+    }
+    this.#profiles = profiles;
+  }
+
+  /** Makes the fleet's shared secret if no server has yet (serve, before it registers). */
+  async ensureSecret(): Promise<void> {
+    await this.#db
+      .insertInto('settings')
+      .values({ key: SECRET_SETTING, value: randomBytes(32).toString('base64url') })
+      .onConflict((conflict) => conflict.column('key').doNothing())
+      .execute();
+  }
+
+  /** The fleet's shared secret, kept in the store; null before any server of the fleet started. */
+  async secret(): Promise<string | null> {
+    this.#secret ??= (await getSetting(this.#db, SECRET_SETTING)) ?? null;
+    return this.#secret;
+  }
+
+  /**
+   * The server a new account goes to: the one asked for (it must be up and not draining), else the
+   * up, non-draining server with the fewest accounts for its weight; this server when the fleet
+   * has no other. Runs under createacct's lock, so that counts do not move meanwhile.
+   */
+  async place(db: Db, requested: string | undefined): Promise<{ server: string; profile: HostingProfile }> {
+    const now = Date.now();
+    const servers = await listServers(db, now);
+    const fresh = new Map<string, HostingProfile>();
+    for (const server of servers) if (server.profile) fresh.set(server.name, server.profile);
+    this.#profiles = fresh;
+    const selfListed = servers.find((server) => server.name === this.self);
+    const candidates = servers.map((server) => ({
+      ...server,
+      // This server is up while it runs this call, whatever its last heartbeat says.
+      state: server.name === this.self && server.state === 'down' ? 'up' : server.state,
+    }));
+    if (!selfListed) {
+      const accounts = await db
+        .selectFrom('accounts')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('server', '=', this.self)
+        .executeTakeFirst();
+      candidates.push({
+        name: this.self,
+        state: 'up',
+        accounts: Number(accounts?.n ?? 0),
+        weight: this.#deps.config.nodeWeight,
+      } as (typeof candidates)[number]);
+    }
+    const profile = (name: string) => (name === this.self ? this.#own : (fresh.get(name) ?? this.#own));
+    if (requested !== undefined) {
+      const server = candidates.find((candidate) => candidate.name === requested);
+      if (!server) throw invalid('server', `there is no server named ${requested} (berth nodes lists them)`);
+      if (server.state !== 'up')
+        throw invalid('server', `the server ${requested} is ${server.state} and takes no new account`);
+      return { server: requested, profile: profile(requested) };
+    }
+    const open = candidates.filter((candidate) => candidate.state === 'up');
+    if (open.length === 0) throw nodeUnavailable({ server: this.self });
+    open.sort(
+      (a, b) =>
+        a.accounts / Math.max(1, a.weight) - b.accounts / Math.max(1, b.weight) || a.name.localeCompare(b.name),
+    );
+    const chosen = open[0]!.name;
+    return { server: chosen, profile: profile(chosen) };
+  }
+
+  async #peer(name: string, user?: string): Promise<Server> {
+    const peer = await findServer(this.#db, name);
+    if (!peer) throw nodeUnavailable({ server: name, user });
+    return peer;
+  }
+
+  async #post(peer: Server, path: string, body: object, timeoutMs: number) {
+    const secret = await this.secret();
+    if (secret === null) throw new Unreachable('the fleet has no secret yet: no server of it has started', false);
+    return postToPeer(peer, path, body, (p, text) => signedHeaders(secret, this.self, p, text), timeoutMs);
+  }
+
+  /** Whether `server`'s system already has a user or group of that name. */
+  async nameTaken(server: string, user: string): Promise<boolean> {
+    if (server === this.self) return this.#deps.driver.nameTaken(user);
+    const peer = await this.#peer(server, user);
+    try {
+      const { status, answer } = await this.#post(peer, FLEET_PATHS.nameTaken, { user }, SETTLE_TIMEOUT_MS);
+      if (status === 200 && typeof answer.taken === 'boolean') return answer.taken;
+      this.#deps.log.error({ server, status, answer }, 'a server of the fleet refused a question');
+    } catch (error) {
+      this.#deps.log.warn({ server, err: error }, 'a server of the fleet could not be reached');
+    }
+    throw nodeUnavailable({ server, user });
+  }
+
+  /**
+   * Readies `trx` to carry changes made on other servers: the lock that tells them when it ends,
+   * and the mark that tells them it committed.
+   */
+  async beginRemote(trx: Db, transaction: string): Promise<void> {
+    await holdTransactionLock(trx, transaction);
+    await markCommitted(trx, transaction, new Date());
+  }
+
+  /** Has the account's server run the change's steps, kept open until `settleOn`. */
+  async applyOn(server: string, transaction: string, change: SystemChange): Promise<void> {
+    const { user } = change.account;
+    const peer = await this.#peer(server, user);
+    let reply: { status: number; answer: Record<string, unknown> };
+    try {
+      reply = await this.#post(
+        peer,
+        FLEET_PATHS.steps,
+        { transaction, change: changeMessage(change) },
+        STEPS_TIMEOUT_MS,
+      );
+    } catch (error) {
+      this.#deps.log.warn({ server, user, err: error }, 'a server of the fleet could not be reached');
+      throw nodeUnavailable({ server, user });
+    }
+    const { status, answer } = reply;
+    if (status === 200) return;
+    if (status === 422 && typeof answer.step === 'string') {
+      throw new StepFailed(answer.step, new Error(`on the server ${server}: ${String(answer.message)}`));
+    }
+    this.#deps.log.error({ server, user, status, answer }, 'a server of the fleet refused a change');
+    throw nodeUnavailable({ server, user });
+  }
+
+  /** Tells each server that ran steps for the transaction how it ended; one not told finds out. */
+  async settleOn(servers: Iterable<string>, transaction: string, outcome: 'commit' | 'undo'): Promise<void> {
+    await Promise.all(
+      [...servers].map(async (server) => {
+        try {
+          const peer = await findServer(this.#db, server);
+          if (peer) await this.#post(peer, FLEET_PATHS.settle, { transaction, outcome }, SETTLE_TIMEOUT_MS);
+        } catch (error) {
+          this.#deps.log.warn(
+            { server, transaction, outcome, err: error },
+            'could not tell a server how a transaction ended: it will find out from the store',
+          );
+        }
+      }),
+    );
+  }
+
+  // The called side.
+
+  /** Runs another server's change to an account here and keeps its steps open until settled. */
+  async applyHere(transaction: string, change: SystemChange): Promise<void> {
+    const { account } = change;
+    if ((account.server ?? this.self) !== this.self) throw new NotHere(`${account.user} is not on ${this.self}`);
+    await this.settleEarlierChanges(account.user, transaction);
+    const { driver, journal } = this.#deps;
+    const steps = stepsFor(driver, change);
+    if (steps.length === 0) return;
+    const journalId = journal.begin({
+      user: account.user,
+      domain: account.domain,
+      homedir: account.homedir,
+      operation: steps[0]!.name,
+      startedAt: new Date().toISOString(),
+      transaction,
+    });
+    const done: Step[] = [];
+    try {
+      await runSteps(steps, done);
+    } catch (error) {
+      await this.#undo(done);
+      journal.end(journalId);
+      throw error;
+    }
+    const open = this.#open.get(transaction) ?? [];
+    open.push({ transaction, user: account.user, journalId, done, since: Date.now() });
+    this.#open.set(transaction, open);
+  }
+
+  /** Keeps (commit) or undoes the steps run here for a transaction; unknown ones are settled already. */
+  async settleHere(transaction: string, outcome: 'commit' | 'undo'): Promise<void> {
+    const open = this.#open.get(transaction);
+    if (!open) return;
+    this.#open.delete(transaction);
+    for (const steps of [...open].reverse()) {
+      if (outcome === 'undo') await this.#undo(steps.done);
+      this.#deps.journal.end(steps.journalId);
+    }
+    if (outcome === 'undo')
+      this.#deps.log.warn({ transaction, users: open.map((s) => s.user) }, 'undid steps of a transaction that rolled back');
+  }
+
+  /**
+   * Before a change to an account's system: steps another server's transaction left open for it are
+   * settled first, once that transaction has ended (the store's locks make it end before another
+   * change to the same account can get this far).
+   */
+  async settleEarlierChanges(user: string, except?: string): Promise<void> {
+    for (const [transaction, open] of [...this.#open]) {
+      if (transaction === except || !open.some((steps) => steps.user === user)) continue;
+      await this.waitForEnd(transaction);
+      await this.#settleFromStore(transaction);
+    }
+  }
+
+  /** Waits until the transaction of that id has ended, for at most TRANSACTION_WAIT_MS. */
+  async waitForEnd(transaction: string): Promise<void> {
+    const until = Date.now() + TRANSACTION_WAIT_MS;
+    while (!(await transactionEnded(this.#db, transaction)) && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  async #settleFromStore(transaction: string): Promise<void> {
+    if (!this.#open.has(transaction)) return;
+    const committed = await isCommitted(this.#db, transaction);
+    await this.settleHere(transaction, committed ? 'commit' : 'undo');
+  }
+
+  async #undo(done: Step[]): Promise<void> {
+    await undoSteps(done, (step, error) =>
+      this.#deps.log.error({ err: error, step: step.name }, 'could not undo a provisioning step'),
+    );
+  }
+
+  /** Settles, from the store, open steps whose settle message has not come. */
+  async #settleUnsettled(): Promise<void> {
+    if (this.#checking) return;
+    this.#checking = true;
+    try {
+      const now = Date.now();
+      for (const [transaction, open] of [...this.#open]) {
+        if (open.some((steps) => now - steps.since < UNSETTLED_AFTER_MS)) continue;
+        if (await transactionEnded(this.#db, transaction)) await this.#settleFromStore(transaction);
+      }
+    } finally {
+      this.#checking = false;
+    }
+  }
+
+  /** While serving: settles what settle messages missed. */
+  start(): void {
+    this.#timer ??= setInterval(() => {
+      this.#settleUnsettled().catch((error: unknown) =>
+        this.#deps.log.error({ err: error }, 'could not settle steps run for another server'),
+      );
+    }, SETTLE_CHECK_MS);
+    this.#timer.unref();
+  }
+
+  /** Stops the timer; open steps stay in the journal, which recovery settles at the next start. */
+  close(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+}

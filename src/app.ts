@@ -4,9 +4,9 @@ import { createServer as createHttpServer, type RequestListener } from 'node:htt
 import { createServer as createHttpsServer } from 'node:https';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ApiError, apiError } from './errors.ts';
+import { registerFleet } from './fleet/routes.ts';
 import { auditRefusal, type Listener, registerApi, sendError } from './http/api.ts';
 import { BODY_LIMIT, registerBodyParsers } from './http/body.ts';
-import { registerFleet } from './fleet/routes.ts';
 import { guardConnections } from './http/connections.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { portalNotFound, registerPortal } from './portal/portal.ts';

@@ -5,8 +5,8 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
-import { profileOf } from './fleet/fleet.ts';
 import type { Config } from './config.ts';
+import { profileOf } from './fleet/fleet.ts';
 import {
   claimUnplacedAccounts,
   inspect,

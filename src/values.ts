@@ -199,7 +199,10 @@ export function parseLanguage(param: string, raw: string): string {
 /** A server of the fleet (CONTRACT §12), as `node_name` is written; whether it exists is checked later. */
 export function parseServerName(param: string, raw: string): string {
   if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(raw)) {
-    throw invalid(param, 'a server name is 1 to 63 lower-case letters, digits and -, not starting or ending with -');
+    throw invalid(
+      param,
+      'a server name is 1 to 63 lower-case letters, digits and -, not starting or ending with -',
+    );
   }
   return raw;
 }

@@ -445,12 +445,13 @@ async function nodesCommand(services: Services, args: string[], flags: Flags, io
   }
   io.out(
     `${table([
-      ['NAME', 'ADDRESS', 'DRIVER', 'STATE', 'ACCOUNTS', 'LAST HEARTBEAT'],
+      ['NAME', 'ADDRESS', 'DRIVER', 'STATE', 'WEIGHT', 'ACCOUNTS', 'LAST HEARTBEAT'],
       ...servers.map((server) => [
         server.name,
         server.advertiseUrl,
         server.driver,
         server.state,
+        String(server.weight),
         String(server.accounts),
         `${server.heartbeatAt.toISOString().slice(0, 19).replace('T', ' ')} UTC`,
       ]),

@@ -84,7 +84,9 @@ function pinnedSocket(peer: Peer, url: URL): Promise<TLSSocket> {
       const presented = socket.getPeerCertificate().fingerprint256;
       if (presented !== peer.tlsFingerprint) {
         socket.destroy();
-        reject(new Unreachable(`${peer.name} presented a certificate other than the one it registered`, false));
+        reject(
+          new Unreachable(`${peer.name} presented a certificate other than the one it registered`, false),
+        );
         return;
       }
       resolve(socket);

@@ -53,7 +53,11 @@ export function profileOf(config: Config): HostingProfile {
     shell: config.shell,
     homeBase: config.homeBase,
     nameservers: [...config.nameservers],
-    ipPool: { ipv4: [...config.ipPool.ipv4], ipv6: [...config.ipPool.ipv6], resellerShare: config.ipPool.resellerShare },
+    ipPool: {
+      ipv4: [...config.ipPool.ipv4],
+      ipv6: [...config.ipPool.ipv6],
+      resellerShare: config.ipPool.resellerShare,
+    },
   };
 }
 
@@ -172,7 +176,8 @@ export class Fleet {
     if (open.length === 0) throw nodeUnavailable({ server: this.self });
     open.sort(
       (a, b) =>
-        a.accounts / Math.max(1, a.weight) - b.accounts / Math.max(1, b.weight) || a.name.localeCompare(b.name),
+        a.accounts / Math.max(1, a.weight) - b.accounts / Math.max(1, b.weight) ||
+        a.name.localeCompare(b.name),
     );
     const chosen = open[0]!.name;
     return { server: chosen, profile: profile(chosen) };
@@ -186,7 +191,8 @@ export class Fleet {
 
   async #post(peer: Server, path: string, body: object, timeoutMs: number) {
     const secret = await this.secret();
-    if (secret === null) throw new Unreachable('the fleet has no secret yet: no server of it has started', false);
+    if (secret === null)
+      throw new Unreachable('the fleet has no secret yet: no server of it has started', false);
     return postToPeer(peer, path, body, (p, text) => signedHeaders(secret, this.self, p, text), timeoutMs);
   }
 
@@ -260,7 +266,8 @@ export class Fleet {
   /** Runs another server's change to an account here and keeps its steps open until settled. */
   async applyHere(transaction: string, change: SystemChange): Promise<void> {
     const { account } = change;
-    if ((account.server ?? this.self) !== this.self) throw new NotHere(`${account.user} is not on ${this.self}`);
+    if ((account.server ?? this.self) !== this.self)
+      throw new NotHere(`${account.user} is not on ${this.self}`);
     await this.settleEarlierChanges(account.user, transaction);
     const { driver, journal } = this.#deps;
     const steps = stepsFor(driver, change);
@@ -296,7 +303,10 @@ export class Fleet {
       this.#deps.journal.end(steps.journalId);
     }
     if (outcome === 'undo')
-      this.#deps.log.warn({ transaction, users: open.map((s) => s.user) }, 'undid steps of a transaction that rolled back');
+      this.#deps.log.warn(
+        { transaction, users: open.map((s) => s.user) },
+        'undid steps of a transaction that rolled back',
+      );
   }
 
   /**

@@ -19,7 +19,10 @@ export function registerFleet(app: FastifyInstance, services: Services): void {
     done(null, body),
   );
 
-  const signed = async (request: FastifyRequest, reply: FastifyReply): Promise<Record<string, unknown> | null> => {
+  const signed = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<Record<string, unknown> | null> => {
     const body = typeof request.body === 'string' ? request.body : '';
     const path = request.url.split('?')[0]!;
     const secret = await fleet.secret();
@@ -50,7 +53,10 @@ export function registerFleet(app: FastifyInstance, services: Services): void {
       if (error instanceof NotHere) return reply.code(409).send({ error: error.message });
       if (error instanceof StepFailed) {
         services.metrics.stepFailure(error.step);
-        log.error({ err: error.cause, step: error.step, user: change.account.user }, 'provisioning step failed');
+        log.error(
+          { err: error.cause, step: error.step, user: change.account.user },
+          'provisioning step failed',
+        );
         return reply.code(422).send({ step: error.step, message: String(error.cause) });
       }
       log.error({ err: error, user: change.account.user }, 'could not run a change for another server');
@@ -72,7 +78,8 @@ export function registerFleet(app: FastifyInstance, services: Services): void {
   app.post(FLEET_PATHS.nameTaken, async (request, reply) => {
     const body = await signed(request, reply);
     if (!body) return reply;
-    if (typeof body.user !== 'string' || !USER.test(body.user)) return reply.code(400).send({ error: 'not a user' });
+    if (typeof body.user !== 'string' || !USER.test(body.user))
+      return reply.code(400).send({ error: 'not a user' });
     return { taken: await services.driver.nameTaken(body.user) };
   });
 }

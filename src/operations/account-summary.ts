@@ -14,6 +14,9 @@ export const accountSummary = defineOperation({
   errors: ['account_not_found'],
   async run(ctx, input) {
     const account = await targetAccount(ctx.db, ctx.caller, input.user);
-    return { data: { acct: summaryRecord(account, ctx.services.fleet.hosting(account.server)) }, info: `Account ${account.user}` };
+    return {
+      data: { acct: summaryRecord(account, ctx.services.fleet.hosting(account.server)) },
+      info: `Account ${account.user}`,
+    };
   },
 });

@@ -18,7 +18,7 @@ export const changePackage = defineOperation({
   result: results.message,
   errors: ['account_not_found', 'package_not_found', 'reseller_limit'],
   async run(ctx, input) {
-    const { caller, services } = ctx;
+    const { caller } = ctx;
     await changeState(ctx, async (db, system) => {
       const before = await targetAccount(db, caller, input.user);
       const pkg = await findPackage(db, input.package);

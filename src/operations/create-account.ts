@@ -15,13 +15,7 @@ import { uniqueViolation } from '../store/errors.ts';
 import { findPackage } from '../store/packages.ts';
 import type { Db } from '../store/schema.ts';
 import type { HostingProfile } from '../store/servers.ts';
-import {
-  changeState,
-  enforceResellerLimits,
-  forbidden,
-  generatePassword,
-  requireAlpha,
-} from './common.ts';
+import { changeState, enforceResellerLimits, forbidden, generatePassword, requireAlpha } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
 import { limitParams } from './package-params.ts';
 import { createdRecord } from './record.ts';

@@ -17,7 +17,6 @@ export const editPackage = defineOperation({
   result: results.editedPackage,
   errors: ['package_not_found'],
   async run(ctx, input) {
-    const { services } = ctx;
     const result = await changeState(ctx, async (db, system) => {
       const pkg = await findPackage(db, input.name);
       if (!pkg) throw apiError('package_not_found', { name: input.name }, 'name');

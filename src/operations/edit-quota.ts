@@ -16,7 +16,7 @@ export const editQuota = defineOperation({
   result: results.message,
   errors: ['account_not_found', 'reseller_limit'],
   async run(ctx, input) {
-    const { caller, services } = ctx;
+    const { caller } = ctx;
     await changeState(ctx, async (db, system) => {
       const before = await targetAccount(db, caller, input.user);
       const after = { ...before, limits: { ...before.limits, quota: input.quota } };

@@ -14,7 +14,7 @@ export const removeAccount = defineOperation({
   result: results.message,
   errors: ['account_not_found', 'reseller_has_accounts'],
   async run(ctx, input) {
-    const { caller, services } = ctx;
+    const { caller } = ctx;
     refuseOwnAccount(caller, input.user, 'remove');
     await changeState(ctx, async (db, system) => {
       const account = await targetAccount(db, caller, input.user);

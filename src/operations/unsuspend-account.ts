@@ -13,7 +13,7 @@ export const unsuspendAccount = defineOperation({
   result: results.message,
   errors: ['account_not_found'],
   async run(ctx, input) {
-    const { caller, services } = ctx;
+    const { caller } = ctx;
     await changeState(ctx, async (db, system) => {
       const account = await targetAccount(db, caller, input.user);
       if (!account.suspension) return;

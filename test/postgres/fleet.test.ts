@@ -1,164 +1,377 @@
-// Two linux-driver servers, each in its own system root, on one PostgreSQL store: each account is
-// on the server that made it, `berth nodes` lists both, and a change to an account's system sent
-// through the other server is refused with 503 node_unavailable, changing nothing anywhere.
+// Three linux-driver servers, each in its own system root, on one PostgreSQL store (CONTRACT §12):
+// a call may arrive at any of them and what it changes on a system happens on the account's own
+// server; placement spreads new accounts by weight and skips drained servers; a server that is
+// down answers 503 node_unavailable with nothing changed anywhere; an answer lost between two
+// servers leaves nothing done, and the retry with the same Idempotency-Key acts once.
 import assert from 'node:assert/strict';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { verifySha512Crypt } from '../../src/auth/sha512-crypt.ts';
+import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
 import { postgresForTest, tempDir } from '../helpers.ts';
 import { berth, type HttpsReply, post, type Served, serve } from '../process.ts';
 import { makeSystemRoot } from '../provision/system-root.ts';
 
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const CREDS = 'apiuser=fleet&apiauth=fleet-password-1';
-const NAMES = ['a', 'b'] as const;
+const NAMES = ['a', 'b', 'c'] as const;
+const A = 0;
+const B = 1;
+const C = 2;
 
-describe('a fleet of two linux-driver servers on one PostgreSQL store', () => {
+/**
+ * A TLS front for a server, with that server's own certificate (so the others' pin holds), that
+ * can lose the answer to a fleet request after the server has acted on it, or not pass a request
+ * on at all: what a network failure between two servers does.
+ */
+class LossyFront {
+  server: Server;
+  target = 0;
+  /** Paths whose next answer is lost after the server made it. */
+  loseAnswer = new Set<string>();
+  /** Paths not passed on at all while listed. */
+  block = new Set<string>();
+  seen: string[] = [];
+
+  constructor(dataDir: string) {
+    this.server = createServer({
+      key: readFileSync(join(dataDir, 'tls', 'key.pem')),
+      cert: readFileSync(join(dataDir, 'tls', 'cert.pem')),
+    });
+    this.server.on('request', (incoming, outgoing) => {
+      const path = incoming.url ?? '';
+      this.seen.push(path);
+      if (this.block.has(path)) {
+        incoming.socket.destroy();
+        return;
+      }
+      const forward = request(
+        {
+          host: '127.0.0.1',
+          port: this.target,
+          path,
+          method: incoming.method,
+          headers: incoming.headers,
+          rejectUnauthorized: false,
+        },
+        (answer) => {
+          const chunks: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+          answer.on('end', () => {
+            if (this.loseAnswer.delete(path)) {
+              incoming.socket.destroy();
+              return;
+            }
+            outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+            outgoing.end(Buffer.concat(chunks));
+          });
+        },
+      );
+      forward.on('error', () => incoming.socket.destroy());
+      incoming.pipe(forward);
+    });
+  }
+
+  async listen(): Promise<number> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return (this.server.address() as AddressInfo).port;
+  }
+}
+
+describe('a fleet of three linux-driver servers on one PostgreSQL store', () => {
   const dirs = NAMES.map((name) => tempDir(`berth-fleet-${name}-`));
   const roots = NAMES.map(() => makeSystemRoot());
   let database: Awaited<ReturnType<typeof postgresForTest>>;
-  let nodes: Served[] = [];
+  let store: pg.Client;
+  const nodes: Served[] = [];
+  let front: LossyFront;
+  let frontPort = 0;
 
-  const call = (node: number, op: string, params: string): Promise<HttpsReply> =>
+  const start = async (i: number) => {
+    const advertise = i === C ? ['--advertise', `https://127.0.0.1:${frontPort}`] : [];
+    nodes[i] = await serve(dirs[i]!, [
+      '--database',
+      database.url,
+      '--driver',
+      'linux',
+      '--system-root',
+      roots[i]!,
+      ...advertise,
+    ]);
+    if (i === C && front) front.target = nodes[C]!.adminPort;
+  };
+  const call = (node: number, op: string, params: string, headers: Record<string, string> = {}) =>
     post(dirs[node]!, nodes[node]!.adminPort, `/api/v1/${op}/`, {
-      headers: FORM,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
       body: `${CREDS}&${params}`,
     });
+  const ok = async (reply: Promise<HttpsReply>) => {
+    const answer = await reply;
+    assert.equal(answer.status, 200, answer.body);
+    return answer.json().data as Record<string, unknown>;
+  };
+  const create = (node: number, user: string, extra = '') =>
+    call(
+      node,
+      'createacct',
+      `user=${user}&domain=${user}-fleet.example&email=${user}%40example.org&package=default${extra}`,
+    );
   const cli = (args: string[], input = '') =>
-    berth([...args, '--data-dir', dirs[0]!, '--database', database.url], input);
-  const home = (node: number, user: string) => join(roots[node]!, 'home', user);
+    berth([...args, '--data-dir', dirs[A]!, '--database', database.url], input);
+  const doctor = (i: number) =>
+    berth([
+      'doctor',
+      '--driver',
+      'linux',
+      '--system-root',
+      roots[i]!,
+      '--data-dir',
+      dirs[i]!,
+      '--database',
+      database.url,
+    ]);
+  const home = (i: number, user: string) => join(roots[i]!, 'home', user);
+  const onlyOn = (i: number, user: string) =>
+    NAMES.map((_, j) => existsSync(home(j, user))).every((present, j) => present === (j === i));
+  /** The files of a server's /etc that name `text` (a site, a zone, a key, a mail login). */
+  const mentioning = (i: number, text: string) =>
+    readdirSync(join(roots[i]!, 'etc'), { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile() && !entry.name.endsWith('-')) // not the shadow tools' backups
+      .map((entry) => join(entry.parentPath, entry.name))
+      .filter((file) => file.includes(text) || readFileSync(file, 'latin1').includes(text));
+  const suspended = (i: number, user: string) => /^!/.test(shadowPassword(roots[i]!, user) ?? '');
+  const serverOf = async (user: string) =>
+    (await store.query('select server from accounts where "user" = $1', [user])).rows[0]?.server as
+      | string
+      | undefined;
 
   before(async () => {
     database = await postgresForTest();
-    NAMES.forEach((_, i) => {
+    store = new pg.Client({ connectionString: database.url });
+    NAMES.forEach((name, i) => {
       writeFileSync(
         join(dirs[i]!, 'berth.toml'),
         [
-          `node_name = "${NAMES[i]}"`,
-          'host_name = "panel.example.net"',
-          'shared_ipv4 = "127.0.0.1"',
+          `node_name = "${name}"`,
+          // The default address the others reach a server at is https://<host_name>:<admin port>.
+          'host_name = "localhost"',
+          `shared_ipv4 = "192.0.2.${i + 1}"`,
           'shared_ipv6 = ""',
+          `node_weight = ${i === C ? 2 : 1}`,
           '[linux]',
-          `http_port = ${19600 + i + 2 * (process.pid % 150)}`,
+          `http_port = ${19600 + i + 3 * (process.pid % 150)}`,
+          // Events are recorded when something subscribes to them.
+          '[[webhooks]]',
+          'url = "http://127.0.0.1:9/fleet-events"',
+          'secret = "fleet-webhook-secret-0123456789abcdef"',
+          'events = ["account.suspended"]',
           '',
         ].join('\n'),
       );
     });
-    nodes = await Promise.all(
-      dirs.map((dir, i) =>
-        serve(dir, ['--database', database.url, '--driver', 'linux', '--system-root', roots[i]!]),
-      ),
-    );
+    // c is reached through a front that can lose answers; it needs c's certificate, made at c's
+    // first start, so c starts once before the front exists.
+    await start(A);
+    await start(B);
+    frontPort = 1; // c's first start advertises nothing reachable; it is restarted behind the front
+    await start(C);
+    await nodes[C]!.stop();
+    front = new LossyFront(dirs[C]!);
+    frontPort = await front.listen();
+    await start(C);
+    await store.connect();
     const created = await cli(['api-user', 'create', 'fleet', '--password-stdin'], 'fleet-password-1\n');
     assert.equal(created.code, 0, created.stderr);
   });
 
   after(async () => {
-    await Promise.all(nodes.map((node) => node.stop()));
+    await Promise.all(nodes.map((node) => node?.stop()));
+    front?.server.close();
+    await store?.end();
     await database?.release();
     for (const dir of [...dirs, ...roots]) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('lists both servers as up with their address, driver and accounts', async () => {
-    const made = await call(
-      0,
-      'createacct',
-      'user=alice&domain=alice-fleet.example&email=a%40example.org&package=default',
-    );
-    assert.equal(made.status, 200, made.body);
-    assert.equal((made.json().data as { server: string }).server, 'a');
-    assert.ok(existsSync(home(0, 'alice')));
-    assert.ok(!existsSync(home(1, 'alice')));
+  it('lists the three servers as up, each with its address, driver and weight', async () => {
     const listed = await cli(['nodes', '--json']);
     assert.equal(listed.code, 0, listed.stderr);
     const servers = JSON.parse(listed.stdout) as {
       name: string;
       state: string;
       driver: string;
-      accounts: number;
+      weight: number;
       advertiseUrl: string;
     }[];
     assert.deepEqual(
-      servers.map((s) => [s.name, s.state, s.driver, s.accounts]),
+      servers.map((s) => [s.name, s.state, s.driver, s.weight]),
       [
         ['a', 'up', 'linux', 1],
-        ['b', 'up', 'linux', 0],
+        ['b', 'up', 'linux', 1],
+        ['c', 'up', 'linux', 2],
       ],
     );
-    assert.match(servers[0]!.advertiseUrl, /^https:\/\/panel\.example\.net:\d+$/);
-    const table = await cli(['nodes']);
-    assert.match(table.stdout, /^NAME +ADDRESS +DRIVER +STATE +ACCOUNTS/m);
+    assert.equal(servers[A]!.advertiseUrl, `https://localhost:${nodes[A]!.adminPort}`);
+    assert.equal(servers[C]!.advertiseUrl, `https://127.0.0.1:${frontPort}`);
+    assert.match((await cli(['nodes'])).stdout, /^NAME +ADDRESS +DRIVER +STATE +WEIGHT +ACCOUNTS/m);
   });
 
-  it('refuses through b a change to an account on a, with 503 and nothing changed; a makes it', async () => {
-    for (const [op, params] of [
-      ['suspendacct', 'user=alice&reason=Unpaid'],
-      ['passwd', 'user=alice&password=new-password-123'],
-      ['removeacct', 'user=alice'],
-    ] as const) {
-      const refused = await call(1, op, params);
-      assert.equal(refused.status, 503, `${op}: ${refused.body}`);
-      assert.equal((refused.json().data as { code: string }).code, 'node_unavailable');
-      assert.equal(refused.headers['retry-after'], '30');
+  it('creates through a an account placed on b: its files are only under b, its record names b', async () => {
+    const data = await ok(create(A, 'alice', '&server=b&password=Alice-pass-1'));
+    assert.equal(data.server, 'b');
+    assert.deepEqual(data.dedicatedip, { ipv4: '192.0.2.2', ipv6: '', status: 'off', status6: 'off' });
+    assert.ok(onlyOn(B, 'alice'));
+    assert.ok(findSystemUser(roots[B]!, 'alice'));
+    assert.equal(findSystemUser(roots[A]!, 'alice'), undefined);
+    assert.equal(verifySha512Crypt('Alice-pass-1', shadowPassword(roots[B]!, 'alice')!), true);
+    // The record reads the same from every server.
+    for (const i of [A, B, C]) {
+      const summary = await ok(call(i, 'accountsummary', 'user=alice'));
+      assert.equal((summary.acct as { server: string }).server, 'b');
     }
-    const summary = await call(1, 'accountsummary', 'user=alice');
-    assert.equal((summary.json().data as { acct: { is_suspended: string } }).acct.is_suspended, 'no');
-    assert.ok(existsSync(home(0, 'alice')));
-    const removed = await call(0, 'removeacct', 'user=alice');
-    assert.equal(removed.status, 200, removed.body);
-    assert.ok(!existsSync(home(0, 'alice')));
-    const doctor = await berth([
-      'doctor',
-      '--driver',
-      'linux',
-      '--system-root',
-      roots[0]!,
-      '--data-dir',
-      dirs[0]!,
-      '--database',
-      database.url,
-      '--node',
-      'a',
-    ]);
-    assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr);
   });
 
-  it('takes no new account through a drained server until it is undrained', async () => {
-    assert.equal((await cli(['nodes', 'drain', 'b'])).code, 0);
-    const refused = await call(
-      1,
-      'createacct',
-      'user=bob&domain=bob-fleet.example&email=b%40example.org&package=default',
-    );
+  it('suspends, changes the password and the package of, and removes through a the account on b', async () => {
+    await ok(call(A, 'suspendacct', 'user=alice&reason=Unpaid'));
+    assert.ok(suspended(B, 'alice'));
+    await ok(call(C, 'unsuspendacct', 'user=alice'));
+    assert.ok(!suspended(B, 'alice'));
+    await ok(call(A, 'passwd', 'user=alice&password=Alice-pass-2'));
+    assert.equal(verifySha512Crypt('Alice-pass-2', shadowPassword(roots[B]!, 'alice')!), true);
+    await ok(call(A, 'addpkg', 'name=withshell&shell=on'));
+    await ok(call(A, 'changepackage', 'user=alice&package=withshell'));
+    assert.notEqual(findSystemUser(roots[B]!, 'alice')?.shell, '/usr/sbin/nologin');
+    const clean = await doctor(B);
+    assert.equal(clean.code, 0, clean.stdout + clean.stderr);
+    await ok(call(A, 'removeacct', 'user=alice'));
+    assert.ok(NAMES.every((_, i) => !existsSync(home(i, 'alice'))));
+    assert.equal(findSystemUser(roots[B]!, 'alice'), undefined);
+  });
+
+  it('removes through b an account made on a, leaving nothing on a', async () => {
+    assert.equal((await ok(create(A, 'oscar', '&server=a'))).server, 'a');
+    assert.ok(onlyOn(A, 'oscar'));
+    await ok(call(B, 'removeacct', 'user=oscar'));
+    assert.ok(NAMES.every((_, i) => !existsSync(home(i, 'oscar'))));
+    assert.equal(findSystemUser(roots[A]!, 'oscar'), undefined);
+    assert.deepEqual(mentioning(A, 'oscar'), []);
+  });
+
+  it('answers 503 node_unavailable while b is down, changing nothing, and makes the change once b is back', async () => {
+    await ok(create(A, 'bob', '&server=b'));
+    await nodes[B]!.stop();
+    const refused = await call(A, 'suspendacct', 'user=bob&reason=Unpaid');
     assert.equal(refused.status, 503, refused.body);
-    assert.ok(!existsSync(home(1, 'bob')));
-    const listed = JSON.parse((await cli(['nodes', '--json'])).stdout) as { name: string; state: string }[];
-    assert.equal(listed.find((s) => s.name === 'b')?.state, 'draining');
-    assert.equal((await cli(['nodes', 'undrain', 'b'])).code, 0);
-    const made = await call(
-      1,
-      'createacct',
-      'user=bob&domain=bob-fleet.example&email=b%40example.org&package=default',
+    assert.equal((refused.json().data as { code: string }).code, 'node_unavailable');
+    assert.equal(refused.headers['retry-after'], '30');
+    assert.match(
+      refused.json().info as string,
+      /The account bob is on the server b, which could not be reached/,
     );
-    assert.equal(made.status, 200, made.body);
-    assert.ok(existsSync(home(1, 'bob')));
-    assert.equal((await cli(['nodes', 'drain', 'ghost'])).code, 2);
+    const audit = await store.query(
+      `select status, code from audit_log where operation = 'suspendacct' and target = 'bob' order by id`,
+    );
+    assert.deepEqual(audit.rows, [{ status: 503, code: 'node_unavailable' }]);
+    const summary = await ok(call(C, 'accountsummary', 'user=bob'));
+    assert.equal((summary.acct as { is_suspended: string }).is_suspended, 'no');
+    assert.ok(!suspended(B, 'bob'));
+    // createacct asked to place on b, now down, is refused as a parameter.
+    const placed = await create(A, 'bobby', '&server=b');
+    assert.equal(placed.status, 503, placed.body); // b's heartbeat is recent: it is still listed up
+    assert.equal(await serverOf('bobby'), undefined);
+
+    await start(B);
+    await ok(call(A, 'suspendacct', 'user=bob&reason=Unpaid'));
+    assert.ok(suspended(B, 'bob'));
+    const clean = await doctor(B);
+    assert.equal(clean.code, 0, clean.stdout + clean.stderr);
+  });
+
+  it('acts once when the answer between two servers is lost and the call is retried with its key', async () => {
+    await ok(create(A, 'carol', '&server=c'));
+    const key = { 'idempotency-key': 'fleet-lost-answer-1' };
+    front.loseAnswer.add('/fleet/v1/steps');
+    const lost = await call(A, 'suspendacct', 'user=carol&reason=Unpaid', key);
+    assert.equal(lost.status, 503, lost.body);
+    assert.equal((lost.json().data as { code: string }).code, 'node_unavailable');
+    // c suspended, the answer never reached a: a rolled back and c undid its steps.
+    assert.ok(!suspended(C, 'carol'));
+    const retried = await call(B, 'suspendacct', 'user=carol&reason=Unpaid', key);
+    assert.equal(retried.status, 200, retried.body);
+    assert.ok(suspended(C, 'carol'));
+    const again = await call(A, 'suspendacct', 'user=carol&reason=Unpaid', key);
+    assert.equal(again.status, 200);
+    assert.equal(again.body, retried.body);
+    const events = await store.query(
+      `select count(*)::int as n from events where type = 'account.suspended' and payload like '%"carol"%'`,
+    );
+    assert.equal(events.rows[0].n, 1);
+    const audit = await store.query(
+      `select status, code from audit_log where operation = 'suspendacct' and target = 'carol' order by id`,
+    );
+    assert.deepEqual(audit.rows, [
+      { status: 503, code: 'node_unavailable' },
+      { status: 200, code: null },
+      { status: 200, code: 'replayed' },
+    ]);
+  });
+
+  it('undoes steps whose settle message never came, once their transaction has rolled back', async () => {
+    front.loseAnswer.add('/fleet/v1/steps');
+    front.block.add('/fleet/v1/settle');
+    const lost = await call(A, 'unsuspendacct', 'user=carol');
+    assert.equal(lost.status, 503, lost.body);
+    // c unsuspended, heard neither the answer's fate nor the undo: it finds out from the store.
+    const until = Date.now() + 15_000;
+    while (!suspended(C, 'carol') && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+    assert.ok(suspended(C, 'carol'), 'c put the account back as the store has it');
+    front.block.clear();
+    const clean = await doctor(C);
+    assert.equal(clean.code, 0, clean.stdout + clean.stderr);
+    await ok(call(A, 'unsuspendacct', 'user=carol'));
+    assert.ok(!suspended(C, 'carol'));
+  });
+
+  it('places new accounts on the up, non-draining server with the fewest accounts for its weight', async () => {
+    await ok(call(A, 'removeacct', 'user=bob'));
+    await ok(call(A, 'removeacct', 'user=carol'));
+    assert.equal((await cli(['nodes', 'drain', 'b'])).code, 0);
+    const drained = await create(A, 'dave', '&server=b');
+    assert.equal(drained.status, 400);
+    assert.match(drained.json().info as string, /the server b is draining/);
+    const placed: string[] = [];
+    for (const user of ['erin', 'frank', 'grace']) placed.push(String((await ok(create(B, user))).server));
+    // a and c start empty; c weighs 2: a, c, c would be a, c then c (1/2 < 1/1) — ties go by name.
+    assert.deepEqual(placed, ['a', 'c', 'c']);
+    assert.equal((await cli(['nodes', 'undrain', 'b'])).code, 0);
+    for (const user of ['heidi', 'ivan', 'judy', 'mallory'])
+      placed.push(String((await ok(create(C, user))).server));
+    assert.deepEqual(placed.slice(3), ['b', 'a', 'b', 'c']);
+    for (const user of ['erin', 'frank', 'grace', 'heidi', 'ivan', 'judy', 'mallory']) {
+      const server = await serverOf(user);
+      assert.ok(onlyOn(NAMES.indexOf(server as 'a'), user), `${user} only on ${server}`);
+    }
+  });
+
+  it('changes a package through one server for its accounts on all three', async () => {
+    await ok(call(B, 'editpkg', 'name=default&shell=on'));
+    for (const user of ['erin', 'frank', 'heidi']) {
+      const i = NAMES.indexOf((await serverOf(user)) as 'a');
+      assert.notEqual(findSystemUser(roots[i]!, user)?.shell, '/usr/sbin/nologin', user);
+    }
+    await ok(call(B, 'editpkg', 'name=default&shell=off'));
+    for (const user of ['erin', 'frank', 'heidi']) {
+      const i = NAMES.indexOf((await serverOf(user)) as 'a');
+      assert.equal(findSystemUser(roots[i]!, user)?.shell, '/usr/sbin/nologin', user);
+    }
   });
 
   it('has each server’s doctor check its own accounts only, and find no difference', async () => {
-    for (const i of [0, 1]) {
-      const doctor = await berth([
-        'doctor',
-        '--driver',
-        'linux',
-        '--system-root',
-        roots[i]!,
-        '--data-dir',
-        dirs[i]!,
-        '--database',
-        database.url,
-      ]);
-      assert.equal(doctor.code, 0, `${NAMES[i]}: ${doctor.stdout}${doctor.stderr}`);
+    for (const i of [A, B, C]) {
+      const result = await doctor(i);
+      assert.equal(result.code, 0, `${NAMES[i]}: ${result.stdout}${result.stderr}`);
     }
   });
 });

@@ -44,16 +44,8 @@ describe('the fleet’s servers', () => {
   it('registers servers, tells up from down by the heartbeat, and keeps a drain across restarts', async () => {
     const { db } = h.services.store;
     const t0 = new Date('2026-11-21T10:00:00Z');
-    await registerServer(
-      db,
-      registration('web1', 'record'),
-      t0,
-    );
-    await registerServer(
-      db,
-      registration('web2', 'linux'),
-      t0,
-    );
+    await registerServer(db, registration('web1', 'record'), t0);
+    await registerServer(db, registration('web2', 'linux'), t0);
     await heartbeat(db, 'web1', new Date(t0.getTime() + DOWN_AFTER_MS));
     const later = t0.getTime() + DOWN_AFTER_MS + 1000;
     assert.deepEqual(
@@ -65,11 +57,7 @@ describe('the fleet’s servers', () => {
     );
     assert.equal(await setDraining(db, 'web1', true), true);
     assert.equal(await setDraining(db, 'ghost', true), false);
-    await registerServer(
-      db,
-      registration('web1', 'record'),
-      new Date(later),
-    );
+    await registerServer(db, registration('web1', 'record'), new Date(later));
     assert.equal((await listServers(db, later))[0]?.state, 'draining');
     assert.equal(await setDraining(db, 'web1', false), true);
   });

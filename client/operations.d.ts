@@ -50,6 +50,8 @@ export interface OperationParams {
     reseller_limt?: number | 'unlimited';
     /** Reseller combined disk quota in MB; `unlimited` or a number */
     reseller_quota?: number | 'unlimited';
+    /** Server of the fleet to place the account on (up, not draining); by default the one with the fewest accounts for its weight */
+    server?: string;
     /** Disk quota in MB; `unlimited` or a number */
     quota?: number | 'unlimited';
     /** Bandwidth in MB; `unlimited` or a number */

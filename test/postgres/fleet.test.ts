@@ -334,6 +334,20 @@ describe('a fleet of three linux-driver servers on one PostgreSQL store', () => 
     assert.ok(!suspended(C, 'carol'));
   });
 
+  it('sends nothing to a server whose certificate is not the one it registered', async () => {
+    const { rows } = await store.query(`select tls_fingerprint from servers where name = 'c'`);
+    const forged = (rows[0].tls_fingerprint as string).replace(/^../, (pair) =>
+      pair === 'AA' ? 'BB' : 'AA',
+    );
+    await store.query(`update servers set tls_fingerprint = $1 where name = 'c'`, [forged]);
+    front.seen.length = 0;
+    const refused = await call(A, 'suspendacct', 'user=carol&reason=Unpaid');
+    assert.equal(refused.status, 503, refused.body);
+    assert.deepEqual(front.seen, [], 'no request reached the front');
+    assert.ok(!suspended(C, 'carol'));
+    await store.query(`update servers set tls_fingerprint = $1 where name = 'c'`, [rows[0].tls_fingerprint]);
+  });
+
   it('places new accounts on the up, non-draining server with the fewest accounts for its weight', async () => {
     await ok(call(A, 'removeacct', 'user=bob'));
     await ok(call(A, 'removeacct', 'user=carol'));

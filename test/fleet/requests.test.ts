@@ -1,0 +1,91 @@
+// What a server answers the fleet's other servers (src/fleet/routes.ts): nothing without the
+// fleet's signature, fresh and over the exact bytes; a change for an account it does not hold is
+// refused; a signed question is answered.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { signedHeaders } from '../../src/fleet/client.ts';
+import { FLEET_PATHS } from '../../src/fleet/fleet.ts';
+import { changeMessage } from '../../src/provision/changes.ts';
+import { findAccount } from '../../src/store/accounts.ts';
+import { createAccount, type Harness, recordingDriver, setup } from '../helpers.ts';
+
+describe('requests between the servers of a fleet', () => {
+  let h: Harness;
+  let secret: string;
+  const driver = recordingDriver();
+  before(async () => {
+    h = await setup({ nodeName: 'web1' }, { driver });
+    await h.services.fleet.ensureSecret();
+    secret = (await h.services.fleet.secret())!;
+  });
+  after(() => h.close());
+
+  const send = (path: string, body: string, headers: Record<string, string>) =>
+    h.request({ url: path, headers: { 'content-type': 'application/json', ...headers }, body });
+
+  it('refuses a request without the signature, with a wrong or stale one, or over other bytes', async () => {
+    const body = JSON.stringify({ user: 'alice' });
+    const path = FLEET_PATHS.nameTaken;
+    const refused = [
+      {},
+      signedHeaders('not-the-fleet-secret', 'web2', path, body),
+      signedHeaders(secret, 'web2', path, body, Date.now() - 120_000),
+      signedHeaders(secret, 'web2', path, JSON.stringify({ user: 'bob' })),
+      signedHeaders(secret, 'web2', FLEET_PATHS.settle, body),
+    ];
+    for (const headers of refused) {
+      const reply = await send(path, body, headers);
+      assert.equal(reply.statusCode, 401, JSON.stringify(headers));
+    }
+    const answered = await send(path, body, signedHeaders(secret, 'web2', path, body));
+    assert.equal(answered.statusCode, 200);
+    assert.deepEqual(answered.body, { taken: false });
+  });
+
+  it('refuses a change for an account it does not hold, and one that is not a change', async () => {
+    await createAccount(h, 'alice');
+    const alice = (await findAccount(h.services.store.db, 'alice'))!;
+    const path = FLEET_PATHS.steps;
+    const elsewhere = JSON.stringify({
+      transaction: crypto.randomUUID(),
+      change: changeMessage({ kind: 'suspend', account: { ...alice, server: 'web2' } }),
+    });
+    const notHere = await send(path, elsewhere, signedHeaders(secret, 'web2', path, elsewhere));
+    assert.equal(notHere.statusCode, 409);
+    for (const bad of [
+      { transaction: 'x', change: changeMessage({ kind: 'suspend', account: alice }) },
+      { transaction: crypto.randomUUID(), change: { kind: 'format-disk', account: {} } },
+      {
+        transaction: crypto.randomUUID(),
+        change: { kind: 'password', account: changeMessage({ kind: 'suspend', account: alice }).account },
+      },
+    ]) {
+      const text = JSON.stringify(bad);
+      const reply = await send(path, text, signedHeaders(secret, 'web2', path, text));
+      assert.equal(reply.statusCode, 400, text);
+    }
+  });
+
+  it('runs a signed change for its own account, keeps its steps open and undoes them when told', async () => {
+    const alice = (await findAccount(h.services.store.db, 'alice'))!;
+    const transaction = crypto.randomUUID();
+    const text = JSON.stringify({ transaction, change: changeMessage({ kind: 'suspend', account: alice }) });
+    const ran = await send(FLEET_PATHS.steps, text, signedHeaders(secret, 'web2', FLEET_PATHS.steps, text));
+    assert.equal(ran.statusCode, 200);
+    assert.equal(h.services.journal.pending().length, 1, 'kept open, journalled');
+    driver.log.length = 0;
+    const settle = JSON.stringify({ transaction, outcome: 'undo' });
+    const settled = await send(
+      FLEET_PATHS.settle,
+      settle,
+      signedHeaders(secret, 'web2', FLEET_PATHS.settle, settle),
+    );
+    assert.equal(settled.statusCode, 200);
+    assert.equal(h.services.journal.pending().length, 0);
+    assert.deepEqual(driver.log, [
+      'undo suspend:third alice',
+      'undo suspend:second alice',
+      'undo suspend:first alice',
+    ]);
+  });
+});

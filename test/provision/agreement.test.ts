@@ -47,7 +47,7 @@ describe('the linux driver accepts what validation accepts', () => {
     for (const user of ['sudo', 'adm', 'shadow', 'disk', 'staff', 'users']) {
       const reply = await create(user, `${user}.example`);
       assert.deepEqual(errorOf(reply), { status: 400, code: 'invalid_parameter', param: 'user' }, user);
-      assert.match(reply.body.info, /already a user or group on this system/);
+      assert.match(reply.body.info, /already a user or group on the server panel/);
     }
   });
 

@@ -15,13 +15,14 @@ import type { Journal } from '../provision/journal.ts';
 import type { Store } from '../store/open.ts';
 import type { Db } from '../store/schema.ts';
 import {
+  accountsHeld,
   findServer,
   type HostingProfile,
   holdTransactionLock,
   isCommitted,
-  listServers,
   markCommitted,
   type Server,
+  serversWithState,
   transactionEnded,
 } from '../store/servers.ts';
 import { getSetting } from '../store/settings.ts';
@@ -140,31 +141,19 @@ export class Fleet {
    * has no other. Runs under createacct's lock, so that counts do not move meanwhile.
    */
   async place(db: Db, requested: string | undefined): Promise<{ server: string; profile: HostingProfile }> {
-    const now = Date.now();
-    const servers = await listServers(db, now);
+    const servers = await serversWithState(db, Date.now());
     const fresh = new Map<string, HostingProfile>();
     for (const server of servers) if (server.profile) fresh.set(server.name, server.profile);
     this.#profiles = fresh;
-    const selfListed = servers.find((server) => server.name === this.self);
+    const profile = (name: string) => (name === this.self ? this.#own : (fresh.get(name) ?? this.#own));
     const candidates = servers.map((server) => ({
-      ...server,
+      name: server.name,
+      weight: server.weight,
       // This server is up while it runs this call, whatever its last heartbeat says.
       state: server.name === this.self && server.state === 'down' ? 'up' : server.state,
     }));
-    if (!selfListed) {
-      const accounts = await db
-        .selectFrom('accounts')
-        .select((eb) => eb.fn.countAll<number | string>().as('n'))
-        .where('server', '=', this.self)
-        .executeTakeFirst();
-      candidates.push({
-        name: this.self,
-        state: 'up',
-        accounts: Number(accounts?.n ?? 0),
-        weight: this.#deps.config.nodeWeight,
-      } as (typeof candidates)[number]);
-    }
-    const profile = (name: string) => (name === this.self ? this.#own : (fresh.get(name) ?? this.#own));
+    if (!candidates.some((candidate) => candidate.name === this.self))
+      candidates.push({ name: this.self, weight: this.#deps.config.nodeWeight, state: 'up' });
     if (requested !== undefined) {
       const server = candidates.find((candidate) => candidate.name === requested);
       if (!server) throw invalid('server', `there is no server named ${requested} (berth nodes lists them)`);
@@ -174,13 +163,13 @@ export class Fleet {
     }
     const open = candidates.filter((candidate) => candidate.state === 'up');
     if (open.length === 0) throw nodeUnavailable({ server: this.self });
-    open.sort(
-      (a, b) =>
-        a.accounts / Math.max(1, a.weight) - b.accounts / Math.max(1, b.weight) ||
-        a.name.localeCompare(b.name),
-    );
-    const chosen = open[0]!.name;
-    return { server: chosen, profile: profile(chosen) };
+    if (open.length === 1) return { server: open[0]!.name, profile: profile(open[0]!.name) };
+    // Counted only when there is a choice: a single server never pays for it.
+    const held = await accountsHeld(db);
+    const load = (candidate: (typeof open)[number]) =>
+      (held.get(candidate.name) ?? 0) / Math.max(1, candidate.weight);
+    open.sort((a, b) => load(a) - load(b) || a.name.localeCompare(b.name));
+    return { server: open[0]!.name, profile: profile(open[0]!.name) };
   }
 
   async #peer(name: string, user?: string): Promise<Server> {

@@ -92,17 +92,28 @@ export async function heartbeat(db: Db, name: string, now: Date): Promise<void> 
 
 /** Every server, by name, with its state and how many accounts it holds. */
 export async function listServers(db: Db, now: number): Promise<ListedServer[]> {
+  const servers = await serversWithState(db, now);
+  const held = await accountsHeld(db);
+  return servers.map((server) => ({ ...server, accounts: held.get(server.name) ?? 0 }));
+}
+
+/** Every server, by name, with its state. */
+export async function serversWithState(db: Db, now: number): Promise<(Server & { state: ServerState })[]> {
   const rows = await db.selectFrom('servers').selectAll().orderBy('name').execute();
+  return rows.map((row) => {
+    const server = toServer(row);
+    return { ...server, state: stateOf(server, now) };
+  });
+}
+
+/** How many accounts each server holds (by server name). */
+export async function accountsHeld(db: Db): Promise<Map<string | null, number>> {
   const counts = await db
     .selectFrom('accounts')
     .select(['server', (eb) => eb.fn.countAll<number | string>().as('n')])
     .groupBy('server')
     .execute();
-  const held = new Map(counts.map((row) => [row.server, Number(row.n)]));
-  return rows.map((row) => {
-    const server = toServer(row);
-    return { ...server, state: stateOf(server, now), accounts: held.get(row.name) ?? 0 };
-  });
+  return new Map(counts.map((row) => [row.server, Number(row.n)]));
 }
 
 export async function isDraining(db: Db, name: string): Promise<boolean> {

@@ -111,12 +111,12 @@ export class Fleet {
 
   /** Reads the other servers' profiles again (at start, with each heartbeat, when placing). */
   async refresh(): Promise<void> {
-    const rows = await this.#db.selectFrom('servers').select(['name', 'profile']).execute();
+    this.#remember(await serversWithState(this.#db, Date.now()));
+  }
+
+  #remember(servers: readonly Server[]): void {
     const profiles = new Map<string, HostingProfile>();
-    for (const row of rows) {
-      const profile = JSON.parse(row.profile) as Partial<HostingProfile>;
-      if (profile.homeBase !== undefined) profiles.set(row.name, profile as HostingProfile);
-    }
+    for (const server of servers) if (server.profile) profiles.set(server.name, server.profile);
     this.#profiles = profiles;
   }
 
@@ -142,10 +142,8 @@ export class Fleet {
    */
   async place(db: Db, requested: string | undefined): Promise<{ server: string; profile: HostingProfile }> {
     const servers = await serversWithState(db, Date.now());
-    const fresh = new Map<string, HostingProfile>();
-    for (const server of servers) if (server.profile) fresh.set(server.name, server.profile);
-    this.#profiles = fresh;
-    const profile = (name: string) => (name === this.self ? this.#own : (fresh.get(name) ?? this.#own));
+    this.#remember(servers);
+    const profile = (name: string) => this.hosting(name);
     const candidates = servers.map((server) => ({
       name: server.name,
       weight: server.weight,

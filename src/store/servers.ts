@@ -116,11 +116,6 @@ export async function accountsHeld(db: Db): Promise<Map<string | null, number>> 
   return new Map(counts.map((row) => [row.server, Number(row.n)]));
 }
 
-export async function isDraining(db: Db, name: string): Promise<boolean> {
-  const row = await db.selectFrom('servers').select('draining').where('name', '=', name).executeTakeFirst();
-  return Number(row?.draining ?? 0) === 1;
-}
-
 /** Drains (or undrains) a server; false when there is none of that name. */
 export async function setDraining(db: Db, name: string, draining: boolean): Promise<boolean> {
   const result = await db

@@ -56,8 +56,9 @@ export async function refreshUsage(services: Services): Promise<number> {
 }
 
 /**
- * Finishes what calls interrupted by a crash left in the journal: an account the store has is
- * repaired to match it; one it does not have loses every trace. Returns what was done.
+ * Finishes what calls interrupted by a crash left in the journal: an account the store has here is
+ * repaired to match it; one it does not have, or has on another server (moved away), loses every
+ * trace here. Returns what was done.
  */
 export async function recoverInterruptedCalls(services: Services): Promise<string[]> {
   const done: string[] = [];
@@ -65,7 +66,8 @@ export async function recoverInterruptedCalls(services: Services): Promise<strin
     // Steps run for another server's transaction: what the store says once it has ended is right.
     if (entry.transaction) await services.fleet.waitForEnd(entry.transaction);
     const account = await findAccount(services.store.db, entry.user);
-    if (account && account.domain === entry.domain) {
+    const here = account && (account.server === null || account.server === services.config.nodeName);
+    if (account && here && account.domain === entry.domain) {
       await services.driver.reconcile(account);
       done.push(`${entry.user}: repaired to match the store after an interrupted "${entry.operation}"`);
     } else {

@@ -11,7 +11,7 @@ import {
   resetApiUserPassword,
   setApiUserAccess,
 } from '../api-users.ts';
-import { CLI } from '../audited.ts';
+import { audited, CLI } from '../audited.ts';
 import {
   ConfigError,
   type ConfigOverrides,
@@ -69,6 +69,7 @@ const USAGE = `usage: berth <command> [--data-dir DIR] [--database postgres://â€
   events [--limit N] [--json]
   nodes [--json]                   the servers of this store's fleet
   nodes drain NAME | undrain NAME  stop or resume placing new accounts on a server
+  move-account USER --to NAME      moves an account, its files, mail and certificate to another server
   migrate-store --from sqlite:PATH --to postgres://â€¦
 `;
 
@@ -422,6 +423,24 @@ async function migrateStoreCommand(flags: Flags, io: Io): Promise<void> {
   io.out(`Copied every row, counts checked: ${summary}\n`);
 }
 
+/**
+ * Moves an account to another server of the fleet: its server copies it there, the store switches,
+ * then its old server removes it. A failure before the switch leaves it whole where it was.
+ */
+async function moveAccountCommand(services: Services, args: string[], flags: Flags, io: Io): Promise<void> {
+  const user = positional(args, 1, 'the account to move');
+  const to = flags.to;
+  if (typeof to !== 'string') throw new UsageError('move-account needs --to NAME, the server to move to');
+  const report = await audited(services.store.db, CLI, 'move-account', user, () =>
+    services.fleet.requestMove(user, to),
+  );
+  io.out(`Account ${user} moved from ${report.from} to ${report.to}\n`);
+  if (!report.removed)
+    io.out(
+      `The server ${report.from} could not remove everything of it yet; it does when it starts again (berth doctor there shows what is left)\n`,
+    );
+}
+
 /** The fleet's servers; `drain` and `undrain` stop and resume placing new accounts on one. */
 async function nodesCommand(services: Services, args: string[], flags: Flags, io: Io): Promise<void> {
   const { db } = services.store;
@@ -562,6 +581,9 @@ export async function main(
       }
       case 'nodes':
         await nodesCommand(services, args, flags, io);
+        break;
+      case 'move-account':
+        await moveAccountCommand(services, args, flags, io);
         break;
       case 'certs':
         certsCommand(services, await ownAccounts(services), flags, io);

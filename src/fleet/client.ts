@@ -3,8 +3,10 @@
 // called server proves it is the one registered by presenting the certificate whose fingerprint it
 // wrote into the store. Nothing is sent before that certificate is checked.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { request } from 'node:https';
 import { isIP } from 'node:net';
+import type { Readable } from 'node:stream';
 import { connect, type TLSSocket } from 'node:tls';
 
 /** A signature older (or newer) than this is refused: a captured request cannot be replayed later. */
@@ -94,17 +96,14 @@ function pinnedSocket(peer: Peer, url: URL): Promise<TLSSocket> {
   });
 }
 
-/**
- * Posts a JSON body to a peer and returns its status and JSON answer. Throws Unreachable when the
- * peer cannot be reached or its answer is lost.
- */
-export async function postToPeer(
+/** Posts a JSON body to a peer and resolves with its answer as it starts to arrive. */
+async function requestPeer(
   peer: Peer,
   path: string,
   body: object,
   sign: (path: string, body: string) => Record<string, string>,
   timeoutMs: number,
-): Promise<{ status: number; answer: Record<string, unknown> }> {
+): Promise<IncomingMessage> {
   const url = new URL(path, peer.advertiseUrl);
   if (url.protocol !== 'https:' || peer.tlsFingerprint === null) {
     throw new Unreachable(`${peer.name} serves without TLS; servers of a fleet speak HTTPS only`, false);
@@ -112,7 +111,6 @@ export async function postToPeer(
   const socket = await pinnedSocket(peer, url);
   const text = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const lost = (message: string) => reject(new Unreachable(`${peer.name}: ${message}`, true));
     const req = request(
       url,
       {
@@ -125,22 +123,52 @@ export async function postToPeer(
         },
         timeout: timeoutMs,
       },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', (error) => lost(error.message));
-        res.on('end', () => {
-          try {
-            const answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
-            resolve({ status: res.statusCode ?? 0, answer });
-          } catch {
-            lost('the answer was cut off');
-          }
-        });
-      },
+      resolve,
     );
     req.on('timeout', () => req.destroy(new Error('no answer in time')));
-    req.on('error', (error) => lost(error.message));
+    req.on('error', (error) => reject(new Unreachable(`${peer.name}: ${error.message}`, true)));
     req.end(text);
   });
+}
+
+async function readAnswer(peer: Peer, res: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of res) chunks.push(chunk as Buffer);
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+  } catch {
+    throw new Unreachable(`${peer.name}: the answer was cut off`, true);
+  }
+}
+
+/**
+ * Posts a JSON body to a peer and returns its status and JSON answer. Throws Unreachable when the
+ * peer cannot be reached or its answer is lost.
+ */
+export async function postToPeer(
+  peer: Peer,
+  path: string,
+  body: object,
+  sign: (path: string, body: string) => Record<string, string>,
+  timeoutMs: number,
+): Promise<{ status: number; answer: Record<string, unknown> }> {
+  const res = await requestPeer(peer, path, body, sign, timeoutMs);
+  return { status: res.statusCode ?? 0, answer: await readAnswer(peer, res) };
+}
+
+/**
+ * Posts a JSON body to a peer whose answer is a stream (an account's files): the stream when the
+ * peer answers 200, which fails if cut off; otherwise an error with the peer's own message.
+ */
+export async function streamFromPeer(
+  peer: Peer,
+  path: string,
+  body: object,
+  sign: (path: string, body: string) => Record<string, string>,
+  timeoutMs: number,
+): Promise<Readable> {
+  const res = await requestPeer(peer, path, body, sign, timeoutMs);
+  if (res.statusCode === 200) return res;
+  const answer = await readAnswer(peer, res);
+  throw new Error(`${peer.name} answered ${res.statusCode}: ${String(answer.error ?? 'no reason given')}`);
 }

@@ -4,14 +4,24 @@
 // settled with the transaction: kept when it commits, undone when it rolls back. A settle message
 // that never arrives is made up for: the other server learns that the transaction ended from a lock
 // it held, and whether it committed from a mark it wrote.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { invalid } from '../errors.ts';
+import { ApiError, apiError, catalogue, type ErrorCode, invalid } from '../errors.ts';
 import { nodeUnavailable } from '../operations/common.ts';
 import { changeMessage, type SystemChange, stepsFor } from '../provision/changes.ts';
-import { type Driver, runSteps, type Step, StepFailed, undoSteps } from '../provision/driver.ts';
+import {
+  type AccountExport,
+  type Driver,
+  type MovedAccount,
+  runSteps,
+  type Step,
+  StepFailed,
+  undoSteps,
+} from '../provision/driver.ts';
 import type { Journal } from '../provision/journal.ts';
+import { type Account, findAccount, saveAccount, toRow } from '../store/accounts.ts';
 import type { Store } from '../store/open.ts';
 import type { Db } from '../store/schema.ts';
 import {
@@ -26,16 +36,22 @@ import {
   transactionEnded,
 } from '../store/servers.ts';
 import { getSetting } from '../store/settings.ts';
-import { postToPeer, signedHeaders, Unreachable } from './client.ts';
+import { postToPeer, signedHeaders, streamFromPeer, Unreachable } from './client.ts';
 
 export const FLEET_PATHS = {
   steps: '/fleet/v1/steps',
   settle: '/fleet/v1/settle',
   nameTaken: '/fleet/v1/name-taken',
+  move: '/fleet/v1/move',
+  receive: '/fleet/v1/receive',
+  export: '/fleet/v1/export',
+  files: '/fleet/v1/files',
 } as const;
 
 /** Steps may reload services: they get this long to answer. */
-const STEPS_TIMEOUT_MS = 120_000;
+export const STEPS_TIMEOUT_MS = 120_000;
+/** A move answers when the account's files have been copied: it may be silent that long. */
+export const MOVE_TIMEOUT_MS = 60 * 60_000;
 /** A settle message is bookkeeping: a short wait, then the other server finds out for itself. */
 const SETTLE_TIMEOUT_MS = 5_000;
 /** Steps kept open longer than this, with no settle message, are settled by asking the store. */
@@ -60,6 +76,13 @@ export function profileOf(config: Config): HostingProfile {
       resellerShare: config.ipPool.resellerShare,
     },
   };
+}
+
+/** What `berth move-account` did: whether the old server has let go of everything of the account. */
+export interface MoveReport {
+  from: string;
+  to: string;
+  removed: boolean;
 }
 
 /** The account is not on this server: the caller's view of the fleet is out of date. */
@@ -176,11 +199,16 @@ export class Fleet {
     return peer;
   }
 
-  async #post(peer: Server, path: string, body: object, timeoutMs: number) {
+  /** Signs a request as this server's, with the fleet's secret. */
+  async #signer(): Promise<(path: string, body: string) => Record<string, string>> {
     const secret = await this.secret();
     if (secret === null)
       throw new Unreachable('the fleet has no secret yet: no server of it has started', false);
-    return postToPeer(peer, path, body, (p, text) => signedHeaders(secret, this.self, p, text), timeoutMs);
+    return (path, body) => signedHeaders(secret, this.self, path, body);
+  }
+
+  async #post(peer: Server, path: string, body: object, timeoutMs: number) {
+    return postToPeer(peer, path, body, await this.#signer(), timeoutMs);
   }
 
   /** Whether `server`'s system already has a user or group of that name. */
@@ -208,16 +236,21 @@ export class Fleet {
 
   /** Has the account's server run the change's steps, kept open until `settleOn`. */
   async applyOn(server: string, transaction: string, change: SystemChange): Promise<void> {
-    const { user } = change.account;
+    await this.#stepsOn(
+      server,
+      change.account.user,
+      FLEET_PATHS.steps,
+      { transaction, change: changeMessage(change) },
+      STEPS_TIMEOUT_MS,
+    );
+  }
+
+  /** Asks a server to run steps (a change, a move) and keep them open; its refusal as an error. */
+  async #stepsOn(server: string, user: string, path: string, body: object, timeoutMs: number): Promise<void> {
     const peer = await this.#peer(server, user);
     let reply: { status: number; answer: Record<string, unknown> };
     try {
-      reply = await this.#post(
-        peer,
-        FLEET_PATHS.steps,
-        { transaction, change: changeMessage(change) },
-        STEPS_TIMEOUT_MS,
-      );
+      reply = await this.#post(peer, path, body, timeoutMs);
     } catch (error) {
       this.#deps.log.warn({ server, user, err: error }, 'a server of the fleet could not be reached');
       throw nodeUnavailable({ server, user });
@@ -256,8 +289,12 @@ export class Fleet {
     if ((account.server ?? this.self) !== this.self)
       throw new NotHere(`${account.user} is not on ${this.self}`);
     await this.settleEarlierChanges(account.user, transaction);
-    const { driver, journal } = this.#deps;
-    const steps = stepsFor(driver, change);
+    await this.#runOpen(transaction, account, stepsFor(this.#deps.driver, change));
+  }
+
+  /** Runs steps for another server's transaction, journalled, and keeps them open until settled. */
+  async #runOpen(transaction: string, account: Account, steps: Step[]): Promise<void> {
+    const { journal } = this.#deps;
     if (steps.length === 0) return;
     const journalId = journal.begin({
       user: account.user,
@@ -278,6 +315,153 @@ export class Fleet {
     const open = this.#open.get(transaction) ?? [];
     open.push({ transaction, user: account.user, journalId, done, since: Date.now() });
     this.#open.set(transaction, open);
+  }
+
+  // Moving an account (`berth move-account`): the command asks the account's server, which has
+  // the new server make the account from what it exports, switches the store in the same
+  // transaction, and once that has committed, removes what it still has of the account.
+
+  /** Asks the account's server to move it to `to` (the command's side). */
+  async requestMove(user: string, to: string): Promise<MoveReport> {
+    const account = await findAccount(this.#db, user);
+    if (!account) throw apiError('account_not_found', { user }, 'user');
+    const from = account.server;
+    if (from === null)
+      throw invalid('user', `${user} is on no server yet: start the server that holds it first`);
+    if (from === to) throw invalid('to', `${user} is on ${to} already`);
+    const peer = await this.#peer(from, user);
+    let reply: { status: number; answer: Record<string, unknown> };
+    try {
+      reply = await this.#post(peer, FLEET_PATHS.move, { user, to }, MOVE_TIMEOUT_MS);
+    } catch (error) {
+      this.#deps.log.warn({ server: from, user, err: error }, 'a server of the fleet could not be reached');
+      throw nodeUnavailable({ server: from, user });
+    }
+    const { status, answer } = reply;
+    if (status === 200) return { from, to, removed: answer.removed === true };
+    if (typeof answer.code === 'string' && answer.code in catalogue && typeof answer.info === 'string')
+      throw new ApiError(answer.code as ErrorCode, answer.info, answer.param as string | undefined);
+    throw apiError('internal', {});
+  }
+
+  /** Moves an account of this server to `to` (the account's server's side). */
+  async moveHere(user: string, to: string): Promise<MoveReport> {
+    const transaction = randomUUID();
+    let asked = false;
+    let before: Account;
+    try {
+      before = await this.#db.transaction().execute(async (trx) => {
+        // Locked until the commit: no other change to the account meanwhile, here or anywhere.
+        const account = await findAccount(trx, user, { lock: true });
+        if (!account) throw apiError('account_not_found', { user }, 'user');
+        if ((account.server ?? this.self) !== this.self)
+          throw invalid('user', `${user} is on ${account.server}, not ${this.self}`);
+        if (to === this.self) throw invalid('to', `${user} is on ${to} already`);
+        if (account.dedicatedIpv4 || account.dedicatedIpv6)
+          throw invalid(
+            'user',
+            `${user} has a dedicated address of ${this.self}; give it the shared address first (changepackage)`,
+          );
+        const target = (await serversWithState(trx, Date.now())).find((server) => server.name === to);
+        if (!target) throw invalid('to', `there is no server named ${to} (berth nodes lists them)`);
+        if (target.state !== 'up')
+          throw invalid('to', `the server ${to} is ${target.state} and takes no account`);
+        if (await this.nameTaken(to, user))
+          throw invalid('to', `the server ${to} already has a system user or group named ${user}`);
+        const profile = target.profile ?? this.hosting(to);
+        const moved: Account = {
+          ...account,
+          server: to,
+          homedir: `${profile.homeBase.replace(/\/+$/, '')}/${user}`,
+          nameservers: [...profile.nameservers],
+        };
+        await this.beginRemote(trx, transaction);
+        asked = true;
+        await this.#stepsOn(
+          to,
+          user,
+          FLEET_PATHS.receive,
+          { transaction, account: toRow(moved), from: this.self },
+          MOVE_TIMEOUT_MS,
+        );
+        await saveAccount(trx, moved);
+        return account;
+      });
+    } catch (error) {
+      if (asked) await this.settleOn([to], transaction, 'undo');
+      throw error;
+    }
+    await this.settleOn([to], transaction, 'commit');
+    return { from: this.self, to, removed: await this.#forget(before) };
+  }
+
+  /**
+   * Removes what this server has of an account that lives elsewhere now. Journalled: if it cannot
+   * finish, recovery does when the server starts again (the store says the account is not here).
+   */
+  async #forget(account: Account): Promise<boolean> {
+    const { journal, driver, log } = this.#deps;
+    const id = journal.begin({
+      user: account.user,
+      domain: account.domain,
+      homedir: account.homedir,
+      operation: 'move-account',
+      startedAt: new Date().toISOString(),
+    });
+    try {
+      await driver.purge(account);
+    } catch (error) {
+      log.error(
+        { err: error, user: account.user },
+        'could not remove a moved account from its old server; it is removed when the server starts again',
+      );
+      return false;
+    }
+    journal.end(id);
+    return true;
+  }
+
+  /** Makes an account that moves here, from what its old server exports, and keeps it open. */
+  async receiveHere(transaction: string, account: Account, from: string): Promise<void> {
+    if (account.server !== this.self) throw new NotHere(`${account.user} is not moving to ${this.self}`);
+    const { user } = account;
+    const peer = await this.#peer(from, user);
+    const exported = await this.#post(peer, FLEET_PATHS.export, { user }, STEPS_TIMEOUT_MS)
+      .then(({ status, answer }) => {
+        if (status !== 200) throw new Error(`${from} answered ${status}: ${String(answer.error)}`);
+        // A server that keeps nothing for its accounts (the record driver) has nothing to hand over.
+        const found = answer.account as AccountExport | null;
+        if (found === null && this.#deps.driver.name !== 'record')
+          throw new Error(`${from} keeps no system for ${user}: there is nothing to move`);
+        return found;
+      })
+      .catch((error: unknown) => {
+        throw new StepFailed('account export', error);
+      });
+    const none: AccountExport = { passwordHash: '!', certificate: null, dkimKey: null };
+    const moved: MovedAccount = {
+      ...(exported ?? none),
+      files: async () =>
+        streamFromPeer(peer, FLEET_PATHS.files, { user }, await this.#signer(), MOVE_TIMEOUT_MS),
+    };
+    await this.#runOpen(transaction, account, this.#deps.driver.receiveAccount(account, moved));
+  }
+
+  /** What an account of this server needs on another (its new server asks, while it moves). */
+  async exportHere(user: string): Promise<AccountExport | null> {
+    return this.#deps.driver.exportAccount(await this.#ownAccount(user));
+  }
+
+  /** An account of this server's own files, as a tar stream. */
+  async filesHere(user: string): Promise<Readable> {
+    return this.#deps.driver.accountFiles(await this.#ownAccount(user));
+  }
+
+  async #ownAccount(user: string): Promise<Account> {
+    const account = await findAccount(this.#db, user);
+    if (!account || (account.server ?? this.self) !== this.self)
+      throw new NotHere(`${user} is not on ${this.self}`);
+    return account;
   }
 
   /** Keeps (commit) or undoes the steps run here for a transaction; unknown ones are settled already. */

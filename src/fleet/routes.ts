@@ -2,11 +2,14 @@
 // change's steps and keep them open, settle them, say whether a system name is taken. Every request
 // must carry the fleet's signature; callers' credentials never come this way.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { toApiError } from '../operations/execute.ts';
 import { changeOf } from '../provision/changes.ts';
 import { StepFailed } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
+import { toAccount } from '../store/accounts.ts';
+import type { AccountRow } from '../store/schema.ts';
 import { verifySignature } from './client.ts';
-import { FLEET_PATHS, NotHere } from './fleet.ts';
+import { FLEET_PATHS, MOVE_TIMEOUT_MS, NotHere, STEPS_TIMEOUT_MS } from './fleet.ts';
 
 const TRANSACTION = /^[0-9a-f-]{36}$/;
 const USER = /^[a-z][a-z0-9]{0,15}$/;
@@ -39,28 +42,106 @@ export function registerFleet(app: FastifyInstance, services: Services): void {
     return null;
   };
 
-  app.post(FLEET_PATHS.steps, async (request, reply) => {
-    const body = await signed(request, reply);
-    if (!body) return reply;
-    const change = changeOf(body.change);
-    if (!change || typeof body.transaction !== 'string' || !TRANSACTION.test(body.transaction)) {
-      return reply.code(400).send({ error: 'not a change' });
-    }
+  /**
+   * Lets a signed request's connection stay quiet while its work runs (steps reload services; a
+   * move copies an account's files): the listener's idle limit is for callers, not for the fleet.
+   */
+  const patient = (request: FastifyRequest, ms: number) => {
+    const { socket } = request.raw;
+    // An injected request (the tests') has no connection of its own to keep.
+    if (typeof socket.setTimeout === 'function') socket.setTimeout(ms);
+  };
+
+  /** Runs steps for another server and answers how it went: 422 names a step that failed. */
+  const runSteps = async (reply: FastifyReply, user: string, run: () => Promise<void>) => {
     try {
-      await fleet.applyHere(body.transaction, change);
+      await run();
       return { ok: true };
     } catch (error) {
       if (error instanceof NotHere) return reply.code(409).send({ error: error.message });
       if (error instanceof StepFailed) {
         services.metrics.stepFailure(error.step);
-        log.error(
-          { err: error.cause, step: error.step, user: change.account.user },
-          'provisioning step failed',
-        );
+        log.error({ err: error.cause, step: error.step, user }, 'provisioning step failed');
         return reply.code(422).send({ step: error.step, message: String(error.cause) });
       }
-      log.error({ err: error, user: change.account.user }, 'could not run a change for another server');
+      log.error({ err: error, user }, 'could not run a change for another server');
       return reply.code(500).send({ error: 'internal' });
+    }
+  };
+  const transactionOf = (body: Record<string, unknown>) =>
+    typeof body.transaction === 'string' && TRANSACTION.test(body.transaction) ? body.transaction : null;
+  const userOf = (body: Record<string, unknown>) =>
+    typeof body.user === 'string' && USER.test(body.user) ? body.user : null;
+
+  app.post(FLEET_PATHS.steps, async (request, reply) => {
+    const body = await signed(request, reply);
+    if (!body) return reply;
+    const change = changeOf(body.change);
+    const transaction = transactionOf(body);
+    if (!change || !transaction) return reply.code(400).send({ error: 'not a change' });
+    patient(request, STEPS_TIMEOUT_MS);
+    return runSteps(reply, change.account.user, () => fleet.applyHere(transaction, change));
+  });
+
+  // A move: the command asks the account's server; that server asks the new one to receive it,
+  // and the new one fetches what the account needs, then its files, from the old one.
+  app.post(FLEET_PATHS.move, async (request, reply) => {
+    const body = await signed(request, reply);
+    if (!body) return reply;
+    const user = userOf(body);
+    if (!user || typeof body.to !== 'string') return reply.code(400).send({ error: 'not a move' });
+    patient(request, MOVE_TIMEOUT_MS);
+    try {
+      return await fleet.moveHere(user, body.to);
+    } catch (error) {
+      const refusal = toApiError(error, services, 'move-account');
+      return reply
+        .code(refusal.status)
+        .send({ code: refusal.code, info: refusal.message, param: refusal.param });
+    }
+  });
+
+  app.post(FLEET_PATHS.receive, async (request, reply) => {
+    const body = await signed(request, reply);
+    if (!body) return reply;
+    const transaction = transactionOf(body);
+    const account = typeof body.account === 'object' && body.account !== null ? body.account : null;
+    if (!transaction || !account || typeof body.from !== 'string')
+      return reply.code(400).send({ error: 'not a move' });
+    patient(request, MOVE_TIMEOUT_MS);
+    const moving = toAccount(account as AccountRow);
+    return runSteps(reply, moving.user, () => fleet.receiveHere(transaction, moving, body.from as string));
+  });
+
+  app.post(FLEET_PATHS.export, async (request, reply) => {
+    const body = await signed(request, reply);
+    if (!body) return reply;
+    const user = userOf(body);
+    if (!user) return reply.code(400).send({ error: 'not a user' });
+    try {
+      return { account: await fleet.exportHere(user) };
+    } catch (error) {
+      if (error instanceof NotHere) return reply.code(409).send({ error: error.message });
+      log.error({ err: error, user }, 'could not export an account for its new server');
+      return reply.code(500).send({ error: 'the account could not be exported' });
+    }
+  });
+
+  app.post(FLEET_PATHS.files, async (request, reply) => {
+    const body = await signed(request, reply);
+    if (!body) return reply;
+    const user = userOf(body);
+    if (!user) return reply.code(400).send({ error: 'not a user' });
+    patient(request, MOVE_TIMEOUT_MS);
+    try {
+      const files = await fleet.filesHere(user);
+      // A failure part-way cuts the answer off, which the receiving server sees as one.
+      files.on('error', (error) => log.error({ err: error, user }, "could not read an account's files"));
+      return reply.type('application/x-tar').send(files);
+    } catch (error) {
+      if (error instanceof NotHere) return reply.code(409).send({ error: error.message });
+      log.error({ err: error, user }, "could not read an account's files");
+      return reply.code(500).send({ error: "the account's files could not be read" });
     }
   });
 
@@ -78,8 +159,8 @@ export function registerFleet(app: FastifyInstance, services: Services): void {
   app.post(FLEET_PATHS.nameTaken, async (request, reply) => {
     const body = await signed(request, reply);
     if (!body) return reply;
-    if (typeof body.user !== 'string' || !USER.test(body.user))
-      return reply.code(400).send({ error: 'not a user' });
-    return { taken: await services.driver.nameTaken(body.user) };
+    const user = userOf(body);
+    if (!user) return reply.code(400).send({ error: 'not a user' });
+    return { taken: await services.driver.nameTaken(user) };
   });
 }

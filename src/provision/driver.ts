@@ -2,6 +2,7 @@
 // a list of steps, each with its undo; they run in order and, when one fails, the finished ones are
 // undone in reverse (see runSteps). The `record` driver keeps state only; the `linux` driver creates
 // real system users, web server blocks and DNS zones.
+import type { Readable } from 'node:stream';
 import type { Account } from '../store/accounts.ts';
 
 export interface Step {
@@ -44,6 +45,25 @@ export interface BackgroundLog {
   warn(details: object, message: string): void;
 }
 
+/**
+ * What an account's old server hands its new one when it moves (`berth move-account`): what the
+ * account needs to work as before and cannot be made anew. Secret: it travels only between the
+ * fleet's servers, never to a log.
+ */
+export interface AccountExport {
+  /** The system password's hash as the shadow file has it (`!`-prefixed while suspended). */
+  passwordHash: string;
+  /** The domain's certificate and key in one PEM, with its state; null when it has none. */
+  certificate: { pem: string; state: CertificateState } | null;
+  /** The private key the domain's mail is signed with, PEM; null when it is not signed. */
+  dkimKey: string | null;
+}
+
+/** An account arriving from another server: its export, and its own files as a tar stream. */
+export interface MovedAccount extends AccountExport {
+  files(): Promise<Readable>;
+}
+
 export interface Driver {
   readonly name: string;
   /** Whether the system already has a user of this name (createacct refuses it). */
@@ -55,6 +75,15 @@ export interface Driver {
   changePassword(account: Account, password: string): Step[];
   /** The quota, package, shell or any other limit changed from `before` to `after`. */
   changeLimits(before: Account, after: Account): Step[];
+  /** What the account needs on another server (a move); null when the driver keeps nothing. */
+  exportAccount(account: Account): Promise<AccountExport | null>;
+  /**
+   * The account's own files (what it keeps below its home) as a tar stream, read as the account's
+   * user; the stream fails, rather than ends, when not all of them could be read.
+   */
+  accountFiles(account: Account): Readable;
+  /** Makes an account that arrives from another server, as it was there: files, mail, certificate. */
+  receiveAccount(account: Account, moved: MovedAccount): Step[];
   /** Makes the system match the stored account, whatever an interrupted call left (recovery). */
   reconcile(account: Account): Promise<void>;
   /** Removes every trace of an account the store does not have (recovery of an unfinished create). */

@@ -88,4 +88,25 @@ describe('requests between the servers of a fleet', () => {
       'undo suspend:first alice',
     ]);
   });
+
+  it('moves nothing for an unsigned caller, and exports only an account it holds', async () => {
+    const body = JSON.stringify({ user: 'alice', to: 'web2' });
+    for (const path of [FLEET_PATHS.move, FLEET_PATHS.receive, FLEET_PATHS.export, FLEET_PATHS.files]) {
+      const reply = await send(path, body, {});
+      assert.equal(reply.statusCode, 401, path);
+    }
+    const exportOf = async (user: string) => {
+      const text = JSON.stringify({ user });
+      return send(FLEET_PATHS.export, text, signedHeaders(secret, 'web2', FLEET_PATHS.export, text));
+    };
+    // The record driver keeps nothing on the system: there is nothing to hand over but the record.
+    const held = await exportOf('alice');
+    assert.equal(held.statusCode, 200);
+    assert.deepEqual(held.body, { account: null });
+    assert.equal((await exportOf('nobody')).statusCode, 409);
+    const away = JSON.stringify({ user: 'alice', to: 'web1' });
+    const same = await send(FLEET_PATHS.move, away, signedHeaders(secret, 'web2', FLEET_PATHS.move, away));
+    assert.equal(same.statusCode, 400);
+    assert.match(String((same.body as { info: string }).info), /alice is on web1 already/);
+  });
 });

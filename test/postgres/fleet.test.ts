@@ -4,7 +4,19 @@
 // down answers 503 node_unavailable with nothing changed anywhere; an answer lost between two
 // servers leaves nothing done, and the retry with the same Idempotency-Key acts once.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lchownSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, request, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -380,6 +392,111 @@ describe('a fleet of three linux-driver servers on one PostgreSQL store', () => 
       const i = NAMES.indexOf((await serverOf(user)) as 'a');
       assert.equal(findSystemUser(roots[i]!, user)?.shell, '/usr/sbin/nologin', user);
     }
+  });
+
+  it('moves an account to another server with its files, mail, password, certificate and DKIM key', async () => {
+    await ok(create(A, 'peggy', '&server=b&password=Peggy-pass-1'));
+    const old = findSystemUser(roots[B]!, 'peggy')!;
+    const own = (path: string) => lchownSync(path, old.uid, old.gid);
+    // What the customer made: a page, a mail in its box, a key to log in with, and a link to a file
+    // of root's, which must travel as a link and never as what it points to.
+    const oldHome = home(B, 'peggy');
+    writeFileSync(join(oldHome, 'public_html', 'index.php'), '<?php echo "peggy";\n');
+    own(join(oldHome, 'public_html', 'index.php'));
+    mkdirSync(join(oldHome, 'Maildir', 'new'));
+    own(join(oldHome, 'Maildir', 'new'));
+    writeFileSync(
+      join(oldHome, 'Maildir', 'new', '1.eml'),
+      'Subject: kept\n\nA mail from before the move.\n',
+    );
+    own(join(oldHome, 'Maildir', 'new', '1.eml'));
+    writeFileSync(join(oldHome, '.ssh', 'authorized_keys'), 'ssh-ed25519 AAAA peggy\n');
+    own(join(oldHome, '.ssh', 'authorized_keys'));
+    symlinkSync(join(roots[B]!, 'etc', 'shadow'), join(oldHome, 'public_html', 'shadow'));
+    own(join(oldHome, 'public_html', 'shadow'));
+    // Its certificate came from ACME: it goes along (a fallback one is made anew by the new server).
+    const certDir = (i: number) => join(roots[i]!, 'etc/berth/certs/peggy-fleet.example');
+    const state = JSON.parse(readFileSync(join(certDir(B), 'state.json'), 'utf8')) as { state: string };
+    writeFileSync(join(certDir(B), 'state.json'), JSON.stringify({ ...state, state: 'valid' }));
+    const certificate = readFileSync(join(certDir(B), 'certificate.pem'), 'utf8');
+    const dkimKey = (i: number) => join(roots[i]!, 'etc/berth/dkim/peggy-fleet.example.private');
+    const key = readFileSync(dkimKey(B), 'utf8');
+    await ok(call(A, 'suspendacct', 'user=peggy&reason=Moving'));
+    const hash = shadowPassword(roots[B]!, 'peggy');
+
+    const moved = await cli(['move-account', 'peggy', '--to', 'a']);
+    assert.equal(moved.code, 0, moved.stderr);
+    assert.match(moved.stdout, /^Account peggy moved from b to a$/m);
+    assert.equal(await serverOf('peggy'), 'a');
+    assert.ok(onlyOn(A, 'peggy'));
+    assert.equal(findSystemUser(roots[B]!, 'peggy'), undefined);
+    assert.deepEqual(mentioning(B, 'peggy'), []);
+
+    const now = findSystemUser(roots[A]!, 'peggy')!;
+    const newHome = home(A, 'peggy');
+    assert.equal(readFileSync(join(newHome, 'public_html', 'index.php'), 'utf8'), '<?php echo "peggy";\n');
+    assert.equal(statSync(join(newHome, 'public_html', 'index.php')).uid, now.uid);
+    assert.match(readFileSync(join(newHome, 'Maildir', 'new', '1.eml'), 'utf8'), /before the move/);
+    assert.equal(readFileSync(join(newHome, '.ssh', 'authorized_keys'), 'utf8'), 'ssh-ed25519 AAAA peggy\n');
+    assert.ok(lstatSync(join(newHome, 'public_html', 'shadow')).isSymbolicLink());
+    assert.equal(shadowPassword(roots[A]!, 'peggy'), hash);
+    assert.equal(readFileSync(join(certDir(A), 'certificate.pem'), 'utf8'), certificate);
+    assert.equal(readFileSync(dkimKey(A), 'utf8'), key);
+    const summary = await ok(call(C, 'accountsummary', 'user=peggy'));
+    const record = summary.acct as { server: string; is_suspended: string; dedicatedip: { ipv4: string } };
+    assert.equal(record.server, 'a');
+    assert.equal(record.is_suspended, 'yes');
+    assert.equal(record.dedicatedip.ipv4, '192.0.2.1');
+
+    // It works on its new server as before: unsuspended through b, its old password logs in.
+    await ok(call(B, 'unsuspendacct', 'user=peggy'));
+    assert.equal(verifySha512Crypt('Peggy-pass-1', shadowPassword(roots[A]!, 'peggy')!), true);
+    const audit = await cli(['audit', '--json', '--limit', '5']);
+    assert.ok(
+      (JSON.parse(audit.stdout) as { operation: string; status: number }[]).some(
+        (entry) => entry.operation === 'move-account' && entry.status === 200,
+      ),
+    );
+    for (const i of [A, B]) {
+      const result = await doctor(i);
+      assert.equal(result.code, 0, `${NAMES[i]}: ${result.stdout}${result.stderr}`);
+    }
+  });
+
+  it('leaves an account whole on its old server when its move fails part-way', async () => {
+    await ok(create(A, 'trent', '&server=b'));
+    const owner = findSystemUser(roots[B]!, 'trent')!;
+    // A file the account itself cannot read: its files cannot all be copied, so nothing moves.
+    const locked = join(home(B, 'trent'), 'public_html', 'locked.html');
+    writeFileSync(locked, 'mine\n', { mode: 0o000 });
+    lchownSync(locked, owner.uid, owner.gid);
+    const failed = await cli(['move-account', 'trent', '--to', 'a']);
+    assert.equal(failed.code, 1);
+    assert.match(
+      failed.stderr,
+      /The system step "account files" failed; everything done for this call was undone/,
+    );
+    assert.equal(await serverOf('trent'), 'b');
+    assert.ok(onlyOn(B, 'trent'));
+    assert.equal(findSystemUser(roots[A]!, 'trent'), undefined);
+    assert.deepEqual(mentioning(A, 'trent'), []);
+    assert.equal(readFileSync(locked, 'utf8'), 'mine\n');
+
+    // Refused before anything is done: a server that does not exist, the server it is on already.
+    const ghost = await cli(['move-account', 'trent', '--to', 'ghost']);
+    assert.equal(ghost.code, 1);
+    assert.match(ghost.stderr, /there is no server named ghost/);
+    const same = await cli(['move-account', 'trent', '--to', 'b']);
+    assert.match(same.stderr, /trent is on b already/);
+    const nobody = await cli(['move-account', 'nobody', '--to', 'a']);
+    assert.match(nobody.stderr, /No account named nobody exists/);
+
+    // Readable again, it moves.
+    chmodSync(locked, 0o644);
+    const moved = await cli(['move-account', 'trent', '--to', 'a']);
+    assert.equal(moved.code, 0, moved.stderr);
+    assert.ok(onlyOn(A, 'trent'));
+    assert.equal(readFileSync(join(home(A, 'trent'), 'public_html', 'locked.html'), 'utf8'), 'mine\n');
   });
 
   it('has each server’s doctor check its own accounts only, and find no difference', async () => {

@@ -38,7 +38,7 @@ describe('the certificate keeper', () => {
     const tls = tlsComponent(ctx);
     await tls.prepare?.();
     const account = { user: 'alice', domain: 'alice.example' } as Account;
-    await tls.create!(account, '')[0]!.run();
+    await tls.create!(account, { password: '' })[0]!.run();
     let reloads = 0;
     const logged: string[] = [];
     const keeper = certificateKeeper(

@@ -1,6 +1,6 @@
 // A throwaway system root for the linux driver's tests, and nginx's own check of what is in it.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha512Crypt } from '../../src/auth/sha512-crypt.ts';
 import type { Config } from '../../src/config.ts';
@@ -11,6 +11,8 @@ import { type Harness, setup, tempDir } from '../helpers.ts';
 /** A root with a copy of this machine's user database and the directories the driver writes. */
 export function makeSystemRoot(): string {
   const root = tempDir('berth-root-');
+  // An account's own user reaches its home here as on a real system (a move reads it as that user).
+  chmodSync(root, 0o755);
   mkdirSync(join(root, 'etc'), { recursive: true });
   for (const file of ['passwd', 'group', 'shadow', 'gshadow', 'login.defs']) {
     if (existsSync(`/etc/${file}`)) copyFileSync(`/etc/${file}`, join(root, 'etc', file));

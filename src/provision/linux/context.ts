@@ -5,7 +5,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config, LinuxComponentName, LinuxConfig } from '../../config.ts';
 import type { Account } from '../../store/accounts.ts';
-import type { Step } from '../driver.ts';
+import type { MovedAccount, Step } from '../driver.ts';
 import { readIfExists, restoreFile, under } from './files.ts';
 import { ensureDirectory } from './home.ts';
 import { findSystemUser, type SystemUser } from './passwd.ts';
@@ -105,6 +105,12 @@ export function linuxContext(
 }
 
 /**
+ * How an account's system starts: from the password createacct was given, or as it was on the
+ * server it moves from (its password's hash, certificate and DKIM key).
+ */
+export type Origin = { password: string } | { moved: MovedAccount };
+
+/**
  * One part of the hosting stack (CONTRACT §10). Each call's steps come from every component that
  * has something to do for it; each step has its undo. `account` is the record after the change.
  */
@@ -112,7 +118,7 @@ export interface Component {
   name: LinuxComponentName;
   /** Makes the server-wide files the component needs (when the driver starts). */
   prepare?(): Promise<void>;
-  create?(account: Account, password: string): LinuxStep[];
+  create?(account: Account, origin: Origin): LinuxStep[];
   remove?(account: Account): LinuxStep[];
   suspend?(account: Account): LinuxStep[];
   unsuspend?(account: Account): LinuxStep[];

@@ -9,8 +9,11 @@ import { domainError } from '../../values.ts';
 import { type CertificateRow, type Driver, type Step, StepFailed } from '../driver.ts';
 import { type Component, type LinuxStep, linuxContext, type Service } from './context.ts';
 import { dnsComponent } from './dns/component.ts';
+import { dkimKeyFile } from './dns/dkim.ts';
+import { readIfExists } from './files.ts';
 import { mailComponent } from './mail/component.ts';
-import { systemNameTaken } from './passwd.ts';
+import { packFiles, unpackFiles } from './move.ts';
+import { shadowPassword, systemNameTaken } from './passwd.ts';
 import { phpComponent } from './php/component.ts';
 import type { CommandRunner } from './run.ts';
 import { shellComponent } from './shell/component.ts';
@@ -109,7 +112,37 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
 
     createAccount(account, password) {
       checkIdentifiers(account);
-      return plan(each((c) => c.create?.(account, password)));
+      return plan(each((c) => c.create?.(account, { password })));
+    },
+
+    async exportAccount(account) {
+      checkIdentifiers(account);
+      const passwordHash = shadowPassword(ctx.root, account.user);
+      if (passwordHash === undefined) throw new Error(`${account.user} has no system user here`);
+      const pem = tls ? readIfExists(ctx.path(tls.certificateFile(account.domain))) : null;
+      const state = tls?.readState(account.domain) ?? null;
+      return {
+        passwordHash,
+        certificate: pem && state ? { pem, state } : null,
+        dkimKey: readIfExists(ctx.path(dkimKeyFile(config.linux.dkimDir, account.domain))),
+      };
+    },
+
+    accountFiles(account) {
+      checkIdentifiers(account);
+      return packFiles(ctx, account);
+    },
+
+    receiveAccount(account, moved) {
+      checkIdentifiers(account);
+      // Made as a new account is, from what the old server had; then its files; then, if it was
+      // suspended there, suspended here the way suspendacct does it.
+      const files = ctx.step('account files', async () => unpackFiles(ctx, account, await moved.files()));
+      return plan([
+        ...each((c) => c.create?.(account, { moved })),
+        files,
+        ...(account.suspension ? each((c) => c.suspend?.(account)) : []),
+      ]);
     },
 
     removeAccount(account) {
@@ -174,7 +207,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       if (!tls || !web || !ctx.live || keeper) return;
       const nginx = web.services![0]!;
       keeper = certificateKeeper(ctx, tls, nginx, store, log);
-      tls.onFallback = (account) => keeper?.watch(account);
+      tls.onCertificate = (account) => keeper?.watch(account);
     },
 
     certificates(accounts): CertificateRow[] {

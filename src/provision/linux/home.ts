@@ -229,3 +229,24 @@ export function diskBytes(home: string): number {
   };
   return withDirectory(home, walk);
 }
+
+/**
+ * The directories of a home that are the account's own (owned by `uid`), as paths relative to the
+ * home: those directly in it and those in a directory of root's there (the shell's home in a jail),
+ * except below `skip` (a jail's system directories). What root made is not the account's.
+ */
+export function accountDirectories(home: string, uid: number, skip: ReadonlySet<string>): string[] {
+  const found: string[] = [];
+  const look = (fd: number, prefix: string, depth: number) => {
+    for (const name of readdirSync(`/proc/self/fd/${fd}`).sort()) {
+      const path = beneath(fd, name);
+      const stat = lstatSync(path);
+      if (!stat.isDirectory()) continue;
+      if (stat.uid === uid) found.push(`${prefix}${name}`);
+      else if (stat.uid === 0 && depth === 0 && !skip.has(name))
+        withDirectory(path, (inner) => look(inner, `${name}/`, 1));
+    }
+  };
+  withDirectory(home, (fd) => look(fd, '', 0));
+  return found;
+}

@@ -1,5 +1,7 @@
 // The one way Berth runs a system command: an absolute path and an argument array, never a shell.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 export interface CommandRunner {
   /**
@@ -50,4 +52,45 @@ export function execRunner(): CommandRunner {
       });
     },
   };
+}
+
+/**
+ * Runs a command whose input or output is a stream (an account's files on their way to another
+ * server): `output` is its standard output; `done` settles when it ends, rejecting with the end of
+ * what it wrote to standard error when it fails.
+ */
+export function streamCommand(
+  argv: readonly string[],
+  input?: Readable,
+): { output: Readable; done: Promise<void> } {
+  const [binary, ...args] = argv;
+  if (!binary?.startsWith('/')) throw new CommandFailed(`not an absolute command path: ${binary}`);
+  const child = spawn(binary, args, {
+    shell: false,
+    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' },
+    stdio: [input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-4096);
+  });
+  let inputFailed: string | null = null;
+  if (input)
+    pipeline(input, child.stdin!).catch((error: unknown) => {
+      // A failed input ends the command: what it was given is not whole.
+      inputFailed = `its input failed: ${(error as Error).message}`;
+      child.kill('SIGKILL');
+    });
+  const done = new Promise<void>((resolve, reject) => {
+    child.on('error', (error) => reject(new CommandFailed(`${binary} failed: ${error.message}`)));
+    child.on('close', (code, signal) => {
+      if (code === 0 && !inputFailed) return resolve();
+      const detail = [stderr.trim().split('\n').slice(-3).join(' / '), inputFailed]
+        .filter(Boolean)
+        .join(' / ');
+      reject(new CommandFailed(`${binary} failed: ${detail || `exit ${code ?? signal}`}`));
+    });
+  });
+  return { output: child.stdout!, done };
 }

@@ -13,6 +13,12 @@ export function recordDriver(): Driver {
     unsuspendAccount: none,
     changePassword: none,
     changeLimits: none,
+    // An account moves by its record alone: there is nothing else to take along.
+    exportAccount: async () => null,
+    accountFiles() {
+      throw new Error('the record driver keeps no files for an account');
+    },
+    receiveAccount: none,
     // The store is all there is: nothing on the system to repair, compare with or measure.
     reconcile: async () => {},
     purge: async () => {},

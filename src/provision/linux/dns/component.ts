@@ -131,8 +131,10 @@ export function dnsComponent(ctx: LinuxContext): Component {
     async prepare() {
       if (!existsSync(ctx.path(linux.zoneList))) writeZoneList();
     },
-    create(account) {
+    create(account, origin) {
       let dkimPublic: string | null = null;
+      // A moved account signs with the key its zone published on its old server.
+      const movedKey = 'moved' in origin ? origin.moved.dkimKey : null;
       const keys = dkimPaths(account);
       return [
         ...(signsMail(account)
@@ -140,6 +142,7 @@ export function dnsComponent(ctx: LinuxContext): Component {
               ctx.step(
                 'DKIM key',
                 async () => {
+                  if (movedKey) writeFileAtomic(keys.key, movedKey, 0o600);
                   dkimPublic = await dkimKey(account);
                 },
                 async () => {

@@ -20,7 +20,7 @@ export const SFTP_GROUP = 'berth-sftp';
 export const SUSPENDED_GROUP = 'berth-suspended';
 
 /** What a jail holds besides the account's own files: hard links of the template's top level. */
-const JAIL_ENTRIES = ['bin', 'dev', 'etc', 'lib', 'lib64', 'usr'];
+export const JAIL_ENTRIES = ['bin', 'dev', 'etc', 'lib', 'lib64', 'usr'];
 const JAILKIT_SECTIONS = ['basicshell', 'extendedshell', 'editors', 'git', 'rsync', 'scp', 'sftp'];
 /** What a developer expects beyond jailkit's sections, where this server has it. */
 const EXTRA_TOOLS = [

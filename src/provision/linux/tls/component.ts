@@ -31,8 +31,8 @@ export interface TlsComponent extends Component {
   names(domain: string): string[];
   /** The server's own certificate and key, for its host name (mail's TLS), made at start. */
   hostCertificateFile: string;
-  /** Told of every domain that gets a fallback certificate, for the keeper to pick up. */
-  onFallback?: (account: Account) => void;
+  /** Told of every domain that gets a certificate here, for the keeper to obtain or renew it. */
+  onCertificate?: (account: Account) => void;
 }
 
 export function describeCertificate(pem: string): { issuer: string; notAfter: string } {
@@ -120,13 +120,19 @@ export function tlsComponent(ctx: LinuxContext): TlsComponent {
       writeState(domain, state);
       return true;
     },
-    create(account) {
+    create(account, origin) {
+      // A moved account keeps a certificate from ACME; one still waiting for it gets this server's.
+      const moved = 'moved' in origin ? origin.moved.certificate : null;
+      const kept = moved?.state.state === 'valid' ? moved : null;
       return [
         ctx.step(
-          'fallback certificate',
+          kept ? 'certificate' : 'fallback certificate',
           async () => {
-            await writeFallback(account);
-            component.onFallback?.(account);
+            if (kept) {
+              writeFileAtomic(ctx.path(certificateFile(account.domain)), kept.pem, 0o600);
+              writeState(account.domain, kept.state);
+            } else await writeFallback(account);
+            component.onCertificate?.(account);
           },
           async () => {
             removeFile(ctx.path(certificateFile(account.domain)));
@@ -140,7 +146,7 @@ export function tlsComponent(ctx: LinuxContext): TlsComponent {
     async reconcile(account) {
       if (!existsSync(ctx.path(certificateFile(account.domain)))) {
         await writeFallback(account);
-        component.onFallback?.(account);
+        component.onCertificate?.(account);
       }
     },
     async purge(account) {

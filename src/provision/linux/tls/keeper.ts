@@ -36,7 +36,7 @@ interface Due {
 }
 
 export interface CertificateKeeper {
-  /** A new domain with a fallback certificate: obtain its certificate soon. */
+  /** A domain with a new certificate here: obtain one soon (a fallback) or renew it when due. */
   watch(account: Account): void;
   close(): Promise<void>;
 }
@@ -183,7 +183,9 @@ export function certificateKeeper(
 
   return {
     watch(account) {
-      due.set(account.domain, { user: account.user, at: Date.now() + 500, watched: Date.now() });
+      const next = Date.parse(tls.readState(account.domain)?.nextAttempt ?? '');
+      const at = Math.max(Date.now() + 500, Number.isNaN(next) ? 0 : next);
+      due.set(account.domain, { user: account.user, at, watched: Date.now() });
       setTimeout(tick, 600).unref();
     },
     async close() {

@@ -99,7 +99,7 @@ export function userComponent(ctx: LinuxContext): UserComponent {
   return {
     name: 'user',
 
-    create(account, password) {
+    create(account, origin) {
       const home = ctx.path(account.homedir);
       return [
         ctx.step(
@@ -108,7 +108,10 @@ export function userComponent(ctx: LinuxContext): UserComponent {
           async () => void (await userdel(account.user)),
         ),
         ctx.step('password', async () => {
-          await usermod(account.user, ['-p', await ctx.hashPassword(password)]);
+          // A moved account keeps its hash as it was, locked while it is suspended.
+          const hash =
+            'moved' in origin ? origin.moved.passwordHash : await ctx.hashPassword(origin.password);
+          await usermod(account.user, ['-p', hash]);
         }),
         ctx.step(
           'home directory',
@@ -205,8 +208,10 @@ export function userComponent(ctx: LinuxContext): UserComponent {
     async purge(account) {
       // Only a user Berth made for this very domain is removed.
       if (findSystemUser(root, account.user)?.gecos === gecosOf(account)) {
+        await endProcesses(account.user);
         await userdel(account.user);
         removeHome(ctx.path(account.homedir));
+        removeFile(ctx.path(join('/var/mail', account.user)));
       }
     },
 

@@ -183,9 +183,9 @@ export interface RunningSandbox {
   stop(): Promise<number | null>;
 }
 
-/** Starts `berth sandbox` and waits for its ready line. */
-export function startSandbox(dataDir: string): Promise<RunningSandbox> {
-  const child = spawn(process.execPath, [BERTH, 'sandbox', '--data-dir', dataDir], {
+/** Starts `berth sandbox` (with `args`: `--node`, `--database`) and waits for its ready line. */
+export function startSandbox(dataDir: string, args: string[] = []): Promise<RunningSandbox> {
+  const child = spawn(process.execPath, [BERTH, 'sandbox', '--data-dir', dataDir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

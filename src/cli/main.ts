@@ -48,7 +48,9 @@ const USAGE = `usage: berth <command> [--data-dir DIR] [--database postgres://�
   init
   serve [--host H] [--port P] [--reseller-port Q] [--no-tls] [--driver record|linux]
         [--system-root DIR] [--demo] [--node NAME] [--advertise URL]
-  sandbox                          a throwaway hosting server on this machine (needs root)
+  sandbox [--node NAME --database postgres://…]
+                                   a throwaway hosting server on this machine (needs root);
+                                   sandboxes on one PostgreSQL store make a fleet
   sandbox exec -- CMD [ARG]...     runs a command inside the running sandbox
   doctor [--system-root DIR]
   certs [--json] [--system-root DIR]
@@ -534,11 +536,17 @@ export async function main(
       if (args[1] === 'exec') return await sandboxExec(dir, args.slice(2));
       if (args[1] !== undefined)
         throw new UsageError('the sandbox commands are: sandbox, sandbox exec -- CMD');
-      return await runSandbox(dir, (line) => io.out(`${line}\n`));
+      const node = flags.node === undefined ? undefined : parseNodeName(String(flags.node), '--node');
+      if (database !== undefined && !isPostgresUrl(database))
+        throw new UsageError('a fleet of sandboxes shares a PostgreSQL store: --database postgres://…');
+      return await runSandbox(dir, (line) => io.out(`${line}\n`), { node, database });
     }
     if (command === 'sandbox-inside') {
       const { runInside } = await import('../sandbox/inside.ts');
-      return await runInside(positional(args, 1, 'the sandbox directory'));
+      return await runInside(positional(args, 1, 'the sandbox directory'), {
+        node: flags.node as string | undefined,
+        database,
+      });
     }
     if (command === 'migrate-store') {
       await migrateStoreCommand(flags, io);

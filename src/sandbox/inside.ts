@@ -112,7 +112,24 @@ interface Service {
   child?: ChildProcess;
 }
 
-function configure(ports: Ports, php: string, pebbleTls: { cert: string; key: string }): void {
+/**
+ * A sandbox that is one server of a fleet of sandboxes: its name, and the PostgreSQL store the
+ * others share (reached over this machine's loopback, which every sandbox shares).
+ */
+export interface SandboxFleet {
+  node?: string;
+  database?: string;
+}
+
+/** The API account made for the caller: one per server when sandboxes share a store. */
+const apiUserOf = (fleet: SandboxFleet) => (fleet.node ? `sandbox-${fleet.node}` : 'sandbox');
+
+function configure(
+  ports: Ports,
+  php: string,
+  pebbleTls: { cert: string; key: string },
+  fleet: SandboxFleet,
+): void {
   // nginx: Debian's nginx.conf as installed; no site but Berth's, and a default server that
   // refuses names Berth does not serve.
   emptyDirectory('/etc/nginx/sites-enabled');
@@ -244,6 +261,11 @@ function configure(ports: Ports, php: string, pebbleTls: { cert: string; key: st
       `host_name = "${SANDBOX_HOST}"`,
       'shared_ipv4 = "127.0.0.1"',
       'shared_ipv6 = ""',
+      // The others of a fleet reach this one's admin listener on the loopback they all share.
+      ...(fleet.node
+        ? [`node_name = ${JSON.stringify(fleet.node)}`, `advertise_url = "https://127.0.0.1:${ports.api}"`]
+        : []),
+      ...(fleet.database ? [`database = ${JSON.stringify(fleet.database)}`] : []),
       '',
       '[linux]',
       `http_port = ${ports.http}`,
@@ -285,7 +307,7 @@ function berth(args: string[], input: string): void {
   });
 }
 
-export async function runInside(dir: string): Promise<number> {
+export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<number> {
   const services: Service[] = [];
   let stopping: Promise<void> | null = null;
   let failed = false;
@@ -383,7 +405,7 @@ export async function runInside(dir: string): Promise<number> {
     const pebbleCa = await makeFallbackCa('Pebble listener');
     const pebbleTls = await issueFallback(pebbleCa, ['127.0.0.1', 'localhost']);
     const [chain, key] = pebbleTls.split(/(?=-----BEGIN PRIVATE KEY-----)/);
-    configure(ports, php, { cert: chain!, key: key! });
+    configure(ports, php, { cert: chain!, key: key! }, fleet);
     write('/etc/pebble/ca.pem', pebbleCa.certPem);
 
     start(
@@ -434,7 +456,7 @@ export async function runInside(dir: string): Promise<number> {
     const portalPassword = secret();
     const apiPassword = secret();
     berth(['admin', 'set-password', '--password-stdin'], portalPassword);
-    berth(['api-user', 'create', 'sandbox', '--password-stdin'], apiPassword);
+    berth(['api-user', 'create', apiUserOf(fleet), '--password-stdin'], apiPassword);
     start(
       {
         name: 'Berth',
@@ -481,7 +503,7 @@ export async function runInside(dir: string): Promise<number> {
     const ready = {
       api: `https://127.0.0.1:${ports.api}/`,
       reseller_api: `https://127.0.0.1:${ports.reseller}/`,
-      api_user: 'sandbox',
+      api_user: apiUserOf(fleet),
       api_password: apiPassword,
       portal_password: portalPassword,
       http_port: ports.http,

@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { phpVersion } from '../config.ts';
 import { childrenOf } from '../provision/linux/wait.ts';
+import type { SandboxFleet } from './inside.ts';
 
 export const BIN = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
 
@@ -68,7 +69,11 @@ function check(): void {
 }
 
 /** Runs the sandbox until SIGINT or SIGTERM; returns the exit status. */
-export async function runSandbox(dataDir: string, out: (line: string) => void): Promise<number> {
+export async function runSandbox(
+  dataDir: string,
+  out: (line: string) => void,
+  fleet: SandboxFleet = {},
+): Promise<number> {
   check();
   const dir = sandboxDir(dataDir);
   rmSync(dir, { recursive: true, force: true });
@@ -92,6 +97,8 @@ export async function runSandbox(dataDir: string, out: (line: string) => void): 
       BIN,
       'sandbox-inside',
       dir,
+      ...(fleet.node ? ['--node', fleet.node] : []),
+      ...(fleet.database ? ['--database', fleet.database] : []),
     ],
     // The pipe on standard input is the sandbox's lifeline: when this process ends, however it
     // ends, the sandbox sees its input close and stops.

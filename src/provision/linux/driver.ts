@@ -191,8 +191,9 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
         await component.purge?.(identified);
         await component.forget?.(identified);
       }
-      await user.purge?.(identified);
+      // The services let go of the account (PHP-FPM's pool ends) before its user goes.
       await reloadEverything();
+      await user.purge?.(identified);
     },
 
     inspect: async (loadAccounts) => {

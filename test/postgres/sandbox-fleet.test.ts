@@ -1,0 +1,154 @@
+// `berth move-account` between two sandboxes on one PostgreSQL store, each a whole hosting server
+// (CONTRACT §12, §13): an account's PHP site over HTTPS with its ACME certificate, and its mail with
+// its password, answer from the new server afterwards; the old one keeps nothing of it.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
+import { postgresForTest, tempDir } from '../helpers.ts';
+import { BERTH, type RunningSandbox, startSandbox } from '../process.ts';
+
+function curl(args: string[]): { status: number; body: string } {
+  try {
+    const out = execFileSync('/usr/bin/curl', ['-sS', '--max-time', '30', '-w', '\n%{http_code}', ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const at = out.lastIndexOf('\n');
+    return { status: Number(out.slice(at + 1)), body: out.slice(0, at) };
+  } catch {
+    return { status: 0, body: '' };
+  }
+}
+
+describe('moving an account between two sandboxes of one fleet', () => {
+  const dataDir = tempDir('berth-sandbox-fleet-');
+  let database: Awaited<ReturnType<typeof postgresForTest>>;
+  const running: RunningSandbox[] = [];
+  let one: SandboxInfo;
+  let two: SandboxInfo;
+
+  /** The site's page from one sandbox's nginx, verified against `ca` only. */
+  const page = (sandbox: SandboxInfo, ca: string) =>
+    curl([
+      '--resolve',
+      `alice.example:${sandbox.https_port}:127.0.0.1`,
+      '--cacert',
+      ca,
+      `https://alice.example:${sandbox.https_port}/`,
+    ]);
+  /** curl over SMTP or IMAP with STARTTLS to one sandbox, verifying its mail certificate. */
+  const mail = (sandbox: SandboxInfo, port: number, args: string[]) =>
+    curl([
+      '--resolve',
+      `sandbox.test:${port}:127.0.0.1`,
+      '--ssl-reqd',
+      '--cacert',
+      sandbox.fallback_ca,
+      ...args,
+    ]);
+  const send = (sandbox: SandboxInfo, text: string) => {
+    const file = join(dataDir, 'message.eml');
+    writeFileSync(file, `Subject: ${text}\r\n\r\n${text}\r\n`);
+    const url = `smtp://sandbox.test:${sandbox.smtp_port}`;
+    return mail(sandbox, sandbox.smtp_port, [
+      url,
+      '--mail-from',
+      'a@example.net',
+      '--mail-rcpt',
+      'alice@alice.example',
+      '-T',
+      file,
+    ]);
+  };
+  /** Message `uid` of alice's INBOX on one sandbox, once it is there. */
+  const message = async (sandbox: SandboxInfo, uid: number) => {
+    const url = `imap://sandbox.test:${sandbox.imap_port}/INBOX;UID=${uid}`;
+    for (let i = 0; i < 50; i++) {
+      const got = mail(sandbox, sandbox.imap_port, [url, '-u', 'alice:Alice-pass-1234']);
+      if (got.body !== '') return got.body;
+      await sleep(200);
+    }
+    return '';
+  };
+  const berthIn = (i: number, args: string[]) =>
+    running[i]!.exec([process.execPath, BERTH, ...args, '--data-dir', '/var/lib/berth']);
+
+  before(async () => {
+    database = await postgresForTest();
+    for (const name of ['one', 'two'])
+      running.push(await startSandbox(join(dataDir, name), ['--node', name, '--database', database.url]));
+    [one, two] = running.map((r) => r.info) as [SandboxInfo, SandboxInfo];
+  });
+  after(async () => {
+    await Promise.all(running.map((r) => r.stop()));
+    await database?.release();
+  });
+
+  it('serves the site and the mail from the new server, and leaves nothing on the old one', async () => {
+    const listed = await berthIn(0, ['nodes']);
+    assert.match(listed.stdout, /^one .* up /m);
+    assert.match(listed.stdout, /^two .* up /m);
+    const body = new URLSearchParams({
+      apiuser: one.api_user,
+      apiauth: one.api_password,
+      user: 'alice',
+      domain: 'alice.example',
+      email: 'alice@example.org',
+      package: 'default',
+      password: 'Alice-pass-1234',
+      server: 'one',
+    });
+    const created = curl(['-k', '--data', body.toString(), `${one.api}api/v1/createacct/`]);
+    assert.equal(created.status, 200, created.body);
+    const php = '<?php echo "hello from ", posix_getpwuid(posix_geteuid())["name"];';
+    const wrote = await running[0]!.exec([
+      '/usr/sbin/runuser',
+      '-u',
+      'alice',
+      '--',
+      '/bin/sh',
+      '-c',
+      `printf '%s' '${php}' > /home/alice/public_html/index.php`,
+    ]);
+    assert.equal(wrote.code, 0, wrote.stderr);
+    // Its ACME certificate from the first sandbox's Pebble, and a mail in its box.
+    let before = page(one, one.acme_root_ca);
+    for (let i = 0; i < 100 && before.status !== 200; i++) {
+      await sleep(200);
+      before = page(one, one.acme_root_ca);
+    }
+    assert.equal(before.body, 'hello from alice', await running[0]!.log());
+    assert.equal(send(one, 'before the move').status, 250);
+    assert.match(await message(one, 1), /before the move/);
+
+    const moved = await berthIn(0, ['move-account', 'alice', '--to', 'two']);
+    assert.equal(moved.code, 0, moved.stderr + (await running[0]!.log()) + (await running[1]!.log()));
+    assert.match(moved.stdout, /Account alice moved from one to two/);
+
+    // The second sandbox serves the site with the certificate the first one obtained.
+    const after = page(two, one.acme_root_ca);
+    assert.equal(after.status, 200, await running[1]!.log());
+    assert.equal(after.body, 'hello from alice');
+    // Its mail, and its password, are there; new mail arrives there.
+    assert.match(await message(two, 1), /before the move/);
+    assert.equal(send(two, 'after the move').status, 250);
+    assert.match(await message(two, 2), /after the move/);
+
+    // The first sandbox keeps nothing: no user, no site, no mail domain.
+    assert.notEqual(
+      (await running[0]!.exec(['/usr/bin/id', 'alice'])).code,
+      0,
+      moved.stdout + (await running[0]!.log()),
+    );
+    assert.notEqual(page(one, one.acme_root_ca).status, 200);
+    assert.notEqual(send(one, 'to the old server').status, 250);
+    for (const i of [0, 1]) {
+      const doctor = await berthIn(i, ['doctor']);
+      assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr);
+    }
+  });
+});

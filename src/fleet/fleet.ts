@@ -3,7 +3,8 @@
 // that is another server, this one asks it to run the change's steps and keep them open; they are
 // settled with the transaction: kept when it commits, undone when it rolls back. A settle message
 // that never arrives is made up for: the other server learns that the transaction ended from a lock
-// it held, and whether it committed from a mark it wrote.
+// it held, and whether it committed from a mark it wrote. An account moves between servers the
+// same way: its new server's steps are open until the store, in one transaction, names it.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';

@@ -1,6 +1,7 @@
 // What a server of the fleet answers the others (CONTRACT §12), on the admin listener: run a
-// change's steps and keep them open, settle them, say whether a system name is taken. Every request
-// must carry the fleet's signature; callers' credentials never come this way.
+// change's steps and keep them open, settle them, say whether a system name is taken; for a move,
+// move an account of its own, receive one, and hand over what the account needs and its files.
+// Every request must carry the fleet's signature; callers' credentials never come this way.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toApiError } from '../operations/execute.ts';
 import { changeOf } from '../provision/changes.ts';

@@ -348,7 +348,9 @@ export class Fleet {
   /** Moves an account of this server to `to` (the account's server's side). */
   async moveHere(user: string, to: string): Promise<MoveReport> {
     const transaction = randomUUID();
+    const { journal } = this.#deps;
     let asked = false;
+    let journalId: string | null = null;
     let before: Account;
     try {
       before = await this.#db.transaction().execute(async (trx) => {
@@ -377,6 +379,16 @@ export class Fleet {
           nameservers: [...profile.nameservers],
         };
         await this.beginRemote(trx, transaction);
+        // Journalled from before the switch: if this server stops after the commit, before it
+        // has removed the account, recovery finds it moved away and removes it then.
+        journalId = journal.begin({
+          user,
+          domain: account.domain,
+          homedir: account.homedir,
+          operation: 'move-account',
+          startedAt: new Date().toISOString(),
+          transaction,
+        });
         asked = true;
         await this.#stepsOn(
           to,
@@ -389,26 +401,20 @@ export class Fleet {
         return account;
       });
     } catch (error) {
+      if (journalId) journal.end(journalId);
       if (asked) await this.settleOn([to], transaction, 'undo');
       throw error;
     }
     await this.settleOn([to], transaction, 'commit');
-    return { from: this.self, to, removed: await this.#forget(before) };
+    return { from: this.self, to, removed: await this.#forget(before, journalId!) };
   }
 
   /**
-   * Removes what this server has of an account that lives elsewhere now. Journalled: if it cannot
-   * finish, recovery does when the server starts again (the store says the account is not here).
+   * Removes what this server has of an account that lives elsewhere now. If it cannot finish, its
+   * journal entry stays: recovery finishes it when the server starts again.
    */
-  async #forget(account: Account): Promise<boolean> {
+  async #forget(account: Account, id: string): Promise<boolean> {
     const { journal, driver, log } = this.#deps;
-    const id = journal.begin({
-      user: account.user,
-      domain: account.domain,
-      homedir: account.homedir,
-      operation: 'move-account',
-      startedAt: new Date().toISOString(),
-    });
     try {
       await driver.purge(account);
     } catch (error) {

@@ -527,3 +527,35 @@ describe('recovery of a removeacct cut short', () => {
     }
   });
 });
+
+describe('recovery of a move cut short', () => {
+  it('removes every trace of an account the store has on another server now', async () => {
+    const h = await linuxSetup();
+    try {
+      await createAccount(h, 'grace');
+      // As if this server had stopped after the store switched the account to web2 and before it
+      // removed its own copy.
+      await h.services.store.db
+        .updateTable('accounts')
+        .set({ server: 'web2' })
+        .where('user', '=', 'grace')
+        .execute();
+      h.services.journal.begin({
+        user: 'grace',
+        domain: 'grace.example.com',
+        homedir: '/home/grace',
+        operation: 'move-account',
+        startedAt: new Date().toISOString(),
+      });
+      assert.deepEqual(await recoverInterruptedCalls(h.services), [
+        'grace: traces of an interrupted "move-account" removed',
+      ]);
+      assert.equal(findSystemUser(h.root, 'grace'), undefined);
+      assert.equal(existsSync(join(h.root, 'home/grace')), false);
+      assert.deepEqual(await inspect(h.services), []);
+      assert.equal((await findAccount(h.services.store.db, 'grace'))?.server, 'web2');
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -132,14 +132,21 @@ export async function unplacedAccounts(db: Db): Promise<{ user: string }[]> {
 }
 
 export async function placeAccounts(db: Db, users: readonly string[], server: string): Promise<void> {
-  for (let i = 0; i < users.length; i += 500) {
-    await db
-      .updateTable('accounts')
-      .set({ server })
-      .where('user', 'in', users.slice(i, i + 500))
-      .where('server', 'is', null)
-      .execute();
-  }
+  if (users.length === 0) return;
+  // One commit for them all: a store of 100,000 accounts made before fleets is claimed at once.
+  // Rows are found by user: through the server index, which every unplaced row shares, each
+  // statement would scan them all (server names are never empty).
+  const unplaced = sql<boolean>`coalesce(${sql.ref('server')}, '') = ''`;
+  await db.transaction().execute(async (trx) => {
+    for (let i = 0; i < users.length; i += 500) {
+      await trx
+        .updateTable('accounts')
+        .set({ server })
+        .where('user', 'in', users.slice(i, i + 500))
+        .where(unplaced)
+        .execute();
+    }
+  });
 }
 
 /** The class of PostgreSQL advisory locks that fleet transactions hold (the key is their id). */

@@ -1,5 +1,5 @@
 // Runs the real `berth` command in child processes, as an administrator would from a shell.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request as plainRequest } from 'node:http';
 import { request } from 'node:https';
@@ -215,4 +215,21 @@ export function startSandbox(dataDir: string, args: string[] = []): Promise<Runn
       reject(new Error(`berth sandbox ended (${code}) before it was ready:\n${output}`)),
     );
   });
+}
+
+/**
+ * curl, as someone trying a site or a mail server would: the status (HTTP code, or SMTP's last
+ * reply code), 0 when curl itself failed, and the body.
+ */
+export function curl(args: string[]): { status: number; body: string } {
+  try {
+    const out = execFileSync('/usr/bin/curl', ['-sS', '--max-time', '60', '-w', '\n%{http_code}', ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const at = out.lastIndexOf('\n');
+    return { status: Number(out.slice(at + 1)), body: out.slice(0, at) };
+  } catch {
+    return { status: 0, body: '' };
+  }
 }

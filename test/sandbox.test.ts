@@ -14,7 +14,7 @@ import { verifySha512Crypt } from '../src/auth/sha512-crypt.ts';
 import type { SandboxInfo } from '../src/sandbox/sandbox.ts';
 import { verifyDkim } from './dkim.ts';
 import { tempDir } from './helpers.ts';
-import { BERTH, type RunningSandbox, startSandbox } from './process.ts';
+import { BERTH, curl, type RunningSandbox, startSandbox } from './process.ts';
 
 /** What must be the same after the sandbox as before: users, homes, the services' configuration. */
 function machineState(): string {
@@ -42,19 +42,6 @@ function machineState(): string {
   ])
     walk(path);
   return hash.digest('hex');
-}
-
-function curl(args: string[]): { status: number; body: string } {
-  try {
-    const out = execFileSync('/usr/bin/curl', ['-sS', '--max-time', '60', '-w', '\n%{http_code}', ...args], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const at = out.lastIndexOf('\n');
-    return { status: Number(out.slice(at + 1)), body: out.slice(0, at) };
-  } catch {
-    return { status: 0, body: '' };
-  }
 }
 
 describe('berth sandbox', () => {

@@ -114,36 +114,35 @@ export function registerFleet(app: FastifyInstance, services: Services): void {
     return runSteps(reply, moving.user, () => fleet.receiveHere(transaction, moving, body.from as string));
   });
 
-  app.post(FLEET_PATHS.export, async (request, reply) => {
-    const body = await signed(request, reply);
-    if (!body) return reply;
-    const user = userOf(body);
-    if (!user) return reply.code(400).send({ error: 'not a user' });
-    try {
-      return { account: await fleet.exportHere(user) };
-    } catch (error) {
-      if (error instanceof NotHere) return reply.code(409).send({ error: error.message });
-      log.error({ err: error, user }, 'could not export an account for its new server');
-      return reply.code(500).send({ error: 'the account could not be exported' });
-    }
-  });
-
-  app.post(FLEET_PATHS.files, async (request, reply) => {
-    const body = await signed(request, reply);
-    if (!body) return reply;
-    const user = userOf(body);
-    if (!user) return reply.code(400).send({ error: 'not a user' });
-    patient(request, MOVE_TIMEOUT_MS);
-    try {
-      const files = await fleet.filesHere(user);
-      // A failure part-way cuts the answer off, which the receiving server sees as one.
-      files.on('error', (error) => log.error({ err: error, user }, "could not read an account's files"));
-      return reply.type('application/x-tar').send(files);
-    } catch (error) {
-      if (error instanceof NotHere) return reply.code(409).send({ error: error.message });
-      log.error({ err: error, user }, "could not read an account's files");
-      return reply.code(500).send({ error: "the account's files could not be read" });
-    }
+  /**
+   * What a moving account's new server asks its old one for: what the account needs, its files.
+   * Only for an account the store has here (409 otherwise).
+   */
+  const handOver = (
+    path: string,
+    what: string,
+    answer: (user: string, reply: FastifyReply) => Promise<unknown>,
+  ) =>
+    app.post(path, async (request, reply) => {
+      const body = await signed(request, reply);
+      if (!body) return reply;
+      const user = userOf(body);
+      if (!user) return reply.code(400).send({ error: 'not a user' });
+      patient(request, MOVE_TIMEOUT_MS);
+      try {
+        return await answer(user, reply);
+      } catch (error) {
+        if (error instanceof NotHere) return reply.code(409).send({ error: error.message });
+        log.error({ err: error, user }, `could not hand over ${what} to its new server`);
+        return reply.code(500).send({ error: `${what} could not be handed over` });
+      }
+    });
+  handOver(FLEET_PATHS.export, 'an account', async (user) => ({ account: await fleet.exportHere(user) }));
+  handOver(FLEET_PATHS.files, "an account's files", async (user, reply) => {
+    const files = await fleet.filesHere(user);
+    // A failure part-way cuts the answer off, which the receiving server sees as one.
+    files.on('error', (error) => log.error({ err: error, user }, "could not read an account's files"));
+    return reply.type('application/x-tar').send(files);
   });
 
   app.post(FLEET_PATHS.settle, async (request, reply) => {

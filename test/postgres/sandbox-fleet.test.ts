@@ -2,27 +2,13 @@
 // (CONTRACT §12, §13): an account's PHP site over HTTPS with its ACME certificate, and its mail with
 // its password, answer from the new server afterwards; the old one keeps nothing of it.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { postgresForTest, tempDir } from '../helpers.ts';
-import { BERTH, type RunningSandbox, startSandbox } from '../process.ts';
-
-function curl(args: string[]): { status: number; body: string } {
-  try {
-    const out = execFileSync('/usr/bin/curl', ['-sS', '--max-time', '30', '-w', '\n%{http_code}', ...args], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const at = out.lastIndexOf('\n');
-    return { status: Number(out.slice(at + 1)), body: out.slice(0, at) };
-  } catch {
-    return { status: 0, body: '' };
-  }
-}
+import { BERTH, curl, type RunningSandbox, startSandbox } from '../process.ts';
 
 describe('moving an account between two sandboxes of one fleet', () => {
   const dataDir = tempDir('berth-sandbox-fleet-');

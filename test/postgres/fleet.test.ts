@@ -395,7 +395,7 @@ describe('a fleet of three linux-driver servers on one PostgreSQL store', () => 
   });
 
   it('moves an account to another server with its files, mail, password, certificate and DKIM key', async () => {
-    await ok(create(A, 'peggy', '&server=b&password=Peggy-pass-1'));
+    await ok(create(A, 'peggy', '&server=b&password=Peggy-pass-1&shell=1'));
     const old = findSystemUser(roots[B]!, 'peggy')!;
     const own = (path: string) => lchownSync(path, old.uid, old.gid);
     // What the customer made: a page, a mail in its box, a key to log in with, and a link to a file
@@ -412,6 +412,9 @@ describe('a fleet of three linux-driver servers on one PostgreSQL store', () => 
     own(join(oldHome, 'Maildir', 'new', '1.eml'));
     writeFileSync(join(oldHome, '.ssh', 'authorized_keys'), 'ssh-ed25519 AAAA peggy\n');
     own(join(oldHome, '.ssh', 'authorized_keys'));
+    // Its shell's home inside the jail (in a directory of root's): the jail itself is made anew.
+    writeFileSync(join(oldHome, 'home', 'peggy', 'notes.txt'), 'notes\n');
+    own(join(oldHome, 'home', 'peggy', 'notes.txt'));
     symlinkSync(join(roots[B]!, 'etc', 'shadow'), join(oldHome, 'public_html', 'shadow'));
     own(join(oldHome, 'public_html', 'shadow'));
     // Its certificate came from ACME: it goes along (a fallback one is made anew by the new server).
@@ -438,6 +441,8 @@ describe('a fleet of three linux-driver servers on one PostgreSQL store', () => 
     assert.equal(statSync(join(newHome, 'public_html', 'index.php')).uid, now.uid);
     assert.match(readFileSync(join(newHome, 'Maildir', 'new', '1.eml'), 'utf8'), /before the move/);
     assert.equal(readFileSync(join(newHome, '.ssh', 'authorized_keys'), 'utf8'), 'ssh-ed25519 AAAA peggy\n');
+    assert.equal(readFileSync(join(newHome, 'home', 'peggy', 'notes.txt'), 'utf8'), 'notes\n');
+    assert.equal(statSync(join(newHome, 'usr')).uid, 0, "the jail is root's, made by the new server");
     assert.ok(lstatSync(join(newHome, 'public_html', 'shadow')).isSymbolicLink());
     assert.equal(shadowPassword(roots[A]!, 'peggy'), hash);
     assert.equal(readFileSync(join(certDir(A), 'certificate.pem'), 'utf8'), certificate);

@@ -436,18 +436,19 @@ export class Fleet {
     const exported = await this.#post(peer, FLEET_PATHS.export, { user }, STEPS_TIMEOUT_MS)
       .then(({ status, answer }) => {
         if (status !== 200) throw new Error(`${from} answered ${status}: ${String(answer.error)}`);
-        // A server that keeps nothing for its accounts (the record driver) has nothing to hand over.
-        const found = answer.account as AccountExport | null;
-        if (found === null && this.#deps.driver.name !== 'record')
-          throw new Error(`${from} keeps no system for ${user}: there is nothing to move`);
-        return found;
+        return answer.account as AccountExport | null;
       })
       .catch((error: unknown) => {
         throw new StepFailed('account export', error);
       });
-    const none: AccountExport = { passwordHash: '!', certificate: null, dkimKey: null };
+    // A server that keeps nothing for its accounts (the record driver) hands nothing over; one
+    // like it has nothing to make.
+    if (exported === null) {
+      if (this.#deps.driver.name === 'record') return;
+      throw new StepFailed('account export', new Error(`${from} keeps no system for ${user}`));
+    }
     const moved: MovedAccount = {
-      ...(exported ?? none),
+      ...exported,
       files: async () =>
         streamFromPeer(peer, FLEET_PATHS.files, { user }, await this.#signer(), MOVE_TIMEOUT_MS),
     };

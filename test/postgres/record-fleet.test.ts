@@ -40,7 +40,11 @@ describe('moving an account between two record-driver servers', () => {
   });
 
   it('switches the record to the new server, and refuses a server that does not exist', async () => {
-    const made = await call(0, 'createacct', 'user=rita&domain=rita.example&email=r%40example.org&package=default&server=b');
+    const made = await call(
+      0,
+      'createacct',
+      'user=rita&domain=rita.example&email=r%40example.org&package=default&server=b',
+    );
     assert.equal(made.server, 'b');
     const refused = await cli(['move-account', 'rita', '--to', 'c']);
     assert.equal(refused.code, 1);

@@ -1,5 +1,5 @@
 // API accounts (the API Manager) in the store.
-import { runPrepared } from './prepared.ts';
+import { runRemembered } from './prepared.ts';
 import type { ApiUserRow, Db } from './schema.ts';
 
 export interface ApiUser {
@@ -33,7 +33,7 @@ function toApiUser(row: ApiUserRow): ApiUser {
 }
 
 export async function findApiUser(db: Db, name: string): Promise<ApiUser | undefined> {
-  const [row] = await runPrepared<ApiUserRow>(
+  const [row] = await runRemembered<ApiUserRow>(
     db,
     'findApiUser',
     (d) => d.selectFrom('api_users').selectAll().where('name', '=', ''),

@@ -1,12 +1,12 @@
 // Failed authentications per source address, for the brute-force lock-out. Kept in the store so
 // that every server sharing it counts the same failures. Each failure is a row; a lock-out is a
 // row of its own, so a count is never lost however many servers record failures at once.
-import { runPrepared } from './prepared.ts';
+import { runRemembered } from './prepared.ts';
 import type { AuthLockTable, Db } from './schema.ts';
 
 /** Until when the address is locked out (ms since the epoch); 0 when it never was. */
 export async function findLock(db: Db, address: string): Promise<number> {
-  const [row] = await runPrepared<AuthLockTable>(
+  const [row] = await runRemembered<AuthLockTable>(
     db,
     'findLock',
     (d) => d.selectFrom('auth_locks').selectAll().where('address', '=', ''),

@@ -9,6 +9,7 @@ import { type DialectName, migrate } from './migrations/index.ts';
 import { registerDirectReader } from './prepared.ts';
 import type { Database } from './schema.ts';
 import { NodeSqliteDialect } from './sqlite/dialect.ts';
+import { type WalIndex, walIndex } from './sqlite/wal-index.ts';
 
 export interface Store {
   db: Kysely<Database>;
@@ -40,12 +41,16 @@ function openSqlite(path: string): Kysely<Database> {
   reader.exec('PRAGMA query_only = ON');
   const dialect = new NodeSqliteDialect(writer, reader);
   const db = new Kysely<Database>({ dialect });
-  registerDirectReader(db, () => dialect.directReader);
+  const dataVersion = reader.prepare('PRAGMA data_version');
+  const index = walIndex(path, () => String((dataVersion.get() as { data_version: number }).data_version));
+  registerDirectReader(db, () => dialect.directReader, index.version);
   sqliteWriters.set(db, writer);
+  walIndexes.set(db, index);
   return db;
 }
 
 const writers = new WeakMap<DatabaseSync, string>();
+const walIndexes = new WeakMap<Kysely<Database>, WalIndex>();
 const sqliteWriters = new WeakMap<Kysely<Database>, DatabaseSync>();
 
 /** A checkpointing worker for a server's SQLite store; the writer then stops checkpointing itself. */
@@ -108,6 +113,7 @@ async function ready(db: Kysely<Database>, dialect: DialectName): Promise<Store>
     async close() {
       await stopBackground?.();
       await db.destroy();
+      walIndexes.get(db)?.close();
     },
   };
 }

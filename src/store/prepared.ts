@@ -6,10 +6,19 @@ import type { DirectReader } from './sqlite/dialect.ts';
 
 const compiled = new WeakMap<object, Map<string, string>>();
 const directReaders = new WeakMap<object, () => DirectReader | null>();
+const changeCounters = new WeakMap<object, () => string>();
 
-/** Lets runPrepared read from this database without Kysely's executor (SQLite only). */
-export function registerDirectReader(db: Kysely<Database>, reader: () => DirectReader | null): void {
+/**
+ * Lets runPrepared read from this database without Kysely's executor, and changeCounter tell
+ * whether anything was committed since (SQLite only).
+ */
+export function registerDirectReader(
+  db: Kysely<Database>,
+  reader: () => DirectReader | null,
+  counter: () => string,
+): void {
   directReaders.set(db.getExecutor(), reader);
+  changeCounters.set(db.getExecutor(), counter);
 }
 
 /**
@@ -41,14 +50,44 @@ export async function runPrepared<R>(
   return result.rows;
 }
 
+/** Rows read by runRemembered, for as long as the store's change counter stays where it was. */
+const remembered = new WeakMap<object, { version: string; rows: Map<string, unknown[]> }>();
+const REMEMBERED_MAX = 10_000;
+
 /**
- * A number that changes whenever any connection (this server's writer, the CLI, another process)
- * commits a change to the SQLite store; null where there is no such number (PostgreSQL), so that
+ * runPrepared, answered from memory while nothing has been committed to the store since the rows
+ * were read (by this server, the CLI or any other process): a change is seen from the next call on,
+ * as when reading the store each time. Where the store has no change counter (PostgreSQL, which
+ * other servers write) or inside a transaction, it reads the store every time.
+ */
+export async function runRemembered<R>(
+  db: Db,
+  name: string,
+  build: (db: Kysely<Database>) => { compile(): CompiledQuery },
+  parameters: readonly (string | number)[],
+): Promise<readonly R[]> {
+  const version = db.isTransaction ? null : changeCounter(db);
+  if (version === null) return runPrepared<R>(db, name, build, parameters);
+  const key = db.getExecutor();
+  let memory = remembered.get(key);
+  if (memory?.version !== version) {
+    memory = { version, rows: new Map() };
+    remembered.set(key, memory);
+  }
+  const id = `${name}\u0000${parameters.join('\u0000')}`;
+  const known = memory.rows.get(id);
+  if (known) return known as R[];
+  const rows = await runPrepared<R>(db, name, build, parameters);
+  if (memory.rows.size >= REMEMBERED_MAX) memory.rows.clear();
+  memory.rows.set(id, rows);
+  return rows;
+}
+
+/**
+ * A value that changes whenever any connection (this server's writer, the CLI, another process)
+ * commits a change to the SQLite store; null where there is no such value (PostgreSQL), so that
  * nothing may be cached on it.
  */
-export function changeCounter(db: Db): number | null {
-  const direct = directReaders.get(db.getExecutor())?.();
-  if (!direct) return null;
-  const [row] = direct<{ data_version: number }>('PRAGMA data_version', []);
-  return row ? Number(row.data_version) : null;
+export function changeCounter(db: Db): string | null {
+  return changeCounters.get(db.getExecutor())?.() ?? null;
 }

@@ -76,11 +76,13 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
 
   registerBodyParsers(app);
   // On every answer, API and portal alike: no content sniffing, and under TLS a browser that has
-  // been here once comes back over HTTPS only.
+  // been here once comes back over HTTPS only. A callback hook: an async one costs every call a
+  // promise.
   const everyAnswer: Record<string, string> = { 'x-content-type-options': 'nosniff' };
   if (options.tls) everyAnswer['strict-transport-security'] = 'max-age=31536000';
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onRequest', (_request, reply, done) => {
     reply.headers(everyAnswer);
+    done();
   });
   // Each part in its own encapsulated context: the API's hooks run for API calls only, the
   // portal's (sessions, security headers) for portal pages only.

@@ -1,30 +1,28 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Fleet } from '../fleet/fleet.ts';
-import { listAccountsPage, type Scope } from '../store/accounts.ts';
+import type { Scope } from '../store/accounts.ts';
 import { changeCounter } from '../store/prepared.ts';
 import type { Db } from '../store/schema.ts';
 import { scopeOf } from './common.ts';
+import { streamAccounts } from './listing.ts';
 import { defineOperation } from './operation.ts';
 import { listedRecord } from './record.ts';
 import { results } from './results.ts';
 
-const PAGE = 250;
-/** Answers up to this size are kept for the next call, while the store has not changed. */
-const CACHE_LIMIT = 32 * 1024 * 1024;
+/**
+ * Answers up to this size (some 10,000 accounts) are kept for the next call, while the store has not
+ * changed. What is gathered toward it lives until the answer ends: more would grow the heap.
+ */
+const CACHE_LIMIT = 8 * 1024 * 1024;
 
 interface Cached {
-  version: number;
+  version: string;
   body: Buffer;
 }
 
 /** Per store and scope: the last answer, and the change counter it was built at. */
 const answers = new WeakMap<object, Map<string, Cached>>();
 
-/**
- * The answer, a page of accounts at a time, giving other calls their turn between pages: with
- * 100,000 accounts the body is some 90 MB, too much to build in one piece. Pages follow user-name
- * order, so an account that exists throughout is listed exactly once.
- */
+/** The answer, streamed; kept for the next call when it is small enough. */
 async function* answer(
   db: Db,
   scope: Scope,
@@ -33,27 +31,19 @@ async function* answer(
 ): AsyncIterable<string> {
   const pieces: string[] = [];
   let size = 0;
-  const emit = (piece: string) => {
-    if (size <= CACHE_LIMIT) pieces.push(piece);
+  const listing = streamAccounts(
+    db,
+    scope,
+    (page) => page.map((account) => listedRecord(account, fleet.hosting(account.server))),
+    (count) => `${count} account(s)`,
+  );
+  for await (const piece of listing) {
     size += piece.length;
-    return piece;
-  };
-  yield emit('{"data":{"accounts":{');
-  let count = 0;
-  let after = '';
-  for (;;) {
-    const page = await listAccountsPage(db, scope, after, PAGE);
-    if (page.length === 0) break;
-    let chunk = '';
-    for (const account of page) {
-      chunk += `${count++ === 0 ? '' : ','}${JSON.stringify(account.user)}:${JSON.stringify(listedRecord(account, fleet.hosting(account.server)))}`;
-    }
-    yield emit(chunk);
-    after = page[page.length - 1]!.user;
-    if (page.length < PAGE) break;
-    await nextTurn();
+    // Past the limit, what was gathered goes at once: memory stays bounded whatever the count.
+    if (size <= CACHE_LIMIT) pieces.push(piece);
+    else pieces.length = 0;
+    yield piece;
   }
-  yield emit(`}},"info":${JSON.stringify(`${count} account(s)`)},"status":200}`);
   if (size <= CACHE_LIMIT) keep(pieces.join(''));
 }
 

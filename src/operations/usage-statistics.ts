@@ -1,6 +1,7 @@
-import { listAccounts, ownedSummaries } from '../store/accounts.ts';
+import { type Account, ownedSummaries } from '../store/accounts.ts';
 import { formatLimit } from '../values.ts';
 import { scopeOf } from './common.ts';
+import { streamAccounts } from './listing.ts';
 import { defineOperation } from './operation.ts';
 import { summaryRecord } from './record.ts';
 import { results } from './results.ts';
@@ -17,35 +18,39 @@ export const usageStatistics = defineOperation({
   async run(ctx) {
     const { fleet } = ctx.services;
     const scope = scopeOf(ctx.caller);
-    const accounts = await listAccounts(ctx.db, scope);
-    // Under a reseller, only what its scope holds: the accounts of a sub-reseller it owns are
-    // that sub-reseller's, not the caller's, and are neither listed nor summed here.
-    const resellers = accounts
-      .filter((account) => account.reseller && (scope === null || account.user === scope.owner))
-      .map((account) => account.user);
-    const owned = await ownedSummaries(ctx.db, resellers);
-    const out: Record<string, unknown> = {};
-    for (const account of accounts) {
-      const record = summaryRecord(account, fleet.hosting(account.server));
-      const summary = owned.get(account.user) ?? { users: [], quotaUsage: 0, bandwidthUsage: 0 };
-      out[account.user] = {
-        ...record,
-        quota_usage_reseller: account.reseller ? summary.quotaUsage : 0,
-        bandwidth_usage_reseller: account.reseller ? summary.bandwidthUsage : 0,
-        ...(account.reseller && {
-          reseller_data: {
-            accounts: summary.users,
-            contactemail: account.contactEmail,
-            ips: { ipv4: record.dedicatedip.ipv4, ipv6: record.dedicatedip.ipv6 },
-            name: account.user,
-            nameservers: account.nameservers,
-            reseller_bandwidth: formatLimit(account.reseller.bandwidth),
-            reseller_limt: formatLimit(account.reseller.limit),
-            reseller_quota: formatLimit(account.reseller.quota),
-          },
-        }),
-      };
-    }
-    return { data: { accounts: out }, info: `Usage of ${accounts.length} account(s)` };
+    const entries = async (page: Account[]) => {
+      // Under a reseller, only what its scope holds: the accounts of a sub-reseller it owns are
+      // that sub-reseller's, not the caller's, and are neither listed nor summed here.
+      const resellers = page
+        .filter((account) => account.reseller && (scope === null || account.user === scope.owner))
+        .map((account) => account.user);
+      const owned = await ownedSummaries(ctx.db, resellers);
+      return page.map((account) => {
+        const record = summaryRecord(account, fleet.hosting(account.server));
+        const summary = owned.get(account.user) ?? { users: [], quotaUsage: 0, bandwidthUsage: 0 };
+        return {
+          ...record,
+          quota_usage_reseller: account.reseller ? summary.quotaUsage : 0,
+          bandwidth_usage_reseller: account.reseller ? summary.bandwidthUsage : 0,
+          ...(account.reseller && {
+            reseller_data: {
+              accounts: summary.users,
+              contactemail: account.contactEmail,
+              ips: { ipv4: record.dedicatedip.ipv4, ipv6: record.dedicatedip.ipv6 },
+              name: account.user,
+              nameservers: account.nameservers,
+              reseller_bandwidth: formatLimit(account.reseller.bandwidth),
+              reseller_limt: formatLimit(account.reseller.limit),
+              reseller_quota: formatLimit(account.reseller.quota),
+            },
+          }),
+        };
+      });
+    };
+    return {
+      data: null,
+      info: '',
+      stream: streamAccounts(ctx.db, scope, entries, (count) => `Usage of ${count} account(s)`),
+    };
   },
 });

@@ -8,20 +8,34 @@ type Pending = { resolve: (value: string | boolean) => void; reject: (error: Err
 type JobWithoutId = CryptJob extends infer J ? (J extends CryptJob ? Omit<J, 'id'> : never) : never;
 
 export class CryptPool {
+  readonly #size: number;
   readonly #workers: Worker[] = [];
   readonly #pending = new Map<number, Pending>();
   readonly #load = new Map<Worker, number>();
   #nextId = 1;
 
+  /**
+   * Up to `size` workers, each started when a hash would otherwise wait for a busy one: a worker
+   * is a whole JavaScript engine (some 25 MB), and most servers verify a password only now and
+   * then (a verified one is remembered).
+   */
   constructor(size = Math.max(1, Math.min(4, availableParallelism()))) {
-    for (let i = 0; i < size; i++) {
-      const worker = new Worker(new URL('./crypt-worker.ts', import.meta.url));
-      worker.on('message', (result: CryptResult) => this.#settle(worker, result));
-      worker.on('error', (error) => this.#fail(error));
-      worker.unref();
-      this.#workers.push(worker);
-      this.#load.set(worker, 0);
-    }
+    this.#size = size;
+  }
+
+  /** How many workers have been started. */
+  get started(): number {
+    return this.#workers.length;
+  }
+
+  #start(): Worker {
+    const worker = new Worker(new URL('./crypt-worker.ts', import.meta.url));
+    worker.on('message', (result: CryptResult) => this.#settle(worker, result));
+    worker.on('error', (error) => this.#fail(error));
+    worker.unref();
+    this.#workers.push(worker);
+    this.#load.set(worker, 0);
+    return worker;
   }
 
   // An idle worker must not keep the process alive; a busy one must, or a CLI command would exit
@@ -47,9 +61,14 @@ export class CryptPool {
   }
 
   #run(job: JobWithoutId): Promise<string | boolean> {
-    const worker = this.#workers.reduce((a, b) =>
-      (this.#load.get(a) ?? 0) <= (this.#load.get(b) ?? 0) ? a : b,
+    const idlest = this.#workers.reduce<Worker | undefined>(
+      (a, b) => (a !== undefined && (this.#load.get(a) ?? 0) <= (this.#load.get(b) ?? 0) ? a : b),
+      undefined,
     );
+    const worker =
+      idlest !== undefined && (this.#load.get(idlest) === 0 || this.#workers.length >= this.#size)
+        ? idlest
+        : this.#start();
     const id = this.#nextId++;
     this.#setLoad(worker, (this.#load.get(worker) ?? 0) + 1);
     return new Promise((resolve, reject) => {

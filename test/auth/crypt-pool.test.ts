@@ -26,4 +26,19 @@ describe('the hashing pool', () => {
       await pool.close();
     }
   });
+
+  it('starts a worker only when a hash would wait, and never more than its size', async () => {
+    const pool = new CryptPool(2);
+    try {
+      assert.equal(pool.started, 0);
+      const hash = await pool.hash('password-0');
+      assert.equal(pool.started, 1);
+      assert.equal(await pool.verify('password-0', hash), true);
+      assert.equal(pool.started, 1, 'an idle worker is used again');
+      await Promise.all(Array.from({ length: 8 }, (_, i) => pool.hash(`password-${i}`)));
+      assert.equal(pool.started, 2);
+    } finally {
+      await pool.close();
+    }
+  });
 });

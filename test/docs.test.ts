@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { renderClientTypes, renderErrors, withOperations } from '../src/docs.ts';
 import { catalogue } from '../src/errors.ts';
 import { operations } from '../src/operations/registry.ts';
+import { SERVE_NODE_FLAGS } from '../src/serve-flags.ts';
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
 
@@ -24,5 +25,20 @@ describe('the generated docs', () => {
     for (const name of operations.keys()) {
       if (name !== '') assert.ok(readme.includes(`/api/v1/${name}/`), name);
     }
+  });
+});
+
+describe('how the server is started', () => {
+  it('npm start and deploy/berth.service run berth serve with the same Node options', () => {
+    const root = new URL('..', import.meta.url);
+    const flags = SERVE_NODE_FLAGS.join(' ');
+    const start = (
+      JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as {
+        scripts: Record<string, string>;
+      }
+    ).scripts.start;
+    assert.equal(start, `node ${flags} bin/berth.js serve`);
+    const unit = readFileSync(new URL('deploy/berth.service', root), 'utf8');
+    assert.match(unit, new RegExp(`^ExecStart=\\S+/node ${flags} \\S+/bin/berth\\.js serve$`, 'm'));
   });
 });

@@ -6,6 +6,7 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SandboxInfo } from '../src/sandbox/sandbox.ts';
+import { SERVE_NODE_FLAGS } from '../src/serve-flags.ts';
 
 export const BERTH = fileURLToPath(new URL('../bin/berth.js', import.meta.url));
 
@@ -53,7 +54,7 @@ export function serve(
   dataDir: string,
   extra: string[] = [],
   env: Record<string, string> = {},
-  through: string[] = [process.execPath, BERTH],
+  through: string[] = [process.execPath, ...SERVE_NODE_FLAGS, BERTH],
 ): Promise<Served> {
   return new Promise((resolve, reject) => {
     const child = spawn(

@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { phpVersion } from '../config.ts';
 import { issueFallback, makeFallbackCa } from '../provision/linux/tls/fallback.ts';
+import { SERVE_NODE_FLAGS } from '../serve-flags.ts';
 import { BIN } from './sandbox.ts';
 
 /** Every directory the hosting stack (and its users) write: each is seen through an overlay. */
@@ -460,7 +461,7 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
     start(
       {
         name: 'Berth',
-        argv: [process.execPath, BIN, 'serve', '--data-dir', DATA_DIR],
+        argv: [process.execPath, ...SERVE_NODE_FLAGS, BIN, 'serve', '--data-dir', DATA_DIR],
         env: { NODE_EXTRA_CA_CERTS: '/etc/pebble/ca.pem' },
         stop: 'SIGTERM',
         // As deploy/berth.service runs it: every mode Berth gives is its own, not the umask's.

@@ -1,6 +1,7 @@
 // npm run bench: measures Berth against a bare Node HTTPS server (the machine's ceiling) in the
 // same run, and writes docs/benchmarks.md. `--smoke` runs every scenario briefly (the test suite
-// does, so that the runner cannot rot); `--out FILE` writes the report elsewhere.
+// does, so that the runner cannot rot); `--out FILE` writes the report elsewhere; `--only a,b` runs
+// the scenarios so named (the functions below) and nothing else.
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,7 +20,7 @@ import { type Served, serve, startSandbox } from '../test/process.ts';
 import { type Measurement, writeReport } from './report.ts';
 
 const { values: flags } = parseArgs({
-  options: { smoke: { type: 'boolean' }, out: { type: 'string' } },
+  options: { smoke: { type: 'boolean' }, out: { type: 'string' }, only: { type: 'string' } },
 });
 const SMOKE = flags.smoke === true;
 const OUT = flags.out ?? new URL('../docs/benchmarks.md', import.meta.url).pathname;
@@ -284,15 +285,30 @@ async function listAccounts(): Promise<void> {
 
 async function largeStore(): Promise<void> {
   const dataDir = await prepare(SIZES.large);
+  // The first start does once-only work (the TLS certificate, the portal password, claiming the
+  // accounts for this server); what is measured is a restart, as after an upgrade or a reboot.
+  await (await startBerth(dataDir)).stop();
   const berthServer = await startBerth(dataDir);
   const bare = await startBare(dataDir);
   measurements.push({
-    scenario: `5b. start-up with ${SIZES.large.toLocaleString('en')} accounts (until the first answer)`,
+    scenario: `5b. start-up with ${SIZES.large.toLocaleString('en')} accounts (a restart, until the first answer)`,
     metric: 'ms',
     berth: berthServer.startMs,
     baseline: bare.startMs,
     higherIsBetter: false,
     target: { absolute: 1000, text: 'under 1 s' },
+    errors: 0,
+  });
+  // One full listing of each kind, then the process's resident memory.
+  for (const op of ['listaccts', 'usagestatistics'])
+    await post(dataDir, berthServer.adminPort, `/api/v1/${op}/`);
+  measurements.push({
+    scenario: `5a. resident memory with ${SIZES.large.toLocaleString('en')} accounts after a full listaccts and usagestatistics`,
+    metric: 'MB',
+    berth: rssMb(berthServer.child.pid!),
+    baseline: rssMb(bare.pid),
+    higherIsBetter: false,
+    target: { absolute: 200, text: 'under 200 MB' },
     errors: 0,
   });
   const quiet = await probe(dataDir, berthServer.adminPort, HEADERS);
@@ -308,15 +324,6 @@ async function largeStore(): Promise<void> {
     higherIsBetter: false,
     target: { absolute: 100, text: 'p99 under 100 ms' },
     errors: other.failures,
-  });
-  measurements.push({
-    scenario: `5a. resident memory with ${SIZES.large.toLocaleString('en')} accounts after a full listaccts`,
-    metric: 'MB',
-    berth: rssMb(berthServer.child.pid!),
-    baseline: rssMb(bare.pid),
-    higherIsBetter: false,
-    target: { text: 'reported' },
-    errors: 0,
   });
   bare.stop();
   await berthServer.stop();
@@ -476,6 +483,7 @@ try {
     largeStore,
     wholeStack,
   ]) {
+    if (flags.only && !flags.only.split(',').includes(scenario.name)) continue;
     process.stdout.write(`bench: ${scenario.name}\n`);
     await scenario();
   }

@@ -219,18 +219,30 @@ export function startSandbox(dataDir: string, args: string[] = []): Promise<Runn
 }
 
 /**
- * curl, as someone trying a site or a mail server would: the status (HTTP code, or SMTP's last
- * reply code), 0 when curl itself failed, and the body.
+ * curl, as someone trying a site or a mail server would: whether curl succeeded, the status (HTTP
+ * code, or SMTP's last reply code; 0 when curl itself failed) and the body.
  */
-export function curl(args: string[]): { status: number; body: string } {
+export function curl(args: string[]): { ok: boolean; status: number; body: string } {
   try {
     const out = execFileSync('/usr/bin/curl', ['-sS', '--max-time', '60', '-w', '\n%{http_code}', ...args], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const at = out.lastIndexOf('\n');
-    return { status: Number(out.slice(at + 1)), body: out.slice(0, at) };
+    return { ok: true, status: Number(out.slice(at + 1)), body: out.slice(0, at) };
   } catch {
-    return { status: 0, body: '' };
+    return { ok: false, status: 0, body: '' };
   }
+}
+
+/** curl over SMTP or IMAP with STARTTLS to a sandbox, verifying its mail certificate. */
+export function mailCurl(sandbox: SandboxInfo, port: number, args: string[]) {
+  return curl([
+    '--resolve',
+    `sandbox.test:${port}:127.0.0.1`,
+    '--ssl-reqd',
+    '--cacert',
+    sandbox.fallback_ca,
+    ...args,
+  ]);
 }

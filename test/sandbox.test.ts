@@ -3,7 +3,7 @@
 // over HTTPS with a certificate Pebble issued through ACME, suspension, passwords, removal; then the
 // sandbox stopped, and this machine exactly as before.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { verifySha512Crypt } from '../src/auth/sha512-crypt.ts';
 import type { SandboxInfo } from '../src/sandbox/sandbox.ts';
 import { verifyDkim } from './dkim.ts';
 import { tempDir } from './helpers.ts';
-import { BERTH, curl, type RunningSandbox, startSandbox } from './process.ts';
+import { BERTH, curl, mailCurl, type RunningSandbox, startSandbox } from './process.ts';
 
 /** What must be the same after the sandbox as before: users, homes, the services' configuration. */
 function machineState(): string {
@@ -193,33 +193,10 @@ describe('berth sandbox', () => {
     assert.equal(doctor.code, 0, doctor.stdout);
   });
 
-  /** curl for SMTP and IMAP over STARTTLS, verifying the server's certificate (the host name's). */
-  const mailCurl = (port: number, args: string[]) => {
-    try {
-      const stdout = execFileSync(
-        '/usr/bin/curl',
-        [
-          '-sS',
-          '--max-time',
-          '10',
-          '--resolve',
-          `sandbox.test:${port}:127.0.0.1`,
-          '--ssl-reqd',
-          '--cacert',
-          sandbox.fallback_ca,
-          ...args,
-        ],
-        { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] },
-      );
-      return { code: 0, stdout };
-    } catch (error) {
-      return { code: (error as { status: number }).status, stdout: '' };
-    }
-  };
   const smtpTo = (port: number, from: string, to: string, login: string | null, message: string) => {
     const file = join(dataDir, 'message.eml');
     writeFileSync(file, message.replace(/\n/g, '\r\n'));
-    return mailCurl(port, [
+    return mailCurl(sandbox, port, [
       `smtp://sandbox.test:${port}`,
       '--mail-from',
       from,
@@ -228,15 +205,15 @@ describe('berth sandbox', () => {
       ...(login ? ['-u', login] : []),
       '-T',
       file,
-    ]).code;
+    ]).ok;
   };
   const imap = (login: string, path = 'INBOX') =>
-    mailCurl(sandbox.imap_port, [`imap://sandbox.test:${sandbox.imap_port}/${path}`, '-u', login]);
+    mailCurl(sandbox, sandbox.imap_port, [`imap://sandbox.test:${sandbox.imap_port}/${path}`, '-u', login]);
   /** The first message in the INBOX, once it has arrived. */
   const firstMessage = async (login: string) => {
     for (let i = 0; i < 50; i++) {
       const fetched = imap(login, 'INBOX;UID=1');
-      if (fetched.code === 0 && fetched.stdout !== '') return fetched.stdout;
+      if (fetched.ok && fetched.body !== '') return fetched.body;
       await sleep(200);
     }
     throw new Error(`no mail for ${login}`);
@@ -297,20 +274,20 @@ describe('berth sandbox', () => {
         null,
         'Subject: hello\n\nHi Dora.\n',
       ),
-      0,
+      true,
     );
     assert.match(await firstMessage('dora:Pass-dora-1234'), /Hi Dora\./);
-    assert.notEqual(imap('dora:wrong-password').code, 0);
-    assert.notEqual(smtpTo(sandbox.smtp_port, 'someone@example.net', 'nobody@dora.example', null, 'x\n'), 0);
+    assert.equal(imap('dora:wrong-password').ok, false);
+    assert.equal(smtpTo(sandbox.smtp_port, 'someone@example.net', 'nobody@dora.example', null, 'x\n'), false);
 
     // Submission needs the account's login, and only for its own domain; what it sends is signed
     // with the key the sandbox's BIND publishes.
     const message = 'From: dora@dora.example\nTo: emil@emil.example\nSubject: signed\n\nHello Emil.\n';
-    assert.notEqual(
+    assert.equal(
       smtpTo(sandbox.submission_port, 'dora@dora.example', 'emil@emil.example', null, message),
-      0,
+      false,
     );
-    assert.notEqual(
+    assert.equal(
       smtpTo(
         sandbox.submission_port,
         'emil@emil.example',
@@ -318,7 +295,7 @@ describe('berth sandbox', () => {
         'dora:Pass-dora-1234',
         message,
       ),
-      0,
+      false,
       'dora may not send as emil',
     );
     assert.equal(
@@ -329,7 +306,7 @@ describe('berth sandbox', () => {
         'dora@dora.example:Pass-dora-1234',
         message,
       ),
-      0,
+      true,
     );
     const signed = await firstMessage('emil@emil.example:Pass-emil-1234');
     const resolver = new Resolver();
@@ -393,11 +370,11 @@ describe('berth sandbox', () => {
 
   it('refuses every login of a suspended account while its mail still arrives; passwd changes them all', async () => {
     assert.equal((await call('suspendacct', { user: 'dora', reason: 'unpaid' })).body.status, 200);
-    assert.notEqual(imap('dora:Pass-dora-1234').code, 0, 'IMAP refused');
+    assert.equal(imap('dora:Pass-dora-1234').ok, false, 'IMAP refused');
     assert.notEqual(ssh('ssh', 'dora', 'Pass-dora-1234', ['true']).code, 0, 'SSH refused');
-    assert.notEqual(
+    assert.equal(
       smtpTo(sandbox.submission_port, 'dora@dora.example', 'emil@emil.example', 'dora:Pass-dora-1234', 'x\n'),
-      0,
+      false,
       'submission refused',
     );
     assert.equal(
@@ -408,18 +385,18 @@ describe('berth sandbox', () => {
         null,
         'Subject: while away\n\nKept.\n',
       ),
-      0,
+      true,
       'mail still arrives',
     );
     assert.equal((await call('suspendacct', { user: 'emil', reason: 'unpaid' })).body.status, 200);
     assert.notEqual(ssh('sftp', 'emil', 'Pass-emil-1234', [], 'ls /\n').code, 0, 'SFTP refused');
     assert.equal((await call('unsuspendacct', { user: 'dora' })).body.status, 200);
     assert.equal((await call('unsuspendacct', { user: 'emil' })).body.status, 200);
-    assert.match(imap('dora:Pass-dora-1234', 'INBOX;UID=2').stdout, /Kept\./);
+    assert.match(imap('dora:Pass-dora-1234', 'INBOX;UID=2').body, /Kept\./);
 
     assert.equal((await call('passwd', { user: 'dora', password: 'New-pass-dora-99' })).body.status, 200);
-    assert.notEqual(imap('dora:Pass-dora-1234').code, 0);
-    assert.equal(imap('dora:New-pass-dora-99').code, 0);
+    assert.equal(imap('dora:Pass-dora-1234').ok, false);
+    assert.equal(imap('dora:New-pass-dora-99').ok, true);
     assert.equal(ssh('ssh', 'dora', 'New-pass-dora-99', ['true']).code, 0);
     assert.notEqual(ssh('ssh', 'dora', 'Pass-dora-1234', ['true']).code, 0);
   });
@@ -444,8 +421,8 @@ describe('berth sandbox', () => {
       'ls -a /home; cat /etc/postfix/berth/* /etc/dovecot/berth/* /etc/opendkim/berth/*; ls /etc/berth/mail /etc/berth/dkim; getent group berth-shell berth-sftp',
     ]);
     assert.doesNotMatch(left.stdout, /dora|emil/);
-    assert.notEqual(imap('dora:New-pass-dora-99').code, 0);
-    assert.notEqual(smtpTo(sandbox.smtp_port, 'someone@example.net', 'dora@dora.example', null, 'x\n'), 0);
+    assert.equal(imap('dora:New-pass-dora-99').ok, false);
+    assert.equal(smtpTo(sandbox.smtp_port, 'someone@example.net', 'dora@dora.example', null, 'x\n'), false);
     const doctor = await exec([process.execPath, BERTH, 'doctor', '--data-dir', '/var/lib/berth']);
     assert.equal(doctor.code, 0, doctor.stdout);
   });

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { postgresForTest, tempDir } from '../helpers.ts';
-import { BERTH, curl, type RunningSandbox, startSandbox } from '../process.ts';
+import { BERTH, curl, mailCurl, type RunningSandbox, startSandbox } from '../process.ts';
 
 describe('moving an account between two sandboxes of one fleet', () => {
   const dataDir = tempDir('berth-sandbox-fleet-');
@@ -26,21 +26,11 @@ describe('moving an account between two sandboxes of one fleet', () => {
       ca,
       `https://alice.example:${sandbox.https_port}/`,
     ]);
-  /** curl over SMTP or IMAP with STARTTLS to one sandbox, verifying its mail certificate. */
-  const mail = (sandbox: SandboxInfo, port: number, args: string[]) =>
-    curl([
-      '--resolve',
-      `sandbox.test:${port}:127.0.0.1`,
-      '--ssl-reqd',
-      '--cacert',
-      sandbox.fallback_ca,
-      ...args,
-    ]);
   const send = (sandbox: SandboxInfo, text: string) => {
     const file = join(dataDir, 'message.eml');
     writeFileSync(file, `Subject: ${text}\r\n\r\n${text}\r\n`);
     const url = `smtp://sandbox.test:${sandbox.smtp_port}`;
-    return mail(sandbox, sandbox.smtp_port, [
+    return mailCurl(sandbox, sandbox.smtp_port, [
       url,
       '--mail-from',
       'a@example.net',
@@ -54,7 +44,7 @@ describe('moving an account between two sandboxes of one fleet', () => {
   const message = async (sandbox: SandboxInfo, uid: number) => {
     const url = `imap://sandbox.test:${sandbox.imap_port}/INBOX;UID=${uid}`;
     for (let i = 0; i < 50; i++) {
-      const got = mail(sandbox, sandbox.imap_port, [url, '-u', 'alice:Alice-pass-1234']);
+      const got = mailCurl(sandbox, sandbox.imap_port, [url, '-u', 'alice:Alice-pass-1234']);
       if (got.body !== '') return got.body;
       await sleep(200);
     }

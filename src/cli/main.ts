@@ -192,6 +192,11 @@ function table(rows: string[][]): string {
     .join('\n');
 }
 
+/** A listing: `json` as indented JSON under --json, else a table of `header` and `rows`. */
+function printListing(io: Io, flags: Flags, json: unknown, header: string[], rows: string[][]): void {
+  io.out(flags.json ? `${JSON.stringify(json, null, 2)}\n` : `${table([header, ...rows])}\n`);
+}
+
 async function apiUserCommand(services: Services, args: string[], flags: Flags, io: Io): Promise<void> {
   const { db } = services.store;
   const action = positional(
@@ -223,23 +228,20 @@ async function apiUserCommand(services: Services, args: string[], flags: Flags, 
     }
     case 'list': {
       const users = await listApiUsers(db);
-      if (flags.json) {
-        const shown = users.map(({ passwordHash: _, ...user }) => user);
-        io.out(`${JSON.stringify(shown, null, 2)}\n`);
-        return;
-      }
-      const rows = [['NAME', 'ACCESS', 'ALLOWED IPS', 'RESELLER', 'CREATED', 'LAST USED']];
-      for (const user of users) {
-        rows.push([
+      printListing(
+        io,
+        flags,
+        users.map(({ passwordHash: _, ...user }) => user),
+        ['NAME', 'ACCESS', 'ALLOWED IPS', 'RESELLER', 'CREATED', 'LAST USED'],
+        users.map((user) => [
           user.name,
           user.access,
           user.allowedIps.join(',') || '-',
           user.reseller ?? '-',
           user.createdAt.toISOString(),
           user.lastUsedAt?.toISOString() ?? 'never',
-        ]);
-      }
-      io.out(`${table(rows)}\n`);
+        ]),
+      );
       return;
     }
     case 'reset-password': {
@@ -293,24 +295,23 @@ async function packageCommand(services: Services, args: string[], flags: Flags, 
     }
     case 'list': {
       const packages = await listPackages(services.store.db);
-      if (flags.json) {
-        io.out(`${JSON.stringify(packages, null, 2)}\n`);
-        return;
-      }
       const show = (n: number | null) => (n === null ? 'unlimited' : String(n));
-      const rows = [['NAME', 'QUOTA', 'BANDWIDTH', 'FEATURE', 'SHELL', 'IPV4', 'IPV6']];
-      for (const pkg of packages) {
-        rows.push([
+      const onOff = (on: boolean) => (on ? 'on' : 'off');
+      printListing(
+        io,
+        flags,
+        packages,
+        ['NAME', 'QUOTA', 'BANDWIDTH', 'FEATURE', 'SHELL', 'IPV4', 'IPV6'],
+        packages.map((pkg) => [
           pkg.name,
           show(pkg.limits.quota),
           show(pkg.limits.bandwidth),
           pkg.feature,
-          pkg.shell ? 'on' : 'off',
-          pkg.ipv4 ? 'on' : 'off',
-          pkg.ipv6 ? 'on' : 'off',
-        ]);
-      }
-      io.out(`${table(rows)}\n`);
+          onOff(pkg.shell),
+          onOff(pkg.ipv4),
+          onOff(pkg.ipv6),
+        ]),
+      );
       return;
     }
     case 'delete': {
@@ -342,17 +343,18 @@ async function auditCommand(services: Services, flags: Flags, io: Io): Promise<v
   if (!/^[0-9]{1,6}$/.test(limitText) || Number(limitText) < 1)
     throw new UsageError('--limit is a number from 1');
   const entries = await listAudit(services.store.db, { limit: Number(limitText) });
-  if (flags.json) {
-    io.out(`${JSON.stringify(entries, null, 2)}\n`);
-    return;
-  }
-  const rows = [['TIME', 'API USER', 'RESELLER', 'ADDRESS', 'OPERATION', 'TARGET', 'STATUS']];
-  for (const e of entries) {
-    const status = e.code ? `${e.status} ${e.code}` : String(e.status);
-    const cells = [e.at, e.api_user, e.reseller ?? '-', e.address, e.operation, e.target ?? '-', status];
-    rows.push(cells.map(printable));
-  }
-  io.out(`${table(rows)}\n`);
+  printListing(
+    io,
+    flags,
+    entries,
+    ['TIME', 'API USER', 'RESELLER', 'ADDRESS', 'OPERATION', 'TARGET', 'STATUS'],
+    entries.map((e) => {
+      const status = e.code ? `${e.status} ${e.code}` : String(e.status);
+      return [e.at, e.api_user, e.reseller ?? '-', e.address, e.operation, e.target ?? '-', status].map(
+        printable,
+      );
+    }),
+  );
 }
 
 /** The delivery log: recent events and what became of each delivery. */
@@ -392,24 +394,22 @@ async function eventsCommand(services: Services, flags: Flags, io: Io): Promise<
         error: d.last_error,
       })),
   }));
-  if (flags.json) {
-    io.out(`${JSON.stringify(rows, null, 2)}\n`);
-    return;
-  }
-  const lines = [['TIME', 'EVENT', 'ACCOUNT', 'TARGET', 'ATTEMPTS', 'STATE']];
-  for (const row of rows) {
-    for (const d of row.deliveries) {
-      lines.push([
+  printListing(
+    io,
+    flags,
+    rows,
+    ['TIME', 'EVENT', 'ACCOUNT', 'TARGET', 'ATTEMPTS', 'STATE'],
+    rows.flatMap((row) =>
+      row.deliveries.map((d) => [
         row.at,
         row.type,
         row.account,
         d.target,
         String(d.attempts),
         d.delivered ? 'delivered' : (d.error ?? 'pending'),
-      ]);
-    }
-  }
-  io.out(`${table(lines)}\n`);
+      ]),
+    ),
+  );
 }
 
 async function migrateStoreCommand(flags: Flags, io: Io): Promise<void> {
@@ -460,47 +460,41 @@ async function nodesCommand(services: Services, args: string[], flags: Flags, io
   if (action !== undefined)
     throw new UsageError('the nodes commands are: nodes, nodes drain NAME, nodes undrain NAME');
   const servers = await listServers(db, Date.now());
-  if (flags.json) {
-    io.out(`${JSON.stringify(servers, null, 2)}\n`);
-    return;
-  }
-  io.out(
-    `${table([
-      ['NAME', 'ADDRESS', 'DRIVER', 'STATE', 'WEIGHT', 'ACCOUNTS', 'LAST HEARTBEAT'],
-      ...servers.map((server) => [
-        server.name,
-        server.advertiseUrl,
-        server.driver,
-        server.state,
-        String(server.weight),
-        String(server.accounts),
-        `${server.heartbeatAt.toISOString().slice(0, 19).replace('T', ' ')} UTC`,
-      ]),
-    ])}\n`,
+  printListing(
+    io,
+    flags,
+    servers,
+    ['NAME', 'ADDRESS', 'DRIVER', 'STATE', 'WEIGHT', 'ACCOUNTS', 'LAST HEARTBEAT'],
+    servers.map((server) => [
+      server.name,
+      server.advertiseUrl,
+      server.driver,
+      server.state,
+      String(server.weight),
+      String(server.accounts),
+      `${server.heartbeatAt.toISOString().slice(0, 19).replace('T', ' ')} UTC`,
+    ]),
   );
 }
 
 /** Each account's certificate: where it stands, who issued it, when it expires or is tried again. */
 function certsCommand(services: Services, accounts: readonly Account[], flags: Flags, io: Io): void {
   const rows = services.driver.certificates?.(accounts) ?? [];
-  if (flags.json) {
-    io.out(`${JSON.stringify(rows)}\n`);
-    return;
-  }
   const date = (iso?: string) => (iso ? iso.slice(0, 16).replace('T', ' ') : '-');
-  io.out(
-    `${table([
-      ['USER', 'DOMAIN', 'STATE', 'ISSUER', 'EXPIRES', 'NEXT', 'LAST ERROR'],
-      ...rows.map((row) => [
-        row.user,
-        row.domain,
-        row.state ?? 'none',
-        row.issuer ?? '-',
-        date(row.notAfter),
-        date(row.nextAttempt),
-        printable(row.lastError ?? '-'),
-      ]),
-    ])}\n`,
+  printListing(
+    io,
+    flags,
+    rows,
+    ['USER', 'DOMAIN', 'STATE', 'ISSUER', 'EXPIRES', 'NEXT', 'LAST ERROR'],
+    rows.map((row) => [
+      row.user,
+      row.domain,
+      row.state ?? 'none',
+      row.issuer ?? '-',
+      date(row.notAfter),
+      date(row.nextAttempt),
+      printable(row.lastError ?? '-'),
+    ]),
   );
 }
 

@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import type { Services } from './services.ts';
 import { type Account, findAccount, listAccounts } from './store/accounts.ts';
+import { heldBy, restoreAccounts } from './store/pending.ts';
 import { placeAccounts, unplacedAccounts } from './store/servers.ts';
 
 export const USAGE_REFRESH_MS = 15 * 60_000;
@@ -18,6 +19,10 @@ export async function inspect(services: Services): Promise<string[]> {
     const { rows } = await sql<{ quick_check: string }>`PRAGMA quick_check`.execute(services.store.db);
     for (const row of rows) if (row.quick_check !== 'ok') differences.push(`store: ${row.quick_check}`);
   }
+  for (const { users } of await heldBy(services.store.db, services.config.nodeName))
+    differences.push(
+      `${users.join(', ')}: a change was interrupted while its system steps ran; serve puts the rows back when it starts`,
+    );
   for (const { entry } of services.journal.pending())
     differences.push(
       `${entry.user}: "${entry.operation}" was interrupted (${entry.startedAt}); serve finishes it when it starts`,
@@ -56,12 +61,17 @@ export async function refreshUsage(services: Services): Promise<number> {
 }
 
 /**
- * Finishes what calls interrupted by a crash left in the journal: an account the store has here is
- * repaired to match it; one it does not have, or has on another server (moved away), loses every
- * trace here. Returns what was done.
+ * Finishes what calls interrupted by a crash left: the rows of changes whose system steps were
+ * running here are put back as they were; then, from the journal, an account the store has here is
+ * repaired to match it, and one it does not have, or has on another server (moved away), loses
+ * every trace here. Returns what was done.
  */
 export async function recoverInterruptedCalls(services: Services): Promise<string[]> {
   const done: string[] = [];
+  for (const { txn, users } of await heldBy(services.store.db, services.config.nodeName)) {
+    await restoreAccounts(services.store.db, txn);
+    done.push(`${users.join(', ')}: rows put back as they were before an interrupted change`);
+  }
   for (const { id, entry } of services.journal.pending()) {
     // Steps run for another server's transaction: what the store says once it has ended is right.
     if (entry.transaction) await services.fleet.waitForEnd(entry.transaction);

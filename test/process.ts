@@ -76,6 +76,9 @@ export function serve(
         cwd: join(import.meta.dirname, '..'),
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, BERTH_LOG_LEVEL: 'info', ...env },
+        // Its own process group: SIGKILL takes the server with the commands it runs, as systemd
+        // does with the unit's control group.
+        detached: true,
       },
     );
     let out = '';
@@ -110,7 +113,8 @@ export function serve(
           output: () => out,
           stdout: () => stdout,
           stop: (signal = 'SIGTERM') => {
-            child.kill(signal);
+            if (signal === 'SIGKILL') process.kill(-child.pid!, signal);
+            else child.kill(signal);
             return exited;
           },
         });

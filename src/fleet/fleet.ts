@@ -24,6 +24,7 @@ import {
 import type { Journal } from '../provision/journal.ts';
 import { type Account, findAccount, saveAccount, toRow } from '../store/accounts.ts';
 import type { Store } from '../store/open.ts';
+import { AccountBusy } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
 import {
   accountsHeld,
@@ -403,6 +404,8 @@ export class Fleet {
     } catch (error) {
       if (journalId) journal.end(journalId);
       if (asked) await this.settleOn([to], transaction, 'undo');
+      if (error instanceof AccountBusy)
+        throw invalid('user', `${user} is being changed by another call; move it once that call ends`);
       throw error;
     }
     await this.settleOn([to], transaction, 'commit');

@@ -1,11 +1,19 @@
 // What several operations share: scope, rights, reseller limits, and changing state with system
 // steps so that a failure leaves nothing behind.
 import { randomInt, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, apiError, catalogue } from '../errors.ts';
 import { type SystemChange, stepsFor } from '../provision/changes.ts';
 import { runSteps, type Step, undoSteps } from '../provision/driver.ts';
 import { type Account, findAccountInScope, ownedTotals, type Scope } from '../store/accounts.ts';
 import { uniqueViolation } from '../store/errors.ts';
+import {
+  AccountBusy,
+  holdAccounts,
+  releaseAccounts,
+  restoreAccounts,
+  trackWrites,
+} from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
 import type { Limit } from '../values.ts';
 import type { Caller, Context } from './operation.ts';
@@ -93,66 +101,153 @@ export function nodeUnavailable(args: { server: string; user?: string }): ApiErr
   });
 }
 
+/** How long a change waits for another server's change to the same account before giving up. */
+const HELD_WAIT_MS = 60_000;
+
+/** The changes this process is running steps for, by account: a change to one waits for it. */
+const running = new WeakMap<Db, Map<string, Promise<void>>>();
+
 /**
- * Runs `work` in one transaction, with the call's audit entry in the same commit. System changes it
- * makes through `system` are done by the account's own server: here, journalled first and undone,
- * last first, when anything after them fails (a later step, a store write, the commit); on another
- * server of the fleet, kept open there and settled with the transaction (CONTRACT §12). A conflict
- * with another server's transaction is retried while no system step has run.
+ * Runs `work` in a transaction, with the call's audit entry in the same commit as its effect. System
+ * changes it asks for through `system` are done by the account's own server.
+ *
+ * Here, when they are the call's only ones, they run after the commit, so that no store lock is
+ * held while they do: the commit holds every account the call wrote (pending_changes, with the row
+ * as it was) until the steps end; then a second commit lets them go and records the call. When a
+ * step fails the finished ones are undone, last first, and the old rows come back; a crash meanwhile
+ * is repaired the same way at start. Any other change to a held account waits (AccountBusy).
+ *
+ * On another server of the fleet, they are kept open there and settled with the transaction
+ * (CONTRACT §12); a call that changes another server's system runs its own steps inside the
+ * transaction too. A conflict with another server's transaction is retried while no step has run.
  */
 export async function changeState<T>(
   ctx: Context,
   work: (db: Db, system: RunSystemSteps) => Promise<T>,
 ): Promise<T> {
-  const { journal, fleet, driver } = ctx.services;
+  const { journal, fleet, driver, store } = ctx.services;
+  const started = Date.now();
   for (let attempt = 1; ; attempt++) {
     const done: Step[] = [];
     const journalled: string[] = [];
     const transaction = randomUUID();
     const peers = new Set<string>();
+    const local: { change: SystemChange; steps: Step[] }[] = [];
+    let held: string[] = [];
+    const runLocal = async ({ change: { account }, steps }: (typeof local)[number]) => {
+      await fleet.settleEarlierChanges(account.user);
+      journalled.push(
+        journal.begin({
+          user: account.user,
+          domain: account.domain,
+          homedir: account.homedir,
+          operation: steps[0]!.name,
+          startedAt: new Date().toISOString(),
+        }),
+      );
+      await runSteps(steps, done);
+    };
     const systemOn =
       (trx: Db): RunSystemSteps =>
       async (change) => {
-        const { account } = change;
-        const server = account.server ?? fleet.self;
-        if (server !== fleet.self) {
-          if (peers.size === 0) await fleet.beginRemote(trx, transaction);
-          peers.add(server);
-          await fleet.applyOn(server, transaction, change);
+        const server = change.account.server ?? fleet.self;
+        if (server === fleet.self) {
+          const steps = stepsFor(driver, change);
+          if (steps.length > 0) local.push({ change, steps });
           return;
         }
-        const steps = stepsFor(driver, change);
-        if (steps.length === 0) return;
-        await fleet.settleEarlierChanges(account.user);
-        journalled.push(
-          journal.begin({
-            user: account.user,
-            domain: account.domain,
-            homedir: account.homedir,
-            operation: steps[0]!.name,
-            startedAt: new Date().toISOString(),
-          }),
-        );
-        await runSteps(steps, done);
+        if (peers.size === 0) await fleet.beginRemote(trx, transaction);
+        peers.add(server);
+        await fleet.applyOn(server, transaction, change);
       };
+    let result: T;
     try {
-      const result = await ctx.services.store.db.transaction().execute(async (trx) => {
+      result = await store.db.transaction().execute(async (trx) => {
+        trackWrites(trx);
         const value = await work(trx, systemOn(trx));
-        await ctx.recordSuccess(trx);
+        if (local.length > 0 && peers.size === 0) {
+          const users = local.map(({ change }) => change.account.user);
+          held = await holdAccounts(trx, transaction, fleet.self, users);
+        } else {
+          for (const change of local) await runLocal(change);
+          await ctx.recordSuccess(trx);
+        }
         return value;
       });
+    } catch (error) {
+      await undo(ctx, done);
+      for (const id of journalled) journal.end(id);
+      await fleet.settleOn(peers, transaction, 'undo');
+      if (error instanceof AccountBusy && journalled.length === 0 && peers.size === 0) {
+        await waitForHeld(store.db, error, started);
+        continue;
+      }
+      if (journalled.length > 0 || peers.size > 0 || attempt >= 5 || !isTransient(error)) throw error;
+      continue;
+    }
+    if (held.length === 0) {
       for (const id of journalled) journal.end(id);
       await fleet.settleOn(peers, transaction, 'commit');
       return result;
-    } catch (error) {
-      await undoSteps(done, (step, undoError) =>
-        ctx.services.log.error({ err: undoError, step: step.name }, 'could not undo a provisioning step'),
-      );
-      for (const id of journalled) journal.end(id);
-      await fleet.settleOn(peers, transaction, 'undo');
-      if (journalled.length > 0 || peers.size > 0 || attempt >= 5 || !isTransient(error)) throw error;
     }
+    return await holding(store.db, held, async () => {
+      try {
+        for (const change of local) await runLocal(change);
+        await store.db.transaction().execute(async (trx) => {
+          await releaseAccounts(trx, transaction);
+          await ctx.recordSuccess(trx);
+        });
+      } catch (error) {
+        await undo(ctx, done);
+        try {
+          await restoreAccounts(store.db, transaction);
+        } catch (restoreError) {
+          // The accounts stay held until start-up brings the old rows back and repairs the system
+          // to match them from the journal.
+          ctx.services.log.error({ err: restoreError }, 'could not restore the rows of a failed change');
+          throw error;
+        }
+        for (const id of journalled) journal.end(id);
+        throw error;
+      }
+      for (const id of journalled) journal.end(id);
+      return result;
+    });
   }
+}
+
+async function undo(ctx: Context, done: Step[]): Promise<void> {
+  await undoSteps(done, (step, undoError) =>
+    ctx.services.log.error({ err: undoError, step: step.name }, 'could not undo a provisioning step'),
+  );
+}
+
+/** Runs `act` with the accounts marked as held by this process, for changes to them to wait on. */
+async function holding<T>(db: Db, users: readonly string[], act: () => Promise<T>): Promise<T> {
+  let ours = running.get(db);
+  if (!ours) {
+    ours = new Map();
+    running.set(db, ours);
+  }
+  const { promise, resolve } = Promise.withResolvers<void>();
+  for (const user of users) ours.set(user, promise);
+  try {
+    return await act();
+  } finally {
+    for (const user of users) if (ours.get(user) === promise) ours.delete(user);
+    resolve();
+  }
+}
+
+/**
+ * Waits for the change that holds an account: until this process's own ends, or a little while for
+ * another server's; one that holds it for over a minute answers node_unavailable.
+ */
+async function waitForHeld(db: Db, busy: AccountBusy, since: number): Promise<void> {
+  const ours = running.get(db)?.get(busy.user);
+  if (ours) return await ours;
+  if (Date.now() - since > HELD_WAIT_MS) throw nodeUnavailable({ server: busy.server, user: busy.user });
+  await sleep(20);
 }
 
 /**

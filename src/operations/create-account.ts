@@ -13,6 +13,7 @@ import {
 } from '../store/accounts.ts';
 import { uniqueViolation } from '../store/errors.ts';
 import { findPackage } from '../store/packages.ts';
+import { refuseHeld, refuseHeldDomain } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
 import type { HostingProfile } from '../store/servers.ts';
 import { changeState, enforceResellerLimits, forbidden, generatePassword, requireAlpha } from './common.ts';
@@ -107,6 +108,9 @@ export const createAccount = defineOperation({
       const overlapping = await findOverlappingDomain(db, input.domain);
       if (overlapping !== undefined)
         throw apiError('domain_in_use', { domain: input.domain, other: overlapping }, 'domain');
+      // A removal still running holds its user and domain until it ends (its failure keeps them).
+      await refuseHeld(db, [input.user]);
+      await refuseHeldDomain(db, input.domain);
 
       const limits = {} as Limits;
       for (const name of LIMIT_NAMES)

@@ -6,8 +6,10 @@ import { runVetoHooks } from '../events/vetoes.ts';
 import { StepFailed } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import { type AuditEntry, appendAudit } from '../store/audit.ts';
+import { AccountBusy } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
 import { auditableApiUser, PACKAGE_NAME } from '../values.ts';
+import { nodeUnavailable } from './common.ts';
 import { once, parseIdempotencyKey, requestHash } from './idempotency.ts';
 import { type Caller, type Operation, parseParams, type RawParams, type Result } from './operation.ts';
 
@@ -26,6 +28,7 @@ export interface Call {
 /** Turns anything thrown into the error the caller sees; internals go to the log only. */
 export function toApiError(error: unknown, services: Services, operation: string): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof AccountBusy) return nodeUnavailable({ server: error.server, user: error.user });
   if (error instanceof StepFailed) {
     services.metrics.stepFailure(error.step);
     services.log.error({ err: error.cause, operation, step: error.step }, 'provisioning step failed');

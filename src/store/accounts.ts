@@ -1,6 +1,7 @@
 // Hosting accounts in the store. Rows become Account objects here and nowhere else.
 import { SqliteAdapter, sql } from 'kysely';
 import type { Limit } from '../values.ts';
+import { heldAddresses, heldRowsOwnedBy, noteAccount, refuseHeld } from './pending.ts';
 import type { AccountRow, Db } from './schema.ts';
 
 export const LIMIT_NAMES = [
@@ -184,6 +185,8 @@ export async function findAccount(
   let query = db.selectFrom('accounts').selectAll().where('user', '=', user);
   if (options.lock && locksRows(db)) query = query.forUpdate();
   const row = await query.executeTakeFirst();
+  // Checked once the row lock is taken: a change that held it until its commit is seen here.
+  if (options.lock) await refuseHeld(db, [user]);
   return row && toAccount(row);
 }
 
@@ -315,11 +318,25 @@ export async function ownedTotals(
     .where('user', '!=', owner);
   if (except !== null) query = query.where('user', '!=', except);
   const row = await query.executeTakeFirstOrThrow();
-  return {
+  const totals = {
     accounts: Number(row.accounts),
     quota: Number(row.quota ?? 0),
     bandwidth: Number(row.bandwidth ?? 0),
   };
+  // A change still running counts at the larger of its two sides: its failure brings the old back.
+  for (const before of await heldRowsOwnedBy(db, owner)) {
+    if (before.user === except) continue;
+    const now = await db
+      .selectFrom('accounts')
+      .select(['owner', 'quota', 'bandwidth'])
+      .where('user', '=', before.user)
+      .executeTakeFirst();
+    const counted = now?.owner === owner ? now : { quota: 0, bandwidth: 0 };
+    if (counted !== now) totals.accounts++;
+    totals.quota += Math.max(Number(before.quota ?? 0) - Number(counted.quota ?? 0), 0);
+    totals.bandwidth += Math.max(Number(before.bandwidth ?? 0) - Number(counted.bandwidth ?? 0), 0);
+  }
+  return totals;
 }
 
 /**
@@ -352,21 +369,29 @@ export async function serializeAccountCreation(db: Db): Promise<void> {
 const CREATION_LOCK = 0x62657274;
 
 export async function insertAccount(db: Db, account: Account): Promise<void> {
+  await noteAccount(db, account.user);
   await db.insertInto('accounts').values(toRow(account)).execute();
 }
 
 /** Writes every field of the account back. */
 export async function saveAccount(db: Db, account: Account): Promise<void> {
   const { user, ...rest } = toRow(account);
+  await noteAccount(db, user);
   await db.updateTable('accounts').set(rest).where('user', '=', user).execute();
 }
 
 export async function deleteAccount(db: Db, user: string): Promise<void> {
+  await noteAccount(db, user);
   await db.deleteFrom('accounts').where('user', '=', user).execute();
 }
 
 /** Passes every account `from` owns (but itself) to `to`. */
 export async function transferOwnedAccounts(db: Db, from: string, to: string): Promise<void> {
+  const owned = await db.selectFrom('accounts').select('user').where('owner', '=', from).execute();
+  await refuseHeld(
+    db,
+    owned.map((row) => row.user),
+  );
   await db
     .updateTable('accounts')
     .set({ owner: to })
@@ -382,7 +407,13 @@ export async function accountsOnPackage(
 ): Promise<Account[]> {
   let query = db.selectFrom('accounts').selectAll().where('package', '=', name).orderBy('user');
   if (options.lock && locksRows(db)) query = query.forUpdate();
-  return (await query.execute()).map(toAccount);
+  const rows = await query.execute();
+  if (options.lock)
+    await refuseHeld(
+      db,
+      rows.map((row) => row.user),
+    );
+  return rows.map(toAccount);
 }
 
 /** The dedicated addresses of one family that accounts hold, each with the holder's owner. */
@@ -393,7 +424,11 @@ export async function dedicatedAddressesInUse(db: Db, family: 4 | 6): Promise<Ma
     .select([`${column} as address`, 'owner'])
     .where(column, 'is not', null)
     .execute();
-  return new Map(rows.map((row) => [String(row.address), row.owner]));
+  // An address a running removal frees is taken until it ends: a failure gives it back.
+  return new Map([
+    ...(await heldAddresses(db, family)),
+    ...rows.map((row) => [String(row.address), row.owner] as const),
+  ]);
 }
 
 export interface OwnedSummary {

@@ -1,6 +1,7 @@
 // Hosting packages in the store.
 import type { Limits } from './accounts.ts';
 import { limitsOf } from './accounts.ts';
+import { notePackage } from './pending.ts';
 import type { Db, PackageRow } from './schema.ts';
 
 export interface Package {
@@ -52,6 +53,7 @@ export async function insertPackage(db: Db, pkg: Package): Promise<void> {
 
 export async function savePackage(db: Db, pkg: Package): Promise<void> {
   const { name, ...rest } = toRow(pkg);
+  await notePackage(db, name);
   await db.updateTable('packages').set(rest).where('name', '=', name).execute();
 }
 

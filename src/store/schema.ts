@@ -166,6 +166,21 @@ export interface FleetCommitTable {
   at: string;
 }
 
+/**
+ * An account held by a change whose system steps are running: its row as it was before (JSON of
+ * the stored row; null when the change creates it) and, for a package edit, the package's.
+ */
+export interface PendingChangeTable {
+  user: string;
+  txn: string;
+  /** The server running the steps; it restores the rows if it dies before they end. */
+  server: string;
+  domain: string;
+  before: string | null;
+  package: string | null;
+  created_ms: number;
+}
+
 export interface SettingTable {
   key: string;
   value: string;
@@ -181,6 +196,7 @@ export interface Database {
   settings: SettingTable;
   servers: ServerTable;
   fleet_commits: FleetCommitTable;
+  pending_changes: PendingChangeTable;
   portal_sessions: PortalSessionTable;
   idempotency_keys: IdempotencyKeyTable;
   events: EventTable;

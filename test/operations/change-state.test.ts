@@ -4,10 +4,14 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { findAccount } from '../../src/store/accounts.ts';
+import { inspect, recoverInterruptedCalls } from '../../src/maintenance.ts';
+import { findAccount, saveAccount } from '../../src/store/accounts.ts';
 import { countAudit } from '../../src/store/audit.ts';
-import { errorOf, type Harness, recordingDriver, setup } from '../helpers.ts';
+import { findPackage } from '../../src/store/packages.ts';
+import { holdAccounts, trackWrites } from '../../src/store/pending.ts';
+import { createAccount, errorOf, type Harness, recordingDriver, setup } from '../helpers.ts';
 
 describe('changing state', () => {
   const driver = recordingDriver();
@@ -100,5 +104,146 @@ describe('changing state', () => {
       .map((r) => (r.body.data as { dedicatedip: { ipv4: string } }).dedicatedip.ipv4)
       .sort();
     assert.deepEqual(addresses, ['198.51.100.1', '198.51.100.2']);
+  });
+
+  it('runs system steps after the commit: other accounts change meanwhile, the same account waits', async () => {
+    const { db } = h.services.store;
+    for (const user of ['slowa', 'quickb']) await createAccount(h, user);
+    const gate = Promise.withResolvers<void>();
+    const started = Promise.withResolvers<void>();
+    const original = driver.suspendAccount;
+    driver.suspendAccount = (account) =>
+      account.user === 'slowa'
+        ? [
+            {
+              name: 'suspend:gated',
+              run: async () => {
+                started.resolve();
+                await gate.promise;
+              },
+              undo: async () => {},
+            },
+          ]
+        : original(account);
+    try {
+      const slow = h.call('suspendacct', { user: 'slowa' });
+      await started.promise;
+      const held = await db.selectFrom('pending_changes').select(['user', 'server']).execute();
+      assert.deepEqual(
+        held.map((row) => ({ ...row })),
+        [{ user: 'slowa', server: 'panel' }],
+      );
+      // The store is free: another account's change, with steps, is done while slowa's wait.
+      assert.equal((await h.call('suspendacct', { user: 'quickb' })).statusCode, 200);
+      assert.equal((await h.call('editquota', { user: 'quickb', quota: '300' })).statusCode, 200);
+      // A change to slowa itself waits for the steps to end.
+      let answered = false;
+      const email = h
+        .call('changecontactemail', { user: 'slowa', email: 'later@example.com' })
+        .finally(() => {
+          answered = true;
+        });
+      await sleep(150);
+      assert.equal(answered, false);
+      gate.resolve();
+      assert.equal((await slow).statusCode, 200);
+      assert.equal((await email).statusCode, 200);
+      const account = await findAccount(db, 'slowa');
+      assert.equal(account?.suspension?.by, 'root');
+      assert.equal(account?.contactEmail, 'later@example.com');
+      assert.deepEqual(await db.selectFrom('pending_changes').selectAll().execute(), []);
+    } finally {
+      gate.resolve();
+      driver.suspendAccount = original;
+    }
+  });
+
+  it('puts the rows back when a step after the commit fails, and frees what they held only then', async () => {
+    const { db } = h.services.store;
+    await createAccount(h, 'keepme');
+    const before = await findAccount(db, 'keepme');
+    driver.failAt = 'remove:third';
+    try {
+      const reply = await h.call('removeacct', { user: 'keepme' });
+      assert.deepEqual(errorOf(reply), { status: 500, code: 'provisioning_failed', param: undefined });
+    } finally {
+      driver.failAt = null;
+    }
+    assert.deepEqual(await findAccount(db, 'keepme'), before);
+    assert.deepEqual(await db.selectFrom('pending_changes').selectAll().execute(), []);
+    assert.deepEqual(driver.log.slice(-2), ['undo remove:second keepme', 'undo remove:first keepme']);
+
+    // A package edit whose steps fail: the package and every account on it as they were.
+    assert.equal((await h.call('addpkg', { name: 'edited', quota: '100' })).statusCode, 200);
+    for (const user of ['pkga', 'pkgb']) await createAccount(h, user, { package: 'edited' });
+    driver.failAt = 'limits:second';
+    try {
+      const reply = await h.call('editpkg', { name: 'edited', quota: '200' });
+      assert.equal(errorOf(reply).code, 'provisioning_failed');
+    } finally {
+      driver.failAt = null;
+    }
+    assert.equal((await findPackage(db, 'edited'))?.limits.quota, 100);
+    for (const user of ['pkga', 'pkgb']) assert.equal((await findAccount(db, user))?.limits.quota, 100);
+  });
+
+  it('makes a createacct for the domain of a removal still running wait for its end', async () => {
+    await createAccount(h, 'leaving');
+    const gate = Promise.withResolvers<void>();
+    const started = Promise.withResolvers<void>();
+    const original = driver.removeAccount;
+    driver.removeAccount = (account) => [
+      {
+        name: 'remove:gated',
+        run: async () => {
+          started.resolve();
+          await gate.promise;
+        },
+        undo: async () => {},
+      },
+      ...original(account),
+    ];
+    try {
+      const removal = h.call('removeacct', { user: 'leaving' });
+      await started.promise;
+      let answered = false;
+      const creation = h
+        .call('createacct', {
+          user: 'arriving',
+          domain: 'leaving.example.com',
+          email: 'a@example.com',
+          package: 'default',
+        })
+        .finally(() => {
+          answered = true;
+        });
+      await sleep(150);
+      assert.equal(answered, false);
+      gate.resolve();
+      assert.equal((await removal).statusCode, 200);
+      assert.equal((await creation).statusCode, 200);
+    } finally {
+      gate.resolve();
+      driver.removeAccount = original;
+    }
+  });
+
+  it('puts back, at start, the rows of a change whose steps never ended', async () => {
+    const { db } = h.services.store;
+    await createAccount(h, 'crashed');
+    const before = await findAccount(db, 'crashed');
+    await db.transaction().execute(async (trx) => {
+      trackWrites(trx);
+      await saveAccount(trx, { ...before!, contactEmail: 'half@example.com' });
+      await holdAccounts(trx, 'an-interrupted-change', 'panel', []);
+    });
+    assert.ok(
+      (await inspect(h.services)).some((line) => line.startsWith('crashed: a change was interrupted')),
+    );
+    assert.deepEqual(await recoverInterruptedCalls(h.services), [
+      'crashed: rows put back as they were before an interrupted change',
+    ]);
+    assert.deepEqual(await findAccount(db, 'crashed'), before);
+    assert.deepEqual(await db.selectFrom('pending_changes').selectAll().execute(), []);
   });
 });

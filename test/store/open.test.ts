@@ -59,7 +59,7 @@ describe(`the store (${TEST_DIALECT})`, () => {
         const migrations = await sql<{ n: number }>`select count(*) as n from kysely_migration`.execute(
           store.db,
         );
-        assert.equal(Number(migrations.rows[0]?.n), 8);
+        assert.equal(Number(migrations.rows[0]?.n), 9);
       } finally {
         await store.close();
       }

@@ -9,6 +9,7 @@ import * as identities from './0005-identities.ts';
 import * as auditTarget from './0006-audit-target.ts';
 import * as servers from './0007-servers.ts';
 import * as fleetCalls from './0008-fleet-calls.ts';
+import * as pendingChanges from './0009-pending-changes.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0006-audit-target': auditTarget,
   '0007-servers': servers,
   '0008-fleet-calls': fleetCalls,
+  '0009-pending-changes': pendingChanges,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

@@ -1,0 +1,191 @@
+// Changes whose system steps run after their first commit (CONTRACT §8). The transaction that makes
+// a change notes every account row it writes as it was before; at its commit each such account is
+// held in pending_changes with that row. While held, no other change may touch the account (it
+// waits: AccountBusy). The steps' success lets the hold go; their failure, or a crash before they
+// end, puts the old rows back.
+import type { AccountRow, Db, PackageRow } from './schema.ts';
+
+/** Another change holds the account while its system steps run: wait for it, then try again. */
+export class AccountBusy extends Error {
+  readonly user: string;
+  readonly server: string;
+
+  constructor(user: string, server: string) {
+    super(`the account ${user} is being changed on the server ${server}`);
+    this.name = 'AccountBusy';
+    this.user = user;
+    this.server = server;
+  }
+}
+
+/** What a transaction wrote, as it was before: account rows (null: it did not exist) and a package. */
+interface BeforeImages {
+  accounts: Map<string, AccountRow | null>;
+  package: PackageRow | null;
+}
+
+const tracked = new WeakMap<Db, BeforeImages>();
+
+/** From now on, the rows `trx` writes are noted as they were before (see holdAccounts). */
+export function trackWrites(trx: Db): void {
+  tracked.set(trx, { accounts: new Map(), package: null });
+}
+
+/** Notes an account's row as it is now, before `db` writes it, when `db` is tracked. */
+export async function noteAccount(db: Db, user: string): Promise<void> {
+  const images = tracked.get(db);
+  if (!images || images.accounts.has(user)) return;
+  const row = await db.selectFrom('accounts').selectAll().where('user', '=', user).executeTakeFirst();
+  images.accounts.set(user, row ?? null);
+}
+
+/** Notes a package's row as it is now, before `db` writes it, when `db` is tracked. */
+export async function notePackage(db: Db, name: string): Promise<void> {
+  const images = tracked.get(db);
+  if (!images || images.package) return;
+  images.package =
+    (await db.selectFrom('packages').selectAll().where('name', '=', name).executeTakeFirst()) ?? null;
+}
+
+/** Refuses (AccountBusy) when a change holds any of the accounts. */
+export async function refuseHeld(db: Db, users: readonly string[]): Promise<void> {
+  for (let i = 0; i < users.length; i += CHUNK) {
+    const held = await db
+      .selectFrom('pending_changes')
+      .select(['user', 'server'])
+      .where('user', 'in', users.slice(i, i + CHUNK))
+      .limit(1)
+      .executeTakeFirst();
+    if (held) throw new AccountBusy(held.user, held.server);
+  }
+}
+
+/** Rows or names per statement: well within every store's limit on parameters. */
+const CHUNK = 500;
+
+/**
+ * Refuses (AccountBusy) when a change holds an account whose domain is `domain` or overlaps it: a
+ * removal still running, whose domain is not free until it ends.
+ */
+export async function refuseHeldDomain(db: Db, domain: string): Promise<void> {
+  const labels = domain.split('.');
+  const above = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
+  const held = await db
+    .selectFrom('pending_changes')
+    .select(['user', 'server'])
+    .where((eb) => eb.or([eb('domain', 'in', [domain, ...above]), eb('domain', 'like', `%.${domain}`)]))
+    .limit(1)
+    .executeTakeFirst();
+  if (held) throw new AccountBusy(held.user, held.server);
+}
+
+/**
+ * Holds every account `trx` wrote (and `alsoUsers`, whose rows it did not) for the change `txn`
+ * run by `server`; returns the users held.
+ */
+export async function holdAccounts(
+  trx: Db,
+  txn: string,
+  server: string,
+  alsoUsers: readonly string[],
+): Promise<string[]> {
+  for (const user of alsoUsers) await noteAccount(trx, user);
+  const images = tracked.get(trx);
+  if (!images) throw new Error('holdAccounts: the transaction was not tracked');
+  tracked.delete(trx);
+  const now = Date.now();
+  const packageImage = images.package ? JSON.stringify(images.package) : null;
+  const rows = [];
+  for (const [user, before] of images.accounts) {
+    const domain =
+      before?.domain ??
+      (await trx.selectFrom('accounts').select('domain').where('user', '=', user).executeTakeFirst())?.domain;
+    if (domain === undefined) continue; // made and removed again in one call: nothing to hold
+    rows.push({
+      user,
+      txn,
+      server,
+      domain,
+      before: before ? JSON.stringify(before) : null,
+      package: packageImage,
+      created_ms: now,
+    });
+  }
+  for (let i = 0; i < rows.length; i += CHUNK)
+    await trx
+      .insertInto('pending_changes')
+      .values(rows.slice(i, i + CHUNK))
+      .execute();
+  return rows.map((row) => row.user);
+}
+
+/** The change's steps are done: its accounts are free again. */
+export async function releaseAccounts(db: Db, txn: string): Promise<void> {
+  await db.deleteFrom('pending_changes').where('txn', '=', txn).execute();
+}
+
+/** The change's steps failed or never ended: its rows go back to what they were, in one commit. */
+export async function restoreAccounts(db: Db, txn: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const held = await trx.selectFrom('pending_changes').selectAll().where('txn', '=', txn).execute();
+    for (const row of held) {
+      await trx.deleteFrom('accounts').where('user', '=', row.user).execute();
+      if (row.before !== null)
+        await trx
+          .insertInto('accounts')
+          .values(JSON.parse(row.before) as AccountRow)
+          .execute();
+    }
+    const pkg = held.find((row) => row.package !== null)?.package;
+    if (pkg) {
+      const { name, ...rest } = JSON.parse(pkg) as PackageRow;
+      await trx.updateTable('packages').set(rest).where('name', '=', name).execute();
+    }
+    await releaseAccounts(trx, txn);
+  });
+}
+
+/** The changes `server` was running, each by its id. */
+export async function heldBy(db: Db, server: string): Promise<{ txn: string; users: string[] }[]> {
+  const rows = await db
+    .selectFrom('pending_changes')
+    .select(['txn', 'user'])
+    .where('server', '=', server)
+    .orderBy('created_ms')
+    .execute();
+  const byTxn = new Map<string, string[]>();
+  for (const { txn, user } of rows) byTxn.set(txn, [...(byTxn.get(txn) ?? []), user]);
+  return [...byTxn].map(([txn, users]) => ({ txn, users }));
+}
+
+/**
+ * The rows of the accounts held by changes, as they were before, that `owner` owned: a reseller's
+ * limits count them until the changes end (a failure brings them back).
+ */
+export async function heldRowsOwnedBy(db: Db, owner: string): Promise<AccountRow[]> {
+  const rows = await db
+    .selectFrom('pending_changes')
+    .select('before')
+    .where('before', 'is not', null)
+    .execute();
+  return rows
+    .map((row) => JSON.parse(row.before as string) as AccountRow)
+    .filter((row) => row.owner === owner && row.user !== owner);
+}
+
+/** The dedicated addresses the rows of held accounts had before: taken until the changes end. */
+export async function heldAddresses(db: Db, family: 4 | 6): Promise<Map<string, string>> {
+  const column = family === 4 ? 'dedicated_ipv4' : 'dedicated_ipv6';
+  const rows = await db
+    .selectFrom('pending_changes')
+    .select('before')
+    .where('before', 'is not', null)
+    .execute();
+  const out = new Map<string, string>();
+  for (const { before } of rows) {
+    const row = JSON.parse(before as string) as AccountRow;
+    const address = row[column];
+    if (address) out.set(address, row.owner);
+  }
+  return out;
+}

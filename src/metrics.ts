@@ -43,7 +43,7 @@ export class Metrics {
   }
 
   /** The Prometheus text exposition, with the accounts counted in the store now. */
-  async render(db: Db): Promise<string> {
+  async render(db: Db, reloads: ReadonlyMap<string, number> = new Map()): Promise<string> {
     const out: string[] = [];
     const family = (name: string, type: string, help: string) =>
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -85,6 +85,11 @@ export class Metrics {
       await count((q) => q.where('suspended', '=', 1)),
       await count((q) => q.where('reseller', '=', 1)),
     ];
+    if (reloads.size > 0) {
+      family('berth_service_reloads_total', 'counter', 'Reloads of the system services, by service.');
+      for (const [service, value] of [...reloads].sort())
+        out.push(`berth_service_reloads_total${labels({ service })} ${value}`);
+    }
     family('berth_accounts', 'gauge', 'Hosting accounts in the store, by state.');
     out.push(`berth_accounts${labels({ state: 'active' })} ${all - suspended}`);
     out.push(`berth_accounts${labels({ state: 'suspended' })} ${suspended}`);

@@ -40,6 +40,6 @@ export function registerMetrics(app: FastifyInstance, services: Services): void 
     }
     return reply
       .type('text/plain; version=0.0.4; charset=utf-8')
-      .send(await services.metrics.render(services.store.db));
+      .send(await services.metrics.render(services.store.db, services.driver.reloadCounts?.()));
   });
 }

@@ -96,6 +96,8 @@ export interface Driver {
   prepare?(): Promise<void>;
   /** Work beside the calls while serving (certificates: obtained and renewed); close() stops it. */
   startBackgroundWork?(store: AccountSource, log: BackgroundLog): void;
+  /** How many times each system service was reloaded since start, by name (the linux driver's). */
+  reloadCounts?(): ReadonlyMap<string, number>;
   /** Each account's certificate, when the driver keeps certificates. */
   certificates?(accounts: readonly Account[]): CertificateRow[];
   close(): Promise<void>;

@@ -5,7 +5,7 @@
 // Berth wrote when it started), and reports on standard output once all of it answers. On SIGINT,
 // SIGTERM or its input closing, it stops them, Berth first; nothing it did outlives the namespace.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import {
   chownSync,
   existsSync,
@@ -34,13 +34,26 @@ const say = (text: string) => process.stderr.write(`sandbox: ${text}\n`);
 const run = (argv: string[]) => execFileSync(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
 const secret = () => randomBytes(18).toString('base64url');
 
+/**
+ * A port no one listens on, below the kernel's range for ephemeral ports (32768 and up): a port from
+ * that range could be taken by any outgoing connection between this choice and the service's bind.
+ */
 async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  for (;;) {
+    const port = 10_000 + randomInt(20_000);
+    if (chosenPorts.has(port)) continue;
+    const server = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (!free) continue;
+    await new Promise((resolve) => server.close(resolve));
+    chosenPorts.add(port);
+    return port;
+  }
 }
+const chosenPorts = new Set<number>();
 
 async function answers(port: number): Promise<boolean> {
   return new Promise((resolve) => {

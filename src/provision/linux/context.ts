@@ -18,6 +18,35 @@ export interface Service {
   reload(): Promise<void>;
 }
 
+/**
+ * Makes a service's reloads shared: one runs at a time, and a caller waits for the first reload
+ * that starts after it asked (the one under way may have read the files before its change was
+ * written). A burst of changes is so served by two reloads, not one each.
+ */
+export function coalesceReloads(service: Service, started: () => void = () => {}): void {
+  const reload = service.reload.bind(service);
+  let running: Promise<void> | null = null;
+  let next: Promise<void> | null = null;
+  const start = (): Promise<void> => {
+    started();
+    const current = reload().finally(() => {
+      if (running === current) running = null;
+    });
+    running = current;
+    return current;
+  };
+  service.reload = () => {
+    if (!running) return start();
+    next ??= running
+      .catch(() => {})
+      .then(() => {
+        next = null;
+        return start();
+      });
+    return next;
+  };
+}
+
 export interface LinuxStep extends Step {
   reloads?: Service;
 }

@@ -7,7 +7,7 @@ import type { Config } from '../../config.ts';
 import type { Account } from '../../store/accounts.ts';
 import { domainError } from '../../values.ts';
 import { type CertificateRow, type Driver, type Step, StepFailed } from '../driver.ts';
-import { type Component, type LinuxStep, linuxContext, type Service } from './context.ts';
+import { type Component, coalesceReloads, type LinuxStep, linuxContext, type Service } from './context.ts';
 import { dnsComponent } from './dns/component.ts';
 import { dkimKeyFile } from './dns/dkim.ts';
 import { readIfExists } from './files.ts';
@@ -68,6 +68,9 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     (c): c is NonNullable<typeof c> => c !== null,
   );
   const others = components.filter((c) => c !== user);
+  const reloadCounts = new Map<string, number>();
+  for (const service of new Set(components.flatMap((c) => c.services ?? [])))
+    coalesceReloads(service, () => reloadCounts.set(service.name, (reloadCounts.get(service.name) ?? 0) + 1));
   let keeper: CertificateKeeper | null = null;
 
   /** Reloads each service the steps changed, once, after them; and again if they are undone. */
@@ -195,6 +198,8 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       await reloadEverything();
       await user.purge?.(identified);
     },
+
+    reloadCounts: () => reloadCounts,
 
     inspect: async (loadAccounts) => {
       const accounts = await loadAccounts();

@@ -1,0 +1,71 @@
+// A burst of changes shares a service's reloads: one runs at a time, and every caller is answered
+// by a reload that started after it asked.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { coalesceReloads, type Service } from '../../src/provision/linux/context.ts';
+
+/** A service whose reloads each wait for the test to end them; `started` counts them. */
+function gatedService() {
+  const gates: PromiseWithResolvers<void>[] = [];
+  const service: Service & { started: number; finish(error?: Error): void } = {
+    name: 'gated',
+    started: 0,
+    reload() {
+      service.started++;
+      const gate = Promise.withResolvers<void>();
+      gates.push(gate);
+      return gate.promise;
+    },
+    finish(error) {
+      const gate = gates.shift()!;
+      if (error) gate.reject(error);
+      else gate.resolve();
+    },
+  };
+  coalesceReloads(service);
+  return service;
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('coalesced reloads', () => {
+  it('serve a burst with two reloads, each caller answered by one that started after it asked', async () => {
+    const service = gatedService();
+    const answered: number[] = [];
+    const call = (n: number) => service.reload().then(() => answered.push(n));
+    const first = call(0);
+    const burst = Array.from({ length: 20 }, (_, n) => call(n + 1));
+    await tick();
+    assert.equal(service.started, 1);
+    service.finish();
+    await first;
+    await tick();
+    // The first reload may have read the files before the burst wrote them: it answers only call 0.
+    assert.deepEqual(answered, [0]);
+    assert.equal(service.started, 2);
+    const late = call(99);
+    service.finish();
+    await Promise.all(burst);
+    assert.equal(answered.length, 21);
+    await tick();
+    assert.equal(service.started, 3, 'a call during the second reload waits for a third');
+    service.finish();
+    await late;
+    assert.equal(service.started, 3);
+  });
+
+  it('fail every caller of a failed reload, and start afresh after it', async () => {
+    const service = gatedService();
+    const first = service.reload();
+    const waiting = service.reload();
+    service.finish(new Error('nginx -t failed'));
+    await assert.rejects(first, /nginx -t failed/);
+    await tick();
+    service.finish(new Error('still failing'));
+    await assert.rejects(waiting, /still failing/);
+    const after = service.reload();
+    assert.equal(service.started, 3);
+    service.finish();
+    await after;
+  });
+});

@@ -250,3 +250,104 @@ export function mailCurl(sandbox: SandboxInfo, port: number, args: string[]) {
     ...args,
   ]);
 }
+
+/**
+ * A request over HTTPS to `127.0.0.1:port` without checking the certificate (the sandbox's API has
+ * its own; a site may still have its fallback one), named `servername` for TLS and Host.
+ */
+export function insecureRequest(
+  port: number,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; servername?: string } = {},
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'GET',
+        headers: { ...(options.servername && { host: options.servername }), ...options.headers },
+        ...(options.servername && { servername: options.servername }),
+        rejectUnauthorized: false,
+        // A connection each: an idle kept-alive one that a reloading nginx closes is a race every
+        // client meets (browsers send again), not a request the reload cut.
+        agent: false,
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** An API call to a sandbox, as its administrator; the answer's status and envelope. */
+export async function sandboxCall(
+  sandbox: SandboxInfo,
+  operation: string,
+  params: Record<string, string>,
+): Promise<{ status: number; info: string }> {
+  const reply = await insecureRequest(Number(new URL(sandbox.api).port), `/api/v1/${operation}/`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-api-user': sandbox.api_user,
+      'x-api-password': sandbox.api_password,
+    },
+    body: new URLSearchParams(params).toString(),
+  }).catch((error: Error) => {
+    throw new Error(`${operation} ${JSON.stringify(params.user ?? '')}: ${error.message}`, { cause: error });
+  });
+  const { info } = JSON.parse(reply.body) as { info: string };
+  return { status: reply.status, info };
+}
+
+/** How many times the sandbox's Berth has reloaded each service (berth_service_reloads_total). */
+export async function sandboxReloads(sandbox: SandboxInfo): Promise<Record<string, number>> {
+  const { body } = await insecureRequest(Number(new URL(sandbox.api).port), '/metrics', {
+    headers: { 'x-api-user': sandbox.api_user, 'x-api-password': sandbox.api_password },
+  });
+  const counts: Record<string, number> = {};
+  for (const [, service, value] of body.matchAll(
+    /^berth_service_reloads_total\{service="([^"]+)"\} (\d+)$/gm,
+  ))
+    counts[service!] = Number(value);
+  return counts;
+}
+
+/**
+ * GETs a sandbox site's page over HTTPS, one request after another, until `stop()`: the answers
+ * that were not `expect` (or failed) are the errors.
+ */
+export function steadyLoad(sandbox: SandboxInfo, domain: string, expect = 200) {
+  let stopped = false;
+  let requests = 0;
+  const errors: string[] = [];
+  const running = (async () => {
+    while (!stopped) {
+      requests++;
+      try {
+        const { status } = await insecureRequest(sandbox.https_port, '/', { servername: domain });
+        if (status !== expect) errors.push(`HTTP ${status}`);
+      } catch (error) {
+        errors.push((error as Error).message);
+      }
+    }
+  })();
+  let result: Promise<{ requests: number; errors: string[] }> | null = null;
+  return {
+    /** Ends the load (again: the same answer). */
+    stop() {
+      stopped = true;
+      result ??= running.then(() => ({ requests, errors }));
+      return result;
+    },
+  };
+}

@@ -14,7 +14,17 @@ import { verifySha512Crypt } from '../src/auth/sha512-crypt.ts';
 import type { SandboxInfo } from '../src/sandbox/sandbox.ts';
 import { verifyDkim } from './dkim.ts';
 import { tempDir } from './helpers.ts';
-import { BERTH, curl, mailCurl, type RunningSandbox, startSandbox } from './process.ts';
+import {
+  BERTH,
+  curl,
+  insecureRequest,
+  mailCurl,
+  type RunningSandbox,
+  sandboxCall,
+  sandboxReloads,
+  startSandbox,
+  steadyLoad,
+} from './process.ts';
 
 /** What must be the same after the sandbox as before: users, homes, the services' configuration. */
 function machineState(): string {
@@ -425,6 +435,56 @@ describe('berth sandbox', () => {
     assert.equal(smtpTo(sandbox.smtp_port, 'someone@example.net', 'dora@dora.example', null, 'x\n'), false);
     const doctor = await exec([process.execPath, BERTH, 'doctor', '--data-dir', '/var/lib/berth']);
     assert.equal(doctor.code, 0, doctor.stdout);
+  });
+
+  it('serves a burst of suspensions from parallel clients with shared reloads, other sites answering throughout', async () => {
+    const users = Array.from({ length: 12 }, (_, i) => `burst${i}`);
+    const create = (user: string) =>
+      sandboxCall(sandbox, 'createacct', {
+        user,
+        domain: `${user}.example`,
+        email: 'o@example.com',
+        package: 'default',
+        password: 'Burst-pass-1234',
+      });
+    // Made in parallel too: each answers once its site is served.
+    for (const reply of await Promise.all(['steady', ...users].map(create)))
+      assert.equal(reply.status, 200, reply.info);
+    const page = "/bin/sh -c 'echo up > ~/public_html/index.html'";
+    for (const user of ['steady', ...users])
+      assert.equal((await exec(['/usr/sbin/runuser', '-u', user, '--', '/bin/sh', '-c', page])).code, 0);
+
+    for (const [operation, status] of [
+      ['suspendacct', 503],
+      ['unsuspendacct', 200],
+    ] as const) {
+      const load = steadyLoad(sandbox, 'steady.example');
+      try {
+        const before = await sandboxReloads(sandbox);
+        const replies = await Promise.all(users.map((user) => sandboxCall(sandbox, operation, { user })));
+        for (const reply of replies) assert.equal(reply.status, 200, reply.info);
+        // Each call answered after the reload carrying its change: every site already shows it.
+        for (const user of users) {
+          const reply = await insecureRequest(sandbox.https_port, '/', { servername: `${user}.example` });
+          assert.equal(reply.status, status, `${operation} ${user}`);
+        }
+        const after = await sandboxReloads(sandbox);
+        const nginx = (after.nginx ?? 0) - (before.nginx ?? 0);
+        assert.ok(
+          nginx >= 1 && nginx < users.length,
+          `${users.length} ${operation} calls took ${nginx} nginx reloads`,
+        );
+      } finally {
+        await load.stop();
+      }
+      const seen = await load.stop();
+      assert.ok(seen.requests > 0);
+      assert.deepEqual(seen.errors, [], `the steady site during the ${operation} burst`);
+    }
+    for (const reply of await Promise.all(
+      ['steady', ...users].map((user) => sandboxCall(sandbox, 'removeacct', { user })),
+    ))
+      assert.equal(reply.status, 200, reply.info);
   });
 
   it('stops on SIGTERM and leaves this machine as it was', async () => {

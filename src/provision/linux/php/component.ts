@@ -32,17 +32,25 @@ export function phpComponent(ctx: LinuxContext): Component {
       tmp: join(account.homedir, 'tmp'),
     });
 
-  // After the reload, every pool on file has its socket: a call answers once its site can run PHP.
+  // After the reload, every pool that was on file has its socket: a call answers once its site can
+  // run PHP.
   const php: Service = {
     name: 'PHP-FPM',
     async reload() {
       if (linux.reloadPhp.length === 0) return;
-      await ctx.runner.run(linux.reloadPhp);
+      // The pools on file before the signal, unless removed since: a pool written meanwhile waits
+      // for the next reload (the one its own call asks for).
       const dir = ctx.path(linux.phpPoolDir);
-      const sockets = readdirSync(dir)
+      const pools = readdirSync(dir)
         .filter((name) => name.startsWith(POOL_PREFIX) && name.endsWith('.conf'))
-        .map((name) => ctx.path(join(linux.phpSocketDir, `${name.slice(0, -'.conf'.length)}.sock`)));
-      await waitFor('PHP-FPM to open its pools', () => sockets.every((socket) => existsSync(socket)));
+        .map((name) => ({
+          conf: join(dir, name),
+          socket: ctx.path(join(linux.phpSocketDir, `${name.slice(0, -'.conf'.length)}.sock`)),
+        }));
+      await ctx.runner.run(linux.reloadPhp);
+      await waitFor('PHP-FPM to open its pools', () =>
+        pools.every(({ conf, socket }) => existsSync(socket) || !existsSync(conf)),
+      );
     },
   };
 

@@ -16,7 +16,7 @@ import { CryptPool } from '../src/auth/crypt-pool.ts';
 import { loadConfig } from '../src/config.ts';
 import { type Account, toRow } from '../src/store/accounts.ts';
 import { openStore } from '../src/store/open.ts';
-import { type Served, serve, startSandbox } from '../test/process.ts';
+import { type Served, sandboxReloads, serve, startSandbox, steadyLoad } from '../test/process.ts';
 import { type Measurement, writeReport } from './report.ts';
 
 const { values: flags } = parseArgs({
@@ -171,6 +171,9 @@ function postForm(
         method: 'POST',
         headers: { ...headers, ...FORM },
         ...(ca ? { ca, servername: 'localhost' } : { rejectUnauthorized: false }),
+        // A connection per call: a kept-alive one left idle past the server's keep-alive timeout
+        // can be closed just as a call is sent on it.
+        agent: false,
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -474,6 +477,157 @@ async function wholeStack(): Promise<void> {
   });
 }
 
+/** Calls `call(i)` for i below `count` from `clients` callers at once; each answer's milliseconds. */
+async function parallel(
+  count: number,
+  clients: number,
+  call: (i: number) => Promise<string>,
+): Promise<{ seconds: number; latencies: number[]; failures: number }> {
+  const latencies: number[] = [];
+  let failures = 0;
+  let next = 0;
+  const started = performance.now();
+  const client = async () => {
+    while (next < count) {
+      const i = next++;
+      const sent = performance.now();
+      try {
+        const reply = JSON.parse(await call(i)) as { status: number; info: string };
+        if (reply.status !== 200) {
+          failures++;
+          process.stderr.write(`bench: call ${i}: ${reply.info}\n`);
+        }
+      } catch (error) {
+        failures++;
+        process.stderr.write(`bench: call ${i}: ${(error as Error).message}\n`);
+      }
+      latencies.push(performance.now() - sent);
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, client));
+  return {
+    seconds: (performance.now() - started) / 1000,
+    latencies: latencies.sort((a, b) => a - b),
+    failures,
+  };
+}
+
+const p99 = (sorted: number[]) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0;
+
+/**
+ * What a billing system's bulk runs do to the whole stack (berth sandbox), 20 clients at once: a
+ * migration's createacct, then a due date's suspendacct and the payments' unsuspendacct, with a
+ * steady HTTPS load on another account's site; against the same calls on the record driver.
+ */
+async function bulkChanges(): Promise<void> {
+  const clients = 20;
+  const count = SMOKE ? 20 : 1000;
+  const changed = SMOKE ? 10 : 500;
+  const users = (i: number) => `b${i.toString(36).padStart(4, '0')}`;
+  const create = (i: number) =>
+    `user=${users(i)}&domain=${users(i)}.example.com&email=o%40example.com&package=default&password=Bulk-pass-${i}x9`;
+  const change = (i: number) => `user=${users(i)}`;
+  const OPS = ['suspendacct', 'unsuspendacct'] as const;
+
+  const dataDir = await prepare(0);
+  const recordServer = await startBerth(dataDir);
+  const onRecord = (op: string, body: string) =>
+    post(dataDir, recordServer.adminPort, `/api/v1/${op}/`, body);
+  const recordCreates = await parallel(count, clients, (i) => onRecord('createacct', create(i)));
+  const recordChanges: Awaited<ReturnType<typeof parallel>>[] = [];
+  for (const op of OPS) recordChanges.push(await parallel(changed, clients, (i) => onRecord(op, change(i))));
+  await recordServer.stop();
+
+  const sandbox = await startSandbox(tempDir());
+  children.push(sandbox.child);
+  const { info } = sandbox;
+  const auth = { 'x-api-user': info.api_user, 'x-api-password': info.api_password };
+  const port = Number(new URL(info.api).port);
+  const onStack = (op: string, body: string) => postForm(port, `/api/v1/${op}/`, body, auth);
+  try {
+    const steady = JSON.parse(
+      await onStack('createacct', 'user=steady&domain=steady.example&email=o%40example.com&package=default'),
+    ) as { status: number; info: string };
+    if (steady.status !== 200) throw new Error(`createacct steady: ${steady.info}`);
+    const page = await sandbox.exec([
+      '/usr/sbin/runuser',
+      '-u',
+      'steady',
+      '--',
+      '/bin/sh',
+      '-c',
+      'echo up > ~/public_html/index.html',
+    ]);
+    if (page.code !== 0) throw new Error(`the steady site's page: ${page.stderr}`);
+
+    const creates = await parallel(count, clients, (i) => onStack('createacct', create(i)));
+    const load = steadyLoad(info, 'steady.example');
+    const bursts = [];
+    for (const op of OPS) {
+      const before = await sandboxReloads(info);
+      const burst = await parallel(changed, clients, (i) => onStack(op, change(i)));
+      const after = await sandboxReloads(info);
+      bursts.push({ op, ...burst, reloads: (after.nginx ?? 0) - (before.nginx ?? 0) });
+    }
+    const seen = await load.stop();
+
+    const n = count.toLocaleString('en');
+    measurements.push({
+      scenario: `7a. createacct, whole stack (berth sandbox), 20 clients, ${n} accounts`,
+      metric: 'accounts per second',
+      berth: count / creates.seconds,
+      baseline: count / recordCreates.seconds,
+      higherIsBetter: true,
+      target: { absolute: 10, text: '≥ 10 per second (the record driver alongside)' },
+      errors: creates.failures,
+    });
+    measurements.push({
+      scenario: '7b. the same, p99 of a call',
+      metric: 'p99 latency, ms',
+      berth: p99(creates.latencies),
+      baseline: p99(recordCreates.latencies),
+      higherIsBetter: false,
+      target: { absolute: 5000, text: 'under 5 s' },
+      errors: creates.failures,
+    });
+    bursts.forEach((burst, i) => {
+      const letter = ['c', 'd'][i]!;
+      measurements.push({
+        scenario: `7${letter}. ${burst.op}, whole stack, 20 clients, ${changed} accounts`,
+        metric: 'total seconds',
+        berth: burst.seconds,
+        baseline: recordChanges[i]!.seconds,
+        higherIsBetter: false,
+        target: { absolute: changed / 10, text: `under ${changed / 10} s (≥ 10 per second)` },
+        errors: burst.failures,
+      });
+      measurements.push({
+        scenario: `7${letter}′. nginx reloads for those ${changed} calls`,
+        metric: 'reloads (baseline: calls)',
+        berth: burst.reloads,
+        baseline: changed,
+        higherIsBetter: false,
+        target: { absolute: Math.max(3, changed / 10), text: 'at most one per ten calls' },
+        errors: 0,
+      });
+    });
+    measurements.push({
+      scenario: "7e. another account's site over HTTPS during 7c and 7d",
+      metric: 'failed requests (baseline: requests)',
+      berth: seen.errors.length,
+      baseline: seen.requests,
+      higherIsBetter: false,
+      target: { absolute: 0, text: 'none fails' },
+      errors: seen.errors.length,
+    });
+  } catch (error) {
+    process.stderr.write(`berth's log in the sandbox:\n${await sandbox.log()}\n`);
+    throw error;
+  } finally {
+    await sandbox.stop();
+  }
+}
+
 try {
   for (const scenario of [
     testConnection,
@@ -482,6 +636,7 @@ try {
     failedLoginStorm,
     largeStore,
     wholeStack,
+    bulkChanges,
   ]) {
     if (flags.only && !flags.only.split(',').includes(scenario.name)) continue;
     process.stdout.write(`bench: ${scenario.name}\n`);

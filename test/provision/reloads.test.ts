@@ -5,19 +5,21 @@ import { describe, it } from 'node:test';
 import { coalesceReloads, type Service } from '../../src/provision/linux/context.ts';
 
 /** A service whose reloads each wait for the test to end them; `started` counts them. */
-function gatedService() {
+function gatedService(order: string[] = []) {
   const gates: PromiseWithResolvers<void>[] = [];
   const service: Service & { started: number; finish(error?: Error): void } = {
     name: 'gated',
     started: 0,
     reload() {
       service.started++;
+      order.push('reload begins');
       const gate = Promise.withResolvers<void>();
       gates.push(gate);
       return gate.promise;
     },
     finish(error) {
       const gate = gates.shift()!;
+      order.push('reload ends');
       if (error) gate.reject(error);
       else gate.resolve();
     },
@@ -67,5 +69,32 @@ describe('coalesced reloads', () => {
     assert.equal(service.started, 3);
     service.finish();
     await after;
+  });
+
+  it("keep a service's files still while it reloads: writes wait for the reload, and it for them", async () => {
+    const order: string[] = [];
+    const service = gatedService(order);
+    const write = (name: string, gate?: Promise<void>) =>
+      service.writing!(async () => {
+        order.push(`${name} begins`);
+        await gate;
+        order.push(`${name} ends`);
+      });
+    const slowWrite = Promise.withResolvers<void>();
+    const first = write('a', slowWrite.promise);
+    await tick();
+    const reload = service.reload();
+    const late = write('b');
+    await tick();
+    assert.equal(service.started, 0, 'the reload waits for the write under way');
+    assert.deepEqual(order, ['a begins']);
+    slowWrite.resolve();
+    await first;
+    await tick();
+    assert.equal(service.started, 1);
+    service.finish();
+    await Promise.all([reload, late]);
+    // A write asked for after the reload waits for it.
+    assert.deepEqual(order, ['a begins', 'a ends', 'reload begins', 'reload ends', 'b begins', 'b ends']);
   });
 });

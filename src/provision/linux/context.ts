@@ -16,22 +16,67 @@ export interface Service {
   name: string;
   /** Makes the service read its files again, and returns once it serves what they say. */
   reload(): Promise<void>;
+  /**
+   * Runs `write`, a change to the service's files, never while the service reads them (a reload):
+   * PHP-FPM that lists its pools and then finds one gone fails to start again. Set by
+   * coalesceReloads; until then it just runs `write`.
+   */
+  writing?<T>(write: () => Promise<T>): Promise<T>;
+}
+
+/** Many holders at once (writers of a service's files) or one alone (its reload), in turn. */
+class SharedLock {
+  #shared = 0;
+  #exclusive = false;
+  readonly #waiting: { exclusive: boolean; go: () => void }[] = [];
+
+  async run<T>(exclusive: boolean, act: () => Promise<T>): Promise<T> {
+    if (this.#waiting.length === 0 && this.#free(exclusive)) this.#take(exclusive);
+    else await new Promise<void>((go) => this.#waiting.push({ exclusive, go }));
+    try {
+      return await act();
+    } finally {
+      if (exclusive) this.#exclusive = false;
+      else this.#shared--;
+      // In order of asking: a reload waiting is not passed by writers that came after it.
+      while (this.#waiting.length > 0 && this.#free(this.#waiting[0]!.exclusive)) {
+        const next = this.#waiting.shift()!;
+        this.#take(next.exclusive);
+        next.go();
+      }
+    }
+  }
+
+  #free(exclusive: boolean): boolean {
+    return !this.#exclusive && (!exclusive || this.#shared === 0);
+  }
+
+  #take(exclusive: boolean): void {
+    if (exclusive) this.#exclusive = true;
+    else this.#shared++;
+  }
 }
 
 /**
  * Makes a service's reloads shared: one runs at a time, and a caller waits for the first reload
  * that starts after it asked (the one under way may have read the files before its change was
- * written). A burst of changes is so served by two reloads, not one each.
+ * written). A burst of changes is so served by two reloads, not one each. A reload waits for the
+ * writes to the service's files under way (see Service.writing), and they for it.
  */
 export function coalesceReloads(service: Service, started: () => void = () => {}): void {
   const reload = service.reload.bind(service);
+  const lock = new SharedLock();
   let running: Promise<void> | null = null;
   let next: Promise<void> | null = null;
   const start = (): Promise<void> => {
-    started();
-    const current = reload().finally(() => {
-      if (running === current) running = null;
-    });
+    const current = lock
+      .run(true, () => {
+        started();
+        return reload();
+      })
+      .finally(() => {
+        if (running === current) running = null;
+      });
     running = current;
     return current;
   };
@@ -45,6 +90,7 @@ export function coalesceReloads(service: Service, started: () => void = () => {}
       });
     return next;
   };
+  service.writing = (write) => lock.run(false, write);
 }
 
 export interface LinuxStep extends Step {

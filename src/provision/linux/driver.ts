@@ -73,8 +73,20 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     coalesceReloads(service, () => reloadCounts.set(service.name, (reloadCounts.get(service.name) ?? 0) + 1));
   let keeper: CertificateKeeper | null = null;
 
+  /** A step that changes a service's files, made to wait while the service reads them. */
+  const writingFiles = (step: LinuxStep): LinuxStep => {
+    const service = step.reloads;
+    if (!service?.writing) return step;
+    return {
+      ...step,
+      run: () => service.writing!(() => step.run()),
+      undo: () => service.writing!(() => step.undo()),
+    };
+  };
+
   /** Reloads each service the steps changed, once, after them; and again if they are undone. */
-  function plan(steps: LinuxStep[], irreversible: Step[] = []): Step[] {
+  function plan(planned: LinuxStep[], irreversible: Step[] = []): Step[] {
+    const steps = planned.map(writingFiles);
     const services = ctx.live ? [...new Set(steps.flatMap((s) => (s.reloads ? [s.reloads] : [])))] : [];
     if (services.length === 0) return [...steps, ...irreversible];
     const reloadAll = async (list: Service[]) => {

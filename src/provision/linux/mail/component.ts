@@ -94,8 +94,11 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
       .map((name) => JSON.parse(readFileSync(join(dir, name), 'utf8')) as MailDomain);
   }
 
-  /** Every table, written whole from the records. */
-  function writeTables(): void {
+  /**
+   * Every table, written whole from the records; `hashes` stands for the shadow file's hash of the
+   * users it names.
+   */
+  function writeTables(hashes: ReadonlyMap<string, string> = new Map()): void {
     const all = records();
     const lines = (make: (d: MailDomain) => string[], from = all) =>
       from
@@ -120,7 +123,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
       0o644,
     );
     // A login's password is the account's system password: its hash, read from the shadow file.
-    const hashOf = (d: MailDomain) => shadowPassword(ctx.root, d.user) ?? '!';
+    const hashOf = (d: MailDomain) => hashes.get(d.user) ?? shadowPassword(ctx.root, d.user) ?? '!';
     const usable = all.filter((d) => !d.suspended && !/^[!*]/.test(hashOf(d)));
     writeFileAtomic(
       tables.logins,
@@ -174,14 +177,18 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
   function recordStep(name: string, account: Account, next: () => MailDomain | null): LinuxStep {
     const file = recordFile(account.domain);
     let before: string | null = null;
-    // Undone by putting every table back as it was (the shadow file may not be back yet).
-    let tablesBefore: (string | null)[] = [];
-    const tableFiles = Object.values(tables);
+    // Undone by writing the tables afresh from the records (other accounts' changes meanwhile stay),
+    // with the account's password hash as the tables had it: the shadow file may not be back yet.
+    let hashBefore: string | null = null;
     return ctx.step(
       name,
       async () => {
         before = readIfExists(file);
-        tablesBefore = tableFiles.map((table) => readIfExists(table));
+        const prefix = `${account.user}:`;
+        const line = readIfExists(tables.logins)
+          ?.split('\n')
+          .find((l) => l.startsWith(prefix));
+        hashBefore = line ? line.slice(prefix.length).split(':')[0]! : null;
         const record = next();
         if (record) handKeyToOpendkim(record);
         restoreFile(file, record && `${JSON.stringify(record, null, 2)}\n`, 0o644);
@@ -189,8 +196,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
       },
       async () => {
         restoreFile(file, before, 0o644);
-        for (const [i, table] of tableFiles.entries())
-          restoreFile(table, tablesBefore[i] ?? null, table === tables.logins ? 0o640 : 0o644);
+        writeTables(hashBefore === null ? new Map() : new Map([[account.user, hashBefore]]));
       },
       mail,
     );

@@ -106,13 +106,16 @@ export function certificateKeeper(
       });
       const described = describeCertificate(chain);
       const next = new Date(Date.parse(described.notAfter) - RENEW_BEFORE).toISOString();
-      const installed = tls.install(domain, `${chain.trim()}\n${key.toString().trim()}\n`, {
-        state: 'valid',
-        ...described,
-        attempts: 0,
-        nextAttempt: next,
-        lastError: null,
-      });
+      // Not while nginx reads its files: it reads the certificate and the key from the file apart.
+      const install = async () =>
+        tls.install(domain, `${chain.trim()}\n${key.toString().trim()}\n`, {
+          state: 'valid',
+          ...described,
+          attempts: 0,
+          nextAttempt: next,
+          lastError: null,
+        });
+      const installed = await (nginx.writing ? nginx.writing(install) : install());
       if (!installed) return;
       await nginx.reload();
       due.set(domain, { user: account.user, at: Date.parse(next), watched: null });

@@ -87,6 +87,17 @@ export function isAtOrUnder(name: string, other: string): boolean {
   return name === other || name.endsWith(`.${other}`);
 }
 
+/**
+ * What a domain that overlaps `domain` looks like: one of `atOrAbove` (`domain` itself, or
+ * `shop.example` for `www.shop.example`), or like `under` in SQL (`%.domain`; domains hold only
+ * `a-z 0-9 . -`, so the pattern needs no escaping).
+ */
+export function overlapsOf(domain: string): { atOrAbove: string[]; under: string } {
+  const labels = domain.split('.');
+  const above = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
+  return { atOrAbove: [domain, ...above], under: `%.${domain}` };
+}
+
 export function parseDomain(param: string, raw: string, server: ServerNames): string {
   const name = canonicalDomain(raw);
   if (name === null) throw invalid(param, 'not a valid domain name');

@@ -1,6 +1,6 @@
 // Hosting accounts in the store. Rows become Account objects here and nowhere else.
 import { SqliteAdapter, sql } from 'kysely';
-import type { Limit } from '../values.ts';
+import { type Limit, overlapsOf } from '../values.ts';
 import { heldAddresses, heldRowsOwnedBy, noteAccount, refuseHeld } from './pending.ts';
 import type { AccountRow, Db } from './schema.ts';
 
@@ -341,15 +341,14 @@ export async function ownedTotals(
 
 /**
  * The main domain of an account that overlaps `domain`: equal to it, above it (`shop.example` for
- * `www.shop.example`) or under it. Domains hold only `a-z 0-9 . -`, so LIKE needs no escaping.
+ * `www.shop.example`) or under it.
  */
 export async function findOverlappingDomain(db: Db, domain: string): Promise<string | undefined> {
-  const labels = domain.split('.');
-  const above = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
+  const { atOrAbove, under } = overlapsOf(domain);
   const row = await db
     .selectFrom('accounts')
     .select('domain')
-    .where((eb) => eb.or([eb('domain', 'in', [domain, ...above]), eb('domain', 'like', `%.${domain}`)]))
+    .where((eb) => eb.or([eb('domain', 'in', atOrAbove), eb('domain', 'like', under)]))
     .limit(1)
     .executeTakeFirst();
   return row?.domain;

@@ -3,6 +3,7 @@
 // held in pending_changes with that row. While held, no other change may touch the account (it
 // waits: AccountBusy). The steps' success lets the hold go; their failure, or a crash before they
 // end, puts the old rows back.
+import { overlapsOf } from '../values.ts';
 import type { AccountRow, Db, PackageRow } from './schema.ts';
 
 /** Another change holds the account while its system steps run: wait for it, then try again. */
@@ -68,12 +69,11 @@ const CHUNK = 500;
  * removal still running, whose domain is not free until it ends.
  */
 export async function refuseHeldDomain(db: Db, domain: string): Promise<void> {
-  const labels = domain.split('.');
-  const above = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
+  const { atOrAbove, under } = overlapsOf(domain);
   const held = await db
     .selectFrom('pending_changes')
     .select(['user', 'server'])
-    .where((eb) => eb.or([eb('domain', 'in', [domain, ...above]), eb('domain', 'like', `%.${domain}`)]))
+    .where((eb) => eb.or([eb('domain', 'in', atOrAbove), eb('domain', 'like', under)]))
     .limit(1)
     .executeTakeFirst();
   if (held) throw new AccountBusy(held.user, held.server);
@@ -158,32 +158,29 @@ export async function heldBy(db: Db, server: string): Promise<{ txn: string; use
   return [...byTxn].map(([txn, users]) => ({ txn, users }));
 }
 
-/**
- * The rows of the accounts held by changes, as they were before, that `owner` owned: a reseller's
- * limits count them until the changes end (a failure brings them back).
- */
-export async function heldRowsOwnedBy(db: Db, owner: string): Promise<AccountRow[]> {
+/** The rows of the accounts held by changes, as they were before the changes. */
+async function heldRows(db: Db): Promise<AccountRow[]> {
   const rows = await db
     .selectFrom('pending_changes')
     .select('before')
     .where('before', 'is not', null)
     .execute();
-  return rows
-    .map((row) => JSON.parse(row.before as string) as AccountRow)
-    .filter((row) => row.owner === owner && row.user !== owner);
+  return rows.map((row) => JSON.parse(row.before as string) as AccountRow);
+}
+
+/**
+ * The rows of held accounts, as they were before, that `owner` owned: a reseller's limits count
+ * them until the changes end (a failure brings them back).
+ */
+export async function heldRowsOwnedBy(db: Db, owner: string): Promise<AccountRow[]> {
+  return (await heldRows(db)).filter((row) => row.owner === owner && row.user !== owner);
 }
 
 /** The dedicated addresses the rows of held accounts had before: taken until the changes end. */
 export async function heldAddresses(db: Db, family: 4 | 6): Promise<Map<string, string>> {
   const column = family === 4 ? 'dedicated_ipv4' : 'dedicated_ipv6';
-  const rows = await db
-    .selectFrom('pending_changes')
-    .select('before')
-    .where('before', 'is not', null)
-    .execute();
   const out = new Map<string, string>();
-  for (const { before } of rows) {
-    const row = JSON.parse(before as string) as AccountRow;
+  for (const row of await heldRows(db)) {
     const address = row[column];
     if (address) out.set(address, row.owner);
   }

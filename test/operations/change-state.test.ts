@@ -7,11 +7,44 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { inspect, recoverInterruptedCalls } from '../../src/maintenance.ts';
+import type { Step } from '../../src/provision/driver.ts';
 import { findAccount, saveAccount } from '../../src/store/accounts.ts';
 import { countAudit } from '../../src/store/audit.ts';
 import { findPackage } from '../../src/store/packages.ts';
 import { holdAccounts, trackWrites } from '../../src/store/pending.ts';
 import { createAccount, errorOf, type Harness, recordingDriver, setup } from '../helpers.ts';
+
+/** A system step that waits, once it runs (`started`), until the test opens it. */
+function gatedStep(name: string) {
+  const opened = Promise.withResolvers<void>();
+  const started = Promise.withResolvers<void>();
+  const step: Step = {
+    name,
+    run: async () => {
+      started.resolve();
+      await opened.promise;
+    },
+    undo: async () => {},
+  };
+  return { step, started: started.promise, open: () => opened.resolve() };
+}
+
+/** The call's answer within two seconds, or a failure: a call held up by a lock fails, not hangs. */
+function within<T>(reply: Promise<T>): Promise<T> {
+  return Promise.race([
+    reply,
+    sleep(2000).then(() => assert.fail('the call waited for another account’s steps')),
+  ]);
+}
+
+/** The call, and whether it has answered yet. */
+function answeredYet<T>(reply: Promise<T>) {
+  const call = { reply, answered: false };
+  void reply.finally(() => {
+    call.answered = true;
+  });
+  return call;
+}
 
 describe('changing state', () => {
   const driver = recordingDriver();
@@ -109,56 +142,38 @@ describe('changing state', () => {
   it('runs system steps after the commit: other accounts change meanwhile, the same account waits', async () => {
     const { db } = h.services.store;
     for (const user of ['slowa', 'quickb']) await createAccount(h, user);
-    const gate = Promise.withResolvers<void>();
-    const started = Promise.withResolvers<void>();
+    const gate = gatedStep('suspend:gated');
     const original = driver.suspendAccount;
-    driver.suspendAccount = (account) =>
-      account.user === 'slowa'
-        ? [
-            {
-              name: 'suspend:gated',
-              run: async () => {
-                started.resolve();
-                await gate.promise;
-              },
-              undo: async () => {},
-            },
-          ]
-        : original(account);
+    driver.suspendAccount = (account) => (account.user === 'slowa' ? [gate.step] : original(account));
     try {
       const slow = h.call('suspendacct', { user: 'slowa' });
-      await started.promise;
+      await gate.started;
       const held = await db.selectFrom('pending_changes').select(['user', 'server']).execute();
       assert.deepEqual(
         held.map((row) => ({ ...row })),
         [{ user: 'slowa', server: 'panel' }],
       );
       // The store is free: another account's change, with steps, is done while slowa's wait.
-      assert.equal((await h.call('suspendacct', { user: 'quickb' })).statusCode, 200);
-      assert.equal((await h.call('editquota', { user: 'quickb', quota: '300' })).statusCode, 200);
+      assert.equal((await within(h.call('suspendacct', { user: 'quickb' }))).statusCode, 200);
+      assert.equal((await within(h.call('editquota', { user: 'quickb', quota: '300' }))).statusCode, 200);
       // A change to slowa itself waits for the steps to end.
-      let answered = false;
-      const email = h
-        .call('changecontactemail', { user: 'slowa', email: 'later@example.com' })
-        .finally(() => {
-          answered = true;
-        });
+      const email = answeredYet(h.call('changecontactemail', { user: 'slowa', email: 'later@example.com' }));
       await sleep(150);
-      assert.equal(answered, false);
-      gate.resolve();
+      assert.equal(email.answered, false);
+      gate.open();
       assert.equal((await slow).statusCode, 200);
-      assert.equal((await email).statusCode, 200);
+      assert.equal((await email.reply).statusCode, 200);
       const account = await findAccount(db, 'slowa');
       assert.equal(account?.suspension?.by, 'root');
       assert.equal(account?.contactEmail, 'later@example.com');
       assert.deepEqual(await db.selectFrom('pending_changes').selectAll().execute(), []);
     } finally {
-      gate.resolve();
+      gate.open();
       driver.suspendAccount = original;
     }
   });
 
-  it('puts the rows back when a step after the commit fails, and frees what they held only then', async () => {
+  it('puts the rows back when a step after the commit fails', async () => {
     const { db } = h.services.store;
     await createAccount(h, 'keepme');
     const before = await findAccount(db, 'keepme');
@@ -187,43 +202,36 @@ describe('changing state', () => {
     for (const user of ['pkga', 'pkgb']) assert.equal((await findAccount(db, user))?.limits.quota, 100);
   });
 
-  it('makes a createacct for the domain of a removal still running wait for its end', async () => {
-    await createAccount(h, 'leaving');
-    const gate = Promise.withResolvers<void>();
-    const started = Promise.withResolvers<void>();
+  it('keeps the domain and the address of a removal still running until it ends', async () => {
+    // Both pool addresses are taken (ipa, ipb); ipb's removal frees one only once its steps end.
+    const gate = gatedStep('remove:gated');
     const original = driver.removeAccount;
-    driver.removeAccount = (account) => [
-      {
-        name: 'remove:gated',
-        run: async () => {
-          started.resolve();
-          await gate.promise;
-        },
-        undo: async () => {},
-      },
-      ...original(account),
-    ];
+    driver.removeAccount = (account) => [gate.step, ...original(account)];
     try {
-      const removal = h.call('removeacct', { user: 'leaving' });
-      await started.promise;
-      let answered = false;
-      const creation = h
-        .call('createacct', {
-          user: 'arriving',
-          domain: 'leaving.example.com',
-          email: 'a@example.com',
-          package: 'default',
-        })
-        .finally(() => {
-          answered = true;
-        });
+      const removal = h.call('removeacct', { user: 'ipb' });
+      await gate.started;
+      const wanting = { email: 'a@example.com', package: 'default' };
+      const refused = await within(
+        h.call('createacct', { user: 'addr', domain: 'addr.example', ipv4: 'on', ...wanting }),
+      );
+      assert.equal(errorOf(refused).code, 'no_free_ip');
+      const creation = answeredYet(
+        h.call('createacct', { user: 'arriving', domain: 'ipb.example', ...wanting }),
+      );
       await sleep(150);
-      assert.equal(answered, false);
-      gate.resolve();
+      assert.equal(creation.answered, false);
+      gate.open();
       assert.equal((await removal).statusCode, 200);
-      assert.equal((await creation).statusCode, 200);
+      assert.equal((await creation.reply).statusCode, 200);
+      const taken = await h.call('createacct', {
+        user: 'addr',
+        domain: 'addr.example',
+        ipv4: 'on',
+        ...wanting,
+      });
+      assert.equal(taken.statusCode, 200);
     } finally {
-      gate.resolve();
+      gate.open();
       driver.removeAccount = original;
     }
   });

@@ -413,6 +413,19 @@ async function failedLoginStorm(): Promise<void> {
   await berthServer.stop();
 }
 
+/** Starts berth sandbox; `onStack(op, body)` calls its API as its administrator. */
+async function benchSandbox() {
+  const sandbox = await startSandbox(tempDir());
+  children.push(sandbox.child);
+  const { info } = sandbox;
+  const auth = { 'x-api-user': info.api_user, 'x-api-password': info.api_password };
+  const port = Number(new URL(info.api).port);
+  return {
+    sandbox,
+    onStack: (op: string, body: string) => postForm(port, `/api/v1/${op}/`, body, auth),
+  };
+}
+
 /** Milliseconds one createacct takes, one call at a time: `call` makes account number `i`. */
 async function sequentialCreates(count: number, call: (i: number) => Promise<string>): Promise<number[]> {
   const times: number[] = [];
@@ -440,14 +453,10 @@ async function wholeStack(): Promise<void> {
   );
   await berthServer.stop();
 
-  const sandbox = await startSandbox(tempDir());
-  children.push(sandbox.child);
-  const { info } = sandbox;
-  const auth = { 'x-api-user': info.api_user, 'x-api-password': info.api_password };
-  const port = Number(new URL(info.api).port);
+  const { sandbox, onStack } = await benchSandbox();
   let stack: number[];
   try {
-    stack = await sequentialCreates(count, (i) => postForm(port, '/api/v1/createacct/', body(i), auth));
+    stack = await sequentialCreates(count, (i) => onStack('createacct', body(i)));
   } catch (error) {
     process.stderr.write(
       `the sandbox said:\n${sandbox.output()}\nberth's log in it:\n${await sandbox.log()}\n`,
@@ -538,12 +547,8 @@ async function bulkChanges(): Promise<void> {
   for (const op of OPS) recordChanges.push(await parallel(changed, clients, (i) => onRecord(op, change(i))));
   await recordServer.stop();
 
-  const sandbox = await startSandbox(tempDir());
-  children.push(sandbox.child);
+  const { sandbox, onStack } = await benchSandbox();
   const { info } = sandbox;
-  const auth = { 'x-api-user': info.api_user, 'x-api-password': info.api_password };
-  const port = Number(new URL(info.api).port);
-  const onStack = (op: string, body: string) => postForm(port, `/api/v1/${op}/`, body, auth);
   try {
     const steady = JSON.parse(
       await onStack('createacct', 'user=steady&domain=steady.example&email=o%40example.com&package=default'),

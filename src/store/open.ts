@@ -8,6 +8,7 @@ import { Kysely } from 'kysely';
 import { type DialectName, migrate } from './migrations/index.ts';
 import { registerDirectReader } from './prepared.ts';
 import type { Database } from './schema.ts';
+import { openWriter } from './sqlite/connection.ts';
 import { NodeSqliteDialect } from './sqlite/dialect.ts';
 import { type WalIndex, walIndex } from './sqlite/wal-index.ts';
 
@@ -15,10 +16,10 @@ export interface Store {
   db: Kysely<Database>;
   dialect: DialectName;
   /**
-   * Moves housekeeping off the event loop for a long-running server (SQLite's WAL checkpoints);
-   * `report` hears of failures.
+   * Moves the store's waits off the event loop for a long-running server (SQLite's writer and its
+   * WAL checkpoints); `report` hears of a checkpoint's failure.
    */
-  startBackgroundWork(report: (error: string) => void): void;
+  startBackgroundWork(report: (error: string) => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -27,46 +28,42 @@ export function isPostgresUrl(location: string): boolean {
 }
 
 function openSqlite(path: string): Kysely<Database> {
-  const writer = new DatabaseSync(path);
-  writers.set(writer, path);
-  // The server and the CLI share the file: WAL lets readers go on while one writes, and the busy
-  // timeout makes a writer wait for the other instead of failing.
-  writer.exec('PRAGMA busy_timeout = 10000');
-  writer.exec('PRAGMA journal_mode = WAL');
-  // FULL: a call answers 200 only once its change is on disk, power loss included.
-  writer.exec('PRAGMA synchronous = FULL');
-  writer.exec('PRAGMA foreign_keys = ON');
   const reader = new DatabaseSync(path);
   reader.exec('PRAGMA busy_timeout = 10000');
   reader.exec('PRAGMA query_only = ON');
-  const dialect = new NodeSqliteDialect(writer, reader);
+  const dialect = new NodeSqliteDialect(openWriter(path), reader);
   const db = new Kysely<Database>({ dialect });
   const dataVersion = reader.prepare('PRAGMA data_version');
   const index = walIndex(path, () => String((dataVersion.get() as { data_version: number }).data_version));
   registerDirectReader(db, () => dialect.directReader, index.version);
-  sqliteWriters.set(db, writer);
-  walIndexes.set(db, index);
+  sqliteFiles.set(db, { path, dialect, index });
   return db;
 }
 
-const writers = new WeakMap<DatabaseSync, string>();
-const walIndexes = new WeakMap<Kysely<Database>, WalIndex>();
-const sqliteWriters = new WeakMap<Kysely<Database>, DatabaseSync>();
+const sqliteFiles = new WeakMap<
+  Kysely<Database>,
+  { path: string; dialect: NodeSqliteDialect; index: WalIndex }
+>();
 
-/** A checkpointing worker for a server's SQLite store; the writer then stops checkpointing itself. */
-function checkpointer(db: Kysely<Database>, report: (error: string) => void): (() => Promise<void>) | null {
-  const writer = sqliteWriters.get(db);
-  const path = writer && writers.get(writer);
-  if (!writer || !path) return null;
+/**
+ * A long-running server's SQLite store: the writer connection moves into a thread of its own, and
+ * a worker copies the WAL back every second, so that neither a commit's wait for the disk nor a
+ * checkpoint runs on the event loop. Returns what stops the checkpoints.
+ */
+async function offTheLoop(
+  db: Kysely<Database>,
+  report: (error: string) => void,
+): Promise<(() => Promise<void>) | null> {
+  const file = sqliteFiles.get(db);
+  if (!file?.dialect.writeInThread) return null;
+  await file.dialect.writeInThread(file.path, false);
   const worker = new Worker(new URL('./sqlite/checkpointer.ts', import.meta.url), {
-    workerData: { path, intervalMs: 1000 },
+    workerData: { path: file.path, intervalMs: 1000 },
   });
   worker.unref();
   worker.on('message', (message: { error?: string }) => message.error && report(message.error));
   worker.on('error', (error) => report(String(error)));
-  writer.exec('PRAGMA wal_autocheckpoint = 0');
   return async () => {
-    writer.exec('PRAGMA wal_autocheckpoint = 1000');
     // Waited for: an unreferenced worker would let the process end before it has closed.
     worker.ref();
     worker.postMessage('stop');
@@ -103,17 +100,19 @@ async function ready(db: Kysely<Database>, dialect: DialectName): Promise<Store>
     await db.destroy();
     throw error;
   }
-  let stopBackground: (() => Promise<void>) | null = null;
+  let background: Promise<(() => Promise<void>) | null> | null = null;
   return {
     db,
     dialect,
-    startBackgroundWork(report) {
-      stopBackground ??= checkpointer(db, report);
+    async startBackgroundWork(report) {
+      background ??= offTheLoop(db, report);
+      await background;
     },
     async close() {
-      await stopBackground?.();
+      const stop = await background?.catch(() => null);
+      await stop?.();
       await db.destroy();
-      walIndexes.get(db)?.close();
+      sqliteFiles.get(db)?.index.close();
     },
   };
 }

@@ -2,9 +2,10 @@
 // transactions and writes take in turn, and a reader, on which plain SELECTs run at once, seeing
 // the last committed state. So an API call that only reads (authentication, listings) never waits
 // behind another call's transaction.
-import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import type { DatabaseSync } from 'node:sqlite';
+import { Worker } from 'node:worker_threads';
 import {
-  CompiledQuery,
+  type CompiledQuery,
   type DatabaseConnection,
   type Dialect,
   type Driver,
@@ -15,42 +16,76 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from 'kysely';
+import { Connection, type Outcome } from './connection.ts';
 
-/** Runs compiled queries on one node:sqlite connection, with its prepared statements cached. */
-class Connection {
-  readonly db: DatabaseSync;
-  // Whether a statement returns rows is asked once: columns() builds its answer anew each time.
-  readonly #statements = new Map<string, { statement: StatementSync; returnsRows: boolean }>();
+/** The writer connection: on the event loop, or in a thread of its own (a server's). */
+interface Writer {
+  execute<R>(sql: string, parameters: readonly unknown[]): Outcome<R> | Promise<Outcome<R>>;
+  close(): Promise<void>;
+}
 
-  constructor(db: DatabaseSync) {
-    this.db = db;
-  }
+function onLoop(connection: Connection): Writer {
+  return {
+    execute: (sql, parameters) => connection.execute(sql, parameters),
+    async close() {
+      if (connection.db.isOpen) connection.db.close();
+    },
+  };
+}
 
-  #prepare(sql: string): { statement: StatementSync; returnsRows: boolean } {
-    let prepared = this.#statements.get(sql);
-    if (!prepared) {
-      const statement = this.db.prepare(sql);
-      prepared = { statement, returnsRows: statement.columns().length > 0 };
-      // Bounded: queries come from a fixed set of shapes, but IN-lists vary in length.
-      if (this.#statements.size > 500) this.#statements.clear();
-      this.#statements.set(sql, prepared);
-    }
-    return prepared;
-  }
+/** The writer connection in its own thread (writer-thread.ts): statements go there one at a time. */
+async function inThread(path: string, checkpoints: boolean): Promise<Writer> {
+  const worker = new Worker(new URL('./writer-thread.ts', import.meta.url), {
+    workerData: { path, checkpoints },
+  });
+  const pending = new Map<
+    number,
+    { resolve: (outcome: Outcome<unknown>) => void; reject: (error: Error) => void }
+  >();
+  let broken: Error | null = null;
+  let next = 0;
+  const fail = (error: Error) => {
+    broken ??= error;
+    for (const { reject } of pending.values()) reject(broken);
+    pending.clear();
+  };
+  await new Promise<void>((resolve, reject) => {
+    worker.once('message', () => resolve());
+    worker.once('error', reject);
+  });
+  worker.on('message', (answer: { id: number; outcome?: Outcome<unknown>; error?: { message: string } }) => {
+    const waiting = pending.get(answer.id);
+    pending.delete(answer.id);
+    if (answer.error) waiting?.reject(Object.assign(new Error(answer.error.message), answer.error));
+    else waiting?.resolve(answer.outcome!);
+  });
+  worker.on('error', fail);
+  worker.on('exit', () => fail(new Error('the store writer thread has stopped')));
+  return {
+    execute<R>(sql: string, parameters: readonly unknown[]): Promise<Outcome<R>> {
+      if (broken) return Promise.reject(broken);
+      const id = next++;
+      return new Promise<Outcome<R>>((resolve, reject) => {
+        pending.set(id, { resolve: resolve as (outcome: Outcome<unknown>) => void, reject });
+        worker.postMessage({ id, sql, parameters });
+      });
+    },
+    async close() {
+      if (broken) return;
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      worker.postMessage('close');
+      await exited;
+    },
+  };
+}
 
-  execute<R>(query: CompiledQuery): QueryResult<R> {
-    const { statement, returnsRows } = this.#prepare(query.sql);
-    const parameters = query.parameters as SQLInputValue[];
-    if (returnsRows) return { rows: statement.all(...parameters) as R[] };
-    const { changes, lastInsertRowid } = statement.run(...parameters);
-    return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
-  }
-
-  *iterate<R>(query: CompiledQuery): Generator<R> {
-    yield* this.#prepare(query.sql).statement.iterate(
-      ...(query.parameters as SQLInputValue[]),
-    ) as Iterable<R>;
-  }
+function queryResult<R>(outcome: Outcome<R>): QueryResult<R> {
+  if (outcome.changes === undefined) return { rows: outcome.rows };
+  return {
+    rows: [],
+    numAffectedRows: BigInt(outcome.changes),
+    insertId: BigInt(outcome.lastInsertRowid ?? 0),
+  };
 }
 
 /** Hands the writer to one holder at a time, in order of asking. */
@@ -90,27 +125,44 @@ class Handle implements DatabaseConnection {
       yield await this.executeQuery<R>(query);
       return;
     }
-    for (const row of this.#driver.reader.iterate<R>(query)) yield { rows: [row] };
+    for (const row of this.#driver.reader.iterate<R>(query.sql, query.parameters)) yield { rows: [row] };
   }
 }
 
 class NodeSqliteDriver implements Driver {
-  readonly writer: Connection;
+  #writer: Writer;
   readonly reader: Connection;
   readonly #lock = new WriterLock();
 
   constructor(writer: DatabaseSync, reader: DatabaseSync) {
-    this.writer = new Connection(writer);
+    this.#writer = onLoop(new Connection(writer));
     this.reader = new Connection(reader);
   }
 
+  async #write<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>> {
+    return queryResult(await this.#writer.execute<R>(sql, parameters));
+  }
+
   async execute<R>(handle: Handle, query: CompiledQuery): Promise<QueryResult<R>> {
-    if (handle.inTransaction) return this.writer.execute<R>(query);
-    if (SelectQueryNode.is(query.query)) return this.reader.execute<R>(query);
+    if (handle.inTransaction) return this.#write<R>(query.sql, query.parameters);
+    if (SelectQueryNode.is(query.query))
+      return queryResult(this.reader.execute<R>(query.sql, query.parameters));
     // A write outside a transaction must not land inside another caller's open one.
     await this.#lock.acquire();
     try {
-      return this.writer.execute<R>(query);
+      return await this.#write<R>(query.sql, query.parameters);
+    } finally {
+      this.#lock.release();
+    }
+  }
+
+  /** Moves the writer connection into a thread of its own, between two holders of the writer. */
+  async writeInThread(path: string, checkpoints: boolean): Promise<void> {
+    await this.#lock.acquire();
+    try {
+      const thread = await inThread(path, checkpoints);
+      await this.#writer.close();
+      this.#writer = thread;
     } finally {
       this.#lock.release();
     }
@@ -127,7 +179,7 @@ class NodeSqliteDriver implements Driver {
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await this.#lock.acquire();
     try {
-      this.writer.execute(CompiledQuery.raw('begin immediate'));
+      await this.#writer.execute('begin immediate', []);
     } catch (error) {
       this.#lock.release();
       throw error;
@@ -145,7 +197,7 @@ class NodeSqliteDriver implements Driver {
 
   async #end(handle: Handle, command: 'commit' | 'rollback'): Promise<void> {
     try {
-      this.writer.execute(CompiledQuery.raw(command));
+      await this.#writer.execute(command, []);
     } finally {
       handle.inTransaction = false;
       this.#lock.release();
@@ -155,7 +207,8 @@ class NodeSqliteDriver implements Driver {
   async releaseConnection(): Promise<void> {}
 
   async destroy(): Promise<void> {
-    for (const connection of [this.reader, this.writer]) if (connection.db.isOpen) connection.db.close();
+    await this.#writer.close();
+    if (this.reader.db.isOpen) this.reader.db.close();
   }
 }
 
@@ -184,11 +237,14 @@ export class NodeSqliteDialect implements Dialect {
   createDriver(): Driver {
     const driver = new NodeSqliteDriver(this.#writer, this.#reader);
     this.directReader = <R>(sql: string, parameters: readonly unknown[]) =>
-      driver.reader.execute<R>(CompiledQuery.raw(sql, [...parameters])).rows;
+      driver.reader.execute<R>(sql, parameters).rows;
+    this.writeInThread = (path, checkpoints) => driver.writeInThread(path, checkpoints);
     return driver;
   }
 
   directReader: DirectReader | null = null;
+  /** Moves the writer connection into a thread of its own (a long-running server's). */
+  writeInThread: ((path: string, checkpoints: boolean) => Promise<void>) | null = null;
 
   createQueryCompiler() {
     return new SqliteQueryCompiler();

@@ -143,7 +143,7 @@ export class Authenticator {
       allowed,
     );
     if (!ok || !user) throw new ApiError('forbidden', AUTH_DENIED);
-    await this.#touch(user.name);
+    await this.used(user.name);
     return user;
   }
 
@@ -203,7 +203,7 @@ export class Authenticator {
   }
 
   /** Records "last used" for the API Manager, at most once a minute per API account. */
-  async #touch(name: string): Promise<void> {
+  async used(name: string): Promise<void> {
     const now = Date.now();
     if (now - (this.#lastTouched.get(name) ?? 0) < TOUCH_INTERVAL_MS) return;
     this.#lastTouched.set(name, now);

@@ -1,4 +1,5 @@
 // The API routes: /api/<op>/ and /api/v1/<op>/, POST only, with both credential styles.
+import { timingSafeEqual } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clientAddress } from '../auth/access.ts';
@@ -11,6 +12,7 @@ import { findOperation } from '../operations/registry.ts';
 import type { Services } from '../services.ts';
 import { findAccount } from '../store/accounts.ts';
 import type { ApiUser } from '../store/api-users.ts';
+import { changeCounter } from '../store/prepared.ts';
 import { auditableApiUser } from '../values.ts';
 
 export type Listener = 'admin' | 'reseller';
@@ -80,6 +82,41 @@ async function actingReseller(services: Services, apiUser: ApiUser, named: strin
     throw apiError('forbidden', { reason: 'X-RESELLER must name an active reseller account.' });
   }
   return account;
+}
+
+/**
+ * The caller each keep-alive connection was last identified as, with the store's change counter
+ * read before the checks. The next call on that connection with the same credentials, address and
+ * X-RESELLER is the same caller while the counter stands still: no reset, lock-out, deletion,
+ * access change or reseller change (from this process or another) can have happened since. The
+ * password is compared in constant time. PostgreSQL has no such counter: there every call checks.
+ */
+const identified = new WeakMap<object, { version: string; who: string; password: Buffer; caller: Caller }>();
+
+async function identify(
+  services: Services,
+  request: FastifyRequest,
+  params: RawParams,
+  address: string,
+): Promise<Caller> {
+  const credentials = credentialsOf(request, params);
+  const named = header(request, 'x-reseller');
+  const version = changeCounter(services.store.db);
+  const who = credentials && `${credentials.user}\u0000${address}\u0000${named ?? ''}`;
+  const known = identified.get(request.socket);
+  if (known && credentials && known.version === version && known.who === who) {
+    const password = Buffer.from(credentials.password);
+    if (password.length === known.password.length && timingSafeEqual(password, known.password)) {
+      await services.auth.used(known.caller.apiUser);
+      return known.caller;
+    }
+  }
+  const apiUser = await services.auth.authenticate(credentials, address);
+  const reseller = await actingReseller(services, apiUser, named);
+  const caller = { apiUser: apiUser.name, apiUserId: apiUser.id, address, reseller };
+  if (version !== null && credentials && who)
+    identified.set(request.socket, { version, who, password: Buffer.from(credentials.password), caller });
+  return caller;
 }
 
 declare module 'fastify' {
@@ -184,11 +221,7 @@ export function registerApi(app: FastifyInstance, services: Services, listener: 
       address,
       claimedUser,
       idempotencyKey: header(request, 'idempotency-key'),
-      identify: async (): Promise<Caller> => {
-        const apiUser = await services.auth.authenticate(credentialsOf(request, params), address);
-        const reseller = await actingReseller(services, apiUser, header(request, 'x-reseller'));
-        return { apiUser: apiUser.name, apiUserId: apiUser.id, address, reseller };
-      },
+      identify: () => identify(services, request, params, address),
     });
     if (result.body)
       return reply

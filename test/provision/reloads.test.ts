@@ -71,7 +71,9 @@ describe('coalesced reloads', () => {
     await after;
   });
 
-  it("keep a service's files still while it reloads: writes wait for the reload, and it for them", async () => {
+  it("keep a service's files still while it reloads: writes wait for the reload, and it for them", {
+    timeout: 5000,
+  }, async () => {
     const order: string[] = [];
     const service = gatedService(order);
     const write = (name: string, gate?: Promise<void>) =>
@@ -84,17 +86,53 @@ describe('coalesced reloads', () => {
     const first = write('a', slowWrite.promise);
     await tick();
     const reload = service.reload();
+    // A write asked for while the reload waits to start goes first: the reload carries it too.
+    const early = write('b');
+    await tick();
+    assert.equal(service.started, 0, 'the reload waits for the writes under way');
+    slowWrite.resolve();
+    await Promise.all([first, early]);
+    await tick();
+    assert.equal(service.started, 1);
+    const late = write('c');
+    await tick();
+    service.finish();
+    await Promise.all([reload, late]);
+    // A write asked for while the reload runs waits for it.
+    assert.deepEqual(order, [
+      'a begins',
+      'b begins',
+      'b ends',
+      'a ends',
+      'reload begins',
+      'reload ends',
+      'c begins',
+      'c ends',
+    ]);
+  });
+
+  it('let later writes pass a waiting reload for a moment only: a stream of writes cannot starve it', async () => {
+    const order: string[] = [];
+    const service = gatedService(order);
+    const write = (name: string, gate?: Promise<void>) =>
+      service.writing!(async () => {
+        order.push(`${name} begins`);
+        await gate;
+        order.push(`${name} ends`);
+      });
+    const slowWrite = Promise.withResolvers<void>();
+    const first = write('a', slowWrite.promise);
+    await tick();
+    const reload = service.reload();
+    await new Promise((resolve) => setTimeout(resolve, 300));
     const late = write('b');
     await tick();
-    assert.equal(service.started, 0, 'the reload waits for the write under way');
-    assert.deepEqual(order, ['a begins']);
     slowWrite.resolve();
     await first;
     await tick();
     assert.equal(service.started, 1);
     service.finish();
     await Promise.all([reload, late]);
-    // A write asked for after the reload waits for it.
     assert.deepEqual(order, ['a begins', 'a ends', 'reload begins', 'reload ends', 'b begins', 'b ends']);
   });
 });

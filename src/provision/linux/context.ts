@@ -24,27 +24,41 @@ export interface Service {
   writing?<T>(write: () => Promise<T>): Promise<T>;
 }
 
+/**
+ * How long a reload waiting for the writes under way lets later writes go first. A write takes
+ * milliseconds and the reload then carries it too, so a burst's changes share one reload instead
+ * of each waiting for the next; past this, later writes queue behind it and cannot starve it.
+ */
+const WRITES_MAY_PASS_MS = 200;
+
 /** Many holders at once (writers of a service's files) or one alone (its reload), in turn. */
 class SharedLock {
   #shared = 0;
   #exclusive = false;
-  readonly #waiting: { exclusive: boolean; go: () => void }[] = [];
+  readonly #waiting: { exclusive: boolean; since: number; go: () => void }[] = [];
 
   async run<T>(exclusive: boolean, act: () => Promise<T>): Promise<T> {
-    if (this.#waiting.length === 0 && this.#free(exclusive)) this.#take(exclusive);
-    else await new Promise<void>((go) => this.#waiting.push({ exclusive, go }));
+    if (this.#free(exclusive) && (this.#waiting.length === 0 || (!exclusive && this.#passable())))
+      this.#take(exclusive);
+    else await new Promise<void>((go) => this.#waiting.push({ exclusive, since: Date.now(), go }));
     try {
       return await act();
     } finally {
       if (exclusive) this.#exclusive = false;
       else this.#shared--;
-      // In order of asking: a reload waiting is not passed by writers that came after it.
+      // In order of asking: a reload waiting is not passed by writers queued after it.
       while (this.#waiting.length > 0 && this.#free(this.#waiting[0]!.exclusive)) {
         const next = this.#waiting.shift()!;
         this.#take(next.exclusive);
         next.go();
       }
     }
+  }
+
+  /** Whether a write may go before everything waiting: no reload has waited WRITES_MAY_PASS_MS. */
+  #passable(): boolean {
+    const now = Date.now();
+    return this.#waiting.every((w) => !w.exclusive || now - w.since < WRITES_MAY_PASS_MS);
   }
 
   #free(exclusive: boolean): boolean {
@@ -61,7 +75,8 @@ class SharedLock {
  * Makes a service's reloads shared: one runs at a time, and a caller waits for the first reload
  * that starts after it asked (the one under way may have read the files before its change was
  * written). A burst of changes is so served by two reloads, not one each. A reload waits for the
- * writes to the service's files under way (see Service.writing), and they for it.
+ * writes to the service's files under way (see Service.writing), and they for it; a write asked
+ * for while a reload waits to start goes first for a while (WRITES_MAY_PASS_MS).
  */
 export function coalesceReloads(service: Service, started: () => void = () => {}): void {
   const reload = service.reload.bind(service);

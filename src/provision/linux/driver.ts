@@ -84,23 +84,38 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     };
   };
 
-  /** Reloads each service the steps changed, once, after them; and again if they are undone. */
+  /**
+   * Reloads each service the steps changed, once, after them; and again if they are undone. The
+   * services reload at the same time, each in a step of its own (a failure names its service):
+   * the first of those steps starts them all.
+   */
   function plan(planned: LinuxStep[], irreversible: Step[] = []): Step[] {
     const steps = planned.map(writingFiles);
     const services = ctx.live ? [...new Set(steps.flatMap((s) => (s.reloads ? [s.reloads] : [])))] : [];
     if (services.length === 0) return [...steps, ...irreversible];
-    const reloadAll = async (list: Service[]) => {
-      for (const service of list) await service.reload();
+    let reloading: Map<Service, Promise<void>> | null = null;
+    const reloadAll = () => {
+      reloading ??= new Map(
+        services.map((service) => {
+          const reload = service.reload();
+          // Each is awaited by its own step; one that fails first must not leave the rest unheard.
+          reload.catch(() => {});
+          return [service, reload];
+        }),
+      );
+      return reloading;
     };
     return [
       // Undone last of all: once every file is back as it was, the services read them again.
       ctx.step(
         'reload services on undo',
         async () => {},
-        async () => void (await reloadAll(services).catch(() => {})),
+        async () => {
+          await Promise.allSettled(services.map((service) => service.reload()));
+        },
       ),
       ...steps,
-      ...services.map((service) => ctx.step(`reload ${service.name}`, () => service.reload())),
+      ...services.map((service) => ctx.step(`reload ${service.name}`, () => reloadAll().get(service)!)),
       ...irreversible,
     ];
   }

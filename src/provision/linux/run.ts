@@ -1,7 +1,7 @@
 // The one way Berth runs a system command: an absolute path and an argument array, never a shell.
 import { execFile, spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished } from 'node:stream/promises';
 
 export interface CommandRunner {
   /**
@@ -56,8 +56,8 @@ export function execRunner(): CommandRunner {
 
 /**
  * Runs a command whose input or output is a stream (an account's files on their way to another
- * server): `output` is its standard output; `done` settles when it ends, rejecting with the end of
- * what it wrote to standard error when it fails.
+ * server): `output` is its standard output; `done` settles when it has ended and so has its input,
+ * rejecting with the end of what it wrote to standard error when it or its input fails.
  */
 export function streamCommand(
   argv: readonly string[],
@@ -76,21 +76,27 @@ export function streamCommand(
     stderr = (stderr + chunk).slice(-4096);
   });
   let inputFailed: string | null = null;
-  if (input)
-    pipeline(input, child.stdin!).catch((error: unknown) => {
-      // A failed input ends the command: what it was given is not whole.
+  // The input is whole only once it has ended: a command that exits 0 on what came before a
+  // sender's failure (tar at the end of an archive cut short) has not been given it all. What the
+  // command leaves unread is drained, to see how the input ends.
+  let fed: Promise<void> = Promise.resolve();
+  if (input) {
+    input.pipe(child.stdin!);
+    child.stdin!.on('error', () => {}); // a command may stop reading first (tar after an archive's end)
+    child.on('close', () => input.resume());
+    fed = finished(input).catch((error: unknown) => {
       inputFailed = `its input failed: ${(error as Error).message}`;
       child.kill('SIGKILL');
     });
-  const done = new Promise<void>((resolve, reject) => {
+  }
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
     child.on('error', (error) => reject(new CommandFailed(`${binary} failed: ${error.message}`)));
-    child.on('close', (code, signal) => {
-      if (code === 0 && !inputFailed) return resolve();
-      const detail = [stderr.trim().split('\n').slice(-3).join(' / '), inputFailed]
-        .filter(Boolean)
-        .join(' / ');
-      reject(new CommandFailed(`${binary} failed: ${detail || `exit ${code ?? signal}`}`));
-    });
+    child.on('close', (code, signal) => resolve({ code, signal }));
+  });
+  const done = Promise.all([exited, fed]).then(([{ code, signal }]) => {
+    if (code === 0 && !inputFailed) return;
+    const detail = [stderr.trim().split('\n').slice(-3).join(' / '), inputFailed].filter(Boolean).join(' / ');
+    throw new CommandFailed(`${binary} failed: ${detail || `exit ${code ?? signal}`}`);
   });
   return { output: child.stdout!, done };
 }

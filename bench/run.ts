@@ -564,8 +564,17 @@ async function bulkChanges(): Promise<void> {
       'echo up > ~/public_html/index.html',
     ]);
     if (page.code !== 0) throw new Error(`the steady site's page: ${page.stderr}`);
+    // What every nginx reload costs, by the number of sites: the test of its configuration.
+    const nginxTest = async () => {
+      const started = performance.now();
+      const test = await sandbox.exec(['/usr/sbin/nginx', '-t', '-q']);
+      if (test.code !== 0) throw new Error(`nginx -t: ${test.stderr}`);
+      return (performance.now() - started) / 1000;
+    };
+    const nginxTestAlone = await nginxTest();
 
     const creates = await parallel(count, clients, (i) => onStack('createacct', create(i)));
+    const nginxTestFull = await nginxTest();
     const load = steadyLoad(info, 'steady.example');
     const bursts = [];
     for (const op of OPS) {
@@ -625,6 +634,15 @@ async function bulkChanges(): Promise<void> {
       target: { absolute: 0, text: 'none fails' },
       errors: seen.errors.length,
     });
+    measurements.push({
+      scenario: `7f. nginx -t, which every nginx reload runs, with ${(count + 1).toLocaleString('en')} sites`,
+      metric: 'seconds (baseline: one site)',
+      berth: nginxTestFull,
+      baseline: nginxTestAlone,
+      higherIsBetter: false,
+      target: { text: 'reported (the cost behind 7a–7d)' },
+      errors: 0,
+    });
   } catch (error) {
     process.stderr.write(`berth's log in the sandbox:\n${await sandbox.log()}\n`);
     throw error;
@@ -632,6 +650,13 @@ async function bulkChanges(): Promise<void> {
     await sandbox.stop();
   }
 }
+
+// Stopped by hand: the servers and the sandbox stop too (the sandbox takes its services down).
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+    process.exit(130);
+  });
 
 try {
   for (const scenario of [

@@ -65,7 +65,7 @@ function showInitialPortalPassword(dataDir: string, password: string): Record<st
 export async function startServer(config: Config): Promise<RunningServer> {
   const services = await openServices(config);
   const { log } = services;
-  await services.store.startBackgroundWork((error) => log.error({ error }, 'store housekeeping failed'));
+  await services.store.startBackgroundWork((error) => log.error({ error }, 'the store cannot be written'));
   if (!config.tls) log.warn('TLS is off (--no-tls): serve only behind a TLS-terminating proxy');
   const tls = config.tls ? await loadCertificate(config) : null;
   await services.driver.prepare?.();

@@ -3,7 +3,6 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { Worker } from 'node:worker_threads';
 import { Kysely } from 'kysely';
 import { type DialectName, migrate } from './migrations/index.ts';
 import { registerDirectReader } from './prepared.ts';
@@ -16,8 +15,8 @@ export interface Store {
   db: Kysely<Database>;
   dialect: DialectName;
   /**
-   * Moves the store's waits off the event loop for a long-running server (SQLite's writer and its
-   * WAL checkpoints); `report` hears of a checkpoint's failure.
+   * Moves the store's waits off the event loop for a long-running server (SQLite's writer, with its
+   * commits and WAL checkpoints, into a thread of its own); `report` hears if that thread stops.
    */
   startBackgroundWork(report: (error: string) => void): Promise<void>;
   close(): Promise<void>;
@@ -46,29 +45,12 @@ const sqliteFiles = new WeakMap<
 >();
 
 /**
- * A long-running server's SQLite store: the writer connection moves into a thread of its own, and
- * a worker copies the WAL back every second, so that neither a commit's wait for the disk nor a
- * checkpoint runs on the event loop. Returns what stops the checkpoints.
+ * A long-running server's SQLite store: the writer connection moves into a thread of its own, so
+ * that neither a commit's wait for the disk nor a WAL checkpoint runs on the event loop.
  */
-async function offTheLoop(
-  db: Kysely<Database>,
-  report: (error: string) => void,
-): Promise<(() => Promise<void>) | null> {
+async function offTheLoop(db: Kysely<Database>, report: (error: string) => void): Promise<void> {
   const file = sqliteFiles.get(db);
-  if (!file?.dialect.writeInThread) return null;
-  await file.dialect.writeInThread(file.path, false);
-  const worker = new Worker(new URL('./sqlite/checkpointer.ts', import.meta.url), {
-    workerData: { path: file.path, intervalMs: 1000 },
-  });
-  worker.unref();
-  worker.on('message', (message: { error?: string }) => message.error && report(message.error));
-  worker.on('error', (error) => report(String(error)));
-  return async () => {
-    // Waited for: an unreferenced worker would let the process end before it has closed.
-    worker.ref();
-    worker.postMessage('stop');
-    await new Promise((resolve) => worker.once('exit', resolve));
-  };
+  await file?.dialect.writeInThread?.(file.path, report);
 }
 
 /**
@@ -100,7 +82,7 @@ async function ready(db: Kysely<Database>, dialect: DialectName): Promise<Store>
     await db.destroy();
     throw error;
   }
-  let background: Promise<(() => Promise<void>) | null> | null = null;
+  let background: Promise<void> | null = null;
   return {
     db,
     dialect,
@@ -109,8 +91,7 @@ async function ready(db: Kysely<Database>, dialect: DialectName): Promise<Store>
       await background;
     },
     async close() {
-      const stop = await background?.catch(() => null);
-      await stop?.();
+      await background?.catch(() => {});
       await db.destroy();
       sqliteFiles.get(db)?.index.close();
     },

@@ -46,15 +46,15 @@ export class Connection {
 /**
  * Opens the store's writer connection. The server and the CLI share the file: WAL lets readers go
  * on while one writes, and the busy timeout makes a writer wait for the other instead of failing.
- * `checkpoints`: false while a worker of its own copies the WAL back.
+ * SQLite copies the WAL back into the database (a checkpoint) on the writer, at the commit that
+ * takes the WAL past 1,000 pages: in a server, that is in the writer's own thread.
  */
-export function openWriter(path: string, checkpoints = true): DatabaseSync {
+export function openWriter(path: string): DatabaseSync {
   const writer = new DatabaseSync(path);
   writer.exec('PRAGMA busy_timeout = 10000');
   writer.exec('PRAGMA journal_mode = WAL');
   // FULL: a call answers 200 only once its change is on disk, power loss included.
   writer.exec('PRAGMA synchronous = FULL');
   writer.exec('PRAGMA foreign_keys = ON');
-  if (!checkpoints) writer.exec('PRAGMA wal_autocheckpoint = 0');
   return writer;
 }

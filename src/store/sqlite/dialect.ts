@@ -34,9 +34,9 @@ function onLoop(connection: Connection): Writer {
 }
 
 /** The writer connection in its own thread (writer-thread.ts): statements go there one at a time. */
-async function inThread(path: string, checkpoints: boolean): Promise<Writer> {
+async function inThread(path: string, report: (error: string) => void): Promise<Writer> {
   const worker = new Worker(new URL('./writer-thread.ts', import.meta.url), {
-    workerData: { path, checkpoints },
+    workerData: { path },
   });
   const pending = new Map<
     number,
@@ -45,6 +45,7 @@ async function inThread(path: string, checkpoints: boolean): Promise<Writer> {
   let broken: Error | null = null;
   let next = 0;
   const fail = (error: Error) => {
+    if (!broken) report(`the store's writer thread stopped: ${error.message}`);
     broken ??= error;
     for (const { reject } of pending.values()) reject(broken);
     pending.clear();
@@ -72,6 +73,7 @@ async function inThread(path: string, checkpoints: boolean): Promise<Writer> {
     },
     async close() {
       if (broken) return;
+      broken = new Error('the store is closed');
       const exited = new Promise((resolve) => worker.once('exit', resolve));
       worker.postMessage('close');
       await exited;
@@ -157,10 +159,10 @@ class NodeSqliteDriver implements Driver {
   }
 
   /** Moves the writer connection into a thread of its own, between two holders of the writer. */
-  async writeInThread(path: string, checkpoints: boolean): Promise<void> {
+  async writeInThread(path: string, report: (error: string) => void): Promise<void> {
     await this.#lock.acquire();
     try {
-      const thread = await inThread(path, checkpoints);
+      const thread = await inThread(path, report);
       await this.#writer.close();
       this.#writer = thread;
     } finally {
@@ -238,13 +240,13 @@ export class NodeSqliteDialect implements Dialect {
     const driver = new NodeSqliteDriver(this.#writer, this.#reader);
     this.directReader = <R>(sql: string, parameters: readonly unknown[]) =>
       driver.reader.execute<R>(sql, parameters).rows;
-    this.writeInThread = (path, checkpoints) => driver.writeInThread(path, checkpoints);
+    this.writeInThread = (path, report) => driver.writeInThread(path, report);
     return driver;
   }
 
   directReader: DirectReader | null = null;
   /** Moves the writer connection into a thread of its own (a long-running server's). */
-  writeInThread: ((path: string, checkpoints: boolean) => Promise<void>) | null = null;
+  writeInThread: ((path: string, report: (error: string) => void) => Promise<void>) | null = null;
 
   createQueryCompiler() {
     return new SqliteQueryCompiler();

@@ -1,5 +1,6 @@
 // The store's writer connection in a thread of its own, for a long-running server: a commit waits
-// here for the disk (synchronous = FULL), not on the event loop every other call is served from.
+// here for the disk (synchronous = FULL), and so does a WAL checkpoint, not on the event loop every
+// other call is served from.
 // Statements come one at a time from the dialect, which holds the writer for one holder at a time.
 import { parentPort, workerData } from 'node:worker_threads';
 import { Connection, openWriter } from './connection.ts';
@@ -10,8 +11,8 @@ export interface Request {
   parameters: unknown[];
 }
 
-const { path, checkpoints } = workerData as { path: string; checkpoints: boolean };
-const connection = new Connection(openWriter(path, checkpoints));
+const { path } = workerData as { path: string };
+const connection = new Connection(openWriter(path));
 const port = parentPort!;
 
 port.on('message', (message: Request | 'close') => {

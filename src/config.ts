@@ -100,6 +100,8 @@ export interface LinuxConfig {
   webUser: string;
   /** The pid file of nginx's master, watched so that a reload is waited for. */
   nginxPidFile: string;
+  /** The pid file of PHP-FPM's master, watched so that it is never signalled while it restarts. */
+  phpPidFile: string;
   /** The file of zone statements BIND includes, rewritten whole from the zone directory. */
   zoneList: string;
   phpPoolDir: string;
@@ -243,6 +245,7 @@ function defaults(dataDir: string): Config {
       httpsPort: 443,
       webUser: 'www-data',
       nginxPidFile: '/run/nginx.pid',
+      phpPidFile: `/run/php/php${php}-fpm.pid`,
       zoneList: '/etc/bind/named.conf.berth',
       phpPoolDir: `/etc/php/${php}/fpm/pool.d`,
       phpSocketDir: '/run/php',
@@ -432,6 +435,7 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   'linux.https_port': ['linux.httpsPort', servicePort],
   'linux.web_user': ['linux.webUser', textValue({ pattern: /^[a-z_][a-z0-9_-]*$/, what: 'a user name' })],
   'linux.nginx_pid_file': ['linux.nginxPidFile', absolutePath],
+  'linux.php_pid_file': ['linux.phpPidFile', absolutePath],
   'linux.zone_list': ['linux.zoneList', absolutePath],
   'linux.php_pool_dir': ['linux.phpPoolDir', absolutePath],
   'linux.php_socket_dir': ['linux.phpSocketDir', absolutePath],

@@ -4,15 +4,17 @@
 // use. PHP-FPM is reloaded (SIGUSR2, a graceful re-read), never restarted. A suspended account has
 // no pool: its PHP cannot run at all.
 import { existsSync, readdirSync } from 'node:fs';
+import { constants } from 'node:os';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { type Component, type LinuxContext, type Service, strayFiles } from '../context.ts';
-import { removeFile, writeFileAtomic } from '../files.ts';
+import { readIfExists, removeFile, writeFileAtomic } from '../files.ts';
 import { render } from '../templates.ts';
 import { waitFor } from '../wait.ts';
 
 const TMP_MODE = 0o700;
 const POOL_PREFIX = 'berth-';
+const USR2_BIT = 1n << BigInt(constants.signals.SIGUSR2 - 1);
 
 /** The socket nginx passes the account's PHP requests to. */
 export function phpSocket(ctx: LinuxContext, user: string): string {
@@ -32,24 +34,50 @@ export function phpComponent(ctx: LinuxContext): Component {
       tmp: join(account.homedir, 'tmp'),
     });
 
-  // After the reload, every pool that was on file has its socket: a call answers once its site can
-  // run PHP.
+  /**
+   * Whether PHP-FPM's master catches SIGUSR2: a master that has just re-executed itself (the
+   * reload before) has not yet set its handlers, and the signal would end it.
+   */
+  const masterCatchesReload = () => {
+    const pid = Number.parseInt(readIfExists(ctx.path(linux.phpPidFile)) ?? '', 10);
+    if (!(pid > 0)) return false;
+    const caught = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readIfExists(`/proc/${pid}/status`) ?? '')?.[1];
+    return caught !== undefined && (BigInt(`0x${caught}`) & USR2_BIT) !== 0n;
+  };
+
+  // After the reload, every pool that was on file has its socket and every pool removed has none:
+  // a call answers once its site can run PHP, or can no longer.
   const php: Service = {
     name: 'PHP-FPM',
     async reload() {
       if (linux.reloadPhp.length === 0) return;
-      // The pools on file before the signal, unless removed since: a pool written meanwhile waits
-      // for the next reload (the one its own call asks for).
+      await waitFor('PHP-FPM to take a reload', masterCatchesReload);
+      // The pools as they stand before the signal, unless changed since: a pool written or removed
+      // meanwhile waits for the next reload (the one its own call asks for).
       const dir = ctx.path(linux.phpPoolDir);
-      const pools = readdirSync(dir)
-        .filter((name) => name.startsWith(POOL_PREFIX) && name.endsWith('.conf'))
-        .map((name) => ({
-          conf: join(dir, name),
-          socket: ctx.path(join(linux.phpSocketDir, `${name.slice(0, -'.conf'.length)}.sock`)),
-        }));
+      const sockets = ctx.path(linux.phpSocketDir);
+      const names = (list: string[], suffix: string) =>
+        list
+          .filter((n) => n.startsWith(POOL_PREFIX) && n.endsWith(suffix))
+          .map((n) => n.slice(0, -suffix.length));
+      const pools = names(readdirSync(dir), '.conf').map((name) => ({
+        conf: join(dir, `${name}.conf`),
+        socket: join(sockets, `${name}.sock`),
+      }));
+      // A removed pool's socket that PHP-FPM listens on (not a file left by a master killed outright).
+      const listening = new Set(
+        (readIfExists('/proc/net/unix') ?? '').split('\n').map((line) => line.split(/\s+/)[7] ?? ''),
+      );
+      const removed = names(existsSync(sockets) ? readdirSync(sockets) : [], '.sock')
+        .map((name) => ({ conf: join(dir, `${name}.conf`), socket: join(sockets, `${name}.sock`) }))
+        .filter(({ conf, socket }) => !existsSync(conf) && listening.has(socket));
       await ctx.runner.run(linux.reloadPhp);
-      await waitFor('PHP-FPM to open its pools', () =>
-        pools.every(({ conf, socket }) => existsSync(socket) || !existsSync(conf)),
+      await waitFor(
+        'PHP-FPM to open its pools',
+        () =>
+          pools.every(({ conf, socket }) => existsSync(socket) || !existsSync(conf)) &&
+          removed.every(({ conf, socket }) => !existsSync(socket) || existsSync(conf)) &&
+          masterCatchesReload(),
       );
     },
   };

@@ -650,10 +650,14 @@ async function bulkChanges(): Promise<void> {
   }
 }
 
-// Stopped by hand: the servers and the sandbox stop too (the sandbox takes its services down).
+// Stopped by hand: the servers and the sandbox stop too, and are waited for (the sandbox takes its
+// services down, and reports on its output as it does).
 for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => {
-    for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+  process.once(signal, async () => {
+    const running = children.filter((child) => child.exitCode === null);
+    const exited = running.map((child) => new Promise((resolve) => child.once('exit', resolve)));
+    for (const child of running) child.kill('SIGTERM');
+    await Promise.race([Promise.all(exited), new Promise((resolve) => setTimeout(resolve, 30_000))]);
     process.exit(130);
   });
 

@@ -39,6 +39,11 @@ export function shadowPassword(root: string, name: string): string | undefined {
   return lines(root, 'shadow').find(([user]) => user === name)?.[1];
 }
 
+/** Every user's password field in /etc/shadow, read once (for tables naming every account). */
+export function shadowPasswords(root: string): Map<string, string> {
+  return new Map(lines(root, 'shadow').map(([user, hash]) => [user ?? '', hash ?? '']));
+}
+
 /** Whether the system has a user or a group of this name (useradd -U makes both). */
 export function systemNameTaken(root: string, name: string): boolean {
   return findSystemUser(root, name) !== undefined || lines(root, 'group').some(([group]) => group === name);

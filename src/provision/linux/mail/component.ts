@@ -15,7 +15,7 @@ import type { Account } from '../../../store/accounts.ts';
 import { type Component, type LinuxContext, type LinuxStep, type Service, strayFiles } from '../context.ts';
 import { dkimKeyFile, signsMail } from '../dns/dkim.ts';
 import { domainFile, giveFile, makeDirectory, readIfExists, restoreFile, writeFileAtomic } from '../files.ts';
-import { findSystemUser, shadowPassword } from '../passwd.ts';
+import { findSystemUser, shadowPasswords } from '../passwd.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
 import { childrenOf, waitFor } from '../wait.ts';
@@ -123,7 +123,8 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
       0o644,
     );
     // A login's password is the account's system password: its hash, read from the shadow file.
-    const hashOf = (d: MailDomain) => hashes.get(d.user) ?? shadowPassword(ctx.root, d.user) ?? '!';
+    const shadow = shadowPasswords(ctx.root);
+    const hashOf = (d: MailDomain) => hashes.get(d.user) ?? shadow.get(d.user) ?? '!';
     const usable = all.filter((d) => !d.suspended && !/^[!*]/.test(hashOf(d)));
     writeFileAtomic(
       tables.logins,

@@ -53,6 +53,15 @@ describe('changing state', () => {
     h = await setup({ ipPool: { ipv4: ['198.51.100.1', '198.51.100.2'], ipv6: [] } }, { driver });
   });
   after(() => h.close());
+  /** `call`, with the recording driver failing at `step`. */
+  const failingAt = async <T>(step: string, call: () => Promise<T>): Promise<T> => {
+    driver.failAt = step;
+    try {
+      return await call();
+    } finally {
+      driver.failAt = null;
+    }
+  };
 
   it('commits the audit entry with the change: if the entry cannot be written, nothing changes', async () => {
     const { db } = h.services.store;
@@ -177,13 +186,8 @@ describe('changing state', () => {
     const { db } = h.services.store;
     await createAccount(h, 'keepme');
     const before = await findAccount(db, 'keepme');
-    driver.failAt = 'remove:third';
-    try {
-      const reply = await h.call('removeacct', { user: 'keepme' });
-      assert.deepEqual(errorOf(reply), { status: 500, code: 'provisioning_failed', param: undefined });
-    } finally {
-      driver.failAt = null;
-    }
+    const removal = await failingAt('remove:third', () => h.call('removeacct', { user: 'keepme' }));
+    assert.deepEqual(errorOf(removal), { status: 500, code: 'provisioning_failed', param: undefined });
     assert.deepEqual(await findAccount(db, 'keepme'), before);
     assert.deepEqual(await db.selectFrom('pending_changes').selectAll().execute(), []);
     assert.deepEqual(driver.log.slice(-2), ['undo remove:second keepme', 'undo remove:first keepme']);
@@ -191,13 +195,8 @@ describe('changing state', () => {
     // A package edit whose steps fail: the package and every account on it as they were.
     assert.equal((await h.call('addpkg', { name: 'edited', quota: '100' })).statusCode, 200);
     for (const user of ['pkga', 'pkgb']) await createAccount(h, user, { package: 'edited' });
-    driver.failAt = 'limits:second';
-    try {
-      const reply = await h.call('editpkg', { name: 'edited', quota: '200' });
-      assert.equal(errorOf(reply).code, 'provisioning_failed');
-    } finally {
-      driver.failAt = null;
-    }
+    const edit = await failingAt('limits:second', () => h.call('editpkg', { name: 'edited', quota: '200' }));
+    assert.equal(errorOf(edit).code, 'provisioning_failed');
     assert.equal((await findPackage(db, 'edited'))?.limits.quota, 100);
     for (const user of ['pkga', 'pkgb']) assert.equal((await findAccount(db, user))?.limits.quota, 100);
   });

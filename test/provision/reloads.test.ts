@@ -28,6 +28,14 @@ function gatedService(order: string[] = []) {
   return service;
 }
 
+/** A write to the service's files that notes its beginning and end, ending when `gate` settles. */
+const writer = (service: Service, order: string[]) => (name: string, gate?: Promise<void>) =>
+  service.writing!(async () => {
+    order.push(`${name} begins`);
+    await gate;
+    order.push(`${name} ends`);
+  });
+
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('coalesced reloads', () => {
@@ -76,12 +84,7 @@ describe('coalesced reloads', () => {
   }, async () => {
     const order: string[] = [];
     const service = gatedService(order);
-    const write = (name: string, gate?: Promise<void>) =>
-      service.writing!(async () => {
-        order.push(`${name} begins`);
-        await gate;
-        order.push(`${name} ends`);
-      });
+    const write = writer(service, order);
     const slowWrite = Promise.withResolvers<void>();
     const first = write('a', slowWrite.promise);
     await tick();
@@ -114,12 +117,7 @@ describe('coalesced reloads', () => {
   it('let later writes pass a waiting reload for a moment only: a stream of writes cannot starve it', async () => {
     const order: string[] = [];
     const service = gatedService(order);
-    const write = (name: string, gate?: Promise<void>) =>
-      service.writing!(async () => {
-        order.push(`${name} begins`);
-        await gate;
-        order.push(`${name} ends`);
-      });
+    const write = writer(service, order);
     const slowWrite = Promise.withResolvers<void>();
     const first = write('a', slowWrite.promise);
     await tick();

@@ -27,25 +27,24 @@ class VerifiedCredentials {
   readonly #key = randomBytes(32).toString('base64');
   readonly #entries = new Map<string, { hash: string; mac: Buffer }>();
 
-  #mac(password: string): Buffer {
+  /** The password as this process alone can compute it, and no one can turn back into it. */
+  mac(password: string): Buffer {
     return hash('sha256', `${this.#key}\u0000${password}`, 'buffer');
   }
 
   /** Names one password checked against one stored hash, without revealing the password. */
   keyOf(user: string, storedHash: string, password: string): string {
-    return `${user}\u0000${storedHash}\u0000${this.#mac(password).toString('base64')}`;
+    return `${user}\u0000${storedHash}\u0000${this.mac(password).toString('base64')}`;
   }
 
   has(name: string, storedHash: string, password: string): boolean {
     const entry = this.#entries.get(name);
-    return (
-      entry !== undefined && entry.hash === storedHash && timingSafeEqual(entry.mac, this.#mac(password))
-    );
+    return entry !== undefined && entry.hash === storedHash && timingSafeEqual(entry.mac, this.mac(password));
   }
 
   remember(name: string, storedHash: string, password: string): void {
     if (this.#entries.size >= 10_000) this.#entries.clear();
-    this.#entries.set(name, { hash: storedHash, mac: this.#mac(password) });
+    this.#entries.set(name, { hash: storedHash, mac: this.mac(password) });
   }
 }
 
@@ -200,6 +199,11 @@ export class Authenticator {
     } finally {
       this.#checks.give(address);
     }
+  }
+
+  /** A password in the one form it may be kept in memory (CONTRACT §3): a keyed SHA-256. */
+  fingerprint(password: string): Buffer {
+    return this.#verified.mac(password);
   }
 
   /** Records "last used" for the API Manager, at most once a minute per API account. */

@@ -89,9 +89,13 @@ async function actingReseller(services: Services, apiUser: ApiUser, named: strin
  * read before the checks. The next call on that connection with the same credentials, address and
  * X-RESELLER is the same caller while the counter stands still: no reset, lock-out, deletion,
  * access change or reseller change (from this process or another) can have happened since. The
- * password is compared in constant time. PostgreSQL has no such counter: there every call checks.
+ * password is kept only as its keyed hash (CONTRACT §3), compared in constant time. PostgreSQL has
+ * no such counter: there every call checks.
  */
-const identified = new WeakMap<object, { version: string; who: string; password: Buffer; caller: Caller }>();
+const identified = new WeakMap<
+  object,
+  { version: string; who: string; fingerprint: Buffer; caller: Caller }
+>();
 
 async function identify(
   services: Services,
@@ -105,8 +109,7 @@ async function identify(
   const who = credentials && `${credentials.user}\u0000${address}\u0000${named ?? ''}`;
   const known = identified.get(request.socket);
   if (known && credentials && known.version === version && known.who === who) {
-    const password = Buffer.from(credentials.password);
-    if (password.length === known.password.length && timingSafeEqual(password, known.password)) {
+    if (timingSafeEqual(services.auth.fingerprint(credentials.password), known.fingerprint)) {
       await services.auth.used(known.caller.apiUser);
       return known.caller;
     }
@@ -115,7 +118,12 @@ async function identify(
   const reseller = await actingReseller(services, apiUser, named);
   const caller = { apiUser: apiUser.name, apiUserId: apiUser.id, address, reseller };
   if (version !== null && credentials && who)
-    identified.set(request.socket, { version, who, password: Buffer.from(credentials.password), caller });
+    identified.set(request.socket, {
+      version,
+      who,
+      fingerprint: services.auth.fingerprint(credentials.password),
+      caller,
+    });
   return caller;
 }
 

@@ -1,5 +1,5 @@
 // A burst of changes shares a service's reloads: one runs at a time, and every caller is answered
-// by a reload that started after it asked.
+// by a reload that began after its change was written (or, having written nothing, after it asked).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { coalesceReloads, type Service } from '../../src/provision/linux/context.ts';
@@ -62,6 +62,64 @@ describe('coalesced reloads', () => {
     service.finish();
     await late;
     assert.equal(service.started, 3);
+  });
+
+  it('answer a burst written during one reload by the next alone, even when they ask after it began', {
+    timeout: 5000,
+  }, async () => {
+    const service = gatedService();
+    const first = service.reload();
+    await tick();
+    assert.equal(service.started, 1);
+    // Twenty calls write while reload 1 runs: they wait for it, and reload 2 will read them all.
+    const writes = Array.from({ length: 20 }, () => service.writing!(async () => {}));
+    await tick();
+    service.finish();
+    await first;
+    const carried = await Promise.all(writes);
+    assert.deepEqual(new Set(carried.map((w) => w.carriedBy)), new Set([2]));
+    const answered: number[] = [];
+    const call = (n: number) => service.reloadCarrying!(2).then(() => answered.push(n));
+    const calls = [call(0)];
+    await tick();
+    assert.equal(service.started, 2);
+    // The others ask only once reload 2 has begun (their other steps took longer): it still carries them.
+    const late = service.writing!(async () => {});
+    calls.push(...Array.from({ length: 19 }, (_, n) => call(n + 1)));
+    await tick();
+    service.finish();
+    await Promise.all(calls);
+    assert.equal(answered.length, 20);
+    assert.equal(service.started, 2, 'no reload beyond the one that read the burst');
+    // A write made during reload 2 waited for it, and is read by reload 3.
+    assert.equal((await late).carriedBy, 3);
+    const third = service.reloadCarrying!(3);
+    await tick();
+    assert.equal(service.started, 3);
+    service.finish();
+    await third;
+    // A change already read by a reload that ended well needs none.
+    await service.reloadCarrying!(3);
+    assert.equal(service.started, 3);
+  });
+
+  it('fail the callers of the reload that was to carry their change, and start afresh for the next', {
+    timeout: 5000,
+  }, async () => {
+    const service = gatedService();
+    const { carriedBy } = await service.writing!(async () => {});
+    assert.equal(carriedBy, 1);
+    const first = service.reloadCarrying!(carriedBy);
+    await tick();
+    service.finish(new Error('nginx -t failed'));
+    await assert.rejects(first, /nginx -t failed/);
+    await tick();
+    // Reload 1 did not take the change: asking again begins reload 2.
+    const again = service.reloadCarrying!(carriedBy);
+    await tick();
+    assert.equal(service.started, 2);
+    service.finish();
+    await again;
   });
 
   it('fail every caller of a failed reload, and start afresh after it', async () => {

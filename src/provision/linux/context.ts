@@ -18,10 +18,22 @@ export interface Service {
   reload(): Promise<void>;
   /**
    * Runs `write`, a change to the service's files, never while the service reads them (a reload):
-   * PHP-FPM that lists its pools and then finds one gone fails to start again. Set by
-   * coalesceReloads; until then it just runs `write`.
+   * PHP-FPM that lists its pools and then finds one gone fails to start again. Answers what `write`
+   * answered and the number of the reload that will read the change (see reloadCarrying). Set by
+   * coalesceReloads.
    */
-  writing?<T>(write: () => Promise<T>): Promise<T>;
+  writing?<T>(write: () => Promise<T>): Promise<Written<T>>;
+  /**
+   * Returns once reload number `carriedBy` has ended, or a later one (each reads every change
+   * written before it began); starts one if none under way will. Set by coalesceReloads.
+   */
+  reloadCarrying?(carriedBy: number): Promise<void>;
+}
+
+/** A write to a service's files, and the reload that will read it. */
+export interface Written<T> {
+  result: T;
+  carriedBy: number;
 }
 
 /**
@@ -72,32 +84,41 @@ class SharedLock {
 }
 
 /**
- * Makes a service's reloads shared: one runs at a time, and a caller waits for the first reload
- * that starts after it asked (the one under way may have read the files before its change was
- * written). A burst of changes is so served by two reloads, not one each. A reload waits for the
- * writes to the service's files under way (see Service.writing), and they for it; a write asked
- * for while a reload waits to start goes first for a while (WRITES_MAY_PASS_MS).
+ * Makes a service's reloads shared: one runs at a time, numbered in turn. A write to the service's
+ * files learns the number of the reload that will read it, the next to begin, since a reload waits
+ * for the writes under way (see Service.writing) and they for it; a write asked for while a reload
+ * waits to begin goes first for a while (WRITES_MAY_PASS_MS). Its caller then waits for that
+ * reload alone: a burst of changes written while one reload runs is carried by the next, all of it.
+ * A caller that wrote nothing through `writing` waits for the first reload that begins after it asks.
  */
 export function coalesceReloads(service: Service, started: () => void = () => {}): void {
   const reload = service.reload.bind(service);
   const lock = new SharedLock();
-  let running: Promise<void> | null = null;
+  /** Reloads that have begun reading the files; the one under way (or waiting to begin) is `running`. */
+  let begun = 0;
+  let succeeded = 0;
+  let running: { number: number; done: Promise<void> } | null = null;
   let next: Promise<void> | null = null;
   const start = (): Promise<void> => {
-    const current = lock
+    const number = begun + 1;
+    const done = lock
       .run(true, () => {
+        begun = number;
         started();
         return reload();
       })
+      .then(() => {
+        succeeded = Math.max(succeeded, number);
+      })
       .finally(() => {
-        if (running === current) running = null;
+        if (running?.done === done) running = null;
       });
-    running = current;
-    return current;
+    running = { number, done };
+    return done;
   };
   service.reload = () => {
     if (!running) return start();
-    next ??= running
+    next ??= running.done
       .catch(() => {})
       .then(() => {
         next = null;
@@ -105,7 +126,13 @@ export function coalesceReloads(service: Service, started: () => void = () => {}
       });
     return next;
   };
-  service.writing = (write) => lock.run(false, write);
+  service.reloadCarrying = (carriedBy) => {
+    if (carriedBy <= succeeded) return Promise.resolve();
+    if (running && running.number >= carriedBy) return running.done;
+    return service.reload();
+  };
+  // Under the shared lock no reload runs, so the next to begin reads the change.
+  service.writing = (write) => lock.run(false, async () => ({ result: await write(), carriedBy: begun + 1 }));
 }
 
 export interface LinuxStep extends Step {

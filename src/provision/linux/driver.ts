@@ -73,31 +73,39 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     coalesceReloads(service, () => reloadCounts.set(service.name, (reloadCounts.get(service.name) ?? 0) + 1));
   let keeper: CertificateKeeper | null = null;
 
-  /** A step that changes a service's files, made to wait while the service reads them. */
-  const writingFiles = (step: LinuxStep): LinuxStep => {
-    const service = step.reloads;
-    if (!service?.writing) return step;
-    return {
-      ...step,
-      run: () => service.writing!(() => step.run()),
-      undo: () => service.writing!(() => step.undo()),
-    };
-  };
-
   /**
-   * Reloads each service the steps changed, once, after them; and again if they are undone. The
-   * services reload at the same time, each in a step of its own (a failure names its service):
-   * the first of those steps starts them all.
+   * Reloads each service the steps changed, once, after them; and again if they are undone. A
+   * step that changes a service's files waits while the service reads them, and learns which
+   * reload reads its change: the call waits for that one. The services reload at the same time,
+   * each in a step of its own (a failure names its service): the first of those steps starts them.
    */
   function plan(planned: LinuxStep[], irreversible: Step[] = []): Step[] {
-    const steps = planned.map(writingFiles);
+    const carriedBy = new Map<Service, number>();
+    const steps = planned.map((step): LinuxStep => {
+      const service = step.reloads;
+      if (!service?.writing) return step;
+      return {
+        ...step,
+        run: async () => {
+          const { carriedBy: reload } = await service.writing!(() => step.run());
+          carriedBy.set(service, Math.max(reload, carriedBy.get(service) ?? 0));
+        },
+        undo: async () => {
+          await service.writing!(() => step.undo());
+        },
+      };
+    });
     const services = ctx.live ? [...new Set(steps.flatMap((s) => (s.reloads ? [s.reloads] : [])))] : [];
     if (services.length === 0) return [...steps, ...irreversible];
     let reloading: Map<Service, Promise<void>> | null = null;
     const reloadAll = () => {
       reloading ??= new Map(
         services.map((service) => {
-          const reload = service.reload();
+          const number = carriedBy.get(service);
+          const reload =
+            number !== undefined && service.reloadCarrying
+              ? service.reloadCarrying(number)
+              : service.reload();
           // Each is awaited by its own step; one that fails first must not leave the rest unheard.
           reload.catch(() => {});
           return [service, reload];

@@ -115,9 +115,11 @@ export function certificateKeeper(
           nextAttempt: next,
           lastError: null,
         });
-      const installed = await (nginx.writing ? nginx.writing(install) : install());
+      const { result: installed, carriedBy } = nginx.writing
+        ? await nginx.writing(install)
+        : { result: await install(), carriedBy: null };
       if (!installed) return;
-      await nginx.reload();
+      await (carriedBy !== null && nginx.reloadCarrying ? nginx.reloadCarrying(carriedBy) : nginx.reload());
       due.set(domain, { user: account.user, at: Date.parse(next), watched: null });
       log.info({ domain, issuer: described.issuer, notAfter: described.notAfter }, 'certificate obtained');
     } catch (error) {

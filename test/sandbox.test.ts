@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { verifySha512Crypt } from '../src/auth/sha512-crypt.ts';
+import { verifySha512Crypt } from '../src/auth/sha512-crypt.js';
 import type { SandboxInfo } from '../src/sandbox/sandbox.ts';
 import { verifyDkim } from './dkim.ts';
 import { tempDir } from './helpers.ts';

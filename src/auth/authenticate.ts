@@ -10,7 +10,7 @@ import { passwordLengthOk, RESERVED_API_USERS } from '../values.ts';
 import { addressAllowed } from './access.ts';
 import type { CryptPool } from './crypt-pool.ts';
 import type { Lockout } from './lockout.ts';
-import { sha512Crypt } from './sha512-crypt.ts';
+import { sha512Crypt } from './sha512-crypt.js';
 
 export interface Credentials {
   user: string;

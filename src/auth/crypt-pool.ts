@@ -2,7 +2,7 @@
 // CPU) never stalls the other requests on the event loop.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { CryptJob, CryptResult } from './crypt-worker.ts';
+import type { CryptJob, CryptResult } from './crypt-worker.js';
 
 type Pending = { resolve: (value: string | boolean) => void; reject: (error: Error) => void };
 type JobWithoutId = CryptJob extends infer J ? (J extends CryptJob ? Omit<J, 'id'> : never) : never;
@@ -29,7 +29,7 @@ export class CryptPool {
   }
 
   #start(): Worker {
-    const worker = new Worker(new URL('./crypt-worker.ts', import.meta.url));
+    const worker = new Worker(new URL('./crypt-worker.js', import.meta.url));
     worker.on('message', (result: CryptResult) => this.#settle(worker, result));
     worker.on('error', (error) => this.#fail(error));
     worker.unref();

@@ -1,5 +1,8 @@
+// @ts-check
 // SHA-512 crypt ("$6$", as in /etc/shadow), after Ulrich Drepper's specification. Pure and
 // synchronous: the server runs it in worker threads (crypt-pool.ts), never on the event loop.
+// JavaScript typed by JSDoc, and checked as the TypeScript is: a hashing thread loads only this and
+// crypt-worker.js, so it never starts a TypeScript stripper of its own (some 20 MB a thread).
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const ALPHABET = './0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -8,7 +11,10 @@ const MIN_ROUNDS = 1000;
 /** Hashes asking for more rounds than this are refused rather than left to stall a worker. */
 export const MAX_ROUNDS = 1_000_000;
 
-// The order in which the 64 digest bytes are written out, three at a time.
+/**
+ * The order in which the 64 digest bytes are written out, three at a time.
+ * @type {ReadonlyArray<readonly [number, number, number]>}
+ */
 const PERMUTATION = [
   [0, 21, 42],
   [22, 43, 1],
@@ -31,36 +37,50 @@ const PERMUTATION = [
   [18, 39, 60],
   [40, 61, 19],
   [62, 20, 41],
-] as const;
+];
 
 const HASH_PATTERN = /^\$6\$(?:rounds=([0-9]{1,10})\$)?([^$:\n]{0,16})\$([./0-9A-Za-z]{86})$/;
 
-function sha512(...parts: Buffer[]): Buffer {
+/** @param {Buffer[]} parts */
+function sha512(...parts) {
   const hash = createHash('sha512');
   for (const part of parts) hash.update(part);
   return hash.digest();
 }
 
-function repeatTo(source: Buffer, length: number): Buffer {
+/**
+ * @param {Buffer} source
+ * @param {number} length
+ */
+function repeatTo(source, length) {
   const out = Buffer.alloc(length);
   for (let i = 0; i < length; i += source.length) source.copy(out, i, 0, Math.min(source.length, length - i));
   return out;
 }
 
-function encode(digest: Buffer): string {
+/** @param {Buffer} digest */
+function encode(digest) {
   let out = '';
-  const put = (value: number, chars: number) => {
+  /** @type {(value: number, chars: number) => void} */
+  const put = (value, chars) => {
     for (let i = 0; i < chars; i++) {
       out += ALPHABET[value & 0x3f];
       value >>>= 6;
     }
   };
-  for (const [a, b, c] of PERMUTATION) put((digest[a]! << 16) | (digest[b]! << 8) | digest[c]!, 4);
-  put(digest[63]!, 2);
+  /** @param {number} i */
+  const at = (i) => /** @type {number} */ (digest[i]);
+  for (const [a, b, c] of PERMUTATION) put((at(a) << 16) | (at(b) << 8) | at(c), 4);
+  put(at(63), 2);
   return out;
 }
 
-function digestOf(password: Buffer, salt: Buffer, rounds: number): Buffer {
+/**
+ * @param {Buffer} password
+ * @param {Buffer} salt
+ * @param {number} rounds
+ */
+function digestOf(password, salt, rounds) {
   const b = sha512(password, salt, password);
   const a = createHash('sha512').update(password).update(salt);
   let n = password.length;
@@ -74,7 +94,7 @@ function digestOf(password: Buffer, salt: Buffer, rounds: number): Buffer {
   const p = repeatTo(dp.digest(), password.length);
 
   const ds = createHash('sha512');
-  for (let i = 0; i < 16 + digestA[0]!; i++) ds.update(salt);
+  for (let i = 0; i < 16 + /** @type {number} */ (digestA[0]); i++) ds.update(salt);
   const s = repeatTo(ds.digest(), salt.length);
 
   let c = digestA;
@@ -89,15 +109,20 @@ function digestOf(password: Buffer, salt: Buffer, rounds: number): Buffer {
   return c;
 }
 
-function saltText(): string {
+function saltText() {
   const bytes = randomBytes(16);
   let salt = '';
   for (const byte of bytes) salt += ALPHABET[byte & 0x3f];
   return salt;
 }
 
-/** Hashes a password with a fresh random salt. */
-export function sha512Crypt(password: string, options: { salt?: string; rounds?: number } = {}): string {
+/**
+ * Hashes a password with a fresh random salt.
+ * @param {string} password
+ * @param {{ salt?: string; rounds?: number }} [options]
+ * @returns {string}
+ */
+export function sha512Crypt(password, options = {}) {
   const rounds = options.rounds ?? DEFAULT_ROUNDS;
   const salt = (options.salt ?? saltText()).slice(0, 16);
   const digest = digestOf(Buffer.from(password, 'utf8'), Buffer.from(salt, 'utf8'), rounds);
@@ -108,14 +133,17 @@ export function sha512Crypt(password: string, options: { salt?: string; rounds?:
 /**
  * Whether `password` matches `hash`. Anything but a well-formed `$6$` hash with a sane round count
  * (`*`, `!`, empty, other schemes) never matches, and never throws.
+ * @param {string} password
+ * @param {string} hash
+ * @returns {boolean}
  */
-export function verifySha512Crypt(password: string, hash: string): boolean {
+export function verifySha512Crypt(password, hash) {
   const match = HASH_PATTERN.exec(hash);
   if (!match) return false;
   const rounds = match[1] === undefined ? DEFAULT_ROUNDS : Number(match[1]);
   if (rounds < MIN_ROUNDS || rounds > MAX_ROUNDS) return false;
-  const salt = Buffer.from(match[2]!, 'utf8');
-  const expected = Buffer.from(match[3]!, 'ascii');
+  const salt = Buffer.from(/** @type {string} */ (match[2]), 'utf8');
+  const expected = Buffer.from(/** @type {string} */ (match[3]), 'ascii');
   const actual = Buffer.from(encode(digestOf(Buffer.from(password, 'utf8'), salt, rounds)), 'ascii');
   return timingSafeEqual(actual, expected);
 }

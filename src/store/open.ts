@@ -7,7 +7,7 @@ import { Kysely } from 'kysely';
 import { type DialectName, migrate } from './migrations/index.ts';
 import { registerDirectReader } from './prepared.ts';
 import type { Database } from './schema.ts';
-import { openWriter } from './sqlite/connection.ts';
+import { openWriter } from './sqlite/connection.js';
 import { NodeSqliteDialect } from './sqlite/dialect.ts';
 import { type WalIndex, walIndex } from './sqlite/wal-index.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CryptPool } from '../../src/auth/crypt-pool.ts';
-import { verifySha512Crypt } from '../../src/auth/sha512-crypt.ts';
+import { verifySha512Crypt } from '../../src/auth/sha512-crypt.js';
 
 describe('the hashing pool', () => {
   it('hashes and verifies in worker threads while the event loop keeps turning', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { sha512Crypt, verifySha512Crypt } from '../../src/auth/sha512-crypt.ts';
+import { sha512Crypt, verifySha512Crypt } from '../../src/auth/sha512-crypt.js';
 
 describe('SHA-512 crypt', () => {
   it('gives the results of the specification for its test vectors', () => {

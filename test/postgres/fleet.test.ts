@@ -22,7 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { verifySha512Crypt } from '../../src/auth/sha512-crypt.ts';
+import { verifySha512Crypt } from '../../src/auth/sha512-crypt.js';
 import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
 import { postgresForTest, tempDir } from '../helpers.ts';
 import { berth, type HttpsReply, post, type Served, serve } from '../process.ts';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sha512Crypt } from '../../src/auth/sha512-crypt.ts';
+import { sha512Crypt } from '../../src/auth/sha512-crypt.js';
 import { loadConfig } from '../../src/config.ts';
 import { linuxContext } from '../../src/provision/linux/context.ts';
 import { execRunner } from '../../src/provision/linux/run.ts';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { verifySha512Crypt } from '../../src/auth/sha512-crypt.ts';
+import { verifySha512Crypt } from '../../src/auth/sha512-crypt.js';
 import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
 import { tempDir } from '../helpers.ts';
 import { berth, post, type Served, serve } from '../process.ts';

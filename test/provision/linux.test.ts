@@ -16,7 +16,7 @@ import {
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CLI } from '../../src/audited.ts';
-import { verifySha512Crypt } from '../../src/auth/sha512-crypt.ts';
+import { verifySha512Crypt } from '../../src/auth/sha512-crypt.js';
 import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/maintenance.ts';
 import { setPortalPassword } from '../../src/portal-password.ts';
 import { StepFailed } from '../../src/provision/driver.ts';

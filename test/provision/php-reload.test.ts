@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sha512Crypt } from '../../src/auth/sha512-crypt.ts';
+import { sha512Crypt } from '../../src/auth/sha512-crypt.js';
 import { loadConfig } from '../../src/config.ts';
 import { linuxContext } from '../../src/provision/linux/context.ts';
 import { phpComponent } from '../../src/provision/linux/php/component.ts';

@@ -1,24 +1,33 @@
+// @ts-check
 // One node:sqlite connection with its prepared statements cached, as the dialect's reader and
-// writer use it, on the event loop or in the writer's own thread.
-import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+// writer use it, on the event loop or in the writer's own thread. JavaScript typed by JSDoc, and
+// checked as the TypeScript is: the writer's thread loads only this and writer-thread.js, so it
+// never starts a TypeScript stripper of its own (some 20 MB a thread).
+import { DatabaseSync } from 'node:sqlite';
 
-/** What a statement gave back: its rows, or what it changed. */
-export interface Outcome<R> {
-  rows: R[];
-  changes?: number | bigint;
-  lastInsertRowid?: number | bigint;
-}
+/**
+ * What a statement gave back: its rows, or what it changed.
+ * @template R
+ * @typedef {{ rows: R[]; changes?: number | bigint; lastInsertRowid?: number | bigint }} Outcome
+ */
+
+/** @typedef {import('node:sqlite').SQLInputValue} SQLInputValue */
 
 export class Connection {
-  readonly db: DatabaseSync;
-  // Whether a statement returns rows is asked once: columns() builds its answer anew each time.
-  readonly #statements = new Map<string, { statement: StatementSync; returnsRows: boolean }>();
+  /**
+   * Whether a statement returns rows is asked once: columns() builds its answer anew each time.
+   * @type {Map<string, { statement: import('node:sqlite').StatementSync; returnsRows: boolean }>}
+   */
+  #statements = new Map();
 
-  constructor(db: DatabaseSync) {
+  /** @param {DatabaseSync} db */
+  constructor(db) {
+    /** @readonly */
     this.db = db;
   }
 
-  #prepare(sql: string): { statement: StatementSync; returnsRows: boolean } {
+  /** @param {string} sql */
+  #prepare(sql) {
     let prepared = this.#statements.get(sql);
     if (!prepared) {
       const statement = this.db.prepare(sql);
@@ -30,16 +39,29 @@ export class Connection {
     return prepared;
   }
 
-  execute<R>(sql: string, parameters: readonly unknown[]): Outcome<R> {
+  /**
+   * @template R
+   * @param {string} sql
+   * @param {readonly unknown[]} parameters
+   * @returns {Outcome<R>}
+   */
+  execute(sql, parameters) {
     const { statement, returnsRows } = this.#prepare(sql);
-    const values = parameters as SQLInputValue[];
-    if (returnsRows) return { rows: statement.all(...values) as R[] };
+    const values = /** @type {SQLInputValue[]} */ (parameters);
+    if (returnsRows) return { rows: /** @type {R[]} */ (statement.all(...values)) };
     const { changes, lastInsertRowid } = statement.run(...values);
     return { rows: [], changes, lastInsertRowid };
   }
 
-  *iterate<R>(sql: string, parameters: readonly unknown[]): Generator<R> {
-    yield* this.#prepare(sql).statement.iterate(...(parameters as SQLInputValue[])) as Iterable<R>;
+  /**
+   * @template R
+   * @param {string} sql
+   * @param {readonly unknown[]} parameters
+   * @returns {Generator<R>}
+   */
+  *iterate(sql, parameters) {
+    const values = /** @type {SQLInputValue[]} */ (parameters);
+    yield* /** @type {Iterable<R>} */ (this.#prepare(sql).statement.iterate(...values));
   }
 }
 
@@ -48,8 +70,10 @@ export class Connection {
  * on while one writes, and the busy timeout makes a writer wait for the other instead of failing.
  * SQLite copies the WAL back into the database (a checkpoint) on the writer, at the commit that
  * takes the WAL past 1,000 pages: in a server, that is in the writer's own thread.
+ * @param {string} path
+ * @returns {DatabaseSync}
  */
-export function openWriter(path: string): DatabaseSync {
+export function openWriter(path) {
   const writer = new DatabaseSync(path);
   writer.exec('PRAGMA busy_timeout = 10000');
   writer.exec('PRAGMA journal_mode = WAL');

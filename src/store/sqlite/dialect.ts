@@ -16,7 +16,7 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from 'kysely';
-import { Connection, type Outcome } from './connection.ts';
+import { Connection, type Outcome } from './connection.js';
 
 /** The writer connection: on the event loop, or in a thread of its own (a server's). */
 interface Writer {
@@ -35,7 +35,7 @@ function onLoop(connection: Connection): Writer {
 
 /** The writer connection in its own thread (writer-thread.ts): statements go there one at a time. */
 async function inThread(path: string, report: (error: string) => void): Promise<Writer> {
-  const worker = new Worker(new URL('./writer-thread.ts', import.meta.url), {
+  const worker = new Worker(new URL('./writer-thread.js', import.meta.url), {
     workerData: { path },
     // It holds a statement and its answer at a time: a young generation as small as the server's.
     resourceLimits: { maxYoungGenerationSizeMb: 4 },

@@ -1,21 +1,18 @@
+// @ts-check
 // The store's writer connection in a thread of its own, for a long-running server: a commit waits
 // here for the disk (synchronous = FULL), and so does a WAL checkpoint, not on the event loop every
 // other call is served from.
-// Statements come one at a time from the dialect, which holds the writer for one holder at a time.
+// Statements come one at a time from the dialect ({ id, sql, parameters }), which holds the writer
+// for one holder at a time. JavaScript, like connection.js: see there.
 import { parentPort, workerData } from 'node:worker_threads';
-import { Connection, openWriter } from './connection.ts';
+import { Connection, openWriter } from './connection.js';
 
-export interface Request {
-  id: number;
-  sql: string;
-  parameters: unknown[];
-}
+/** @typedef {{ id: number; sql: string; parameters: unknown[] }} Request */
 
-const { path } = workerData as { path: string };
-const connection = new Connection(openWriter(path));
-const port = parentPort!;
+const connection = new Connection(openWriter(/** @type {{ path: string }} */ (workerData).path));
+const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 
-port.on('message', (message: Request | 'close') => {
+port.on('message', (/** @type {Request | 'close'} */ message) => {
   if (message === 'close') {
     connection.db.close();
     port.close();
@@ -24,7 +21,11 @@ port.on('message', (message: Request | 'close') => {
   try {
     port.postMessage({ id: message.id, outcome: connection.execute(message.sql, message.parameters) });
   } catch (error) {
-    const { message: text, code, errcode } = error as Error & { code?: string; errcode?: number };
+    const {
+      message: text,
+      code,
+      errcode,
+    } = /** @type {Error & { code?: string; errcode?: number }} */ (error);
     port.postMessage({ id: message.id, error: { message: String(text), code, errcode } });
   }
 });

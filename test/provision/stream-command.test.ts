@@ -50,4 +50,24 @@ describe('a command fed a stream', () => {
     setTimeout(() => input.push(null), 200);
     await streamCommand(['/usr/bin/head', '--bytes=1'], input).done;
   });
+
+  it('drains input that still arrives after the command has exited, and ends', {
+    timeout: 20_000,
+  }, async () => {
+    // A write to the closed pipe after the command ended pauses the input with its end unread, if
+    // the input is still piped then: a race, so tried many times.
+    const trickle = () => {
+      const input = new Readable({ read() {} });
+      let sent = 0;
+      const sending = setInterval(() => {
+        input.push(Buffer.alloc(16 * 1024));
+        if (++sent === 40) {
+          clearInterval(sending);
+          input.push(null);
+        }
+      }, 1);
+      return input;
+    };
+    for (let i = 0; i < 100; i++) await streamCommand(['/usr/bin/head', '--bytes=100'], trickle()).done;
+  });
 });

@@ -83,7 +83,11 @@ export function streamCommand(
   if (input) {
     input.pipe(child.stdin!);
     child.stdin!.on('error', () => {}); // a command may stop reading first (tar after an archive's end)
-    child.on('close', () => input.resume());
+    // Unpiped first: a write to the closed pipe after the resume would pause the input again.
+    child.on('close', () => {
+      input.unpipe(child.stdin!);
+      input.resume();
+    });
     fed = finished(input).catch((error: unknown) => {
       inputFailed = `its input failed: ${(error as Error).message}`;
       child.kill('SIGKILL');

@@ -253,7 +253,9 @@ function defaults(dataDir: string): Config {
       acmeChallengeDir: '/var/www/berth-acme',
       quotaFilesystem: null,
       testWeb: ['/usr/sbin/nginx', '-t', '-q'],
-      reloadWeb: ['/usr/sbin/nginx', '-s', 'reload'],
+      // SIGHUP to the master: `nginx -s reload` parses the whole configuration (every site's
+      // certificate) only to find the pid file, a second full parse on every reload.
+      reloadWeb: ['/usr/bin/pkill', '-HUP', '--pidfile', '/run/nginx.pid'],
       reloadDns: ['/usr/sbin/rndc', 'reload'],
       reloadPhp: ['/usr/bin/pkill', '-USR2', '--pidfile', `/run/php/php${php}-fpm.pid`],
       checkZone: ['/usr/bin/named-checkzone', '-q'],

@@ -185,6 +185,26 @@ describe('berth sandbox', () => {
     assert.equal(site('alice.example').status, 200);
   });
 
+  it('fails a change whose nginx reload is not taken, within seconds, and undoes it', async () => {
+    // A master that stops (here, stopped outright) takes no reload: the call waits while it works,
+    // not two minutes.
+    const master = (await exec(['/usr/bin/cat', '/run/nginx.pid'])).stdout.trim();
+    assert.equal((await exec(['/usr/bin/kill', '-STOP', master])).code, 0);
+    const started = Date.now();
+    let answer: Awaited<ReturnType<typeof call>>;
+    try {
+      answer = await call('suspendacct', { user: 'alice', reason: 'unpaid' });
+    } finally {
+      await exec(['/usr/bin/kill', '-CONT', master]);
+    }
+    assert.equal(answer.status, 500);
+    assert.match(answer.body.info, /"reload nginx" failed; everything done for this call was undone/);
+    assert.ok(Date.now() - started < 20_000, `answered after ${Date.now() - started} ms`);
+    const summary = await call('accountsummary', { user: 'alice' });
+    assert.match(JSON.stringify(summary.body), /"is_suspended":"no"/);
+    assert.equal(site('alice.example').status, 200);
+  });
+
   it('suspends (503), unsuspends (200), changes the password, removes every trace', async () => {
     assert.equal((await call('suspendacct', { user: 'alice', reason: 'unpaid' })).body.status, 200);
     assert.equal(site('alice.example').status, 503);

@@ -190,6 +190,11 @@ export function phpVersion(): string {
   }
 }
 
+/** A reload by a signal to the master named in a pid file. */
+function signalThroughPidFile(signal: string, pidFile: string): string[] {
+  return ['/usr/bin/pkill', signal, '--pidfile', pidFile];
+}
+
 function defaults(dataDir: string): Config {
   const php = phpVersion();
   const host = hostname().toLowerCase();
@@ -255,9 +260,9 @@ function defaults(dataDir: string): Config {
       testWeb: ['/usr/sbin/nginx', '-t', '-q'],
       // SIGHUP to the master: `nginx -s reload` parses the whole configuration (every site's
       // certificate) only to find the pid file, a second full parse on every reload.
-      reloadWeb: ['/usr/bin/pkill', '-HUP', '--pidfile', '/run/nginx.pid'],
+      reloadWeb: signalThroughPidFile('-HUP', '/run/nginx.pid'),
       reloadDns: ['/usr/sbin/rndc', 'reload'],
-      reloadPhp: ['/usr/bin/pkill', '-USR2', '--pidfile', `/run/php/php${php}-fpm.pid`],
+      reloadPhp: signalThroughPidFile('-USR2', `/run/php/php${php}-fpm.pid`),
       checkZone: ['/usr/bin/named-checkzone', '-q'],
       mailDir: '/etc/berth/mail',
       postfixMapDir: '/etc/postfix/berth',
@@ -702,5 +707,12 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
   const dataDir = resolve(overrides.dataDir ?? defaultDataDir());
   const base = defaults(dataDir);
   const withFile = merge(base, fromFile(join(dataDir, 'berth.toml')));
-  return check(merge(merge(withFile, fromEnvironment()), overrides));
+  const config = merge(merge(withFile, fromEnvironment()), overrides);
+  // A reload left at its default signals the master of the pid file configured, whichever it is.
+  const { linux } = config;
+  if (linux.reloadWeb === base.linux.reloadWeb)
+    linux.reloadWeb = signalThroughPidFile('-HUP', linux.nginxPidFile);
+  if (linux.reloadPhp === base.linux.reloadPhp)
+    linux.reloadPhp = signalThroughPidFile('-USR2', linux.phpPidFile);
+  return check(config);
 }

@@ -38,6 +38,17 @@ const writer = (service: Service, order: string[]) => (name: string, gate?: Prom
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A write `a` under way, held until `slowWrite` resolves, and a reload asked for meanwhile. */
+async function reloadAskedDuringSlowWrite() {
+  const order: string[] = [];
+  const service = gatedService(order);
+  const write = writer(service, order);
+  const slowWrite = Promise.withResolvers<void>();
+  const first = write('a', slowWrite.promise);
+  await tick();
+  return { order, service, write, slowWrite, first, reload: service.reload() };
+}
+
 describe('coalesced reloads', () => {
   it('serve a burst with two reloads, each caller answered by one that started after it asked', async () => {
     const service = gatedService();
@@ -140,13 +151,7 @@ describe('coalesced reloads', () => {
   it("keep a service's files still while it reloads: writes wait for the reload, and it for them", {
     timeout: 5000,
   }, async () => {
-    const order: string[] = [];
-    const service = gatedService(order);
-    const write = writer(service, order);
-    const slowWrite = Promise.withResolvers<void>();
-    const first = write('a', slowWrite.promise);
-    await tick();
-    const reload = service.reload();
+    const { order, service, write, slowWrite, first, reload } = await reloadAskedDuringSlowWrite();
     // A write asked for while the reload waits to start goes first: the reload carries it too.
     const early = write('b');
     await tick();
@@ -173,13 +178,7 @@ describe('coalesced reloads', () => {
   });
 
   it('let later writes pass a waiting reload for a moment only: a stream of writes cannot starve it', async () => {
-    const order: string[] = [];
-    const service = gatedService(order);
-    const write = writer(service, order);
-    const slowWrite = Promise.withResolvers<void>();
-    const first = write('a', slowWrite.promise);
-    await tick();
-    const reload = service.reload();
+    const { order, service, write, slowWrite, first, reload } = await reloadAskedDuringSlowWrite();
     await new Promise((resolve) => setTimeout(resolve, 300));
     const late = write('b');
     await tick();

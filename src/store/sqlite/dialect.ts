@@ -33,7 +33,7 @@ function onLoop(connection: Connection): Writer {
   };
 }
 
-/** The writer connection in its own thread (writer-thread.ts): statements go there one at a time. */
+/** The writer connection in its own thread (writer-thread.js): statements go there one at a time. */
 async function inThread(path: string, report: (error: string) => void): Promise<Writer> {
   const worker = new Worker(new URL('./writer-thread.js', import.meta.url), {
     workerData: { path },

@@ -64,8 +64,8 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
       // New connections go to new workers once the old ones have closed their listeners (they
       // say "shutting down"); until then a request could still see the old configuration. The
       // master parses every site first (about 1.3 s of CPU at 1,000), so it is waited for as long
-      // as it works; one that rests without new workers has refused what `nginx -t` passed (an
-      // address it cannot listen on) and keeps serving the old configuration.
+      // as it works; one that rests without new workers has not taken the reload (it refused the
+      // files after `nginx -t` passed them, or it is stopped) and serves the old configuration.
       let cpu = cpuTime(master);
       let working = Date.now();
       await waitFor(

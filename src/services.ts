@@ -1,5 +1,5 @@
 // The shared services every entry point (HTTP, CLI, portal) runs operations with.
-import { type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger, pino } from 'pino';
 import { Authenticator } from './auth/authenticate.ts';
 import { CryptPool } from './auth/crypt-pool.ts';
 import { Lockout } from './auth/lockout.ts';
@@ -60,13 +60,15 @@ function serializeRequest(request: LoggedRequest) {
   };
 }
 
-export function createLogger(level = process.env.BERTH_LOG_LEVEL ?? 'info'): Logger {
-  return pino({
-    level,
-    redact: LOG_REDACT,
-    base: { service: 'berth' },
-    serializers: { req: serializeRequest },
-  });
+/** Berth's log: JSON lines on standard output, or on `destination`. */
+export function createLogger(
+  level = process.env.BERTH_LOG_LEVEL ?? 'info',
+  destination?: DestinationStream,
+): Logger {
+  return pino(
+    { level, redact: LOG_REDACT, base: { service: 'berth' }, serializers: { req: serializeRequest } },
+    destination,
+  );
 }
 
 /** The linux driver, loaded only when configured. */

@@ -2,19 +2,14 @@
 // application in-process and call it with inject().
 import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import Fastify, {
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  LogController,
-} from 'fastify';
-import type { Logger } from 'pino';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { ApiError, apiError } from './errors.ts';
 import { registerFleet } from './fleet/routes.ts';
 import { auditRefusal, type Listener, registerApi, sendError } from './http/api.ts';
 import { BODY_LIMIT, registerBodyParsers } from './http/body.ts';
 import { guardConnections } from './http/connections.ts';
 import { registerMetrics } from './http/metrics.ts';
+import { lazyChildLogger, RequestLog } from './http/request-log.ts';
 import { portalNotFound, registerPortal } from './portal/portal.ts';
 import type { Services } from './services.ts';
 import type { TlsFiles } from './tls.ts';
@@ -34,33 +29,6 @@ function fromFastifyError(error: { code?: string; statusCode?: number }): ApiErr
     return apiError('invalid_parameter', { reason: 'the request could not be read' });
   }
   return apiError('internal', {});
-}
-
-/**
- * One log line per answered request, at debug: the audit log already records every call that
- * changes anything, refusals included, and a line written for every read (a billing system's
- * test_connection, a monitor's listaccts) halved the requests a server could answer. A request
- * that fails is logged at error whatever the level, as are Fastify's other lines.
- */
-class RequestLog extends LogController {
-  readonly #debug: boolean;
-
-  constructor(log: Logger) {
-    super();
-    this.#debug = log.isLevelEnabled('debug');
-  }
-
-  override incomingRequest(): void {}
-
-  override requestCompleted(
-    error: Error | null | undefined,
-    request: FastifyRequest,
-    reply: FastifyReply,
-  ): void {
-    if (error) super.requestCompleted(error, request, reply);
-    else if (this.#debug)
-      reply.log.debug({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
-  }
 }
 
 export function buildApp(services: Services, options: AppOptions): FastifyInstance {
@@ -98,6 +66,7 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
   const app = Fastify({
     loggerInstance: services.log.child({ listener: options.listener }),
     logController: new RequestLog(services.log),
+    childLoggerFactory: lazyChildLogger,
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },

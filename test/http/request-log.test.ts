@@ -61,7 +61,12 @@ describe('the log of API calls', { timeout: 30_000 }, () => {
         [{ method: 'POST', path: '/api/v1/test_connection/', remoteAddress: '127.0.0.1' }, 403],
       ],
     );
-    for (const line of completed) assert.equal(typeof line.responseTime, 'number');
+    for (const line of completed) {
+      assert.equal(typeof line.responseTime, 'number');
+      assert.equal(line.listener, 'admin');
+      assert.match(String(line.reqId), /^req-/);
+    }
+    assert.notEqual(completed[0]!.reqId, completed[1]!.reqId);
     assert.equal(debug.lines().filter((line) => line.msg === 'incoming request').length, 0);
     const text = JSON.stringify(debug.lines());
     assert.ok(!text.includes(ADMIN_PASSWORD) && !text.includes('wrong-password'), text);

@@ -120,7 +120,8 @@ async function prepare(accounts: number): Promise<string> {
 
 async function startBerth(dataDir: string): Promise<Served & { startMs: number }> {
   const started = performance.now();
-  const server = await serve(dataDir, [], { BERTH_LOG_LEVEL: 'warn' });
+  // At the log level an installed server runs with.
+  const server = await serve(dataDir);
   children.push(server.child);
   // Ready means answering an authenticated call.
   await post(dataDir, server.adminPort, '/api/v1/test_connection/');

@@ -100,6 +100,11 @@ export interface LinuxConfig {
   webUser: string;
   /** The pid file of nginx's master, watched so that a reload is waited for. */
   nginxPidFile: string;
+  /**
+   * The error log of nginx's master, where it says why it refused a reload; empty to run
+   * `testWeb` before every reload instead.
+   */
+  nginxErrorLog: string;
   /** The pid file of PHP-FPM's master, watched so that it is never signalled while it restarts. */
   phpPidFile: string;
   /** The file of zone statements BIND includes, rewritten whole from the zone directory. */
@@ -250,6 +255,7 @@ function defaults(dataDir: string): Config {
       httpsPort: 443,
       webUser: 'www-data',
       nginxPidFile: '/run/nginx.pid',
+      nginxErrorLog: '/var/log/nginx/error.log',
       phpPidFile: `/run/php/php${php}-fpm.pid`,
       zoneList: '/etc/bind/named.conf.berth',
       phpPoolDir: `/etc/php/${php}/fpm/pool.d`,
@@ -442,6 +448,7 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   'linux.https_port': ['linux.httpsPort', servicePort],
   'linux.web_user': ['linux.webUser', textValue({ pattern: /^[a-z_][a-z0-9_-]*$/, what: 'a user name' })],
   'linux.nginx_pid_file': ['linux.nginxPidFile', absolutePath],
+  'linux.nginx_error_log': ['linux.nginxErrorLog', (v) => (v === '' ? '' : absolutePath(v))],
   'linux.php_pid_file': ['linux.phpPidFile', absolutePath],
   'linux.zone_list': ['linux.zoneList', absolutePath],
   'linux.php_pool_dir': ['linux.phpPoolDir', absolutePath],

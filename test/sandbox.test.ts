@@ -205,6 +205,29 @@ describe('berth sandbox', () => {
     assert.equal(site('alice.example').status, 200);
   });
 
+  it('fails a change whose files nginx refuses, with the reason nginx gives, and undoes it', async () => {
+    // No `nginx -t` first: the master's own parse refuses the files, says why in its error log
+    // and serves on with what it had.
+    const broken = '/etc/nginx/sites-enabled/zz-broken.conf';
+    const wrote = await exec(['/usr/bin/sh', '-c', `echo 'no_such_directive on;' > ${broken}`]);
+    assert.equal(wrote.code, 0, wrote.stderr);
+    let answer: Awaited<ReturnType<typeof call>>;
+    try {
+      answer = await call('suspendacct', { user: 'alice', reason: 'unpaid' });
+    } finally {
+      await exec(['/usr/bin/rm', '-f', broken]);
+    }
+    assert.equal(answer.status, 500);
+    assert.match(answer.body.info, /"reload nginx" failed; everything done for this call was undone/);
+    assert.match(
+      await running.log(),
+      /nginx refused the new configuration: unknown directive \\"no_such_directive\\" in \/etc\/nginx\/sites-enabled\/zz-broken\.conf/,
+    );
+    const summary = await call('accountsummary', { user: 'alice' });
+    assert.match(JSON.stringify(summary.body), /"is_suspended":"no"/);
+    assert.equal(site('alice.example').status, 200);
+  });
+
   it('suspends (503), unsuspends (200), changes the password, removes every trace', async () => {
     assert.equal((await call('suspendacct', { user: 'alice', reason: 'unpaid' })).body.status, 200);
     assert.equal(site('alice.example').status, 503);

@@ -2,9 +2,10 @@
 // answers ACME challenges (from a directory Berth owns) and redirects everything else to HTTPS;
 // HTTPS serves public_html with index.php first, PHP through the account's own pool (php
 // component), dotfiles refused, links followed only where their owner owns the target. A suspended
-// account's site answers 503 on both. nginx is tested (nginx -t) and reloaded, never restarted, and
-// a reload is waited for: the call answers once nginx's new workers serve the change.
-import { readFileSync } from 'node:fs';
+// account's site answers 503 on both. nginx is reloaded, never restarted, and a reload is waited
+// for: the call answers once nginx's new workers serve the change, and fails when its master
+// refuses the files (it says why in its error log, and serves on with what it had).
+import { closeSync, constants, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { type Component, type LinuxContext, type Service, strayFiles } from '../context.ts';
@@ -32,6 +33,46 @@ function cpuTime(pid: number): number {
   }
 }
 
+class NginxResting extends Error {
+  constructor() {
+    super('nginx did not take the new configuration: its master started no new workers');
+  }
+}
+
+/** The size of a file, 0 when there is none. */
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The first `[emerg]` line nginx's master has written to its error log since the log had `from`
+ * bytes (the whole log if it has been rotated since): why it refused a configuration.
+ */
+function refusal(errorLog: string, from: number, master: number): string | null {
+  const size = sizeOf(errorLog);
+  const start = size < from ? 0 : from;
+  if (size === start) return null;
+  let fd: number;
+  try {
+    fd = openSync(errorLog, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    const length = Math.min(size - start, 1 << 20);
+    const text = Buffer.alloc(length);
+    readSync(fd, text, 0, length, start);
+    const line = new RegExp(`\\[emerg\\] ${master}#\\d+: ([^\\n]*)`).exec(text.toString('utf8'));
+    return line ? line[1]! : null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The worker processes of nginx's master, and whether each is winding down after a reload. */
 function workers(master: number): Map<number, boolean> {
   const found = new Map<number, boolean>();
@@ -54,38 +95,51 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
   const nginx: Service = {
     name: 'nginx',
     async reload() {
-      if (linux.testWeb.length > 0) await ctx.runner.run(linux.testWeb);
-      if (linux.reloadWeb.length === 0) return;
       const pidText = readIfExists(ctx.path(linux.nginxPidFile));
-      const master = pidText === null ? null : Number(pidText.trim());
+      const master = pidText === null ? null : Number(pidText.trim()) || null;
+      // A running master whose error log is known tests the files itself: it parses them once on
+      // SIGHUP, and one that refuses them logs why and serves on with what it had. `nginx -t`
+      // first would parse every site (every certificate) a second time.
+      const errorLog =
+        master && linux.nginxErrorLog && linux.reloadWeb.length > 0 ? ctx.path(linux.nginxErrorLog) : null;
+      if (!errorLog && linux.testWeb.length > 0) await ctx.runner.run(linux.testWeb);
+      if (linux.reloadWeb.length === 0) return;
       const before = master ? [...workers(master).keys()] : [];
+      const logged = errorLog ? sizeOf(errorLog) : 0;
       await ctx.runner.run(linux.reloadWeb);
       if (!master) return;
       // New connections go to new workers once the old ones have closed their listeners (they
       // say "shutting down"); until then a request could still see the old configuration. The
       // master parses every site first (about 1.3 s of CPU at 1,000), so it is waited for as long
       // as it works; one that rests without new workers has not taken the reload (it refused the
-      // files after `nginx -t` passed them, or it is stopped) and serves the old configuration.
+      // files, or it is stopped) and serves the old configuration.
       let cpu = cpuTime(master);
       let working = Date.now();
-      await waitFor(
-        'nginx to take the new configuration',
-        () => {
-          const now = workers(master);
-          const fresh = [...now.keys()].some((pid) => !before.includes(pid));
-          if (fresh && before.every((pid) => !now.has(pid) || now.get(pid) === true)) return true;
-          const spent = cpuTime(master);
-          if (spent !== cpu || fresh) {
-            cpu = spent;
-            working = Date.now();
-          } else if (Date.now() - working > NGINX_RESTING_MS)
-            throw new Error(
-              `nginx did not take the new configuration: its master started no new workers (its error log says why)`,
-            );
-          return false;
-        },
-        NGINX_TAKES_MS,
-      );
+      try {
+        await waitFor(
+          'nginx to take the new configuration',
+          () => {
+            const now = workers(master);
+            const fresh = [...now.keys()].some((pid) => !before.includes(pid));
+            if (fresh && before.every((pid) => !now.has(pid) || now.get(pid) === true)) return true;
+            const refused = errorLog && refusal(errorLog, logged, master);
+            if (refused) throw new Error(`nginx refused the new configuration: ${refused}`);
+            const spent = cpuTime(master);
+            if (spent !== cpu || fresh) {
+              cpu = spent;
+              working = Date.now();
+            } else if (Date.now() - working > NGINX_RESTING_MS) throw new NginxResting();
+            return false;
+          },
+          NGINX_TAKES_MS,
+        );
+      } catch (error) {
+        // A master that rests without saying why: `nginx -t` says what is wrong with the files,
+        // if anything is.
+        if (error instanceof NginxResting && errorLog && linux.testWeb.length > 0)
+          await ctx.runner.run(linux.testWeb);
+        throw error;
+      }
     },
   };
 

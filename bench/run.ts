@@ -565,7 +565,8 @@ async function bulkChanges(): Promise<void> {
       'echo up > ~/public_html/index.html',
     ]);
     if (page.code !== 0) throw new Error(`the steady site's page: ${page.stderr}`);
-    // What every nginx reload costs, by the number of sites: the test of its configuration.
+    // What every nginx reload costs, by the number of sites: one parse of the whole configuration,
+    // as nginx -t makes it (the master makes the same one on a reload).
     const nginxTest = async () => {
       const test = await sandbox.exec(['/bin/bash', '-c', 'TIMEFORMAT=%R; time /usr/sbin/nginx -t -q']);
       if (test.code !== 0) throw new Error(`nginx -t: ${test.stderr}`);
@@ -635,7 +636,7 @@ async function bulkChanges(): Promise<void> {
       errors: seen.errors.length,
     });
     measurements.push({
-      scenario: `7f. nginx -t, which every nginx reload runs, with ${(count + 1).toLocaleString('en')} sites`,
+      scenario: `7f. one parse of nginx's configuration (nginx -t), as every reload makes it, with ${(count + 1).toLocaleString('en')} sites`,
       metric: 'seconds (baseline: one site)',
       berth: nginxTestFull,
       baseline: nginxTestAlone,

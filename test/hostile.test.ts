@@ -5,9 +5,8 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { pino } from 'pino';
 import { operations } from '../src/operations/registry.ts';
-import { LOG_REDACT } from '../src/services.ts';
+import { createLogger } from '../src/services.ts';
 import {
   ADMIN_PASSWORD,
   ADMIN_USER,
@@ -89,7 +88,8 @@ describe('hostile input', () => {
   let counts: () => Promise<number[]>;
 
   before(async () => {
-    h = await setup({}, { driver, log: pino({ level: 'info', redact: LOG_REDACT }, sink) });
+    // At debug, every request has its line, hostile paths and all.
+    h = await setup({}, { driver, log: createLogger('debug', sink) });
     await createAccount(h, 'target');
     const { db } = h.services.store;
     const n = async (table: 'accounts' | 'packages' | 'api_users') =>

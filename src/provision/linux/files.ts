@@ -8,6 +8,7 @@ import {
   closeSync,
   constants,
   fchmodSync,
+  fstatSync,
   fsyncSync,
   lchownSync,
   lstatSync,
@@ -15,6 +16,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
   renameSync,
   rmdirSync,
   rmSync,
@@ -89,6 +91,37 @@ export function readIfExists(path: string): string | null {
   }
   try {
     return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The size of a file (a link is not followed), 0 when there is none. */
+export function sizeOf(path: string): number {
+  try {
+    return lstatSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * What a log has had appended since it was `from` bytes long (all of it, if it has been rotated
+ * since), up to `max` bytes; empty when nothing was, or there is no such file.
+ */
+export function appendedSince(path: string, from: number, max = 1 << 20): string {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return '';
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const start = size < from ? 0 : from;
+    const text = Buffer.alloc(Math.min(size - start, max));
+    const read = readSync(fd, text, 0, text.length, start);
+    return text.toString('utf8', 0, read);
   } finally {
     closeSync(fd);
   }

@@ -5,11 +5,11 @@
 // account's site answers 503 on both. nginx is reloaded, never restarted, and a reload is waited
 // for: the call answers once nginx's new workers serve the change, and fails when its master
 // refuses the files (it says why in its error log, and serves on with what it had).
-import { closeSync, constants, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { type Component, type LinuxContext, type Service, strayFiles } from '../context.ts';
-import { domainFile, readIfExists, removeFile, writeFileAtomic } from '../files.ts';
+import { appendedSince, domainFile, readIfExists, removeFile, sizeOf, writeFileAtomic } from '../files.ts';
 import { phpSocket } from '../php/component.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
@@ -39,38 +39,13 @@ class NginxResting extends Error {
   }
 }
 
-/** The size of a file, 0 when there is none. */
-function sizeOf(path: string): number {
-  try {
-    return statSync(path).size;
-  } catch {
-    return 0;
-  }
-}
-
 /**
  * The first `[emerg]` line nginx's master has written to its error log since the log had `from`
- * bytes (the whole log if it has been rotated since): why it refused a configuration.
+ * bytes: why it refused a configuration.
  */
 function refusal(errorLog: string, from: number, master: number): string | null {
-  const size = sizeOf(errorLog);
-  const start = size < from ? 0 : from;
-  if (size === start) return null;
-  let fd: number;
-  try {
-    fd = openSync(errorLog, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch {
-    return null;
-  }
-  try {
-    const length = Math.min(size - start, 1 << 20);
-    const text = Buffer.alloc(length);
-    readSync(fd, text, 0, length, start);
-    const line = new RegExp(`\\[emerg\\] ${master}#\\d+: ([^\\n]*)`).exec(text.toString('utf8'));
-    return line ? line[1]! : null;
-  } finally {
-    closeSync(fd);
-  }
+  const line = new RegExp(`\\[emerg\\] ${master}#\\d+: ([^\\n]*)`).exec(appendedSince(errorLog, from));
+  return line ? line[1]! : null;
 }
 
 /** The worker processes of nginx's master, and whether each is winding down after a reload. */

@@ -106,22 +106,24 @@ export function sizeOf(path: string): number {
 }
 
 /**
- * What a log has had appended since it was `from` bytes long (all of it, if it has been rotated
- * since), up to `max` bytes; empty when nothing was, or there is no such file.
+ * The whole lines a log has had appended since it was `from` bytes long (from its start, if it has
+ * been rotated since), at most `max` bytes of them, and where the next read goes on from. No lines
+ * when there is no such file.
  */
-export function appendedSince(path: string, from: number, max = 1 << 20): string {
+export function appendedSince(path: string, from: number, max = 1 << 20): { lines: string; next: number } {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch {
-    return '';
+    return { lines: '', next: from };
   }
   try {
     const size = fstatSync(fd).size;
     const start = size < from ? 0 : from;
     const text = Buffer.alloc(Math.min(size - start, max));
     const read = readSync(fd, text, 0, text.length, start);
-    return text.toString('utf8', 0, read);
+    const whole = text.subarray(0, text.subarray(0, read).lastIndexOf(0x0a) + 1);
+    return { lines: whole.toString('utf8'), next: start + whole.length };
   } finally {
     closeSync(fd);
   }

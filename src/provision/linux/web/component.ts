@@ -39,12 +39,9 @@ class NginxResting extends Error {
   }
 }
 
-/**
- * The first `[emerg]` line nginx's master has written to its error log since the log had `from`
- * bytes: why it refused a configuration.
- */
-function refusal(errorLog: string, from: number, master: number): string | null {
-  const line = new RegExp(`\\[emerg\\] ${master}#\\d+: ([^\\n]*)`).exec(appendedSince(errorLog, from));
+/** The first `[emerg]` line of nginx's master among lines of its error log: why it refused a configuration. */
+function refusal(lines: string, master: number): string | null {
+  const line = new RegExp(`\\[emerg\\] ${master}#\\d+: ([^\\n]*)`).exec(lines);
   return line ? line[1]! : null;
 }
 
@@ -80,7 +77,7 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
       if (!errorLog && linux.testWeb.length > 0) await ctx.runner.run(linux.testWeb);
       if (linux.reloadWeb.length === 0) return;
       const before = master ? [...workers(master).keys()] : [];
-      const logged = errorLog ? sizeOf(errorLog) : 0;
+      let logged = errorLog ? sizeOf(errorLog) : 0;
       await ctx.runner.run(linux.reloadWeb);
       if (!master) return;
       // New connections go to new workers once the old ones have closed their listeners (they
@@ -97,8 +94,12 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
             const now = workers(master);
             const fresh = [...now.keys()].some((pid) => !before.includes(pid));
             if (fresh && before.every((pid) => !now.has(pid) || now.get(pid) === true)) return true;
-            const refused = errorLog && refusal(errorLog, logged, master);
-            if (refused) throw new Error(`nginx refused the new configuration: ${refused}`);
+            if (errorLog) {
+              const appended = appendedSince(errorLog, logged);
+              logged = appended.next;
+              const refused = refusal(appended.lines, master);
+              if (refused) throw new Error(`nginx refused the new configuration: ${refused}`);
+            }
             const spent = cpuTime(master);
             if (spent !== cpu || fresh) {
               cpu = spent;

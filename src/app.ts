@@ -44,24 +44,25 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
   };
   const serverFactory = (handler: RequestListener) => {
     const server = options.tls
-      ? createHttpsServer(
-          {
-            ...serverOptions,
-            key: options.tls.key,
-            cert: options.tls.cert,
-            minVersion: 'TLSv1.2',
-            handshakeTimeout: limits.headerTimeout * 1000,
-          },
-          handler,
-        )
-      : createHttpServer(serverOptions, handler);
+      ? createHttpsServer({
+          ...serverOptions,
+          key: options.tls.key,
+          cert: options.tls.cert,
+          minVersion: 'TLSv1.2',
+          handshakeTimeout: limits.headerTimeout * 1000,
+        })
+      : createHttpServer(serverOptions);
     server.maxConnections = limits.maxConnections;
-    guardConnections(server, {
-      headerTimeoutMs: limits.headerTimeout * 1000,
-      maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
-      exempt: config.trustedProxies,
-    });
-    return server;
+    const guarded = guardConnections(
+      server,
+      {
+        headerTimeoutMs: limits.headerTimeout * 1000,
+        maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
+        exempt: config.trustedProxies,
+      },
+      handler,
+    );
+    return server.on('request', guarded);
   };
   const app = Fastify({
     loggerInstance: services.log.child({ listener: options.listener }),

@@ -4,7 +4,9 @@
 //   (a client that never starts TLS included); otherwise it is closed.
 // - One source address holds at most `maxConnectionsPerAddress` connections at once; trusted
 //   proxies, which speak for many clients, are exempt.
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Server, Socket } from 'node:net';
+import { Server as TlsServer } from 'node:tls';
 import { addressList, canonicalAddress, onList } from '../auth/access.ts';
 
 export interface ConnectionGuard {
@@ -17,12 +19,25 @@ export interface ConnectionGuard {
 /** A TCP connection and the TLS socket over it report the same peer: the key that links them. */
 const peerKey = (socket: Socket) => `${socket.remoteAddress}|${socket.remotePort}`;
 
-export function guardConnections(server: Server, guard: ConnectionGuard): void {
+/** The timer that closes a connection whose first request has not arrived, on the request's socket. */
+const headerTimer = Symbol('berth.headerTimer');
+type Watched = Socket & { [headerTimer]?: NodeJS.Timeout | undefined };
+
+/**
+ * Guards `server`'s connections; requests reach `handler` through the listener returned, which
+ * lets a connection keep its slot once its first request has arrived with all its headers.
+ */
+export function guardConnections(
+  server: Server,
+  guard: ConnectionGuard,
+  handler: RequestListener,
+): RequestListener {
   const exempt = addressList(guard.exempt);
   const perAddress = new Map<string, number>();
-  const awaitingHeaders = new Map<string, NodeJS.Timeout>();
+  // TLS only: the TCP connection's timer until the TLS socket over it takes it.
+  const handshaking = new Map<string, NodeJS.Timeout>();
 
-  server.on('connection', (socket: Socket) => {
+  server.on('connection', (socket: Watched) => {
     const address = canonicalAddress(socket.remoteAddress ?? '');
     const isExempt = onList(exempt, address);
     const held = perAddress.get(address) ?? 0;
@@ -31,26 +46,34 @@ export function guardConnections(server: Server, guard: ConnectionGuard): void {
       return;
     }
     perAddress.set(address, held + 1);
-    const key = peerKey(socket);
     const timer = setTimeout(() => socket.destroy(), guard.headerTimeoutMs);
     timer.unref();
-    awaitingHeaders.set(key, timer);
+    const key = peerKey(socket);
+    if (server instanceof TlsServer) handshaking.set(key, timer);
+    else socket[headerTimer] = timer;
     socket.once('close', () => {
       clearTimeout(timer);
-      awaitingHeaders.delete(key);
+      handshaking.delete(key);
       const left = (perAddress.get(address) ?? 1) - 1;
       if (left > 0) perAddress.set(address, left);
       else perAddress.delete(address);
     });
   });
+  server.on('secureConnection', (socket: Watched) => {
+    const key = peerKey(socket);
+    socket[headerTimer] = handshaking.get(key);
+    handshaking.delete(key);
+  });
 
   // A request has arrived with all its headers: the connection has earned its slot. Later
   // requests on it are held to the header and keep-alive timeouts by Node itself.
-  server.on('request', (request: { socket: Socket }) => {
-    const key = peerKey(request.socket);
-    const timer = awaitingHeaders.get(key);
-    if (timer === undefined) return;
-    clearTimeout(timer);
-    awaitingHeaders.delete(key);
-  });
+  return (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket as Watched;
+    const timer = socket[headerTimer];
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      socket[headerTimer] = undefined;
+    }
+    handler(request, response);
+  };
 }

@@ -11,23 +11,32 @@ function labels(values: Record<string, string>): string {
   return parts.length > 0 ? `{${parts.join(',')}}` : '';
 }
 
+/** One operation's calls: how many answered with each status, and how long they took. */
+interface OperationCalls {
+  statuses: Map<number, number>;
+  /** Calls answered within each of BUCKETS (cumulative, as Prometheus counts them). */
+  buckets: number[];
+  sum: number;
+  count: number;
+}
+
 export class Metrics {
-  readonly #requests = new Map<string, number>();
-  readonly #latency = new Map<string, { buckets: number[]; sum: number; count: number }>();
+  readonly #calls = new Map<string, OperationCalls>();
   readonly #stepFailures = new Map<string, number>();
   #authFailures = 0;
   #lockouts = 0;
 
+  /** Counts an API call; it runs on every call, so it only adds. */
   request(operation: string, status: number, seconds: number): void {
-    const key = `${operation}\u0000${status}`;
-    this.#requests.set(key, (this.#requests.get(key) ?? 0) + 1);
-    const histogram = this.#latency.get(operation) ?? { buckets: BUCKETS.map(() => 0), sum: 0, count: 0 };
-    BUCKETS.forEach((bound, i) => {
-      if (seconds <= bound) histogram.buckets[i]!++;
-    });
-    histogram.sum += seconds;
-    histogram.count++;
-    this.#latency.set(operation, histogram);
+    let calls = this.#calls.get(operation);
+    if (!calls) {
+      calls = { statuses: new Map(), buckets: BUCKETS.map(() => 0), sum: 0, count: 0 };
+      this.#calls.set(operation, calls);
+    }
+    calls.statuses.set(status, (calls.statuses.get(status) ?? 0) + 1);
+    for (let i = BUCKETS.length - 1; i >= 0 && seconds <= BUCKETS[i]!; i--) calls.buckets[i]!++;
+    calls.sum += seconds;
+    calls.count++;
   }
 
   authFailure(): void {
@@ -49,12 +58,14 @@ export class Metrics {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
 
     family('berth_requests_total', 'counter', 'API calls answered, by operation and HTTP status.');
-    for (const [key, value] of [...this.#requests].sort()) {
-      const [operation, status] = key.split('\u0000');
-      out.push(`berth_requests_total${labels({ operation: operation!, status: status! })} ${value}`);
+    const calls = [...this.#calls].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const [operation, { statuses }] of calls) {
+      for (const [status, value] of [...statuses].sort(([a], [b]) => a - b)) {
+        out.push(`berth_requests_total${labels({ operation, status: String(status) })} ${value}`);
+      }
     }
     family('berth_request_duration_seconds', 'histogram', 'Time to answer an API call, by operation.');
-    for (const [operation, histogram] of [...this.#latency].sort()) {
+    for (const [operation, histogram] of calls) {
       BUCKETS.forEach((bound, i) => {
         out.push(
           `berth_request_duration_seconds_bucket${labels({ operation, le: String(bound) })} ${histogram.buckets[i]}`,

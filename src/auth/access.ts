@@ -54,6 +54,22 @@ function formatIpv6(groups: readonly number[]): string {
  * write in X-Forwarded-For besides a bare address: `[v6]`, `[v6]:port`, `v4:port`, a zone.
  */
 export function normalizeAddress(text: string): string | null {
+  let known = normalized.get(text);
+  if (known !== undefined) return known;
+  known = normalize(text);
+  if (normalized.size >= NORMALIZED_KEPT) normalized.clear();
+  normalized.set(text, known);
+  return known;
+}
+
+/**
+ * Addresses already brought to their canonical text. Every API call asks for its client's, and
+ * the same few addresses call again and again; a flood of different ones only empties it.
+ */
+const normalized = new Map<string, string | null>();
+const NORMALIZED_KEPT = 10_000;
+
+function normalize(text: string): string | null {
   let value = text.trim();
   const bracketed = /^\[([^\]]+)\](?::\d{1,5})?$/.exec(value);
   if (bracketed) value = bracketed[1]!;

@@ -1,14 +1,13 @@
 // The API routes: /api/<op>/ and /api/v1/<op>/, POST only, with both credential styles.
-import { timingSafeEqual } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clientAddress } from '../auth/access.ts';
-import type { Credentials } from '../auth/authenticate.ts';
+import { type Credentials, sameDigest } from '../auth/authenticate.ts';
 import { type ApiError, apiError, invalid } from '../errors.ts';
 import { openApiDocument } from '../openapi.ts';
 import { appendRefusal, execute } from '../operations/execute.ts';
-import type { Caller, Operation, RawParams } from '../operations/operation.ts';
-import { findOperation } from '../operations/registry.ts';
+import type { Caller, Operation, RawParams, Result } from '../operations/operation.ts';
+import { findOperation, operations } from '../operations/registry.ts';
 import type { Services } from '../services.ts';
 import { findAccount } from '../store/accounts.ts';
 import type { ApiUser } from '../store/api-users.ts';
@@ -22,11 +21,39 @@ export const OPENAPI_PATH = '/api/openapi.json';
 const RESELLER_PORT_ONLY = 'This port serves reseller calls only: send X-RESELLER';
 
 /** The operation a path names: `/api/v1/listaccts/` → `listaccts`; the bare base path → ``. */
-export function operationName(url: string): string | null {
-  const path = url.split('?')[0]!;
+export function operationName(path: string): string | null {
   const match = /^\/api(?:\/v1)?(?:\/([^/]*))?\/?$/.exec(path);
   if (!match) return null;
   return match[1] ?? '';
+}
+
+/**
+ * Every operation by each path that names it exactly, as a call without a query string is sent:
+ * one lookup instead of splitting and matching the path on every call.
+ */
+const operationPaths = new Map<string, Operation>(
+  [...operations].flatMap(([name, operation]) =>
+    ['/api', '/api/v1'].flatMap((base) => {
+      const path = name === '' ? base : `${base}/${name}`;
+      return [
+        [path, operation],
+        [`${path}/`, operation],
+      ] as const;
+    }),
+  ),
+);
+
+/** Sends what an operation returned. */
+function answer(reply: FastifyReply, result: Result): void {
+  const json = 'application/json; charset=utf-8';
+  if (result.body)
+    reply
+      .code(result.status ?? 200)
+      .type(json)
+      .send(result.body);
+  else if (result.stream) reply.type(json).send(Readable.from(result.stream));
+  else if (result.bare) reply.send(result.data);
+  else reply.send({ data: result.data, info: result.info, status: 200 });
 }
 
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
@@ -94,33 +121,59 @@ async function actingReseller(services: Services, apiUser: ApiUser, named: strin
  */
 const identified = new WeakMap<
   object,
-  { version: string; who: string; fingerprint: Buffer; caller: Caller }
+  {
+    version: string;
+    user: string;
+    address: string;
+    reseller: string | undefined;
+    fingerprint: string;
+    caller: Caller;
+  }
 >();
 
-async function identify(
+/** The caller of a request: the one its connection was last identified as while nothing changed. */
+function identify(
   services: Services,
   request: FastifyRequest,
   params: RawParams,
   address: string,
-): Promise<Caller> {
+): Caller | Promise<Caller> {
   const credentials = credentialsOf(request, params);
   const named = header(request, 'x-reseller');
   const version = changeCounter(services.store.db);
-  const who = credentials && `${credentials.user}\u0000${address}\u0000${named ?? ''}`;
   const known = identified.get(request.socket);
-  if (known && credentials && known.version === version && known.who === who) {
-    if (timingSafeEqual(services.auth.fingerprint(credentials.password), known.fingerprint)) {
-      await services.auth.used(known.caller.apiUser);
-      return known.caller;
-    }
+  if (
+    known &&
+    credentials &&
+    known.version === version &&
+    known.user === credentials.user &&
+    known.address === address &&
+    known.reseller === named &&
+    sameDigest(services.auth.fingerprint(credentials.password), known.fingerprint)
+  ) {
+    const touching = services.auth.used(known.caller.apiUser);
+    return touching ? touching.then(() => known.caller) : known.caller;
   }
+  return identifyAnew(services, request, credentials, named, version, address);
+}
+
+async function identifyAnew(
+  services: Services,
+  request: FastifyRequest,
+  credentials: Credentials | null,
+  named: string | undefined,
+  version: string | null,
+  address: string,
+): Promise<Caller> {
   const apiUser = await services.auth.authenticate(credentials, address);
   const reseller = await actingReseller(services, apiUser, named);
   const caller = { apiUser: apiUser.name, apiUserId: apiUser.id, address, reseller };
-  if (version !== null && credentials && who)
+  if (version !== null && credentials)
     identified.set(request.socket, {
       version,
-      who,
+      user: credentials.user,
+      address,
+      reseller: named,
       fingerprint: services.auth.fingerprint(credentials.password),
       caller,
     });
@@ -132,6 +185,8 @@ declare module 'fastify' {
     apiOperation: Operation | null;
     /** Whether execute() took the call over, and with it the call's audit entry. */
     apiExecuted: boolean;
+    /** The client's address (CONTRACT §3), worked out once for the API's hooks and handler. */
+    apiAddress: string | null;
   }
 }
 
@@ -151,7 +206,7 @@ export async function auditRefusal(
     at: services.now().toISOString(),
     api_user: auditableApiUser(header(request, 'x-api-user') ?? ''),
     reseller: null,
-    address: clientAddress(request),
+    address: request.apiAddress ?? clientAddress(request),
     operation: operation.name,
     target: null,
     status: error.status,
@@ -162,6 +217,7 @@ export async function auditRefusal(
 export function registerApi(app: FastifyInstance, services: Services, listener: Listener): void {
   app.decorateRequest('apiOperation', null);
   app.decorateRequest('apiExecuted', false);
+  app.decorateRequest('apiAddress', null);
 
   // The API's description, for client generators: public, on both listeners.
   const description = JSON.stringify(openApiDocument());
@@ -185,16 +241,20 @@ export function registerApi(app: FastifyInstance, services: Services, listener: 
   // Answered before the body is read and before authentication. A hook that answers does not
   // call done().
   app.addHook('onRequest', (request, reply, done) => {
-    if (request.url.split('?')[0] === OPENAPI_PATH && (request.method === 'GET' || request.method === 'HEAD'))
-      return done();
-    const name = operationName(request.url);
-    if (name === null) return done();
-    const operation = findOperation(name);
+    let operation = operationPaths.get(request.url);
     if (!operation) {
-      sendError(reply, apiError('unknown_operation', { path: request.url.split('?')[0]! }));
-      return;
+      const path = request.url.split('?')[0]!;
+      if (path === OPENAPI_PATH && (request.method === 'GET' || request.method === 'HEAD')) return done();
+      const name = operationName(path);
+      if (name === null) return done();
+      operation = findOperation(name);
+      if (!operation) {
+        sendError(reply, apiError('unknown_operation', { path }));
+        return;
+      }
     }
     request.apiOperation = operation;
+    request.apiAddress = clientAddress(request);
     const refuse = (error: ApiError) => {
       void auditRefusal(services, request, error).then(() => sendError(reply, error));
     };
@@ -204,7 +264,7 @@ export function registerApi(app: FastifyInstance, services: Services, listener: 
     }
     // Reads from an address known to be locked out are refused here, cheaply; a state-changing
     // call goes on to execute(), which refuses it too but also records it in the audit log.
-    const locked = operation.changesState ? null : services.lockout.knownLock(clientAddress(request));
+    const locked = operation.changesState ? null : services.lockout.knownLock(request.apiAddress);
     if (locked) {
       sendError(reply, locked);
       return;
@@ -215,32 +275,35 @@ export function registerApi(app: FastifyInstance, services: Services, listener: 
     done();
   });
 
-  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+  // A callback handler, not an async one: Fastify would wait on an async handler's promise as
+  // well as the handler on execute()'s. A failure goes to the error handler, as one thrown would.
+  const handler = (request: FastifyRequest, reply: FastifyReply): void => {
     const operation = request.apiOperation;
-    if (!operation)
-      return sendError(reply, apiError('unknown_operation', { path: request.url.split('?')[0]! }));
+    if (!operation) {
+      sendError(reply, apiError('unknown_operation', { path: request.url.split('?')[0]! }));
+      return;
+    }
     const params: RawParams = request.body instanceof Map ? (request.body as RawParams) : new Map();
-    const address = clientAddress(request);
+    const address = request.apiAddress ?? clientAddress(request);
     const claimedUser = header(request, 'x-api-user') ?? String(params.get('apiuser')?.[0] ?? '');
     request.apiExecuted = true;
-    const result = await execute(services, {
+    execute(services, {
       operation,
       params,
       address,
       claimedUser,
       idempotencyKey: header(request, 'idempotency-key'),
       identify: () => identify(services, request, params, address),
-    });
-    if (result.body)
-      return reply
-        .code(result.status ?? 200)
-        .type('application/json; charset=utf-8')
-        .send(result.body);
-    if (result.stream) {
-      return reply.type('application/json; charset=utf-8').send(Readable.from(result.stream));
-    }
-    if (result.bare) return reply.send(result.data);
-    return reply.send({ data: result.data, info: result.info, status: 200 });
+    }).then(
+      (result) => {
+        try {
+          answer(reply, result);
+        } catch (error) {
+          reply.send(error);
+        }
+      },
+      (error: unknown) => reply.send(error),
+    );
   };
 
   for (const url of ['/api', '/api/*']) app.all(url, handler);

@@ -2,7 +2,7 @@
 // or the caller may not do, parse the parameters, run, and append the audit entry.
 import { ApiError, apiError } from '../errors.ts';
 import { EVENTS, recordEvent } from '../events/events.ts';
-import { runVetoHooks } from '../events/vetoes.ts';
+import { runVetoHooks, VETOABLE } from '../events/vetoes.ts';
 import { StepFailed } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import { type AuditEntry, appendAudit } from '../store/audit.ts';
@@ -19,8 +19,11 @@ export interface Call {
   address: string;
   /** The API user the call claims to be, for the audit entry of a call refused before it is known. */
   claimedUser: string;
-  /** Authenticates the caller and resolves the reseller it acts as. */
-  identify(): Promise<Caller>;
+  /**
+   * Authenticates the caller and resolves the reseller it acts as; a caller already known is
+   * returned as it is, with nothing to wait for.
+   */
+  identify(): Caller | Promise<Caller>;
   /** The Idempotency-Key the caller sent, if any. */
   idempotencyKey?: string;
 }
@@ -74,7 +77,8 @@ export async function execute(services: Services, call: Call): Promise<Result> {
     recorded = true;
   };
   try {
-    const who = await call.identify();
+    const identifying = call.identify();
+    const who = identifying instanceof Promise ? await identifying : identifying;
     caller = who;
     const act = async () => {
       if (operation.changesState && services.config.demo) throw apiError('demo_server', {});
@@ -82,7 +86,7 @@ export async function execute(services: Services, call: Call): Promise<Result> {
         throw apiError('forbidden', { reason: `Only the administrator may call ${operation.name}.` });
       }
       const input = parseParams(operation.params, call.params, services.config);
-      await runVetoHooks(services, operation, who, call.params);
+      if (VETOABLE.has(operation.name)) await runVetoHooks(services, operation, who, call.params);
       return await operation.run({ services, caller: who, db: services.store.db, recordSuccess }, input);
     };
     if (!operation.changesState || call.idempotencyKey === undefined) {

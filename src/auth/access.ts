@@ -92,10 +92,17 @@ export function canonicalAddress(address: string): string {
 /**
  * Who sent a request: the address Fastify derived (the TCP peer, or X-Forwarded-For's entry
  * behind a trusted proxy) when it is an address, else the TCP peer. A forwarded value that is no
- * address is never a lock-out key.
+ * address is never a lock-out key. Without X-Forwarded-For that is the TCP peer whoever it is,
+ * found without Fastify's walk through the proxy list.
  */
-export function clientAddress(request: { ip: string; socket: { remoteAddress?: string } }): string {
-  return normalizeAddress(request.ip) ?? canonicalAddress(request.socket.remoteAddress ?? '');
+export function clientAddress(request: {
+  ip: string;
+  headers: Record<string, unknown>;
+  socket: { remoteAddress?: string };
+}): string {
+  const peer = canonicalAddress(request.socket.remoteAddress ?? '');
+  if (request.headers['x-forwarded-for'] === undefined) return peer;
+  return normalizeAddress(request.ip) ?? peer;
 }
 
 /** Addresses and CIDR ranges (an allow list, the trusted proxies) as one list to check against. */

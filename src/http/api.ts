@@ -11,7 +11,7 @@ import { findOperation, operations } from '../operations/registry.ts';
 import type { Services } from '../services.ts';
 import { findAccount } from '../store/accounts.ts';
 import type { ApiUser } from '../store/api-users.ts';
-import { changeCounter } from '../store/prepared.ts';
+import { sharedChangeCounter } from '../store/prepared.ts';
 import { auditableApiUser } from '../values.ts';
 
 export type Listener = 'admin' | 'reseller';
@@ -116,6 +116,8 @@ async function actingReseller(services: Services, apiUser: ApiUser, named: strin
  * read before the checks. The next call on that connection with the same credentials, address and
  * X-RESELLER is the same caller while the counter stands still: no reset, lock-out, deletion,
  * access change or reseller change (from this process or another) can have happened since. The
+ * counter a call compares is read after the call arrived, once for all calls of the same turn of
+ * the event loop (sharedChangeCounter). The
  * password is kept only as its keyed hash (CONTRACT §3), compared in constant time. PostgreSQL has
  * no such counter: there every call checks.
  */
@@ -132,15 +134,15 @@ const identified = new WeakMap<
 >();
 
 /** The caller of a request: the one its connection was last identified as while nothing changed. */
-function identify(
+async function identify(
   services: Services,
   request: FastifyRequest,
   params: RawParams,
   address: string,
-): Caller | Promise<Caller> {
+): Promise<Caller> {
   const credentials = credentialsOf(request, params);
   const named = header(request, 'x-reseller');
-  const version = changeCounter(services.store.db);
+  const version = await sharedChangeCounter(services.store.db);
   const known = identified.get(request.socket);
   if (
     known &&
@@ -152,7 +154,8 @@ function identify(
     sameDigest(services.auth.fingerprint(credentials.password), known.fingerprint)
   ) {
     const touching = services.auth.used(known.caller.apiUser);
-    return touching ? touching.then(() => known.caller) : known.caller;
+    if (touching) await touching;
+    return known.caller;
   }
   return identifyAnew(services, request, credentials, named, version, address);
 }

@@ -19,11 +19,8 @@ export interface Call {
   address: string;
   /** The API user the call claims to be, for the audit entry of a call refused before it is known. */
   claimedUser: string;
-  /**
-   * Authenticates the caller and resolves the reseller it acts as; a caller already known is
-   * returned as it is, with nothing to wait for.
-   */
-  identify(): Caller | Promise<Caller>;
+  /** Authenticates the caller and resolves the reseller it acts as. */
+  identify(): Promise<Caller>;
   /** The Idempotency-Key the caller sent, if any. */
   idempotencyKey?: string;
 }
@@ -77,8 +74,7 @@ export async function execute(services: Services, call: Call): Promise<Result> {
     recorded = true;
   };
   try {
-    const identifying = call.identify();
-    const who = identifying instanceof Promise ? await identifying : identifying;
+    const who = await call.identify();
     caller = who;
     const act = async () => {
       if (operation.changesState && services.config.demo) throw apiError('demo_server', {});

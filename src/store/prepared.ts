@@ -91,3 +91,32 @@ export async function runRemembered<R>(
 export function changeCounter(db: Db): string | null {
   return changeCounters.get(db.getExecutor())?.() ?? null;
 }
+
+const sharedReads = new WeakMap<object, Promise<string>>();
+
+/**
+ * The change counter read for every call that asks before the event loop next reaches its check
+ * phase, in that phase: one read for a whole batch of calls (under load, many arrive in one turn
+ * of the loop), made after each of them had arrived, so that a change committed before a call was
+ * sent is still seen by that call. Null where there is no counter (PostgreSQL).
+ */
+export function sharedChangeCounter(db: Db): Promise<string> | null {
+  const key = db.getExecutor();
+  const read = changeCounters.get(key);
+  if (!read) return null;
+  let shared = sharedReads.get(key);
+  if (!shared) {
+    shared = new Promise<string>((resolve, reject) =>
+      setImmediate(() => {
+        sharedReads.delete(key);
+        try {
+          resolve(read());
+        } catch (error) {
+          reject(error);
+        }
+      }),
+    );
+    sharedReads.set(key, shared);
+  }
+  return shared;
+}

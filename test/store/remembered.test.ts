@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import { findApiUser, insertApiUser } from '../../src/store/api-users.ts';
 import { findLock } from '../../src/store/auth-failures.ts';
 import { openStore } from '../../src/store/open.ts';
-import { changeCounter } from '../../src/store/prepared.ts';
+import { changeCounter, sharedChangeCounter } from '../../src/store/prepared.ts';
 import { tempDir } from '../helpers.ts';
 
 describe('rows remembered behind the change counter (SQLite)', () => {
@@ -58,5 +58,37 @@ describe('rows remembered behind the change counter (SQLite)', () => {
     } finally {
       await store.close();
     }
+  });
+
+  it('reads the counter once for a batch of calls, after the last of them asked', async () => {
+    const store = await openStore(dataDir);
+    const other = new DatabaseSync(join(dataDir, 'berth.db'));
+    try {
+      other.exec('PRAGMA busy_timeout = 10000');
+      other.exec('create table if not exists batch_probe (n integer)');
+      const before = changeCounter(store.db);
+      // Asked before and after another process commits, in one turn of the event loop: both
+      // calls get the counter as it is after the commit.
+      const first = sharedChangeCounter(store.db);
+      other.prepare('insert into batch_probe (n) values (1)').run();
+      const second = sharedChangeCounter(store.db);
+      assert.equal(first, second, 'one read serves the batch');
+      assert.notEqual(await first, before);
+      assert.equal(await first, changeCounter(store.db));
+      // The next turn reads anew.
+      other.prepare('insert into batch_probe (n) values (2)').run();
+      const third = sharedChangeCounter(store.db);
+      assert.notEqual(third, first);
+      assert.notEqual(await third, await first);
+      assert.equal(await third, changeCounter(store.db));
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
+
+  it('has no counter to share on a store without one', () => {
+    const none = { getExecutor: () => ({}) } as unknown as Parameters<typeof sharedChangeCounter>[0];
+    assert.equal(sharedChangeCounter(none), null);
   });
 });

@@ -220,3 +220,28 @@ describe('connection slots', () => {
     assert.equal(reply.headers['x-content-type-options'], 'nosniff');
   });
 });
+
+describe('a connection that has sent its first request', () => {
+  const server = serverWith({ headerTimeout: 1, requestTimeout: 5, keepAliveTimeout: 5 });
+
+  it('keeps its slot past the header timeout, for as long as keep-alive allows', async () => {
+    const socket = await open(server.port());
+    const answers: string[] = [];
+    socket.on('data', (chunk: Buffer) => answers.push(String(chunk)));
+    const ask = async () => {
+      const before = answers.length;
+      socket.write('POST /api/v1/version/ HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n');
+      while (answers.length === before && !socket.destroyed)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      return answers.at(-1) ?? '';
+    };
+    try {
+      assert.match(await ask(), /^HTTP\/1\.1 403 /);
+      // Twice the header timeout: a connection still waiting for its first request is closed by now.
+      assert.equal(await closedWithin(socket, 2000), false, 'closed at the header timeout');
+      assert.match(await ask(), /^HTTP\/1\.1 403 /);
+    } finally {
+      socket.destroy();
+    }
+  });
+});

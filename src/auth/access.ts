@@ -49,6 +49,13 @@ function formatIpv6(groups: readonly number[]): string {
 }
 
 /**
+ * Addresses already brought to their canonical text. Every API call asks for its client's, and
+ * the same few addresses call again and again; a flood of different ones only empties it.
+ */
+const normalized = new Map<string, string | null>();
+const NORMALIZED_KEPT = 10_000;
+
+/**
  * The canonical text of an IP address, or null when `text` is none: IPv4 as dotted quad, an
  * IPv4-mapped IPv6 address as its IPv4 address, IPv6 in RFC 5952 form. Accepts what proxies
  * write in X-Forwarded-For besides a bare address: `[v6]`, `[v6]:port`, `v4:port`, a zone.
@@ -61,13 +68,6 @@ export function normalizeAddress(text: string): string | null {
   normalized.set(text, known);
   return known;
 }
-
-/**
- * Addresses already brought to their canonical text. Every API call asks for its client's, and
- * the same few addresses call again and again; a flood of different ones only empties it.
- */
-const normalized = new Map<string, string | null>();
-const NORMALIZED_KEPT = 10_000;
 
 function normalize(text: string): string | null {
   let value = text.trim();

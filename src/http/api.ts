@@ -117,9 +117,8 @@ async function actingReseller(services: Services, apiUser: ApiUser, named: strin
  * X-RESELLER is the same caller while the counter stands still: no reset, lock-out, deletion,
  * access change or reseller change (from this process or another) can have happened since. The
  * counter a call compares is read after the call arrived, once for all calls of the same turn of
- * the event loop (sharedChangeCounter). The
- * password is kept only as its keyed hash (CONTRACT §3), compared in constant time. PostgreSQL has
- * no such counter: there every call checks.
+ * the event loop (sharedChangeCounter). The password is kept only as its keyed hash (CONTRACT §3),
+ * compared in constant time. PostgreSQL has no such counter: there every call checks.
  */
 const identified = new WeakMap<
   object,

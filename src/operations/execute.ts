@@ -2,7 +2,7 @@
 // or the caller may not do, parse the parameters, run, and append the audit entry.
 import { ApiError, apiError } from '../errors.ts';
 import { EVENTS, recordEvent } from '../events/events.ts';
-import { runVetoHooks, VETOABLE } from '../events/vetoes.ts';
+import { runVetoHooks } from '../events/vetoes.ts';
 import { StepFailed } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import { type AuditEntry, appendAudit } from '../store/audit.ts';
@@ -82,7 +82,7 @@ export async function execute(services: Services, call: Call): Promise<Result> {
         throw apiError('forbidden', { reason: `Only the administrator may call ${operation.name}.` });
       }
       const input = parseParams(operation.params, call.params, services.config);
-      if (VETOABLE.has(operation.name)) await runVetoHooks(services, operation, who, call.params);
+      await runVetoHooks(services, operation, who, call.params);
       return await operation.run({ services, caller: who, db: services.store.db, recordSuccess }, input);
     };
     if (!operation.changesState || call.idempotencyKey === undefined) {

@@ -77,6 +77,17 @@ describe('metrics', () => {
     assert.equal(samples.get('berth_requests_total{operation="test_connection",status="403"}'), 2);
     assert.equal(samples.get('berth_request_duration_seconds_count{operation="createacct"}'), 3);
     assert.equal(samples.get('berth_request_duration_seconds_bucket{operation="createacct",le="+Inf"}'), 3);
+    // Buckets count cumulatively: every call took under ten seconds, and no bucket holds fewer
+    // calls than a smaller one.
+    assert.equal(samples.get('berth_request_duration_seconds_bucket{operation="createacct",le="10"}'), 3);
+    const buckets = [...samples]
+      .filter(([name]) => name.startsWith('berth_request_duration_seconds_bucket{operation="createacct",'))
+      .map(([, value]) => value);
+    assert.equal(buckets.length, 12);
+    assert.deepEqual(
+      buckets,
+      [...buckets].sort((a, b) => a - b),
+    );
     assert.equal(samples.get('berth_auth_failures_total'), 2);
     assert.equal(samples.get('berth_lockouts_total'), 1);
     assert.equal(samples.get('berth_driver_step_failures_total{step="create:second"}'), 1);

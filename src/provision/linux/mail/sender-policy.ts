@@ -1,0 +1,192 @@
+// Who may send as whom (CONTRACT §10): the decisions of Berth's sender-policy milter. On the
+// submission service (Postfix's `milter_macro_daemon_name=ORIGINATING`) an authenticated login may
+// use, as envelope sender and as the one header From, only an address of a domain its account
+// owns, which Postfix's `senders` table says (the table reject_sender_login_mismatch reads: one
+// source); a null sender is refused. Unauthenticated mail on port 25 naming a domain hosted here
+// as envelope or header sender is refused unless SPF passes for that domain and the client.
+import { Resolver } from 'node:dns/promises';
+import { spf } from 'mailauth/lib/spf/index.js';
+import { CONTINUE, type Envelope, type MilterPolicy, type Verdict } from './milter.ts';
+
+/** The daemon name the submission service gives its milters (Postfix's milter_macro_daemon_name). */
+export const ORIGINATING = 'ORIGINATING';
+
+/** What the senders table says: for each domain (or whole address), the logins that may use it. */
+export interface SenderTable {
+  /** The logins that may send as `address` (by its exact entry, else by its domain's). */
+  loginsFor(address: string): readonly string[];
+  /** Whether the domain is one this server hosts. */
+  hosts(domain: string): boolean;
+}
+
+/** Reads Postfix's `senders` table (`@domain login, login` or `address login`, one a line). */
+export function parseSenders(text: string): SenderTable {
+  const entries = new Map<string, string[]>();
+  for (const line of text.split('\n')) {
+    const trimmed = line.trim();
+    if (trimmed === '' || trimmed.startsWith('#')) continue;
+    const [key, ...rest] = trimmed.split(/\s+/);
+    const logins = rest
+      .join(' ')
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .map((login) => login.toLowerCase());
+    entries.set(key!.toLowerCase(), logins);
+  }
+  const domainOf = (key: string) => key.slice(key.lastIndexOf('@') + 1);
+  const hosted = new Set([...entries.keys()].map(domainOf));
+  return {
+    loginsFor(address) {
+      const lower = address.toLowerCase();
+      return entries.get(lower) ?? entries.get(`@${domainOf(lower)}`) ?? [];
+    },
+    hosts: (domain) => hosted.has(domain.toLowerCase()),
+  };
+}
+
+/**
+ * The addresses of a From header's value (RFC 5322 mailbox-list): display names, quoted strings and
+ * comments understood, so that `"ceo@bob.example" <me@alice.example>` is me@alice.example. Null
+ * when it is not a plain list of mailboxes (a group, an unclosed quote, comment or bracket, two
+ * brackets in one mailbox, words after the bracket): what other software might read differently is
+ * not guessed at.
+ */
+export function fromAddresses(value: string): string[] | null {
+  /** One mailbox as read so far: the text outside angle brackets (no comments), and inside them. */
+  const mailboxes: { outside: string; inside: string | null; after: string }[] = [];
+  let mailbox = { outside: '', inside: null as string | null, after: '' };
+  let inAngle = false;
+  const add = (text: string) => {
+    if (inAngle) mailbox.inside += text;
+    else if (mailbox.inside !== null) mailbox.after += text;
+    else mailbox.outside += text;
+  };
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i]!;
+    if (c === '"') {
+      let j = i + 1;
+      for (; j < value.length && value[j] !== '"'; j++) if (value[j] === '\\') j++;
+      if (j >= value.length) return null;
+      add(value.slice(i, j + 1));
+      i = j;
+    } else if (c === '(' && !inAngle) {
+      let depth = 1;
+      let j = i + 1;
+      for (; j < value.length && depth > 0; j++) {
+        if (value[j] === '\\') j++;
+        else if (value[j] === '(') depth++;
+        else if (value[j] === ')') depth--;
+      }
+      if (depth > 0) return null;
+      add(' ');
+      i = j - 1;
+    } else if (c === '<') {
+      if (inAngle || mailbox.inside !== null) return null;
+      inAngle = true;
+      mailbox.inside = '';
+    } else if (c === '>') {
+      if (!inAngle) return null;
+      inAngle = false;
+    } else if (c === ',' && !inAngle) {
+      mailboxes.push(mailbox);
+      mailbox = { outside: '', inside: null, after: '' };
+    } else if (':;\\()[]'.includes(c)) return null;
+    else add(c);
+  }
+  if (inAngle) return null;
+  mailboxes.push(mailbox);
+  const addresses: string[] = [];
+  for (const { outside, inside, after } of mailboxes) {
+    if (after.trim() !== '') return null;
+    // Without brackets the mailbox is one bare address: no display name, nothing else.
+    const address = inside === null ? outside.trim() : inside.trim();
+    if (/\s/.test(address) || !plainAddress(address)) return null;
+    addresses.push(address);
+  }
+  return addresses;
+}
+
+/** local@domain, with a domain of letters, digits, hyphens and dots. */
+function plainAddress(address: string): boolean {
+  const at = address.lastIndexOf('@');
+  return at > 0 && /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$/.test(address.slice(at + 1));
+}
+
+export const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+
+export interface SenderPolicyOptions {
+  /** The senders table as it is now (read afresh: the mail component rewrites it on every change). */
+  senders(): SenderTable;
+  /** Whether SPF passes for `sender` (an address) from `ip`, which said `helo`. */
+  spfPasses(sender: string, ip: string, helo: string): Promise<'pass' | 'fail' | 'temperror'>;
+}
+
+const refuse = (reply: string): Verdict => ({ action: 'reject', reply });
+
+export function senderPolicy(options: SenderPolicyOptions): MilterPolicy {
+  const submitted = (envelope: Envelope) =>
+    envelope.macros.get('daemon_name') === ORIGINATING || (envelope.macros.get('auth_authen') ?? '') !== '';
+  const mayUse = (login: string, address: string) =>
+    options.senders().loginsFor(address).includes(login.toLowerCase());
+
+  /** Port 25: each hosted domain among `addresses` must pass SPF for the client. */
+  async function spfFor(envelope: Envelope, addresses: string[], what: string): Promise<Verdict> {
+    const table = options.senders();
+    for (const address of addresses) {
+      if (!table.hosts(domainOf(address))) continue;
+      const result = await options.spfPasses(address, envelope.clientAddress, envelope.helo);
+      if (result === 'temperror')
+        return { action: 'tempfail', reply: `451 4.7.24 SPF of ${domainOf(address)} cannot be checked now` };
+      if (result !== 'pass')
+        return refuse(`550 5.7.23 ${what} ${domainOf(address)} is hosted here and SPF does not pass for you`);
+    }
+    return CONTINUE;
+  }
+
+  return {
+    async mailFrom(envelope) {
+      const sender = envelope.sender ?? '';
+      if (!submitted(envelope)) return sender === '' ? CONTINUE : spfFor(envelope, [sender], 'sender domain');
+      const login = envelope.macros.get('auth_authen') ?? '';
+      if (login === '') return refuse('530 5.7.0 Authentication required');
+      if (sender === '') return refuse('550 5.7.1 A null sender is not accepted from a login');
+      if (!mayUse(login, sender)) return refuse(`553 5.7.1 ${login} may not send as <${sender}>`);
+      return CONTINUE;
+    },
+
+    async endOfMessage(envelope) {
+      const froms = envelope.headers.filter((h) => h.name.trim().toLowerCase() === 'from');
+      if (!submitted(envelope)) {
+        // What a reader sees as the sender: every address any From names, parsed or not.
+        const named = froms.flatMap(
+          (h) => fromAddresses(h.value) ?? [...h.value.matchAll(/@([A-Za-z0-9.-]+)/g)].map((m) => m[0]),
+        );
+        return spfFor(envelope, named, 'header From domain');
+      }
+      const login = envelope.macros.get('auth_authen') ?? '';
+      if (froms.length !== 1)
+        return refuse(`550 5.7.1 A message needs exactly one From header (${froms.length})`);
+      const addresses = fromAddresses(froms[0]!.value);
+      if (addresses?.length !== 1 || !addresses)
+        return refuse('550 5.7.1 The From header must name exactly one plain address');
+      if (login === '' || !mayUse(login, addresses[0]!))
+        return refuse(`550 5.7.1 ${login} may not send as From <${addresses[0]}>`);
+      return CONTINUE;
+    },
+  };
+}
+
+/**
+ * SPF through mailauth (RFC 7208), asking `dnsServer` (`host:port`, or the system's resolvers when
+ * empty): only `pass` lets a hosted domain in; a DNS failure is `temperror` (the client tries again).
+ */
+export function spfChecker(dnsServer: string, hostName: string): SenderPolicyOptions['spfPasses'] {
+  const resolver = new Resolver({ timeout: 3_000, tries: 2 });
+  if (dnsServer !== '') resolver.setServers([dnsServer]);
+  const resolve = (name: string, type: string) => resolver.resolve(name, type) as Promise<never>;
+  return async (sender, ip, helo) => {
+    const result = await spf({ sender, ip, helo, mta: hostName, resolver: resolve, maxElapsedTime: 10_000 });
+    const status = result.status.result;
+    return status === 'pass' ? 'pass' : status === 'temperror' ? 'temperror' : 'fail';
+  };
+}

@@ -136,8 +136,13 @@ export interface LinuxConfig {
   mailAddress: string;
   imapPort: number;
   submissionPort: number;
-  /** The loopback port OpenDKIM's milter listens on, for Postfix's submission service. */
-  dkimPort: number;
+  /**
+   * Postfix's queue directory: the milters' sockets are in it (`berth/sender-policy.sock`, Berth's;
+   * `opendkim/opendkim.sock`), where its chrooted smtpd finds them.
+   */
+  postfixQueueDir: string;
+  /** The DNS server (`address` or `address:port`) SPF is checked with; empty: the system's. */
+  mailDnsServer: string;
   reloadMail: string[];
   /** The pid file of Postfix's master, watched so that a reload is waited for. */
   postfixPidFile: string;
@@ -277,7 +282,8 @@ function defaults(dataDir: string): Config {
       mailAddress: '*',
       imapPort: 143,
       submissionPort: 587,
-      dkimPort: 8891,
+      postfixQueueDir: '/var/spool/postfix',
+      mailDnsServer: '',
       reloadMail: ['/usr/sbin/postfix', 'reload'],
       postfixPidFile: '/var/spool/postfix/pid/master.pid',
       reloadImap: ['/usr/bin/doveadm', 'reload'],
@@ -399,6 +405,18 @@ const listenAddress: Reader = (value) => {
   return address;
 };
 
+/** A DNS server: an IP address, `address:port` or `[IPv6]:port`; empty for the system's resolvers. */
+const dnsServer: Reader = (value) => {
+  const raw = textValue()(value) as string;
+  if (raw === '') return '';
+  const match = /^\[([^\]]+)\]:(\d+)$/.exec(raw) ?? /^([^:]+):(\d+)$/.exec(raw);
+  const [address, portText] = match ? [match[1]!, match[2]!] : [raw, '53'];
+  const portNumber = Number(portText);
+  if (isIP(address) === 0 || portNumber < 1 || portNumber > 65535)
+    throw new Refused(`must be a DNS server's address, with :port if not 53, not "${raw}"`);
+  return raw;
+};
+
 const addressOrNone = (family: 4 | 6): Reader => {
   const read = addressRange(family);
   return (value) => (value === '' ? '' : read(value));
@@ -468,7 +486,8 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   'linux.mail_address': ['linux.mailAddress', (v) => (v === '*' ? '*' : listenAddress(v))],
   'linux.imap_port': ['linux.imapPort', servicePort],
   'linux.submission_port': ['linux.submissionPort', servicePort],
-  'linux.dkim_port': ['linux.dkimPort', servicePort],
+  'linux.postfix_queue_dir': ['linux.postfixQueueDir', absolutePath],
+  'linux.mail_dns_server': ['linux.mailDnsServer', dnsServer],
   'linux.reload_mail': ['linux.reloadMail', command],
   'linux.postfix_pid_file': ['linux.postfixPidFile', absolutePath],
   'linux.reload_imap': ['linux.reloadImap', command],

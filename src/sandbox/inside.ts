@@ -7,6 +7,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import {
+  chmodSync,
   chownSync,
   existsSync,
   mkdirSync,
@@ -111,7 +112,6 @@ interface Ports {
   smtp: number;
   submission: number;
   imap: number;
-  dkim: number;
   ssh: number;
 }
 
@@ -288,7 +288,8 @@ function configure(
       'mail_address = "127.0.0.1"',
       `imap_port = ${ports.imap}`,
       `submission_port = ${ports.submission}`,
-      `dkim_port = ${ports.dkim}`,
+      // SPF is checked with the sandbox's BIND, which serves the hosted zones (no outside DNS).
+      `mail_dns_server = "127.0.0.1:${ports.dns}"`,
       '',
       '[acme]',
       `directory = "https://127.0.0.1:${ports.acme}/dir"`,
@@ -366,8 +367,10 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
   };
 
   const start = (service: Service, log: string) => {
-    mkdirSync('/var/log/sandbox', { recursive: true });
-    const out = openSync(log, 'a');
+    // The services' logs name every account (mail's senders and recipients): root's alone.
+    mkdirSync('/var/log/sandbox', { recursive: true, mode: 0o700 });
+    chmodSync('/var/log/sandbox', 0o700);
+    const out = openSync(log, 'a', 0o600);
     // A child takes its umask from this process at spawn.
     const umask = process.umask(service.umask ?? 0o022);
     try {
@@ -389,11 +392,11 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
     });
     services.push(service);
   };
-  const waitUntil = async (what: string, ready: () => Promise<boolean> | boolean) => {
-    const deadline = Date.now() + 30_000;
+  const waitUntil = async (what: string, ready: () => Promise<boolean> | boolean, seconds = 30) => {
+    const deadline = Date.now() + seconds * 1000;
     while (!(await ready())) {
       if (stopWanted) throw new Error(`stopped while waiting for ${what}`);
-      if (Date.now() > deadline) throw new Error(`${what} did not start within 30 s`);
+      if (Date.now() > deadline) throw new Error(`${what} did not start within ${seconds} s`);
       await sleep(50);
     }
   };
@@ -413,7 +416,6 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
       smtp: await freePort(),
       submission: await freePort(),
       imap: await freePort(),
-      dkim: await freePort(),
       ssh: await freePort(),
     };
     const pebbleCa = await makeFallbackCa('Pebble listener');
@@ -482,9 +484,10 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
       },
       '/var/log/sandbox/berth.log',
     );
-    await waitUntil('Berth', async () => (await answers(ports.api)) && (await answers(ports.reseller)));
+    // Berth builds the jail template when it starts: a minute or more on a busy machine.
+    await waitUntil('Berth', async () => (await answers(ports.api)) && (await answers(ports.reseller)), 180);
     // Mail and SSH read what Berth's mail and shell components wrote when it started.
-    const mailServices: [Service, string, number][] = [
+    const mailServices: [Service, string, number | string][] = [
       [{ name: 'Postfix', argv: ['/usr/sbin/postfix', 'start-fg'], stop: 'SIGTERM' }, 'postfix', ports.smtp],
       [
         {
@@ -498,7 +501,7 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
       [
         { name: 'OpenDKIM', argv: ['/usr/sbin/opendkim', '-f', '-x', '/etc/opendkim.conf'], stop: 'SIGTERM' },
         'opendkim',
-        ports.dkim,
+        '/var/spool/postfix/opendkim/opendkim.sock',
       ],
       [
         {
@@ -511,7 +514,8 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
       ],
     ];
     for (const [service, log] of mailServices) start(service, `/var/log/sandbox/${log}.log`);
-    for (const [service, , port] of mailServices) await waitUntil(service.name, () => answers(port));
+    for (const [service, , port] of mailServices)
+      await waitUntil(service.name, () => (typeof port === 'number' ? answers(port) : existsSync(port)));
     await waitUntil('submission', () => answers(ports.submission));
     const acmeRoot = await fetchText(`https://127.0.0.1:${ports.acmeManagement}/roots/0`, pebbleCa.certPem);
     const ready = {

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createPublicKey, createSign, createVerify, X509Certificate } from 'node:crypto';
 import {
+  chmodSync,
   chownSync,
   existsSync,
   readdirSync,
@@ -211,7 +212,19 @@ describe('the linux driver through a whole account lifecycle', () => {
       `alice:${hash}:::::::user=alice`,
       `alice@alice.example.com:${hash}:::::::user=alice`,
     ]);
-    assert.equal(statSync(file('etc/dovecot/berth/logins')).mode & 0o777, 0o640);
+    // Every table lists the tenants: root's, and readable by its service's group alone.
+    for (const table of [
+      'etc/postfix/berth/domains',
+      'etc/postfix/berth/mailboxes',
+      'etc/postfix/berth/senders',
+      'etc/dovecot/berth/logins',
+      'etc/dovecot/berth/users',
+      'etc/opendkim/berth/keys',
+      'etc/opendkim/berth/signing',
+    ])
+      assert.equal(statSync(file(table)).mode & 0o777, 0o640, table);
+    assert.equal(statSync(file('etc/berth/mail/alice.example.com.json')).mode & 0o777, 0o600);
+    assert.equal(statSync(file('etc/berth/mail')).mode & 0o777, 0o700);
     assert.deepEqual(lines('etc/dovecot/berth/users'), [
       `alice::${uid}:${uid}::/home/alice::userdb_quota_rule=*:storage=250M`,
       `alice@alice.example.com::${uid}:${uid}::/home/alice::userdb_quota_rule=*:storage=250M`,
@@ -387,11 +400,13 @@ describe('the linux driver through a whole account lifecycle', () => {
     });
     rmSync(file('etc/bind/zones/carol.example.db'));
     rmSync(file('etc/berth/mail/carol.example.json'));
-    writeFileSync(file('etc/berth/mail/stray.example.json'), '{}');
+    writeFileSync(file('etc/berth/mail/stray.example.json'), '{}', { mode: 0o600 });
+    chmodSync(file('etc/postfix/berth/senders'), 0o644);
     execFileSync('/usr/sbin/usermod', ['--prefix', h.root, '-G', '', '--', 'carol']);
     writeFileSync(file('etc/nginx/sites-enabled/stray.example.conf'), '');
     execFileSync('/usr/sbin/useradd', ['--prefix', h.root, '-M', '-c', 'Berth ghost.example', '--', 'ghost']);
     assert.deepEqual(await inspect(h.services), [
+      '/etc/postfix/berth/senders: readable by every user (mode 0644)',
       'carol: no DNS zone',
       'carol: no mail domain',
       'carol: not in the group berth-sftp',

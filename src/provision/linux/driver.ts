@@ -261,6 +261,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     },
 
     close: async () => {
+      await mail?.close();
       await keeper?.close();
       keeper = null;
     },

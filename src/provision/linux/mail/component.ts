@@ -1,7 +1,9 @@
 // The mail component (mailserver=local): Postfix accepts the domain's mail and hands it by LMTP to
 // Dovecot, which delivers it into the account's ~/Maildir as the account, with mailquota as its
 // quota, and serves IMAP; Postfix's submission service takes authenticated mail (Dovecot checks
-// the login) and passes it through OpenDKIM, which signs it with the key the zone publishes.
+// the login) and passes it through Berth's sender-policy milter (a login sends only as its own
+// domains, envelope and header From alike) and then OpenDKIM, which signs it with the key the zone
+// publishes. On port 25 the same milter refuses a hosted domain as sender unless SPF passes.
 //
 // Each local mail domain has a record in mail_dir; every table (Postfix's domains, mailboxes and
 // senders, Dovecot's logins and users, OpenDKIM's keys and signing table) is written whole from
@@ -9,7 +11,17 @@
 // (its hash copied from the shadow file, readable by Dovecot alone). Postfix, Dovecot and OpenDKIM are
 // reloaded once per call. Suspension takes the account's logins out of the logins
 // table (and the user component locks the password): nothing can log in, but mail still arrives.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import type { Server, Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { type Component, type LinuxContext, type LinuxStep, type Service, strayFiles } from '../context.ts';
@@ -19,8 +31,22 @@ import { findSystemUser, shadowPasswords } from '../passwd.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
 import { childrenOf, waitFor } from '../wait.ts';
+import { serveMilter } from './milter.ts';
+import { ORIGINATING, parseSenders, senderPolicy, spfChecker } from './sender-policy.ts';
 
 const MAILDIR_MODE = 0o700;
+/** Tables that list the tenants: readable by root and the one service that reads them. */
+const TABLE_MODE = 0o640;
+/** The records of mail domains, and their directory: root's alone. */
+const RECORD_MODE = 0o600;
+const RECORD_DIRECTORY_MODE = 0o700;
+/**
+ * The milters' sockets, in directories of Postfix's queue directory (where its chrooted smtpd finds
+ * them by a relative name) that only root, Postfix's group and the milter's user may enter: no
+ * account reaches a milter (one that reached OpenDKIM would have any message signed).
+ */
+const POLICY_SOCKET = 'berth/sender-policy.sock';
+const DKIM_SOCKET = 'opendkim/opendkim.sock';
 
 /** What the tables say about one mail domain. */
 interface MailDomain {
@@ -36,19 +62,27 @@ interface MailDomain {
   dkimKey: string | null;
 }
 
-export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Component {
+export interface MailComponent extends Component {
+  /** Stops the sender-policy milter (Postfix then tempfails mail until it is back). */
+  close(): Promise<void>;
+}
+
+export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): MailComponent {
   const { linux, config, runner } = ctx;
   const recordFile = (domain: string) => ctx.path(join(linux.mailDir, domainFile(domain, '.json')));
-  const map = (dir: string, name: string) => ctx.path(join(dir, name));
-  const tables = {
-    domains: map(linux.postfixMapDir, 'domains'),
-    mailboxes: map(linux.postfixMapDir, 'mailboxes'),
-    senders: map(linux.postfixMapDir, 'senders'),
-    logins: map(linux.dovecotMapDir, 'logins'),
-    users: map(linux.dovecotMapDir, 'users'),
-    keys: map(linux.opendkimMapDir, 'keys'),
-    signing: map(linux.opendkimMapDir, 'signing'),
+  /** Each table's path on the system (the real one below the root: `tables`). */
+  const tableNames = {
+    domains: join(linux.postfixMapDir, 'domains'),
+    mailboxes: join(linux.postfixMapDir, 'mailboxes'),
+    senders: join(linux.postfixMapDir, 'senders'),
+    logins: join(linux.dovecotMapDir, 'logins'),
+    users: join(linux.dovecotMapDir, 'users'),
+    keys: join(linux.opendkimMapDir, 'keys'),
+    signing: join(linux.opendkimMapDir, 'signing'),
   };
+  const tables = Object.fromEntries(
+    Object.entries(tableNames).map(([name, path]) => [name, ctx.path(path)]),
+  ) as typeof tableNames;
 
   // Below another system root there is no service to reload.
   const run = async (argv: string[]) => {
@@ -85,6 +119,39 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
     },
   };
 
+  let policyServer: { server: Server; connections: Set<Socket> } | null = null;
+
+  /** The milters' directories in Postfix's queue directory, and Berth's sender-policy milter. */
+  async function startSenderPolicy(): Promise<void> {
+    if (policyServer) return;
+    const postfix = findSystemUser(ctx.root, 'postfix');
+    const opendkim = findSystemUser(ctx.root, 'opendkim');
+    if (!postfix) throw new Error('the mail component needs Postfix (no postfix user)');
+    const socket = ctx.path(join(linux.postfixQueueDir, POLICY_SOCKET));
+    const socketDirectory = (path: string, owner: number, mode: number) => {
+      const dir = ctx.path(join(linux.postfixQueueDir, path, '..'));
+      makeDirectory(dir);
+      if (!lstatSync(dir).isDirectory()) throw new Error(`${dir} is not a directory`);
+      chownSync(dir, owner, postfix.gid);
+      chmodSync(dir, mode);
+    };
+    socketDirectory(POLICY_SOCKET, 0, 0o750);
+    if (opendkim) socketDirectory(DKIM_SOCKET, opendkim.uid, 0o2750);
+    const policy = senderPolicy({
+      senders: () => parseSenders(readIfExists(tables.senders) ?? ''),
+      spfPasses: spfChecker(linux.mailDnsServer, config.hostName),
+    });
+    const served = serveMilter(policy, (error) => process.emitWarning(`sender policy: ${String(error)}`));
+    rmSync(socket, { force: true });
+    await new Promise<void>((resolve, reject) => {
+      served.server.once('error', reject);
+      served.server.listen(socket, () => resolve());
+    });
+    chownSync(socket, 0, postfix.gid);
+    chmodSync(socket, 0o660);
+    policyServer = served;
+  }
+
   function records(): MailDomain[] {
     const dir = ctx.path(linux.mailDir);
     if (!existsSync(dir)) return [];
@@ -107,49 +174,54 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
         .join('');
     const quota = (d: MailDomain) => (d.quota === null ? '' : `userdb_quota_rule=*:storage=${d.quota}M`);
     const logins = (d: MailDomain) => [d.user, `${d.user}@${d.domain}`];
-    writeFileAtomic(
+    writeTable(
       tables.domains,
       lines((d) => [`${d.domain} OK`]),
-      0o644,
+      'postfix',
     );
-    writeFileAtomic(
+    writeTable(
       tables.mailboxes,
       lines((d) => [`${d.user}@${d.domain} OK`]),
-      0o644,
+      'postfix',
     );
-    writeFileAtomic(
+    writeTable(
       tables.senders,
       lines((d) => [`@${d.domain} ${logins(d).join(', ')}`]),
-      0o644,
+      'postfix',
     );
     // A login's password is the account's system password: its hash, read from the shadow file.
     const shadow = shadowPasswords(ctx.root);
     const hashOf = (d: MailDomain) => hashes.get(d.user) ?? shadow.get(d.user) ?? '!';
     const usable = all.filter((d) => !d.suspended && !/^[!*]/.test(hashOf(d)));
-    writeFileAtomic(
+    writeTable(
       tables.logins,
       lines((d) => logins(d).map((login) => `${login}:${hashOf(d)}:::::::user=${d.user}`), usable),
-      0o640,
+      'dovecot',
     );
-    const dovecot = findSystemUser(ctx.root, 'dovecot');
-    if (dovecot) giveFile(tables.logins, 0, dovecot.gid);
-    writeFileAtomic(
+    writeTable(
       tables.users,
       lines((d) => logins(d).map((login) => `${login}::${d.uid}:${d.gid}::${d.home}::${quota(d)}`)),
-      0o644,
+      'dovecot',
     );
     const signed = all.filter((d) => d.dkimKey !== null);
-    writeFileAtomic(
+    writeTable(
       tables.keys,
       lines((d) => [`default._domainkey.${d.domain} ${d.domain}:default:${d.dkimKey}`], signed),
-      0o644,
+      'opendkim',
     );
     // OpenDKIM's refile patterns know one wildcard, `*`.
-    writeFileAtomic(
+    writeTable(
       tables.signing,
       lines((d) => [`*@${d.domain} default._domainkey.${d.domain}`], signed),
-      0o644,
+      'opendkim',
     );
+  }
+
+  /** A table, root's and readable by the group of the service that reads it (when it has one here). */
+  function writeTable(file: string, content: string, reader: string): void {
+    writeFileAtomic(file, content, TABLE_MODE);
+    const service = findSystemUser(ctx.root, reader);
+    if (service) giveFile(file, 0, service.gid);
   }
 
   function recordOf(account: Account): MailDomain {
@@ -192,11 +264,11 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
         hashBefore = line ? line.slice(prefix.length).split(':')[0]! : null;
         const record = next();
         if (record) handKeyToOpendkim(record);
-        restoreFile(file, record && `${JSON.stringify(record, null, 2)}\n`, 0o644);
+        restoreFile(file, record && `${JSON.stringify(record, null, 2)}\n`, RECORD_MODE);
         writeTables();
       },
       async () => {
-        restoreFile(file, before, 0o644);
+        restoreFile(file, before, RECORD_MODE);
         writeTables(hashBefore === null ? new Map() : new Map([[account.user, hashBefore]]));
       },
       mail,
@@ -216,8 +288,10 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
 
     async prepare() {
       makeDirectory(ctx.path(linux.mailDir));
+      chmodSync(ctx.path(linux.mailDir), RECORD_DIRECTORY_MODE);
       writeTables();
       if (!ctx.live) return;
+      await startSenderPolicy();
       const certificate = tls ? tls.hostCertificateFile : '/etc/ssl/certs/ssl-cert-snakeoil.pem';
       writeFileAtomic(
         ctx.path('/etc/dovecot/dovecot.conf'),
@@ -234,7 +308,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
       writeFileAtomic(
         ctx.path('/etc/opendkim.conf'),
         render('mail/opendkim.conf', {
-          dkim_port: String(linux.dkimPort),
+          socket: join(linux.postfixQueueDir, DKIM_SOCKET),
           keys: join(linux.opendkimMapDir, 'keys'),
           signing: join(linux.opendkimMapDir, 'signing'),
         }),
@@ -252,7 +326,10 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
         `smtpd_tls_cert_file=${certificate}`,
         `smtpd_tls_key_file=${certificate}`,
         'smtpd_tls_security_level=may',
-        'milter_default_action=accept',
+        // Port 25: a hosted domain as sender only when SPF passes (the sender-policy milter).
+        `smtpd_milters=unix:${POLICY_SOCKET}`,
+        // A milter that does not answer holds mail back (the client tries again), never lets it by.
+        'milter_default_action=tempfail',
       ]);
       // master.cf names a service by where it listens: 587 on every address, or ADDRESS:PORT.
       const listen =
@@ -261,7 +338,9 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
           : `${linux.mailAddress}:${linux.submissionPort}`;
       const service = `${listen}/inet`;
       await runner.run(['/usr/sbin/postconf', '-M', `${service}=${listen} inet n - y - - smtpd`]);
-      // Authenticated clients only, each sending as its own domain, signed on the way out.
+      // Authenticated clients only, each sending as its own domain (envelope: Postfix, and the
+      // milter again; header From: the milter alone), never the null sender, signed on the way out
+      // by OpenDKIM, which signs only what carries this service's daemon name.
       await runner.run([
         '/usr/sbin/postconf',
         '-P',
@@ -273,10 +352,20 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
           'smtpd_client_restrictions=permit_sasl_authenticated,reject',
           'smtpd_relay_restrictions=permit_sasl_authenticated,reject',
           `smtpd_sender_login_maps=${maps('senders')}`,
-          'smtpd_sender_restrictions=reject_sender_login_mismatch',
-          `smtpd_milters=inet:127.0.0.1:${linux.dkimPort}`,
+          'smtpd_sender_restrictions=reject_sender_login_mismatch,check_sender_access,inline:{<>=REJECT}',
+          `milter_macro_daemon_name=${ORIGINATING}`,
+          `smtpd_milters=unix:${POLICY_SOCKET},unix:${DKIM_SOCKET}`,
         ].map((option) => `${service}/${option}`),
       ]);
+    },
+
+    async close() {
+      const served = policyServer;
+      policyServer = null;
+      if (!served) return;
+      const closed = new Promise<void>((resolve) => served.server.close(() => resolve()));
+      for (const connection of served.connections) connection.destroy();
+      await closed;
     },
 
     create: (account) => (local(account) ? [maildirStep(account), ...update('mail domain', account)] : []),
@@ -305,6 +394,17 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Comp
         if (!existsSync(recordFile(account.domain))) differences.push(`${account.user}: no mail domain`);
         else if (!listed.split('\n').includes(`${account.domain} OK`))
           differences.push(`${account.user}: mail domain not in ${join(linux.postfixMapDir, 'domains')}`);
+      }
+      // What lists the tenants is no account's to read (a table written by an older Berth was).
+      const records = existsSync(ctx.path(linux.mailDir))
+        ? readdirSync(ctx.path(linux.mailDir)).map((name) => join(linux.mailDir, name))
+        : [];
+      for (const path of [linux.mailDir, ...records, ...Object.values(tableNames)]) {
+        const real = ctx.path(path);
+        if (existsSync(real) && (statSync(real).mode & 0o007) !== 0)
+          differences.push(
+            `${path}: readable by every user (mode 0${(statSync(real).mode & 0o777).toString(8)})`,
+          );
       }
       const expected = new Set(localAccounts.map((a) => domainFile(a.domain, '.json')));
       return [...differences, ...strayFiles(ctx, linux.mailDir, expected, '.json', 'mail domain')];

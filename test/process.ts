@@ -3,7 +3,9 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request as plainRequest } from 'node:http';
 import { request } from 'node:https';
+import { type Socket, connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import type { SandboxInfo } from '../src/sandbox/sandbox.ts';
 import { SERVE_NODE_FLAGS } from '../src/serve-flags.ts';
@@ -350,4 +352,102 @@ export function steadyLoad(sandbox: SandboxInfo, domain: string, expect = 200) {
       return result;
     },
   };
+}
+
+/** The replies of one SMTP conversation, stage by stage; a stage not reached is absent. */
+export interface SmtpReplies {
+  mail?: string;
+  rcpt?: string[];
+  /** The reply to the message's end (the final dot): whether it was accepted. */
+  data?: string;
+}
+
+/**
+ * One message sent over SMTP as a mail client (or a forger) would, to a sandbox's port: from
+ * `localAddress` (another loopback address stands for another host), with STARTTLS and AUTH PLAIN
+ * when a login is given. Stops at the first refusal and answers every reply line it got.
+ */
+export async function smtpSend(
+  sandbox: SandboxInfo,
+  options: {
+    port: number;
+    localAddress?: string;
+    login?: string;
+    password?: string;
+    from: string;
+    to: string[];
+    message: string;
+  },
+): Promise<SmtpReplies> {
+  let socket: Socket = tcpConnect({
+    host: '127.0.0.1',
+    port: options.port,
+    localAddress: options.localAddress,
+  });
+  let buffered = '';
+  let waiting: (() => void) | null = null;
+  const listen = (stream: Socket) => {
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      buffered += chunk;
+      waiting?.();
+    });
+    stream.on('error', () => waiting?.());
+  };
+  listen(socket);
+  /** The next whole reply (its lines joined), once its last line (`NNN text`) has come. */
+  const reply = async (): Promise<string> => {
+    for (;;) {
+      const lines = buffered.split('\r\n');
+      const last = lines.findIndex((line) => /^\d{3}( |$)/.test(line));
+      if (last !== -1) {
+        buffered = lines.slice(last + 1).join('\r\n');
+        return lines.slice(0, last + 1).join('\n');
+      }
+      if (socket.destroyed) throw new Error(`the connection closed: ${buffered}`);
+      await new Promise<void>((resolve) => {
+        waiting = resolve;
+        setTimeout(resolve, 200);
+      });
+    }
+  };
+  const say = async (line: string) => {
+    socket.write(`${line}\r\n`);
+    return reply();
+  };
+  const ok = (text: string) => /^[23]/.test(text);
+  const result: SmtpReplies = {};
+  try {
+    await reply();
+    await say('EHLO client.test');
+    if (options.login) {
+      if (!ok(await say('STARTTLS'))) throw new Error('no STARTTLS');
+      const plain = socket;
+      plain.removeAllListeners('data');
+      socket = tlsConnect({
+        socket: plain,
+        servername: 'sandbox.test',
+        ca: readFileSync(sandbox.fallback_ca),
+      });
+      await new Promise<void>((resolve, reject) =>
+        socket.once('secureConnect', resolve).once('error', reject),
+      );
+      listen(socket);
+      await say('EHLO client.test');
+      const auth = Buffer.from(`\0${options.login}\0${options.password}`).toString('base64');
+      const authenticated = await say(`AUTH PLAIN ${auth}`);
+      if (!ok(authenticated)) throw new Error(`AUTH refused: ${authenticated}`);
+    }
+    result.mail = await say(`MAIL FROM:<${options.from}>`);
+    if (!ok(result.mail)) return result;
+    result.rcpt = [];
+    for (const to of options.to) result.rcpt.push(await say(`RCPT TO:<${to}>`));
+    if (!result.rcpt.some(ok)) return result;
+    if (!ok(await say('DATA'))) return result;
+    const body = options.message.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..');
+    result.data = await say(`${body}${body.endsWith('\r\n') ? '' : '\r\n'}.`);
+    return result;
+  } finally {
+    socket.end('QUIT\r\n');
+  }
 }

@@ -484,8 +484,8 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
       },
       '/var/log/sandbox/berth.log',
     );
-    // Berth builds the jail template when it starts: a minute or more on a busy machine.
-    await waitUntil('Berth', async () => (await answers(ports.api)) && (await answers(ports.reseller)), 180);
+    // Berth builds the jail template when it starts: minutes on a busy machine.
+    await waitUntil('Berth', async () => (await answers(ports.api)) && (await answers(ports.reseller)), 600);
     // Mail and SSH read what Berth's mail and shell components wrote when it started.
     const mailServices: [Service, string, number | string][] = [
       [{ name: 'Postfix', argv: ['/usr/sbin/postfix', 'start-fg'], stop: 'SIGTERM' }, 'postfix', ports.smtp],

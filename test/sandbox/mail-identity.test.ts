@@ -1,0 +1,191 @@
+// Mail identity (CONTRACT §10, "Tenants are isolated"): in `berth sandbox`, the account alice, with
+// its own login, its shell and PHP, tries to send as bob.example, and a host on the Internet (another
+// loopback address) tries to forge bob.example on port 25. Each attempt is refused with a 5xx and
+// nothing of it reaches bob's mailbox; alice's own mail is accepted and signed; and alice cannot read
+// the tables, records, keys and logs that name the other accounts.
+import assert from 'node:assert/strict';
+import { Resolver } from 'node:dns/promises';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
+import { verifyDkim } from '../dkim.ts';
+import { tempDir } from '../helpers.ts';
+import { mailCurl, type RunningSandbox, sandboxCall, smtpSend, startSandbox } from '../process.ts';
+
+describe('mail identity in the sandbox', () => {
+  const dataDir = tempDir('berth-mail-identity-');
+  let running: RunningSandbox;
+  let sandbox: SandboxInfo;
+
+  const message = (from: string, subject: string, extra = '') =>
+    `From: ${from}\nTo: bob@bob.example\n${extra}Subject: ${subject}\n\nSent by alice.\n`;
+  const submit = (from: string, body: string, to = ['bob@bob.example']) =>
+    smtpSend(sandbox, {
+      port: sandbox.submission_port,
+      login: 'alice',
+      password: 'Alice-pass-1234',
+      from,
+      to,
+      message: body,
+    });
+  const inbound = (localAddress: string, from: string, body: string, to = ['alice@alice.example']) =>
+    smtpSend(sandbox, { port: sandbox.smtp_port, localAddress, from, to, message: body });
+  /** The message with this UID in the login's INBOX, or '' when there is none. */
+  const fetch = (login: string, uid: number) =>
+    mailCurl(sandbox, sandbox.imap_port, [
+      `imap://sandbox.test:${sandbox.imap_port}/INBOX;UID=${uid}`,
+      '-u',
+      login,
+    ]).body;
+  const arrived = async (login: string, uid: number) => {
+    for (let i = 0; i < 100; i++) {
+      const body = fetch(login, uid);
+      if (body !== '') return body;
+      await sleep(200);
+    }
+    throw new Error(`no message ${uid} for ${login}`);
+  };
+  /** A command as alice (`runuser`), inside the sandbox: its exit status and output. */
+  const asAlice = (argv: string[]) => running.exec(['/usr/sbin/runuser', '-u', 'alice', '--', ...argv]);
+
+  before(async () => {
+    running = await startSandbox(dataDir);
+    sandbox = running.info;
+    for (const user of ['alice', 'bob']) {
+      const made = await sandboxCall(sandbox, 'createacct', {
+        user,
+        domain: `${user}.example`,
+        email: `${user}@example.org`,
+        package: 'default',
+        password: `${user[0]!.toUpperCase()}${user.slice(1)}-pass-1234`,
+        shell: '1',
+      });
+      assert.equal(made.status, 200, made.info);
+    }
+  });
+  after(async () => {
+    if (running.child.exitCode === null) await running.stop();
+  });
+
+  it('refuses on submission a header From of another account, two From headers and the null sender, with 5xx', async () => {
+    const forged = await submit('alice@alice.example', message('CEO <ceo@bob.example>', 'forged from'));
+    assert.match(
+      forged.data ?? '',
+      /^550 5\.7\.1 .*may not send as From <ceo@bob\.example>/,
+      JSON.stringify(forged),
+    );
+
+    const twice = await submit(
+      'alice@alice.example',
+      message('alice@alice.example', 'two froms', 'From: ceo@bob.example\n'),
+    );
+    assert.match(
+      twice.data ?? '',
+      /^550 5\.7\.1 A message needs exactly one From header/,
+      JSON.stringify(twice),
+    );
+
+    const hidden = await submit(
+      'alice@alice.example',
+      message('Alice <alice@alice.example> ceo@bob.example', 'hidden'),
+    );
+    assert.match(hidden.data ?? '', /^550 /, JSON.stringify(hidden));
+
+    const none = await submit('', message('alice@alice.example', 'null sender'));
+    assert.match(none.mail ?? '', /^5\d\d /, JSON.stringify(none));
+
+    const envelope = await submit('ceo@bob.example', message('ceo@bob.example', 'envelope'));
+    assert.match(envelope.mail ?? envelope.rcpt?.[0] ?? '', /^5\d\d /, JSON.stringify(envelope));
+  });
+
+  it('accepts and signs alice’s own mail, and bob receives nothing of the forgeries', async () => {
+    const own = await submit('alice@alice.example', message('Alice <alice@alice.example>', 'own mail'));
+    assert.match(own.data ?? '', /^250 /, JSON.stringify(own));
+    const first = await arrived('bob:Bob-pass-1234', 1);
+    assert.match(first, /Subject: own mail/);
+    const resolver = new Resolver();
+    resolver.setServers([`127.0.0.1:${sandbox.dns_port}`]);
+    const txt = (await resolver.resolveTxt('default._domainkey.alice.example')).map((parts) =>
+      parts.join(''),
+    );
+    assert.equal(verifyDkim(first, /p=([A-Za-z0-9+/=]+)/.exec(txt[0]!)![1]!), 'alice.example');
+    // The refused messages came before it: had one been taken, it would be message 1 or 2.
+    await sleep(1_000);
+    assert.equal(fetch('bob:Bob-pass-1234', 2), '', 'only one message reached bob');
+  });
+
+  it('refuses on port 25 bob.example as envelope or header sender from a host SPF does not allow', async () => {
+    const envelope = await inbound('127.0.0.2', 'ceo@bob.example', message('ceo@bob.example', 'spoof 1'));
+    assert.match(
+      envelope.mail ?? '',
+      /^550 5\.7\.23 sender domain bob\.example is hosted here and SPF does not pass/,
+      JSON.stringify(envelope),
+    );
+    const header = await inbound(
+      '127.0.0.2',
+      'someone@example.net',
+      message('CEO <ceo@bob.example>', 'spoof 2'),
+    );
+    assert.match(
+      header.data ?? '',
+      /^550 5\.7\.23 header From domain bob\.example is hosted here and SPF does not pass/,
+      JSON.stringify(header),
+    );
+  });
+
+  it('accepts on port 25 a hosted sender SPF passes for, and any sender of a domain not hosted here', async () => {
+    const fromBob = await inbound('127.0.0.1', 'ceo@bob.example', message('ceo@bob.example', 'spf pass'));
+    assert.match(fromBob.data ?? '', /^250 /, JSON.stringify(fromBob));
+    const outside = await inbound(
+      '127.0.0.2',
+      'someone@example.net',
+      message('someone@example.net', 'outside'),
+    );
+    assert.match(outside.data ?? '', /^250 /, JSON.stringify(outside));
+    assert.match(await arrived('alice:Alice-pass-1234', 1), /Subject: spf pass/);
+    assert.match(await arrived('alice:Alice-pass-1234', 2), /Subject: outside/);
+  });
+
+  it('keeps the mail tables, records, keys, logs and the milters from an account', async () => {
+    const secret = [
+      '/etc/postfix/berth/domains',
+      '/etc/postfix/berth/mailboxes',
+      '/etc/postfix/berth/senders',
+      '/etc/dovecot/berth/users',
+      '/etc/dovecot/berth/logins',
+      '/etc/opendkim/berth/keys',
+      '/etc/opendkim/berth/signing',
+      '/etc/berth/mail/bob.example.json',
+      '/etc/berth/dkim/bob.example.private',
+      '/var/log/sandbox/postfix.log',
+      '/var/log/sandbox/dovecot.log',
+      '/var/log/sandbox/opendkim.log',
+      '/var/log/sandbox/berth.log',
+    ];
+    for (const path of secret) {
+      const asRoot = await running.exec(['/usr/bin/cat', '--', path]);
+      assert.equal(asRoot.code, 0, `${path} is there: ${asRoot.stderr}`);
+      const read = await asAlice(['/usr/bin/cat', '--', path]);
+      assert.notEqual(read.code, 0, `alice read ${path}`);
+      assert.match(read.stderr, /Permission denied/, path);
+    }
+    const listed = await asAlice(['/usr/bin/ls', '/etc/berth/mail']);
+    assert.notEqual(listed.code, 0, `alice listed the mail records: ${listed.stdout}`);
+    assert.doesNotMatch(listed.stdout, /bob/);
+    // PHP as alice reaches neither milter: OpenDKIM would sign whatever it is handed.
+    for (const socket of ['opendkim/opendkim.sock', 'berth/sender-policy.sock']) {
+      const php = await asAlice([
+        '/usr/bin/php',
+        '-r',
+        `echo @stream_socket_client("unix:///var/spool/postfix/${socket}") ? "connected" : "refused";`,
+      ]);
+      assert.equal(php.stdout, 'refused', socket);
+      const root = await running.exec([
+        '/usr/bin/php',
+        '-r',
+        `echo @stream_socket_client("unix:///var/spool/postfix/${socket}") ? "connected" : "refused";`,
+      ]);
+      assert.equal(root.stdout, 'connected', `${socket} serves root`);
+    }
+  });
+});

@@ -105,12 +105,22 @@ export interface LinuxConfig {
    * `testWeb` before every reload instead.
    */
   nginxErrorLog: string;
-  /** The pid file of PHP-FPM's master, watched so that it is never signalled while it restarts. */
-  phpPidFile: string;
   /** The file of zone statements BIND includes, rewritten whole from the zone directory. */
   zoneList: string;
+  /** Each account's PHP-FPM master configuration (its pool), `<user>.conf`. */
   phpPoolDir: string;
+  /** The sockets and pid files of the accounts' PHP-FPM masters. */
   phpSocketDir: string;
+  /** The accounts' PHP-FPM masters' own logs (root's alone). */
+  phpLogDir: string;
+  /** Debian's PHP-FPM binary, one master per account. */
+  phpFpm: string;
+  /** The name of the control group under each cgroup hierarchy that holds the accounts' groups. */
+  cgroupParent: string;
+  /** The processes (and threads) an account may run at once; null for no bound. */
+  accountProcesses: number | null;
+  /** The memory (MB) an account's processes may use, page cache and tmpfs included; null for none. */
+  accountMemory: number | null;
   /** Certificates and their state, one directory per domain. */
   certDir: string;
   /** Where nginx serves /.well-known/acme-challenge/ from, for every domain. */
@@ -121,7 +131,6 @@ export interface LinuxConfig {
   testWeb: string[];
   reloadWeb: string[];
   reloadDns: string[];
-  reloadPhp: string[];
   /** named-checkzone, run on every zone written; empty to skip. */
   checkZone: string[];
   /** The mail component's record of each local mail domain, from which every mail table is written. */
@@ -147,6 +156,8 @@ export interface LinuxConfig {
   jailTemplate: string;
   /** The file sshd includes with Berth's chroot rules. */
   sshdConfig: string;
+  /** sshd's PAM configuration, where Berth adds its session hook (control groups, the jail's /proc). */
+  pamSshd: string;
   reloadSsh: string[];
 }
 
@@ -256,10 +267,14 @@ function defaults(dataDir: string): Config {
       webUser: 'www-data',
       nginxPidFile: '/run/nginx.pid',
       nginxErrorLog: '/var/log/nginx/error.log',
-      phpPidFile: `/run/php/php${php}-fpm.pid`,
       zoneList: '/etc/bind/named.conf.berth',
-      phpPoolDir: `/etc/php/${php}/fpm/pool.d`,
-      phpSocketDir: '/run/php',
+      phpPoolDir: '/etc/berth/php-fpm',
+      phpSocketDir: '/run/berth/php',
+      phpLogDir: '/var/log/berth/php-fpm',
+      phpFpm: `/usr/sbin/php-fpm${php}`,
+      cgroupParent: 'berth',
+      accountProcesses: 256,
+      accountMemory: 2048,
       certDir: '/etc/berth/certs',
       acmeChallengeDir: '/var/www/berth-acme',
       quotaFilesystem: null,
@@ -268,7 +283,6 @@ function defaults(dataDir: string): Config {
       // certificate) only to find the pid file, a second full parse on every reload.
       reloadWeb: signalThroughPidFile('-HUP', '/run/nginx.pid'),
       reloadDns: ['/usr/sbin/rndc', 'reload'],
-      reloadPhp: signalThroughPidFile('-USR2', `/run/php/php${php}-fpm.pid`),
       checkZone: ['/usr/bin/named-checkzone', '-q'],
       mailDir: '/etc/berth/mail',
       postfixMapDir: '/etc/postfix/berth',
@@ -284,6 +298,7 @@ function defaults(dataDir: string): Config {
       reloadDkim: ['/usr/bin/pkill', '-USR1', '--pidfile', '/run/opendkim/opendkim.pid'],
       jailTemplate: '/home/.berth-jail',
       sshdConfig: '/etc/ssh/sshd_config.d/berth.conf',
+      pamSshd: '/etc/pam.d/sshd',
       reloadSsh: ['/usr/bin/pkill', '-HUP', '--pidfile', '/run/sshd.pid'],
     },
   };
@@ -352,6 +367,12 @@ const wholeNumber =
     if (n < min || n > max) throw new Refused(`must be from ${min} to ${max}`);
     return n;
   };
+
+/** A bound, or `"unlimited"` (null: none). */
+const unlimitedOr =
+  (bound: Reader): Reader =>
+  (value) =>
+    value === 'unlimited' ? null : bound(value);
 
 const port = wholeNumber(0, 65535);
 const servicePort = wholeNumber(1, 65535);
@@ -449,17 +470,23 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   'linux.web_user': ['linux.webUser', textValue({ pattern: /^[a-z_][a-z0-9_-]*$/, what: 'a user name' })],
   'linux.nginx_pid_file': ['linux.nginxPidFile', absolutePath],
   'linux.nginx_error_log': ['linux.nginxErrorLog', (v) => (v === '' ? '' : absolutePath(v))],
-  'linux.php_pid_file': ['linux.phpPidFile', absolutePath],
   'linux.zone_list': ['linux.zoneList', absolutePath],
   'linux.php_pool_dir': ['linux.phpPoolDir', absolutePath],
   'linux.php_socket_dir': ['linux.phpSocketDir', absolutePath],
+  'linux.php_log_dir': ['linux.phpLogDir', absolutePath],
+  'linux.php_fpm': ['linux.phpFpm', absolutePath],
+  'linux.cgroup_parent': [
+    'linux.cgroupParent',
+    textValue({ pattern: /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, what: 'a control group name' }),
+  ],
+  'linux.account_processes': ['linux.accountProcesses', unlimitedOr(wholeNumber(16, 1_000_000))],
+  'linux.account_memory': ['linux.accountMemory', unlimitedOr(wholeNumber(64, 1_048_576))],
   'linux.cert_dir': ['linux.certDir', absolutePath],
   'linux.acme_challenge_dir': ['linux.acmeChallengeDir', absolutePath],
   'linux.quota_filesystem': ['linux.quotaFilesystem', (v) => (v === '' ? null : absolutePath(v))],
   'linux.test_web': ['linux.testWeb', command],
   'linux.reload_web': ['linux.reloadWeb', command],
   'linux.reload_dns': ['linux.reloadDns', command],
-  'linux.reload_php': ['linux.reloadPhp', command],
   'linux.check_zone': ['linux.checkZone', command],
   'linux.mail_dir': ['linux.mailDir', absolutePath],
   'linux.postfix_map_dir': ['linux.postfixMapDir', absolutePath],
@@ -475,6 +502,7 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   'linux.reload_dkim': ['linux.reloadDkim', command],
   'linux.jail_template': ['linux.jailTemplate', absolutePath],
   'linux.sshd_config': ['linux.sshdConfig', absolutePath],
+  'linux.pam_sshd': ['linux.pamSshd', absolutePath],
   'linux.reload_ssh': ['linux.reloadSsh', command],
   'acme.directory': ['acme.directory', textValue({ pattern: /^https:\/\//, what: 'an https URL' })],
   'acme.email': ['acme.email', textValue()],
@@ -719,7 +747,5 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
   const { linux } = config;
   if (linux.reloadWeb === base.linux.reloadWeb)
     linux.reloadWeb = signalThroughPidFile('-HUP', linux.nginxPidFile);
-  if (linux.reloadPhp === base.linux.reloadPhp)
-    linux.reloadPhp = signalThroughPidFile('-USR2', linux.phpPidFile);
   return check(config);
 }

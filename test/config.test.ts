@@ -200,19 +200,14 @@ describe('configuration sections', () => {
   });
 
   it('signal the master of the pid file configured, unless the reload command is set too', () => {
-    writeFileSync(
-      join(dataDir, 'berth.toml'),
-      '[linux]\nnginx_pid_file = "/run/nginx/nginx.pid"\nphp_pid_file = "/run/php-fpm.pid"\n',
-    );
+    writeFileSync(join(dataDir, 'berth.toml'), '[linux]\nnginx_pid_file = "/run/nginx/nginx.pid"\n');
     let { linux } = loadConfig({ dataDir });
     assert.deepEqual(linux.reloadWeb, ['/usr/bin/pkill', '-HUP', '--pidfile', '/run/nginx/nginx.pid']);
-    assert.deepEqual(linux.reloadPhp, ['/usr/bin/pkill', '-USR2', '--pidfile', '/run/php-fpm.pid']);
     writeFileSync(
       join(dataDir, 'berth.toml'),
       '[linux]\nnginx_pid_file = "/run/nginx/nginx.pid"\nreload_web = ["/usr/bin/systemctl", "reload", "nginx"]\n',
     );
     ({ linux } = loadConfig({ dataDir }));
     assert.deepEqual(linux.reloadWeb, ['/usr/bin/systemctl', 'reload', 'nginx']);
-    assert.deepEqual(linux.reloadPhp, ['/usr/bin/pkill', '-USR2', '--pidfile', linux.phpPidFile]);
   });
 });

@@ -94,6 +94,8 @@ export interface Driver {
   measureUsage(account: Account): Promise<Usage | null>;
   /** Makes the server-wide files the driver needs (serve, before the first call). */
   prepare?(): Promise<void>;
+  /** Starts what runs for each of this server's accounts (their PHP), when `serve` starts. */
+  resume?(accounts: readonly Account[]): Promise<string[]>;
   /** Work beside the calls while serving (certificates: obtained and renewed); close() stops it. */
   startBackgroundWork?(store: AccountSource, log: BackgroundLog): void;
   /** How many times each system service was reloaded since start, by name (the linux driver's). */

@@ -7,20 +7,23 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import {
+  chmodSync,
   chownSync,
   existsSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
+  rmdirSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { get } from 'node:https';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { phpVersion } from '../config.ts';
+import { accountGroups, detectLayout } from '../provision/linux/cgroups.ts';
 import { issueFallback, makeFallbackCa } from '../provision/linux/tls/fallback.ts';
 import { SERVE_NODE_FLAGS } from '../serve-flags.ts';
 import { BIN } from './sandbox.ts';
@@ -77,6 +80,10 @@ function mountOverlays(layers: string): void {
     const work = join(layers, name, 'work');
     mkdirSync(upper, { recursive: true });
     mkdirSync(work, { recursive: true });
+    // The overlay's top directory takes the upper layer's owner and mode: /tmp stays 1777.
+    const lower = statSync(dir);
+    chownSync(upper, lower.uid, lower.gid);
+    chmodSync(upper, lower.mode & 0o7777);
     run([
       '/usr/bin/mount',
       '-t',
@@ -140,7 +147,7 @@ const apiUserOf = (fleet: SandboxFleet) => (fleet.node ? `sandbox-${fleet.node}`
 
 function configure(
   ports: Ports,
-  php: string,
+  cgroupParent: string,
   pebbleTls: { cert: string; key: string },
   fleet: SandboxFleet,
 ): void {
@@ -161,19 +168,6 @@ function configure(
     ].join('\n'),
   );
   mkdirSync('/var/log/nginx', { recursive: true });
-  // PHP-FPM: Debian's pools, with requests in flight given time to finish on a reload.
-  write(
-    `/etc/php/${php}/fpm/php-fpm.conf`,
-    [
-      '[global]',
-      `pid = /run/php/php${php}-fpm.pid`,
-      `error_log = /var/log/php${php}-fpm.log`,
-      'process_control_timeout = 10s',
-      `include = /etc/php/${php}/fpm/pool.d/*.conf`,
-      '',
-    ].join('\n'),
-  );
-  mkdirSync('/run/php', { recursive: true });
   // BIND: authoritative only, for the zones Berth lists.
   if (!existsSync('/etc/bind/rndc.key')) run(['/usr/sbin/rndc-confgen', '-a', '-c', '/etc/bind/rndc.key']);
   const bind = Number(run(['/usr/bin/id', '-u', 'bind']).toString().trim());
@@ -286,6 +280,8 @@ function configure(
       `https_port = ${ports.https}`,
       `reload_dns = ["/usr/sbin/rndc", "-s", "127.0.0.1", "-p", "${ports.rndc}", "reload"]`,
       'mail_address = "127.0.0.1"',
+      // The machine's cgroup hierarchies are shared: this sandbox's accounts have a parent of their own.
+      `cgroup_parent = "${cgroupParent}"`,
       `imap_port = ${ports.imap}`,
       `submission_port = ${ports.submission}`,
       `dkim_port = ${ports.dkim}`,
@@ -321,8 +317,17 @@ function berth(args: string[], input: string): void {
   });
 }
 
+/** Removes the control groups the sandbox's accounts had, and their parent, from the machine's hierarchies. */
+async function removeControlGroups(parent: string): Promise<void> {
+  const groups = accountGroups(detectLayout(parent));
+  for (const user of groups.list()) await groups.remove(user);
+  for (const dir of [groups.layout.unified, ...Object.values(groups.layout.v1)])
+    if (dir && existsSync(dir)) rmdirSync(dir);
+}
+
 export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<number> {
   const services: Service[] = [];
+  const cgroupParent = `berth-sandbox-${randomBytes(6).toString('hex')}`;
   let stopping: Promise<void> | null = null;
   let failed = false;
   const stopAll = (): Promise<void> => {
@@ -339,6 +344,9 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
         if ((await Promise.race([ended, sleep(15_000, 'late', { ref: false })])) === 'late')
           child.kill('SIGKILL');
       }
+      await removeControlGroups(cgroupParent).catch((error: unknown) =>
+        say(`control groups of ${cgroupParent} left: ${(error as Error).message}`),
+      );
     })();
     return stopping;
   };
@@ -389,18 +397,25 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
     });
     services.push(service);
   };
-  const waitUntil = async (what: string, ready: () => Promise<boolean> | boolean) => {
-    const deadline = Date.now() + 30_000;
+  const waitUntil = async (what: string, ready: () => Promise<boolean> | boolean, seconds = 30) => {
+    const deadline = Date.now() + seconds * 1000;
     while (!(await ready())) {
       if (stopWanted) throw new Error(`stopped while waiting for ${what}`);
-      if (Date.now() > deadline) throw new Error(`${what} did not start within 30 s`);
+      if (Date.now() > deadline) {
+        const log = `/var/log/sandbox/${what.toLowerCase()}.log`;
+        const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-15).join('\n') : '';
+        throw new Error(
+          `${what} did not start within ${seconds} s${tail ? `; the end of ${log}:\n${tail}` : ''}`,
+        );
+      }
       await sleep(50);
     }
   };
 
   try {
     mountOverlays(join(dir, 'layers'));
-    const php = phpVersion();
+    // No account sees another's processes: this namespace's /proc shows each user only its own.
+    run(['/usr/bin/mount', '-o', 'remount,hidepid=invisible', '/proc']);
     const ports: Ports = {
       api: await freePort(),
       reseller: await freePort(),
@@ -419,25 +434,12 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
     const pebbleCa = await makeFallbackCa('Pebble listener');
     const pebbleTls = await issueFallback(pebbleCa, ['127.0.0.1', 'localhost']);
     const [chain, key] = pebbleTls.split(/(?=-----BEGIN PRIVATE KEY-----)/);
-    configure(ports, php, { cert: chain!, key: key! }, fleet);
+    configure(ports, cgroupParent, { cert: chain!, key: key! }, fleet);
     write('/etc/pebble/ca.pem', pebbleCa.certPem);
 
     start(
       { name: 'nginx', argv: ['/usr/sbin/nginx', '-g', 'daemon off;'], stop: 'SIGQUIT' },
       '/var/log/sandbox/nginx.log',
-    );
-    start(
-      {
-        name: 'PHP-FPM',
-        argv: [
-          `/usr/sbin/php-fpm${php}`,
-          '--nodaemonize',
-          '--fpm-config',
-          `/etc/php/${php}/fpm/php-fpm.conf`,
-        ],
-        stop: 'SIGQUIT',
-      },
-      '/var/log/sandbox/php-fpm.log',
     );
     start(
       {
@@ -463,7 +465,6 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
       '/var/log/sandbox/pebble.log',
     );
     await waitUntil('nginx', () => answers(ports.http));
-    await waitUntil('PHP-FPM', () => existsSync(`/run/php/php${php}-fpm.pid`));
     await waitUntil('BIND', () => answers(ports.dns));
     await waitUntil('Pebble', () => answers(ports.acme));
 
@@ -482,7 +483,8 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
       },
       '/var/log/sandbox/berth.log',
     );
-    await waitUntil('Berth', async () => (await answers(ports.api)) && (await answers(ports.reseller)));
+    // Its first start builds the jail template (jailkit reads every library of the shell's tools).
+    await waitUntil('Berth', async () => (await answers(ports.api)) && (await answers(ports.reseller)), 170);
     // Mail and SSH read what Berth's mail and shell components wrote when it started.
     const mailServices: [Service, string, number][] = [
       [{ name: 'Postfix', argv: ['/usr/sbin/postfix', 'start-fg'], stop: 'SIGTERM' }, 'postfix', ports.smtp],

@@ -92,23 +92,26 @@ describe('the linux driver through a whole account lifecycle', () => {
     // The home is root's (sshd chroots to it) and the account's group's; what is in it is the account's.
     const home = statSync(file('home/alice'));
     assert.deepEqual([home.uid, home.gid, home.mode & 0o777], [0, user.gid, 0o751]);
+    // public_html is the account's, with the web server's group: no other account may enter it.
     const publicHtml = statSync(file('home/alice/public_html'));
-    assert.equal(publicHtml.uid, uid);
-    assert.equal(publicHtml.mode & 0o777, 0o755);
+    assert.deepEqual(
+      [publicHtml.uid, publicHtml.gid, publicHtml.mode & 0o777],
+      [uid, findSystemUser(h.root, 'www-data')!.gid, 0o750],
+    );
     assert.ok(!h.commands.flat().includes('Alice-pass-1'), 'the password reached a command line');
   });
 
   it('gives the account a PHP pool of its own, HTTPS with a fallback certificate, and shows its state', async () => {
-    const pool = readFileSync(file('etc/php/8.2/fpm/pool.d/berth-alice.conf'), 'utf8');
+    const pool = readFileSync(file('etc/berth/php-fpm/alice.conf'), 'utf8');
     for (const line of [
       '[berth-alice]',
       'user = alice',
       'group = alice',
-      'listen = /run/php/berth-alice.sock',
+      'listen = /run/berth/php/berth-alice.sock',
       'listen.owner = www-data',
       'listen.mode = 0600',
       'pm = ondemand',
-      'php_admin_value[open_basedir] = /home/alice/:/home/alice/tmp/',
+      'php_admin_value[open_basedir] = /home/alice/:/home/alice/tmp/:/tmp/:/var/tmp/:/dev/shm/',
       'php_admin_value[session.save_path] = /home/alice/tmp',
       'php_admin_value[upload_tmp_dir] = /home/alice/tmp',
     ])
@@ -125,7 +128,7 @@ describe('the linux driver through a whole account lifecycle', () => {
     );
     assert.match(block, /listen 127\.0\.0\.1:\d+ ssl;/);
     assert.match(block, /index index\.php index\.html index\.htm;/);
-    assert.match(block, /fastcgi_pass unix:[^\n]*\/run\/php\/berth-alice\.sock;/);
+    assert.match(block, /fastcgi_pass unix:[^\n]*\/run\/berth\/php\/berth-alice\.sock;/);
     assert.match(block, /disable_symlinks if_not_owner/);
 
     const certificate = file('etc/berth/certs/alice.example.com/certificate.pem');
@@ -512,7 +515,7 @@ describe('recovery of a removeacct cut short', () => {
       const user = findSystemUser(h.root, 'frank')!;
       for (const [dir, owner, mode] of [
         ['home/frank', 0, 0o751],
-        ['home/frank/public_html', user.uid, 0o755],
+        ['home/frank/public_html', user.uid, 0o750],
       ] as const) {
         const stat = statSync(join(h.root, dir));
         assert.deepEqual([stat.uid, stat.mode & 0o777], [owner, mode], dir);

@@ -24,9 +24,9 @@ export function makeSystemRoot(): string {
     'etc/bind/zones',
     'etc/berth/dkim',
     'etc/berth/certs',
-    'etc/php/8.2/fpm/pool.d',
+    'etc/berth/php-fpm',
     'var/www/berth-acme',
-    'run/php',
+    'run/berth/php',
     'var/log/nginx',
     'run',
   ]) {
@@ -62,7 +62,7 @@ export function linuxSettings(root: string, httpPort: number) {
     sharedIpv4: '127.0.0.1',
     sharedIpv6: '',
     ipPool: { ipv4: ['127.0.0.10'], ipv6: ['::1'] },
-    linux: { systemRoot: root, httpPort, httpsPort: httpPort + 1, phpPoolDir: '/etc/php/8.2/fpm/pool.d' },
+    linux: { systemRoot: root, httpPort, httpsPort: httpPort + 1 },
   };
 }
 

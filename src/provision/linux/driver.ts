@@ -198,7 +198,8 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
 
     suspendAccount(account) {
       checkIdentifiers(account);
-      return plan(each((c) => c.suspend?.(account)));
+      // Last, once no login can start again: every process of the account ends, sessions too.
+      return plan([...each((c) => c.suspend?.(account)), user.endProcesses(account)]);
     },
 
     unsuspendAccount(account) {
@@ -214,6 +215,16 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     changeLimits(before, after) {
       checkIdentifiers(after);
       return plan(each((c) => c.changeLimits?.(before, after)));
+    },
+
+    async resume(accounts) {
+      const failures: string[] = [];
+      for (const account of accounts)
+        for (const component of components)
+          await component.resume?.(account).catch((error: unknown) => {
+            failures.push(`${account.user}: ${component.name}: ${(error as Error).message}`);
+          });
+      return failures;
     },
 
     async reconcile(account) {

@@ -54,6 +54,13 @@ export function makeDirectory(dir: string): void {
   for (let made = dir; made.length >= first.length; made = dirname(made)) chmodSync(made, DIRECTORY_MODE);
 }
 
+/** Makes `dir` (and its missing parents, 0755) a directory root alone may enter: 0700. */
+export function makePrivateDirectory(dir: string): void {
+  makeDirectory(dirname(dir));
+  mkdirSync(dir, { recursive: true });
+  chmodSync(dir, 0o700);
+}
+
 /** Writes a file whole with exactly `mode`, whatever the umask. */
 export function writeFileAtomic(path: string, content: string, mode: number): void {
   const dir = dirname(path);

@@ -66,22 +66,32 @@ function withDirectory<T>(path: string, use: (fd: number) => T): T {
 
 /**
  * Opens `home` itself (whose parent, the home base, only root can write) and then each of
- * `components` below it, none of them followed if it is a link; runs `use` on the last one.
+ * `components` below it, none of them followed if it is a link; returns the last one's descriptor,
+ * which the caller closes.
  */
-function withPath<T>(home: string, components: readonly string[], use: (fd: number) => T): T {
-  return withDirectory(home, (homeFd) => {
-    let fd = homeFd;
-    const opened: number[] = [];
-    try {
-      for (const name of components) {
-        fd = openDirectory(beneath(fd, name));
-        opened.push(fd);
-      }
-      return use(fd);
-    } finally {
-      for (const open of opened) closeSync(open);
+export function openPath(home: string, components: readonly string[]): number {
+  let fd = openDirectory(home);
+  try {
+    for (const name of components) {
+      const next = openDirectory(beneath(fd, name));
+      closeSync(fd);
+      fd = next;
     }
-  });
+    return fd;
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+/** Runs `use` on `<home>/<components…>` opened as openPath opens it. */
+function withPath<T>(home: string, components: readonly string[], use: (fd: number) => T): T {
+  const fd = openPath(home, components);
+  try {
+    return use(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Sets owner and mode on an open descriptor: explicit, whatever the umask made. */

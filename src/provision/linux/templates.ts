@@ -20,7 +20,9 @@ export type TemplateName =
   | 'dns/zone.db'
   | 'mail/dovecot.conf'
   | 'mail/opendkim.conf'
-  | 'shell/sshd.conf';
+  | 'shell/sshd.conf'
+  | 'shell/account-session.sh'
+  | 'shell/pam-sshd.conf';
 
 /** Values rendered as they are; `blocks` may span lines (they are built by the driver itself). */
 export function render(

@@ -12,10 +12,12 @@ import { waitFor } from '../wait.ts';
 
 /**
  * The home is root's (OpenSSH chroots logins to it, and allows that only for a root-owned directory
- * no one else may write); the account's group may list it, others only pass through to public_html.
+ * no one else may write); the account's group may list it, others only pass through, to
+ * public_html for the web server. public_html is the account's, with the web server's group: nginx
+ * reads it, no other account can enter it, however readable the files inside (0644 uploads).
  */
 export const HOME_MODE = 0o751;
-export const PUBLIC_HTML_MODE = 0o755;
+export const PUBLIC_HTML_MODE = 0o750;
 
 /** The GECOS field names the domain, and marks the user as one Berth made (for `berth doctor`). */
 export function gecosOf(account: { domain: string }): string {
@@ -34,6 +36,8 @@ const describeKind = (kind: Kind) =>
 export interface UserComponent extends Component {
   /** The irreversible end of removeacct: the user, its home, its mail spool. */
   removeUser(account: Account): LinuxStep;
+  /** Ends every process of the account (suspension's last step): its group, then its uid's. */
+  endProcesses(account: Account): LinuxStep;
 }
 
 export function userComponent(ctx: LinuxContext): UserComponent {
@@ -58,16 +62,32 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       account.user,
     ]);
   const userdel = (user: string) => runner.run(['/usr/sbin/userdel', ...prefix, '--', user]);
-  /** Ends every process the user still runs (a PHP worker finishing, a cron job): none outlives it. */
-  const endProcesses = async (name: string) => {
-    const found = findSystemUser(root, name);
+  /**
+   * Ends every process of the account: its control group (its PHP-FPM master and workers, its SSH
+   * and SFTP sessions, whatever they forked, detached or not), then anything else running as its
+   * uid (an IMAP session Dovecot runs for it). With `remove`, the group goes too.
+   */
+  const endProcesses = async (name: string, remove = false) => {
     // Below another system root the uid is not this machine's: nothing there runs.
-    if (!ctx.live || !found) return;
+    if (!ctx.live) return;
+    if (ctx.groups) await (remove ? ctx.groups.remove(name) : ctx.groups.kill(name));
+    const found = findSystemUser(root, name);
+    if (!found) return;
     const uid = String(found.uid);
-    await runner.run(['/usr/bin/pkill', '-KILL', '-U', uid]).catch(() => {});
-    await waitFor(`the processes of ${name} to end`, () => !processOf(found.uid));
+    for (let round = 0; processOf(found.uid); round++) {
+      await runner.run(['/usr/bin/pkill', '-KILL', '-U', uid]).catch(() => {});
+      if (round > 100) throw new Error(`the processes of ${name} did not end`);
+      await waitFor(`the processes of ${name} to end`, () => !processOf(found.uid), 200).catch(() => {});
+    }
   };
   const { systemUser } = ctx;
+  /** The account's control group, bounded as configured: every process it runs is in it. */
+  const ensureGroup = (account: Account) =>
+    ctx.groups?.ensure(account.user, { processes: linux.accountProcesses, memoryMb: linux.accountMemory });
+  const publicHtmlOwner = (account: Account) => ({
+    uid: systemUser(account.user).uid,
+    gid: systemUser(linux.webUser).gid,
+  });
 
   function quotaSteps(account: Account, before: Account | null): LinuxStep[] {
     const fs = linux.quotaFilesystem;
@@ -117,23 +137,40 @@ export function userComponent(ctx: LinuxContext): UserComponent {
           'home directory',
           async () => {
             createHome(home, { uid: 0, gid: systemUser(account.user).gid }, HOME_MODE);
-            ctx.accountDirectory(account, ['public_html'], PUBLIC_HTML_MODE);
+            if (
+              ensureDirectory(home, ['public_html'], publicHtmlOwner(account), PUBLIC_HTML_MODE) !==
+              'directory'
+            )
+              throw new Error(`${join(account.homedir, 'public_html')} is not a directory`);
           },
           async () => removeHome(home),
         ),
         ...quotaSteps(account, null),
+        ctx.step(
+          'control group',
+          async () => ensureGroup(account),
+          async () => void (await ctx.groups?.remove(account.user)),
+        ),
       ];
+    },
+
+    async resume(account) {
+      ensureGroup(account);
     },
 
     removeUser(account) {
       // The home directory goes with the user. Berth removes the home itself: userdel -r would walk
       // the customer's files as root.
       return ctx.step('system user', async () => {
-        await endProcesses(account.user);
+        await endProcesses(account.user, true);
         await userdel(account.user);
         removeHome(ctx.path(account.homedir));
         removeFile(ctx.path(join('/var/mail', account.user)));
       });
+    },
+
+    endProcesses(account) {
+      return ctx.step('end processes', () => endProcesses(account.user));
     },
 
     suspend(account) {
@@ -202,13 +239,14 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       const homeOwner = { uid: 0, gid: owner.gid };
       if (kindOf(home, []) === 'missing') createHome(home, homeOwner, HOME_MODE);
       else settleDirectory(home, [], homeOwner, HOME_MODE);
-      ensureDirectory(home, ['public_html'], owner, PUBLIC_HTML_MODE);
+      ensureDirectory(home, ['public_html'], publicHtmlOwner(account), PUBLIC_HTML_MODE);
+      ensureGroup(account);
     },
 
     async purge(account) {
       // Only a user Berth made for this very domain is removed.
       if (findSystemUser(root, account.user)?.gecos === gecosOf(account)) {
-        await endProcesses(account.user);
+        await endProcesses(account.user, true);
         await userdel(account.user);
         removeHome(ctx.path(account.homedir));
         removeFile(ctx.path(join('/var/mail', account.user)));

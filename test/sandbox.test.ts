@@ -22,6 +22,7 @@ import {
   type RunningSandbox,
   sandboxCall,
   sandboxReloads,
+  sandboxSsh,
   startSandbox,
   steadyLoad,
 } from './process.ts';
@@ -284,35 +285,8 @@ describe('berth sandbox', () => {
     throw new Error(`no mail for ${login}`);
   };
   /** ssh (or sftp) with a password, as a person would type it. */
-  const ssh = (program: 'ssh' | 'sftp', user: string, password: string, args: string[], input = '') => {
-    const askpass = join(dataDir, 'askpass.sh');
-    writeFileSync(askpass, '#!/bin/sh\nprintf "%s\\n" "$BERTH_TEST_PASSWORD"\n', { mode: 0o700 });
-    const options = [
-      '-o',
-      'StrictHostKeyChecking=no',
-      '-o',
-      'UserKnownHostsFile=/dev/null',
-      '-o',
-      'LogLevel=ERROR',
-      '-o',
-      'PreferredAuthentications=password',
-      '-o',
-      'NumberOfPasswordPrompts=1',
-    ];
-    const port = program === 'ssh' ? ['-p', String(sandbox.ssh_port)] : ['-P', String(sandbox.ssh_port)];
-    const result = spawnSync(`/usr/bin/${program}`, [...port, ...options, `${user}@127.0.0.1`, ...args], {
-      input,
-      encoding: 'utf8',
-      timeout: 20_000,
-      env: {
-        ...process.env,
-        SSH_ASKPASS: askpass,
-        SSH_ASKPASS_REQUIRE: 'force',
-        BERTH_TEST_PASSWORD: password,
-      },
-    });
-    return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-  };
+  const ssh = (program: 'ssh' | 'sftp', user: string, password: string, args: string[], input = '') =>
+    sandboxSsh(sandbox, program, user, password, args, input);
 
   it('delivers mail to IMAP, signs submitted mail with DKIM, and gives a jailed shell or SFTP alone', async () => {
     for (const [user, shell] of [
@@ -381,13 +355,14 @@ describe('berth sandbox', () => {
     assert.ok(publicKey, `a DKIM record: ${txt}`);
     assert.equal(verifyDkim(signed, publicKey), 'dora.example');
 
-    // shell=on: a jail with the account's home alone, no /etc/shadow, no other process, PHP.
+    // shell=on: a jail with the account's home alone, no /etc/shadow, ps showing its own
+    // processes alone, PHP.
     const inJail = ssh('ssh', 'dora', 'Pass-dora-1234', [
-      'ls /home; cat /etc/shadow || echo no-shadow; ls /proc | wc -l; php -r "echo PHP_VERSION;"; echo; id -un; git --version; rsync --version | head -n 1',
+      'ls /home; cat /etc/shadow || echo no-shadow; ps -e -o user= | sort -u | tr "\\n" " "; echo; php -r "echo PHP_VERSION;"; echo; id -un; git --version; rsync --version | head -n 1',
     ]);
     assert.equal(inJail.code, 0, inJail.stderr);
     const lines = inJail.stdout.trim().split('\n');
-    assert.deepEqual(lines.slice(0, 3), ['dora', 'no-shadow', '0']);
+    assert.deepEqual(lines.slice(0, 3), ['dora', 'no-shadow', 'dora ']);
     assert.match(lines[3]!, /^8\.\d+\.\d+$/);
     assert.equal(lines[4], 'dora');
     assert.match(lines[5]!, /^git version/);

@@ -116,6 +116,20 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
             source,
             target,
           ]);
+        // A /proc of its own that shows the account's processes alone, whatever the system's is.
+        await ctx.runner.run([
+          '/usr/bin/nsenter',
+          `--target=${pid}`,
+          '--mount',
+          '--',
+          '/usr/bin/mount',
+          '-t',
+          'proc',
+          '-o',
+          'hidepid=invisible,nosuid,nodev,noexec',
+          'proc',
+          '/proc',
+        ]);
         await waitFor(
           `PHP-FPM of ${user} to open its socket`,
           () => exited || (existsSync(ctx.path(phpSocket(ctx, user))) && masterPid(user) === pid),

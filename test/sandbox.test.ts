@@ -3,7 +3,6 @@
 // over HTTPS with a certificate Pebble issued through ACME, suspension, passwords, removal; then the
 // sandbox stopped, and this machine exactly as before.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';

@@ -94,10 +94,24 @@ echo shell_exec('cat /home/bob/public_html/wp-config.php 2>&1; ls /home/bob/publ
 echo file_get_contents('/home/bob/public_html/wp-config.php') === false ? "no-read\\n" : "read\\n";
 `,
     );
+    // Its PHP sees no other home at all; and any process of alice's, wherever it runs, is refused
+    // by the modes alone.
     assert.doesNotMatch(page, /bob-db-secret/);
     assert.doesNotMatch(page, /^wp-config\.php$/m);
-    assert.match(page, /Permission denied/);
+    assert.match(page, /No such file or directory/);
     assert.match(page, /no-read/);
+    const direct = await running.exec([
+      '/usr/sbin/runuser',
+      '-u',
+      'alice',
+      '--',
+      '/bin/sh',
+      '-c',
+      'cat /home/bob/public_html/wp-config.php; ls /home/bob/public_html',
+    ]);
+    assert.doesNotMatch(direct.stdout, /bob-db-secret|wp-config/);
+    assert.match(direct.stderr, /wp-config\.php: Permission denied/);
+    assert.match(direct.stderr, /public_html': Permission denied/);
     // nginx still serves bob's own site from the directory no other account can enter.
     const modes = await exec(['/usr/bin/stat', '-c', '%a %U:%G', '/home/bob/public_html']);
     assert.equal(modes.trim(), '750 bob:www-data');
@@ -127,11 +141,14 @@ echo file_get_contents('/home/bob/public_html/wp-config.php') === false ? "no-re
       'ps.php',
       `<?php
 echo shell_exec('ps -e -o user= | sort -u'), "--\\n";
+echo shell_exec('ls /home'), "--\\n";
 echo shell_exec('grep " /proc " /proc/self/mountinfo');
 `,
     );
-    const [users, mounts] = page.split('--\n');
+    const [users, names, mounts] = page.split('--\n');
     assert.deepEqual(users!.trim().split('\n'), ['alice']);
+    // Its home alone below the home base.
+    assert.equal(names, 'alice\n');
     assert.match(mounts!.trim().split('\n').at(-1)!, / - proc proc \S*hidepid=(invisible|2)/);
     const shell = sandboxSsh(sandbox, 'ssh', 'alice', ALICE, [
       'ps -e -o user= | sort -u; echo --; ls /home; echo --; grep " /proc " /proc/self/mountinfo; test -e /etc/shadow && echo shadow',

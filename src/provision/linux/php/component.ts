@@ -6,9 +6,9 @@
 // `open_basedir` limited to the home and its temporary directory, and a socket only the web
 // server's user may use. No change to one account restarts or reloads another's PHP. A suspended
 // account has no master: its PHP cannot run at all.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { closeSync, existsSync, readlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { type Component, type LinuxContext, strayFiles } from '../context.ts';
 import { makeDirectory, makePrivateDirectory, readIfExists, removeFile, writeFileAtomic } from '../files.ts';
@@ -56,92 +56,117 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   const running = (account: Account) => ctx.live && masterPid(account.user) !== null;
 
   const ownNamespace = readlinkSync('/proc/self/ns/mnt');
+  const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' };
+  /** Starts a process of the account, detached from Berth, in the account's control group. */
+  const spawnInGroup = (user: string, argv: string[]) => {
+    const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: 'ignore', env });
+    const state = { child, exited: false };
+    child.on('error', () => {});
+    child.once('exit', () => {
+      state.exited = true;
+    });
+    if (child.pid === undefined) throw new Error(`${argv[0]} did not start`);
+    child.unref();
+    // At once, before it can fork: everything it ever runs starts inside the group.
+    ctx.groups?.enter(user, child.pid);
+    return { pid: child.pid, exited: () => state.exited };
+  };
+
   /**
-   * Starts the account's master: in its control group before it can fork, then its temporary
-   * directories bound in its own mount namespace, then waited for until its socket answers.
+   * The view of the system the account's PHP has, made in a mount namespace of its own before
+   * any of its PHP runs: its tmp as /tmp, /var/tmp and /dev/shm; a /proc that hides other users'
+   * processes; its home alone below the home base.
+   */
+  const privateView = async (account: Account, holder: number) => {
+    const inside = (argv: string[]) =>
+      ctx.runner.run(['/usr/bin/nsenter', `--target=${holder}`, '--mount', '--', ...argv]);
+    const home = ctx.path(account.homedir);
+    const homeFd = openPath(home, []);
+    const tmpFd = openPath(home, ['tmp']);
+    try {
+      // Each directory bound is opened first without following a link; mount makes a path of the
+      // descriptor again, which stays that directory: the home and its tmp are root's entries.
+      const fd = (n: number) => `/proc/${process.pid}/fd/${n}`;
+      for (const target of PRIVATE_TMP) await inside(['/usr/bin/mount', '--bind', fd(tmpFd), target]);
+      await inside([
+        '/usr/bin/mount',
+        '-t',
+        'proc',
+        '-o',
+        'hidepid=invisible,nosuid,nodev,noexec',
+        'proc',
+        '/proc',
+      ]);
+      const base = dirname(account.homedir);
+      if (base === '/') throw new Error(`a home base of / cannot be hidden: ${account.homedir}`);
+      // The homes' tmpfs is made aside, with the account's home bound in it, then moved over the
+      // home base: the home is bound while its path still leads to it.
+      const aside = ctx.path(join(linux.phpSocketDir, 'view'));
+      makePrivateDirectory(aside);
+      const inAside = join(aside, basename(account.homedir));
+      const homes = ['-t', 'tmpfs', '-o', 'mode=0755,size=64k,nosuid,nodev', 'berth-homes', aside];
+      await inside(['/usr/bin/mount', ...homes]);
+      await inside(['/usr/bin/mkdir', '-m', '0751', '--', inAside]);
+      await inside(['/usr/bin/mount', '--bind', fd(homeFd), inAside]);
+      await inside(['/usr/bin/mount', '--move', aside, base]);
+    } finally {
+      closeSync(homeFd);
+      closeSync(tmpFd);
+    }
+  };
+
+  /**
+   * Starts the account's master: a holder process makes the account's mount namespace (unshare),
+   * the view is made in it, then the master starts inside it (nsenter), in the account's control
+   * group, and is waited for until its socket answers.
    */
   const start = async (account: Account) => {
     const { user } = account;
     if (!ctx.live || masterPid(user) !== null) return;
-    const groups = ctx.groups;
     makeDirectory(ctx.path(linux.phpSocketDir));
     makePrivateDirectory(ctx.path(linux.phpLogDir));
     removeFile(ctx.path(phpSocket(ctx, user)));
-    let child: ChildProcess;
-    let exited = false;
-    const home = ctx.path(account.homedir);
-    const tmpFd = openPath(home, ['tmp']);
+    const holder = spawnInGroup(user, [
+      '/usr/bin/unshare',
+      '--mount',
+      '--propagation',
+      'private',
+      '--',
+      '/usr/bin/sleep',
+      'infinity',
+    ]);
     try {
-      child = spawn(
-        '/usr/bin/unshare',
-        [
-          '--mount',
-          '--propagation',
-          'private',
-          '--',
-          linux.phpFpm,
-          '--nodaemonize',
-          '--fpm-config',
-          poolFile(account),
-        ],
-        { detached: true, stdio: 'ignore', env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' } },
+      await waitFor(
+        `the mount namespace of ${user}'s PHP`,
+        () => holder.exited() || readlinkSync(`/proc/${holder.pid}/ns/mnt`) !== ownNamespace,
       );
-      child.on('error', () => {});
-      child.once('exit', () => {
-        exited = true;
-      });
-      const pid = child.pid;
-      if (pid === undefined) throw new Error('unshare did not start');
-      child.unref();
-      try {
-        // With pm = ondemand the master forks no worker before its socket is there, which is after
-        // this: every process its pool ever runs starts inside the group.
-        groups?.enter(user, pid);
-        // unshare has made the namespace once /proc says another one; mounts go only there.
-        await waitFor(
-          `PHP-FPM of ${user} to have its own mount namespace`,
-          () => exited || readlinkSync(`/proc/${pid}/ns/mnt`) !== ownNamespace,
-        );
-        if (exited) throw new Error(`PHP-FPM of ${user} ended at once`);
-        // The account's tmp, opened without following a link, is what each bind mount takes.
-        const source = `/proc/${process.pid}/fd/${tmpFd}`;
-        for (const target of PRIVATE_TMP)
-          await ctx.runner.run([
-            '/usr/bin/nsenter',
-            `--target=${pid}`,
-            '--mount',
-            '--',
-            '/usr/bin/mount',
-            '--bind',
-            source,
-            target,
-          ]);
-        // A /proc of its own that shows the account's processes alone, whatever the system's is.
-        await ctx.runner.run([
-          '/usr/bin/nsenter',
-          `--target=${pid}`,
-          '--mount',
-          '--',
-          '/usr/bin/mount',
-          '-t',
-          'proc',
-          '-o',
-          'hidepid=invisible,nosuid,nodev,noexec',
-          'proc',
-          '/proc',
-        ]);
-        await waitFor(
-          `PHP-FPM of ${user} to open its socket`,
-          () => exited || (existsSync(ctx.path(phpSocket(ctx, user))) && masterPid(user) === pid),
-        );
-        if (exited)
-          throw new Error(`PHP-FPM of ${user} ended; its log: ${join(linux.phpLogDir, `${user}.log`)}`);
-      } catch (error) {
-        await stop(account);
-        throw error;
-      }
+      if (holder.exited()) throw new Error(`unshare for ${user}'s PHP ended at once`);
+      await privateView(account, holder.pid);
+      const master = spawnInGroup(user, [
+        '/usr/bin/nsenter',
+        `--target=${holder.pid}`,
+        '--mount',
+        '--',
+        linux.phpFpm,
+        '--nodaemonize',
+        '--fpm-config',
+        poolFile(account),
+      ]);
+      await waitFor(
+        `PHP-FPM of ${user} to open its socket`,
+        () =>
+          master.exited() || (existsSync(ctx.path(phpSocket(ctx, user))) && masterPid(user) === master.pid),
+      );
+      if (master.exited())
+        throw new Error(`PHP-FPM of ${user} ended; its log: ${join(linux.phpLogDir, `${user}.log`)}`);
+    } catch (error) {
+      await stop(account);
+      throw error;
     } finally {
-      closeSync(tmpFd);
+      // The master holds the namespace now.
+      try {
+        process.kill(holder.pid, 'SIGKILL');
+      } catch {}
     }
   };
 
@@ -162,8 +187,8 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   const tmpStep = (account: Account) =>
     ctx.step('PHP temporary directory', async () => ctx.accountDirectory(account, ['tmp'], TMP_MODE));
   const writePool = (account: Account) =>
-    ctx.fileStep('PHP pool', poolFile(account), 0o644, () => pool(account));
-  const removePool = (account: Account) => ctx.fileStep('PHP pool', poolFile(account), 0o644, () => null);
+    ctx.fileStep('PHP pool', poolFile(account), 0o600, () => pool(account));
+  const removePool = (account: Account) => ctx.fileStep('PHP pool', poolFile(account), 0o600, () => null);
   const startStep = (account: Account) =>
     ctx.step(
       'start PHP-FPM',
@@ -180,6 +205,10 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   return {
     name: 'php',
     running,
+    // Root's alone: the pools name every account.
+    async prepare() {
+      makePrivateDirectory(ctx.path(linux.phpPoolDir));
+    },
     create: (account) => [tmpStep(account), writePool(account), startStep(account)],
     remove: (account) => [stopStep(account), removePool(account)],
     suspend: (account) => [stopStep(account)],
@@ -188,7 +217,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       if (account.suspension) await stop(account);
       else {
         await tmpStep(account).run();
-        writeFileAtomic(poolFile(account), pool(account), 0o644);
+        writeFileAtomic(poolFile(account), pool(account), 0o600);
         await start(account);
       }
     },

@@ -30,6 +30,29 @@ export const RESERVED_USERS: ReadonlySet<string> = new Set([
   'berth',
 ]);
 
+/**
+ * Names a Debian package may create as a system user or group when it is installed later (cron,
+ * systemd, D-Bus, polkit, apt, the mail, DNS and ACME services): an account holding one first would
+ * own what that package then installs, or make its installation fail.
+ */
+export const SYSTEM_PACKAGE_USERS: ReadonlySet<string> = new Set([
+  'crontab',
+  'systemd',
+  'messagebus',
+  'polkitd',
+  '_apt',
+  'postfix',
+  'dovecot',
+  'opendkim',
+  'bind',
+  'pebble',
+]);
+
+/** Whether a system package may claim the name later (those above, and every name beginning systemd). */
+export function claimedBySystemPackage(name: string): boolean {
+  return SYSTEM_PACKAGE_USERS.has(name) || name.startsWith('systemd');
+}
+
 // Tab and newline are control characters too: only `reason` may hold them.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
@@ -46,6 +69,8 @@ export function parseUser(param: string, raw: string): string {
   }
   if (raw.startsWith('test')) throw invalid(param, 'a user name may not start with "test"');
   if (RESERVED_USERS.has(raw)) throw invalid(param, `"${raw}" is a reserved name`);
+  if (claimedBySystemPackage(raw))
+    throw invalid(param, `"${raw}" is a name a system package may claim, reserved for it`);
   return raw;
 }
 

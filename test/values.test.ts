@@ -15,6 +15,7 @@ import {
   parseSwitch,
   parseUser,
   RESERVED_USERS,
+  SYSTEM_PACKAGE_USERS,
 } from '../src/values.ts';
 
 const HOST = 'panel.example.net';
@@ -103,7 +104,13 @@ describe('user names', () => {
     const name = fc
       .tuple(lower, fc.array(alnum, { maxLength: 15 }))
       .map(([first, rest]) => first + rest.join(''))
-      .filter((n) => !n.startsWith('test') && !RESERVED_USERS.has(n));
+      .filter(
+        (n) =>
+          !n.startsWith('test') &&
+          !RESERVED_USERS.has(n) &&
+          !SYSTEM_PACKAGE_USERS.has(n) &&
+          !n.startsWith('systemd'),
+      );
     fc.assert(fc.property(name, (n) => assert.equal(parseUser('user', n), n)));
   });
 
@@ -122,6 +129,23 @@ describe('user names', () => {
     refuses(() => parseUser('user', 'test'), 'user');
     refuses(() => parseUser('user', 'testing1'), 'user');
     for (const name of RESERVED_USERS) refuses(() => parseUser('user', name), 'user');
+  });
+
+  it('refuse the names a system package may claim later, and every name beginning systemd', () => {
+    for (const name of [
+      'crontab',
+      'systemd',
+      'messagebus',
+      'polkitd',
+      'postfix',
+      'dovecot',
+      'opendkim',
+      'bind',
+    ])
+      refuses(() => parseUser('user', name), 'user');
+    refuses(() => parseUser('user', 'pebble'), 'user');
+    const systemdNames = fc.array(alnum, { maxLength: 9 }).map((rest) => `systemd${rest.join('')}`);
+    fc.assert(fc.property(systemdNames, (n) => refuses(() => parseUser('user', n), 'user')));
   });
 });
 

@@ -89,6 +89,11 @@ describe('createacct', () => {
       ['user', 'Bob'],
       ['user', 'test1'],
       ['user', 'root'],
+      // Names a system package may claim later: refused on every driver, the record one included.
+      ['user', 'crontab'],
+      ['user', 'systemd'],
+      ['user', 'systemdnet'],
+      ['user', 'postfix'],
       ['domain', 'nodot'],
       ['domain', 'panel.example.net'],
       ['email', 'not-an-address'],

@@ -1,7 +1,7 @@
 // The value rules of the contract (§5). Each parser takes the raw text of one parameter and returns
 // the canonical value, or throws invalid_parameter naming the parameter and the rule it breaks.
 import { isIP } from 'node:net';
-import { domainToASCII } from 'node:url';
+import { domainToASCII, domainToUnicode } from 'node:url';
 import { normalizeAddress } from './auth/access.ts';
 import { invalid } from './errors.ts';
 
@@ -85,7 +85,20 @@ function domainSyntaxError(name: string): string | null {
     }
   }
   if (/^[0-9]+$/.test(labels[labels.length - 1]!)) return 'the last label may not be all digits';
+  const ace = labels.find((label) => label.startsWith('xn--') && !isIdnLabel(label));
+  if (ace) return `the label ${ace} is not the punycode form of an internationalized name`;
   return null;
+}
+
+/**
+ * Whether an `xn--` label is the ASCII form of an internationalized label: it decodes (RFC 3492,
+ * with the WHATWG URL standard's IDNA rules, as browsers read it) to a label with a character
+ * beyond ASCII, and that label encodes back to exactly this one. `xn--zz` decodes to nothing
+ * (domainToUnicode hands it back unchanged); `xn--example-` decodes to the plain `example`.
+ */
+function isIdnLabel(label: string): boolean {
+  const unicode = domainToUnicode(label);
+  return unicode !== '' && /\P{ASCII}/u.test(unicode) && domainToASCII(unicode) === label;
 }
 
 /** Lower-cases, converts an IDN to punycode and drops a trailing dot; null when that fails. */

@@ -95,6 +95,8 @@ describe('createacct', () => {
       ['user', 'systemdnet'],
       ['user', 'postfix'],
       ['domain', 'nodot'],
+      // An xn-- label that is no punycode at all.
+      ['domain', 'xn--zz.example'],
       ['domain', 'panel.example.net'],
       ['email', 'not-an-address'],
       ['package', '-bad'],

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { CLI } from '../../src/audited.ts';
 import { setPortalPassword } from '../../src/portal-password.ts';
 import { listAudit } from '../../src/store/audit.ts';
-import { createAccount, type Harness } from '../helpers.ts';
+import { createAccount, type Harness, setup } from '../helpers.ts';
 import { cookieValue, csrfOf, get, login, PORTAL_PASSWORD, portalHarness, postForm } from './pages.ts';
 
 describe('portal sessions', () => {
@@ -153,6 +153,26 @@ describe('portal logins and passwords', () => {
     const { page } = await login(h, PORTAL_PASSWORD, '192.0.2.61');
     assert.equal(page.status, 429);
     assert.ok(Number(page.headers['retry-after']) > 0);
+  });
+
+  it('never locks a trusted address out of the portal, and locks any other one alone', async () => {
+    const trusting = await setup({
+      trustedAddresses: ['127.0.0.1'],
+      lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 },
+    });
+    try {
+      await setPortalPassword(trusting.services, PORTAL_PASSWORD, CLI);
+      for (let i = 0; i < 8; i++)
+        assert.equal((await login(trusting, `wrong-password-${i}`, '127.0.0.1')).page.status, 403);
+      const trusted = await login(trusting, PORTAL_PASSWORD, '127.0.0.1');
+      assert.equal(trusted.page.status, 303);
+      assert.notEqual(trusted.cookie, '');
+      for (let i = 0; i < 3; i++) await login(trusting, `wrong-password-${i}`, '192.0.2.62');
+      assert.equal((await login(trusting, PORTAL_PASSWORD, '192.0.2.62')).page.status, 429);
+      assert.equal((await login(trusting, PORTAL_PASSWORD, '127.0.0.1')).page.status, 303);
+    } finally {
+      await trusting.close();
+    }
   });
 
   it('audits an API account made in the portal under root and the client address', async () => {

@@ -101,6 +101,42 @@ describe('portal sessions', () => {
     assert.ok(account.body.includes('&lt;script&gt;alert(1)&lt;/script&gt;'));
   });
 
+  it('shows no words a link puts in its address: notices come from the server alone', async () => {
+    const { cookie } = await login(h);
+    await createAccount(h, 'linked');
+    const words = 'Your session expired: call 555-0100 and give your password';
+    const links = [
+      `/accounts?notice=removed&user=${encodeURIComponent(words)}`,
+      `/accounts/linked?notice=created&user=${encodeURIComponent(words)}`,
+      `/packages?notice=added&name=${encodeURIComponent(words)}`,
+      `/preferences/api-manager?notice=password&name=${encodeURIComponent(words)}`,
+      `/accounts?notice=${encodeURIComponent(words)}`,
+    ];
+    for (const link of links) {
+      const page = await get(h, link, cookie);
+      assert.equal(page.status, 200, link);
+      assert.doesNotMatch(page.body, /555-0100|class="notice"/, link);
+    }
+  });
+
+  it("shows a change's notice once, and only from the cookie this session's change left", async () => {
+    const first = await login(h);
+    const csrf = csrfOf((await get(h, '/packages', first.cookie)).body);
+    const added = await postForm(h, '/packages', { _csrf: csrf, name: 'Flash' }, first.cookie);
+    assert.equal(added.status, 303);
+    assert.equal(added.headers.location, '/packages');
+    const notice = cookieValue(added.headers, 'berth_notice');
+    const shown = await get(h, '/packages', `${first.cookie}; ${notice}`);
+    assert.match(shown.body, /<p class="notice" role="status">Package Flash added\.<\/p>/);
+    assert.equal(cookieValue(shown.headers, 'berth_notice'), 'berth_notice=', 'the notice is cleared');
+    // Another session cannot be shown it, nor a notice whose text was changed.
+    const other = await login(h, PORTAL_PASSWORD, '127.0.0.3');
+    assert.doesNotMatch((await get(h, '/packages', `${other.cookie}; ${notice}`)).body, /class="notice"/);
+    const [, mac] = notice.slice('berth_notice='.length).split('.');
+    const forged = `berth_notice=${Buffer.from('Call 555-0100').toString('base64url')}.${mac}`;
+    assert.doesNotMatch((await get(h, '/packages', `${first.cookie}; ${forged}`)).body, /555-0100/);
+  });
+
   it('sends its security headers on every page', async () => {
     const page = await get(h, '/login');
     assert.match(

@@ -542,6 +542,36 @@ describe('berth sandbox', () => {
       assert.equal(reply.status, 200, reply.info);
   });
 
+  it("keeps Berth's data directory root's alone, inside the sandbox and out", async () => {
+    const created = await call('createacct', {
+      user: 'peeker',
+      domain: 'peeker.example',
+      email: 'peeker@example.org',
+      package: 'default',
+      password: 'Pass-peeker-1234',
+    });
+    assert.equal(created.body.status, 200, created.body.info);
+    const listed = await exec(['/usr/sbin/runuser', '-u', 'peeker', '--', '/bin/ls', '/var/lib/berth']);
+    assert.notEqual(listed.code, 0, 'an account cannot list the data directory');
+    assert.match(listed.stderr, /Permission denied/);
+    const mode = await exec(['/usr/bin/stat', '-c', '%a %U', '--', '/var/lib/berth']);
+    assert.equal(mode.stdout.trim(), '700 root');
+    // Nothing in it is open to others, whoever made it (Berth, `berth` commands, the sandbox), the
+    // ACME account key made for the account's certificate included.
+    for (let i = 0; i < 100; i++) {
+      if ((await exec(['/usr/bin/test', '-e', '/var/lib/berth/acme/account-key.pem'])).code === 0) break;
+      await sleep(200);
+    }
+    const open = await exec(['/usr/bin/find', '/var/lib/berth', '-perm', '/o=rwx']);
+    assert.equal(open.code, 0, open.stderr);
+    assert.equal(open.stdout, '');
+    // This machine's side: the JSON file with the passwords, the certificates, the layers.
+    const outside = join(dataDir, 'sandbox');
+    assert.equal(statSync(outside).mode & 0o777, 0o700);
+    for (const name of readdirSync(outside))
+      assert.equal(statSync(join(outside, name)).mode & 0o007, 0, `${name} is closed to others`);
+  });
+
   it('stops on SIGTERM and leaves this machine as it was', async () => {
     const ended = new Promise<number | null>((resolve) => running.child.once('exit', resolve));
     process.kill(sandbox.pid, 'SIGTERM');

@@ -7,6 +7,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import {
+  chmodSync,
   chownSync,
   existsSync,
   mkdirSync,
@@ -263,7 +264,10 @@ function configure(
     '/etc/pam.d/sshd',
     pamSshd.replace(/^session\s+required\s+pam_loginuid\.so/m, 'session optional pam_loginuid.so'),
   );
-  // Berth: the linux driver on the sandbox's ports, certificates from Pebble.
+  // Berth: the linux driver on the sandbox's ports, certificates from Pebble. Its data directory
+  // holds the store, the keys and the passwords: root's alone, as `berth init` makes it.
+  mkdirSync(DATA_DIR, { recursive: true, mode: 0o700 });
+  chmodSync(DATA_DIR, 0o700);
   write(
     join(DATA_DIR, 'berth.toml'),
     [
@@ -314,11 +318,17 @@ function fetchText(url: string, ca: string): Promise<string> {
   });
 }
 
+/** A `berth` command on the data directory, under the umask Berth's own service runs with. */
 function berth(args: string[], input: string): void {
-  execFileSync(process.execPath, [BIN, ...args, '--data-dir', DATA_DIR], {
-    input,
-    stdio: ['pipe', 'ignore', 'pipe'],
-  });
+  const umask = process.umask(0o077);
+  try {
+    execFileSync(process.execPath, [BIN, ...args, '--data-dir', DATA_DIR], {
+      input,
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
+  } finally {
+    process.umask(umask);
+  }
 }
 
 export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<number> {

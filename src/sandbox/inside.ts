@@ -284,6 +284,9 @@ function configure(
         ? [`node_name = ${JSON.stringify(fleet.node)}`, `advertise_url = "https://127.0.0.1:${ports.api}"`]
         : []),
       ...(fleet.database ? [`database = ${JSON.stringify(fleet.database)}`] : []),
+      // The billing system of the sandbox (its test, a developer's script) calls from 127.0.0.1,
+      // as every account's code does: no account may lock it out by failing logins there.
+      'trusted_addresses = ["127.0.0.1"]',
       '',
       '[linux]',
       `http_port = ${ports.http}`,

@@ -37,6 +37,8 @@ export interface Config {
   homeBase: string;
   shell: string;
   trustedProxies: string[];
+  /** Addresses and ranges never locked out: their failures are not counted, their calls never refused. */
+  trustedAddresses: string[];
   lockout: { maxFailures: number; windowMinutes: number; lockMinutes: number };
   linux: LinuxConfig;
   acme: AcmeConfig;
@@ -240,6 +242,7 @@ function defaults(dataDir: string): Config {
     homeBase: '/home',
     shell: '/bin/bash',
     trustedProxies: [],
+    trustedAddresses: [],
     lockout: { maxFailures: 10, windowMinutes: 15, lockMinutes: 15 },
     limits: {
       headerTimeout: 10,
@@ -452,6 +455,7 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   home_base: ['homeBase', absolutePath],
   shell: ['shell', absolutePath],
   trusted_proxies: ['trustedProxies', listOf(addressRange())],
+  trusted_addresses: ['trustedAddresses', listOf(addressRange())],
   'tls.enabled': ['tls', onOff],
   'tls.cert': ['tlsCert', absolutePath],
   'tls.key': ['tlsKey', absolutePath],

@@ -516,6 +516,84 @@ describe('berth sandbox', () => {
       assert.equal(reply.status, 200, reply.info);
   });
 
+  it("cannot be locked out of the API by an account's PHP failing logins from 127.0.0.1 (trusted_addresses)", async () => {
+    const created = await call('createacct', {
+      user: 'mallory',
+      domain: 'mallory.example',
+      email: 'mallory@example.org',
+      package: 'default',
+      password: 'Pass-mallory-1234',
+    });
+    assert.equal(created.body.status, 200, created.body.info);
+    // Twelve guesses at the billing system's API password, more than the lock-out allows.
+    const guesses = [
+      '<?php',
+      '$codes = [];',
+      'for ($i = 0; $i < 12; $i++) {',
+      '  $context = stream_context_create([',
+      '    "http" => ["method" => "POST", "ignore_errors" => true, "timeout" => 20,',
+      '      "header" => "Content-Type: application/x-www-form-urlencoded",',
+      `      "content" => "apiuser=${sandbox.api_user}&apiauth=guess-number-$i"],`,
+      '    "ssl" => ["verify_peer" => false, "verify_peer_name" => false],',
+      '  ]);',
+      `  @file_get_contents("${sandbox.api}api/v1/test_connection/", false, $context);`,
+      '  $codes[] = explode(" ", $http_response_header[0] ?? "none 0")[1];',
+      '}',
+      'echo implode(",", $codes);',
+    ].join('\n');
+    const written = await exec([
+      '/usr/sbin/runuser',
+      '-u',
+      'mallory',
+      '--',
+      '/bin/sh',
+      '-c',
+      `echo ${Buffer.from(guesses).toString('base64')} | base64 -d > /home/mallory/public_html/guess.php`,
+    ]);
+    assert.equal(written.code, 0, written.stderr);
+    const page = curl([
+      '--resolve',
+      `mallory.example:${sandbox.https_port}:127.0.0.1`,
+      '-k',
+      `https://mallory.example:${sandbox.https_port}/guess.php`,
+    ]);
+    assert.equal(page.status, 200, page.body);
+    assert.equal(page.body, new Array(12).fill('403').join(','), 'every guess refused, none locked');
+    // The billing system, calling from the same 127.0.0.1, is served.
+    const billing = await call('test_connection', {});
+    assert.equal(billing.status, 200, billing.body.info);
+  });
+
+  it("keeps Berth's data directory root's alone, inside the sandbox and out", async () => {
+    const created = await call('createacct', {
+      user: 'peeker',
+      domain: 'peeker.example',
+      email: 'peeker@example.org',
+      package: 'default',
+      password: 'Pass-peeker-1234',
+    });
+    assert.equal(created.body.status, 200, created.body.info);
+    const listed = await exec(['/usr/sbin/runuser', '-u', 'peeker', '--', '/bin/ls', '/var/lib/berth']);
+    assert.notEqual(listed.code, 0, 'an account cannot list the data directory');
+    assert.match(listed.stderr, /Permission denied/);
+    const mode = await exec(['/usr/bin/stat', '-c', '%a %U', '--', '/var/lib/berth']);
+    assert.equal(mode.stdout.trim(), '700 root');
+    // Nothing in it is open to others, whoever made it (Berth, `berth` commands, the sandbox), the
+    // ACME account key made for the account's certificate included.
+    for (let i = 0; i < 100; i++) {
+      if ((await exec(['/usr/bin/test', '-e', '/var/lib/berth/acme/account-key.pem'])).code === 0) break;
+      await sleep(200);
+    }
+    const open = await exec(['/usr/bin/find', '/var/lib/berth', '-perm', '/o=rwx']);
+    assert.equal(open.code, 0, open.stderr);
+    assert.equal(open.stdout, '');
+    // This machine's side: the JSON file with the passwords, the certificates, the layers.
+    const outside = join(dataDir, 'sandbox');
+    assert.equal(statSync(outside).mode & 0o777, 0o700);
+    for (const name of readdirSync(outside))
+      assert.equal(statSync(join(outside, name)).mode & 0o007, 0, `${name} is closed to others`);
+  });
+
   it('stops on SIGTERM and leaves this machine as it was', async () => {
     const ended = new Promise<number | null>((resolve) => running.child.once('exit', resolve));
     process.kill(sandbox.pid, 'SIGTERM');

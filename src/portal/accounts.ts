@@ -23,18 +23,6 @@ const STATES = ['all', 'active', 'suspended'] as const;
 /** The fields of the create form, in the order createacct takes them. */
 const CREATE_FIELDS = ['user', 'domain', 'email', 'package', 'password'] as const;
 
-const NOTICES: Record<string, (user: string) => string> = {
-  created: (user) => `Account ${user} created.`,
-  suspended: (user) => `Account ${user} suspended.`,
-  unsuspended: (user) => `Account ${user} unsuspended.`,
-  removed: (user) => `Account ${user} removed.`,
-};
-
-function noticeOf(request: FastifyRequest): string {
-  const query = request.query as Record<string, string | undefined>;
-  return NOTICES[query.notice ?? '']?.(String(query.user ?? '')) ?? '';
-}
-
 /** The list's query string read leniently: anything it does not know falls back to the default. */
 function listQuery(request: FastifyRequest): AccountQuery & { page: number } {
   const query = request.query as Record<string, string | undefined>;
@@ -107,7 +95,7 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
       sortLink,
       previous: query.page > 1 ? link({ page: query.page - 1 === 1 ? '' : query.page - 1 }) : '',
       next: query.page < pages ? link({ page: query.page + 1 }) : '',
-      notice: noticeOf(request),
+      notice: portal.takeNotice(request, reply, session),
     });
   };
 
@@ -150,7 +138,12 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
         const values = { ...params, password: '' };
         return createForm(reply, session, { values, errors: errorsOf(error) }, 400);
       }
-      return reply.redirect(`${accountPath(params.user!)}?notice=created&user=${params.user}`, 303);
+      return portal.redirectWithNotice(
+        reply,
+        session,
+        accountPath(params.user!),
+        `Account ${params.user} created.`,
+      );
     }),
   );
 
@@ -168,7 +161,7 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
         record: summaryRecord(account, portal.services.fleet.hosting(account.server)),
         certificate: driver.certificates?.([account])[0] ?? null,
         audit: await listAudit(db, { target: account.user, limit: 50 }),
-        notice: noticeOf(request),
+        notice: portal.takeNotice(request, reply, session),
       });
     }),
   );
@@ -236,7 +229,7 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
           return ask(reply, session, user, { values: params, errors }, 400);
         }
         const to = action === 'remove' ? '/accounts' : accountPath(user);
-        return reply.redirect(`${to}?notice=${done}&user=${encodeURIComponent(user)}`, 303);
+        return portal.redirectWithNotice(reply, session, to, `Account ${user} ${done}.`);
       }),
     );
   };

@@ -14,19 +14,6 @@ import { actorOf, errorsOf, field, type Portal, type WithSession } from './porta
 
 const BASE = '/preferences/api-manager';
 
-const NOTICES: Record<string, (name: string) => string> = {
-  created: (name) => `API user ${name} created.`,
-  password: (name) => `The password of ${name} was reset: the old one no longer works.`,
-  access: (name) => `The remote access of ${name} was changed.`,
-  deleted: (name) => `API user ${name} deleted.`,
-};
-
-function notice(request: FastifyRequest): string {
-  const query = request.query as Record<string, string | undefined>;
-  const make = NOTICES[query.notice ?? ''];
-  return make ? make(String(query.name ?? '')) : '';
-}
-
 /** The allowed IPs of the form: one address or range a line (commas and spaces also separate). */
 function allowedIpsOf(request: FastifyRequest): string[] {
   return field(request, 'allowed_ips')
@@ -106,7 +93,9 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
 
   app.get(
     BASE,
-    route(async (request, reply, session) => list(reply, session, { notice: notice(request) })),
+    route(async (request, reply, session) =>
+      list(reply, session, { notice: portal.takeNotice(request, reply, session) }),
+    ),
   );
 
   app.post(
@@ -136,7 +125,7 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
       } catch (error) {
         return list(reply, session, { values, errors: formErrors(error) }, 400);
       }
-      return reply.redirect(`${BASE}?notice=created&name=${encodeURIComponent(values.name)}`, 303);
+      return portal.redirectWithNotice(reply, session, BASE, `API user ${values.name} created.`);
     }),
   );
 
@@ -158,7 +147,8 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
       } catch (error) {
         return detail(reply, session, name, { errors: formErrors(error) }, 400);
       }
-      return reply.redirect(`${BASE}?notice=password&name=${encodeURIComponent(name)}`, 303);
+      const reset = `The password of ${name} was reset: the old one no longer works.`;
+      return portal.redirectWithNotice(reply, session, BASE, reset);
     }),
   );
 
@@ -174,7 +164,7 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
       } catch (error) {
         return detail(reply, session, name, { values, errors: formErrors(error) }, 400);
       }
-      return reply.redirect(`${BASE}?notice=access&name=${encodeURIComponent(name)}`, 303);
+      return portal.redirectWithNotice(reply, session, BASE, `The remote access of ${name} was changed.`);
     }),
   );
 
@@ -197,7 +187,7 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
 
   app.post(
     `${BASE}/:name/delete`,
-    route(async (request, reply) => {
+    route(async (request, reply, session) => {
       const { name } = request.params as { name: string };
       try {
         await deleteApiUser(db, name, actorOf(request));
@@ -205,7 +195,7 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
         // Already gone (deleted from the CLI or another tab): the outcome the administrator wanted.
         if (!(error instanceof ApiError)) throw error;
       }
-      return reply.redirect(`${BASE}?notice=deleted&name=${encodeURIComponent(name)}`, 303);
+      return portal.redirectWithNotice(reply, session, BASE, `API user ${name} deleted.`);
     }),
   );
 }

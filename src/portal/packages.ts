@@ -69,15 +69,9 @@ export function registerPackagePages(app: FastifyInstance, portal: Portal, route
 
   app.get(
     '/packages',
-    route(async (request, reply, session) => {
-      const query = request.query as Record<string, string | undefined>;
-      const notices: Record<string, string> = {
-        added: `Package ${query.name ?? ''} added.`,
-        changed: `Package ${query.name ?? ''} changed.`,
-        deleted: `Package ${query.name ?? ''} deleted.`,
-      };
-      return list(reply, session, { notice: notices[query.notice ?? ''] ?? '' });
-    }),
+    route(async (request, reply, session) =>
+      list(reply, session, { notice: portal.takeNotice(request, reply, session) }),
+    ),
   );
 
   app.post(
@@ -89,7 +83,7 @@ export function registerPackagePages(app: FastifyInstance, portal: Portal, route
       } catch (error) {
         return list(reply, session, { values: params, errors: errorsOf(error) }, 400);
       }
-      return reply.redirect(`/packages?notice=added&name=${encodeURIComponent(params.name!)}`, 303);
+      return portal.redirectWithNotice(reply, session, '/packages', `Package ${params.name} added.`);
     }),
   );
 
@@ -119,7 +113,7 @@ export function registerPackagePages(app: FastifyInstance, portal: Portal, route
       } catch (error) {
         return edit(reply, session, submitted, { errors: errorsOf(error) }, 400);
       }
-      return reply.redirect(`/packages?notice=changed&name=${encodeURIComponent(name)}`, 303);
+      return portal.redirectWithNotice(reply, session, '/packages', `Package ${name} changed.`);
     }),
   );
 
@@ -148,7 +142,7 @@ export function registerPackagePages(app: FastifyInstance, portal: Portal, route
       } catch (error) {
         return list(reply, session, { errors: { form: Object.values(errorsOf(error))[0] } }, 400);
       }
-      return reply.redirect(`/packages?notice=deleted&name=${encodeURIComponent(name)}`, 303);
+      return portal.redirectWithNotice(reply, session, '/packages', `Package ${name} deleted.`);
     }),
   );
 }

@@ -23,6 +23,9 @@ import {
   cookie,
   currentSession,
   LOGIN_COOKIE,
+  NOTICE_COOKIE,
+  noticeCookie,
+  noticeOf,
   openSession,
   parseCookies,
   randomToken,
@@ -50,6 +53,10 @@ export interface Portal {
   render(reply: FastifyReply, view: string, data: Record<string, unknown>, status?: number): FastifyReply;
   /** Runs an API operation as the administrator, through the same `execute` as the API. */
   run(request: FastifyRequest, operation: string, params: Record<string, string>): Promise<Result>;
+  /** Redirects (303) to a page that shows `notice` once, carried in the session's signed cookie. */
+  redirectWithNotice(reply: FastifyReply, session: PortalSession, to: string, notice: string): FastifyReply;
+  /** The notice a redirect left for this page (shown once: the cookie is cleared), or ''. */
+  takeNotice(request: FastifyRequest, reply: FastifyReply, session: PortalSession): string;
 }
 
 export type SessionHandler = (
@@ -143,6 +150,15 @@ export function registerPortal(app: FastifyInstance, services: Services, options
         const all = paramErrors(operation.params, raw, services.config);
         throw all.length > 1 ? new FieldErrors(all) : error;
       }
+    },
+    redirectWithNotice(reply, session, to, notice) {
+      reply.header('set-cookie', noticeCookie(session, notice, secure));
+      return reply.redirect(to, 303);
+    },
+    takeNotice(request, reply, session) {
+      if (!parseCookies(request.headers.cookie).has(NOTICE_COOKIE)) return '';
+      reply.header('set-cookie', cookie(NOTICE_COOKIE, '', { secure, maxAgeSeconds: 0 }));
+      return noticeOf(request.headers.cookie, session);
     },
   };
 

@@ -257,7 +257,10 @@ function configure(
     '/etc/pam.d/sshd',
     pamSshd.replace(/^session\s+required\s+pam_loginuid\.so/m, 'session optional pam_loginuid.so'),
   );
-  // Berth: the linux driver on the sandbox's ports, certificates from Pebble.
+  // Berth: the linux driver on the sandbox's ports, certificates from Pebble. Its data directory
+  // holds the store, the keys and the passwords: root's alone, as `berth init` makes it.
+  mkdirSync(DATA_DIR, { recursive: true, mode: 0o700 });
+  chmodSync(DATA_DIR, 0o700);
   write(
     join(DATA_DIR, 'berth.toml'),
     [
@@ -274,6 +277,9 @@ function configure(
         ? [`node_name = ${JSON.stringify(fleet.node)}`, `advertise_url = "https://127.0.0.1:${ports.api}"`]
         : []),
       ...(fleet.database ? [`database = ${JSON.stringify(fleet.database)}`] : []),
+      // The billing system of the sandbox (its test, a developer's script) calls from 127.0.0.1,
+      // as every account's code does: no account may lock it out by failing logins there.
+      'trusted_addresses = ["127.0.0.1"]',
       '',
       '[linux]',
       `http_port = ${ports.http}`,
@@ -310,11 +316,17 @@ function fetchText(url: string, ca: string): Promise<string> {
   });
 }
 
+/** A `berth` command on the data directory, under the umask Berth's own service runs with. */
 function berth(args: string[], input: string): void {
-  execFileSync(process.execPath, [BIN, ...args, '--data-dir', DATA_DIR], {
-    input,
-    stdio: ['pipe', 'ignore', 'pipe'],
-  });
+  const umask = process.umask(0o077);
+  try {
+    execFileSync(process.execPath, [BIN, ...args, '--data-dir', DATA_DIR], {
+      input,
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
+  } finally {
+    process.umask(umask);
+  }
 }
 
 /** Removes the control groups the sandbox's accounts had, and their parent, from the machine's hierarchies. */

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAccount, type Harness } from '../helpers.ts';
-import { csrfOf, get, login, portalHarness, postForm } from './pages.ts';
+import { cookieValue, csrfOf, get, login, portalHarness, postForm } from './pages.ts';
 
 /** The user names of a rendered account list, in the order shown. */
 const usersOf = (html: string) => [...html.matchAll(/<tr id="account-([a-z0-9]+)">/g)].map((m) => m[1]);
@@ -104,7 +104,13 @@ describe('the portal’s account pages', () => {
     assert.equal((summary.body.data as { acct: { is_suspended: string } }).acct.is_suspended, 'no');
     const done = await postForm(h, '/accounts/user01/suspend', { _csrf: csrf, reason: 'Chargeback' }, cookie);
     assert.equal(done.status, 303);
-    assert.equal(done.headers.location, '/accounts/user01?notice=suspended&user=user01');
+    assert.equal(done.headers.location, '/accounts/user01');
+    const suspended = await get(
+      h,
+      '/accounts/user01',
+      `${cookie}; ${cookieValue(done.headers, 'berth_notice')}`,
+    );
+    assert.match(suspended.body, /<p class="notice" role="status">Account user01 suspended\.<\/p>/);
     const listed = await h.call('listsuspended');
     assert.equal(
       (listed.body.data as { accounts: Record<string, { reason: string }> }).accounts.user01?.reason,
@@ -150,8 +156,12 @@ describe('the portal’s account pages', () => {
       cookie,
     );
     assert.equal(made.status, 303);
-    assert.equal(made.headers.location, '/accounts/fresh?notice=created&user=fresh');
-    const created = await get(h, String(made.headers.location), cookie);
+    assert.equal(made.headers.location, '/accounts/fresh');
+    const created = await get(
+      h,
+      '/accounts/fresh',
+      `${cookie}; ${cookieValue(made.headers, 'berth_notice')}`,
+    );
     assert.match(created.body, /Account fresh created\./);
     const taken = await postForm(
       h,
@@ -168,7 +178,9 @@ describe('the portal’s account pages', () => {
     assert.match(ask.body, /<button type="submit" class="danger">Remove fresh<\/button>/);
     const done = await postForm(h, '/accounts/fresh/remove', { _csrf: csrf }, cookie);
     assert.equal(done.status, 303);
-    assert.equal(done.headers.location, '/accounts?notice=removed&user=fresh');
+    assert.equal(done.headers.location, '/accounts');
+    const removed = await get(h, '/accounts', `${cookie}; ${cookieValue(done.headers, 'berth_notice')}`);
+    assert.match(removed.body, /Account fresh removed\./);
     assert.equal((await h.call('accountsummary', { user: 'fresh' })).statusCode, 400);
     const again = await postForm(h, '/accounts/fresh/remove', { _csrf: csrf }, cookie);
     assert.equal(again.status, 400);

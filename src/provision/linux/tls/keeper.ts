@@ -5,6 +5,7 @@
 // 5, 30, 2 hours, 6, then daily; at least 3 hours after the server says rateLimited), so a domain
 // that does not point here yet never turns into a stream of failed orders. The ACME account key is
 // <data-dir>/acme/account-key.pem, 0600.
+import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as acme from 'acme-client';
 import type { Account } from '../../../store/accounts.ts';
@@ -56,7 +57,11 @@ export function certificateKeeper(
 
   async function acmeClient(): Promise<acme.Client> {
     if (client) return client;
-    const keyFile = join(config.dataDir, 'acme', 'account-key.pem');
+    const keyDir = join(config.dataDir, 'acme');
+    const keyFile = join(keyDir, 'account-key.pem');
+    // In the data directory, root's alone like everything there (one made 0755 before is closed).
+    mkdirSync(keyDir, { recursive: true, mode: 0o700 });
+    chmodSync(keyDir, 0o700);
     let accountKey = readIfExists(keyFile);
     if (accountKey === null) {
       accountKey = (await acme.crypto.createPrivateKey()).toString();

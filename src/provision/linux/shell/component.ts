@@ -234,6 +234,11 @@ export function shellComponent(ctx: LinuxContext): Component {
 
     inspect(accounts) {
       const differences: string[] = [];
+      const pam = readIfExists(ctx.path(linux.pamSshd));
+      if (accounts.length > 0 && pam !== null && !PAM_BLOCK.test(pam))
+        differences.push(
+          `${linux.pamSshd} lacks Berth's block: SSH sessions run outside the accounts' control groups`,
+        );
       const members = (group: string) => new Set(systemGroupMembers(root, group));
       const groups = new Map([SHELL_GROUP, SFTP_GROUP, SUSPENDED_GROUP].map((g) => [g, members(g)]));
       for (const account of accounts) {

@@ -81,6 +81,7 @@ export function userComponent(ctx: LinuxContext): UserComponent {
     }
   };
   const { systemUser } = ctx;
+  const groupExists = (user: string) => ctx.groups?.list().includes(user) ?? false;
   /** The account's control group, bounded as configured: every process it runs is in it. */
   const ensureGroup = (account: Account) =>
     ctx.groups?.ensure(account.user, { processes: linux.accountProcesses, memoryMb: linux.accountMemory });
@@ -272,6 +273,8 @@ export function userComponent(ctx: LinuxContext): UserComponent {
             );
           if (user.shell !== shellOf(account)) say(`login shell is ${user.shell}, not ${shellOf(account)}`);
         }
+        if (ctx.groups && !groupExists(account.user))
+          say('no control group: its processes are not bounded, nor ended together');
         const home = ctx.path(account.homedir);
         const homeKind = kindOf(home, []);
         if (homeKind !== 'directory') say(`${account.homedir} is ${describeKind(homeKind)}`);

@@ -177,7 +177,7 @@ echo shell_exec('ls /tmp');
       assert.doesNotMatch(await exec(['/usr/bin/ls', '-a', dir]), /alice-/);
   });
 
-  it('bounds the processes an account may run', async () => {
+  it('bounds the processes and the memory an account may use', async () => {
     await alicePage(
       'fork.php',
       `<?php
@@ -195,6 +195,12 @@ echo 'forked';
     const unified = /^0::(\/\S+)$/m.exec(groups)?.[1];
     const dir = pids ? `/sys/fs/cgroup/pids${pids}` : `/sys/fs/cgroup${unified}`;
     assert.equal((await exec(['/usr/bin/cat', `${dir}/pids.max`])).trim(), '256');
+    // Its memory is bounded too (account_memory, 2048 MB), where the memory controller is.
+    const memory = /^\d+:memory:(\/\S+)$/m.exec(groups)?.[1];
+    const limit = memory
+      ? `/sys/fs/cgroup/memory${memory}/memory.limit_in_bytes`
+      : `/sys/fs/cgroup${unified}/memory.max`;
+    assert.equal((await exec(['/usr/bin/cat', limit])).trim(), String(2048 * 1024 * 1024));
     const current = Number((await exec(['/usr/bin/cat', `${dir}/pids.current`])).trim());
     assert.ok(
       sleeping > 100 && sleeping < 256 && current <= 256,

@@ -595,11 +595,22 @@ describe('berth sandbox', () => {
   });
 
   it('stops on SIGTERM and leaves this machine as it was', async () => {
+    // The accounts' control groups are the machine's (the hierarchies are shared): they go too.
+    const parent = /^cgroup_parent = "([^"]+)"$/m.exec(
+      (await exec(['/usr/bin/cat', '/var/lib/berth/berth.toml'])).stdout,
+    )?.[1];
+    assert.ok(parent, 'the sandbox names its control groups');
     const ended = new Promise<number | null>((resolve) => running.child.once('exit', resolve));
     process.kill(sandbox.pid, 'SIGTERM');
     assert.equal(await ended, 0, running.output());
     assert.equal(machineState(), machineBefore);
     assert.equal(existsSync(join(dataDir, 'sandbox')), false);
+    for (const hierarchy of readdirSync('/sys/fs/cgroup'))
+      assert.equal(
+        existsSync(join('/sys/fs/cgroup', hierarchy, parent)),
+        false,
+        `${hierarchy}/${parent} is left`,
+      );
     assert.equal(curl([`http://127.0.0.1:${sandbox.http_port}/`]).status, 0, 'nothing listens any more');
   });
 });

@@ -2,9 +2,11 @@
 // account's home (which is root's, as ChrootDirectory requires; public_html, Maildir, tmp and the
 // shell's own home inside it are the account's). shell=on: a jail in the home, hard-linked from a
 // template that Debian's jailkit builds once (a shell, coreutils, PHP's command line, git, rsync),
-// with an /etc of its own that names only root and the account: no other home, no /etc/shadow, no
-// /proc. shell=off: SFTP alone (ForceCommand internal-sftp). Which rules apply is group membership
-// (berth-shell, berth-sftp, berth-suspended), so sshd's configuration never changes per account.
+// with an /etc of its own that names only root and the account: no other home, no /etc/shadow, and
+// a /proc that each session mounts for itself, showing the account's processes alone. shell=off:
+// SFTP alone (ForceCommand internal-sftp). Which rules apply is group membership (berth-shell,
+// berth-sftp, berth-suspended), so sshd's configuration never changes per account. Every session
+// enters the account's control group through Berth's PAM hook (account-session.sh).
 import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { phpVersion } from '../../../config.ts';

@@ -58,6 +58,18 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       account.user,
     ]);
   const userdel = (user: string) => runner.run(['/usr/sbin/userdel', ...prefix, '--', user]);
+  /**
+   * Sets the password field of the shadow file from standard input: a hash given on a command line
+   * (usermod -p) is in /proc/<pid>/cmdline, which every user of the system may read. chpasswd has
+   * no --prefix; -R chroots it into the system root, where it needs nothing but the files of /etc.
+   */
+  const setPasswordField = async (user: string, field: string) => {
+    if (/[:\n]/.test(field))
+      throw new Error(`refusing a password hash for ${user} that would leave its line`);
+    await runner.run(['/usr/sbin/chpasswd', '-e', ...(ctx.live ? [] : ['-R', root])], {
+      input: `${user}:${field}\n`,
+    });
+  };
   /** Ends every process the user still runs (a PHP worker finishing, a cron job): none outlives it. */
   const endProcesses = async (name: string) => {
     const found = findSystemUser(root, name);
@@ -111,7 +123,7 @@ export function userComponent(ctx: LinuxContext): UserComponent {
           // A moved account keeps its hash as it was, locked while it is suspended.
           const hash =
             'moved' in origin ? origin.moved.passwordHash : await ctx.hashPassword(origin.password);
-          await usermod(account.user, ['-p', hash]);
+          await setPasswordField(account.user, hash);
         }),
         ctx.step(
           'home directory',
@@ -158,17 +170,19 @@ export function userComponent(ctx: LinuxContext): UserComponent {
     },
 
     changePassword(account, password) {
-      let before = '';
+      let before: string | undefined;
       return [
         ctx.step(
           'password',
           async () => {
-            before = shadowPassword(root, account.user) ?? '';
+            before = shadowPassword(root, account.user);
             const hash = await ctx.hashPassword(password);
             // A suspended account stays locked: the new hash waits behind the `!`.
-            await usermod(account.user, ['-p', account.suspension ? `!${hash}` : hash]);
+            await setPasswordField(account.user, account.suspension ? `!${hash}` : hash);
           },
-          async () => void (await usermod(account.user, ['-p', before])),
+          async () => {
+            if (before !== undefined) await setPasswordField(account.user, before);
+          },
         ),
       ];
     },

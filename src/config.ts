@@ -36,6 +36,12 @@ export interface Config {
   nameservers: string[];
   homeBase: string;
   shell: string;
+  /**
+   * The uids (and gids) accounts get, one each, never given twice across the fleet: above the
+   * system's own users and people (Debian gives those 1000 up), below what Debian reserves
+   * (60000 up) and the subordinate ids of user namespaces (100000 up).
+   */
+  uids: { min: number; max: number };
   trustedProxies: string[];
   lockout: { maxFailures: number; windowMinutes: number; lockMinutes: number };
   linux: LinuxConfig;
@@ -228,6 +234,7 @@ function defaults(dataDir: string): Config {
     nameservers: [],
     homeBase: '/home',
     shell: '/bin/bash',
+    uids: { min: 10000, max: 59999 },
     trustedProxies: [],
     lockout: { maxFailures: 10, windowMinutes: 15, lockMinutes: 15 },
     limits: {
@@ -429,6 +436,8 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   shared_ipv6: ['sharedIpv6', addressOrNone(6)],
   nameservers: ['nameservers', listOf(hostNameValue)],
   home_base: ['homeBase', absolutePath],
+  uid_min: ['uids.min', wholeNumber(1000, 4_294_967_294)],
+  uid_max: ['uids.max', wholeNumber(1000, 4_294_967_294)],
   shell: ['shell', absolutePath],
   trusted_proxies: ['trustedProxies', listOf(addressRange())],
   'tls.enabled': ['tls', onOff],

@@ -7,7 +7,7 @@ import type { Account } from '../../../store/accounts.ts';
 import type { Component, LinuxContext, LinuxStep } from '../context.ts';
 import { removeFile } from '../files.ts';
 import { createHome, ensureDirectory, type Kind, kindOf, removeHome, settleDirectory } from '../home.ts';
-import { findSystemUser, processOf, shadowPassword, systemUsers } from '../passwd.ts';
+import { findSystemUser, processOf, shadowPassword, systemGroupExists, systemUsers } from '../passwd.ts';
 import { waitFor } from '../wait.ts';
 
 /**
@@ -42,12 +42,29 @@ export function userComponent(ctx: LinuxContext): UserComponent {
     account.suspension || !account.shellEnabled ? NOLOGIN : config.shell;
   const usermod = (user: string, args: string[]) =>
     runner.run(['/usr/sbin/usermod', ...prefix, ...args, '--', user]);
-  const useradd = (account: Account) =>
+  /**
+   * Makes the system user with the account's uid, and its group with the same number as its gid
+   * (groupadd first: useradd -U would quietly take another gid were that one a group's). Both tools
+   * refuse an id the system already has. An account made before uids were kept (uid null) gets
+   * whatever useradd picks, as it did then.
+   */
+  const useradd = async (account: Account) => {
+    const { uid } = account;
+    if (uid === null) return void (await runUseradd(account, ['-U']));
+    await runner.run(['/usr/sbin/groupadd', ...prefix, '-g', String(uid), '--', account.user]);
+    try {
+      await runUseradd(account, ['-u', String(uid), '-g', String(uid)]);
+    } catch (error) {
+      await runner.run(['/usr/sbin/groupdel', ...prefix, '--', account.user]);
+      throw error;
+    }
+  };
+  const runUseradd = (account: Account, ids: string[]) =>
     runner.run([
       '/usr/sbin/useradd',
       ...prefix,
       '-M',
-      '-U',
+      ...ids,
       '-d',
       account.homedir,
       '-s',
@@ -57,7 +74,11 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       '--',
       account.user,
     ]);
-  const userdel = (user: string) => runner.run(['/usr/sbin/userdel', ...prefix, '--', user]);
+  /** Removes the user, and its group (userdel leaves it when login.defs says USERGROUPS_ENAB no). */
+  const userdel = async (user: string) => {
+    await runner.run(['/usr/sbin/userdel', ...prefix, '--', user]);
+    if (systemGroupExists(root, user)) await runner.run(['/usr/sbin/groupdel', ...prefix, '--', user]);
+  };
   /**
    * Sets the password field of the shadow file from standard input: a hash given on a command line
    * (usermod -p) is in /proc/<pid>/cmdline, which every user of the system may read. chpasswd has

@@ -9,6 +9,7 @@ import { removeFile } from '../files.ts';
 import { createHome, ensureDirectory, type Kind, kindOf, removeHome, settleDirectory } from '../home.ts';
 import { findSystemUser, processOf, shadowPassword, systemGroupExists, systemUsers } from '../passwd.ts';
 import { waitFor } from '../wait.ts';
+import { removeLeftovers } from './leftovers.ts';
 
 /**
  * The home is root's (OpenSSH chroots logins to it, and allows that only for a root-owned directory
@@ -101,6 +102,19 @@ export function userComponent(ctx: LinuxContext): UserComponent {
     await waitFor(`the processes of ${name} to end`, () => !processOf(found.uid));
   };
   const { systemUser } = ctx;
+  /**
+   * Ends the user's processes, then removes the user, its home, its mail spool and whatever it
+   * left elsewhere (files in /tmp, its crontab, mail it queued): found by its uid, which is never
+   * given again, so that nothing of it reaches a later account.
+   */
+  const forgetUser = async (account: Account) => {
+    const found = findSystemUser(root, account.user);
+    await endProcesses(account.user);
+    await userdel(account.user);
+    removeHome(ctx.path(account.homedir));
+    removeFile(ctx.path(join('/var/mail', account.user)));
+    if (found && found.uid !== 0) await removeLeftovers(ctx, account.user, found.uid);
+  };
 
   function quotaSteps(account: Account, before: Account | null): LinuxStep[] {
     const fs = linux.quotaFilesystem;
@@ -161,12 +175,7 @@ export function userComponent(ctx: LinuxContext): UserComponent {
     removeUser(account) {
       // The home directory goes with the user. Berth removes the home itself: userdel -r would walk
       // the customer's files as root.
-      return ctx.step('system user', async () => {
-        await endProcesses(account.user);
-        await userdel(account.user);
-        removeHome(ctx.path(account.homedir));
-        removeFile(ctx.path(join('/var/mail', account.user)));
-      });
+      return ctx.step('system user', async () => forgetUser(account));
     },
 
     suspend(account) {
@@ -242,12 +251,7 @@ export function userComponent(ctx: LinuxContext): UserComponent {
 
     async purge(account) {
       // Only a user Berth made for this very domain is removed.
-      if (findSystemUser(root, account.user)?.gecos === gecosOf(account)) {
-        await endProcesses(account.user);
-        await userdel(account.user);
-        removeHome(ctx.path(account.homedir));
-        removeFile(ctx.path(join('/var/mail', account.user)));
-      }
+      if (findSystemUser(root, account.user)?.gecos === gecosOf(account)) await forgetUser(account);
     },
 
     inspect(accounts) {

@@ -99,7 +99,10 @@ export interface LinuxConfig {
   nginxHttpSettings: string;
   zoneDir: string;
   dkimDir: string;
+  /** `<domain>/access.log` and `error.log` per site, readable by root and the account's group only. */
   logDir: string;
+  /** Berth's logrotate file for the sites' logs; empty when the administrator rotates them. */
+  logrotateConfig: string;
   httpPort: number;
   httpsPort: number;
   /** The user nginx's workers run as: the only one that may use the PHP pools' sockets. */
@@ -258,6 +261,7 @@ function defaults(dataDir: string): Config {
       zoneDir: '/etc/bind/zones',
       dkimDir: '/etc/berth/dkim',
       logDir: '/var/log/nginx',
+      logrotateConfig: '/etc/logrotate.d/berth-sites',
       httpPort: 80,
       httpsPort: 443,
       webUser: 'www-data',
@@ -453,6 +457,7 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   'linux.zone_dir': ['linux.zoneDir', absolutePath],
   'linux.dkim_dir': ['linux.dkimDir', absolutePath],
   'linux.log_dir': ['linux.logDir', absolutePath],
+  'linux.logrotate_config': ['linux.logrotateConfig', (v) => (v === '' ? '' : absolutePath(v))],
   'linux.http_port': ['linux.httpPort', servicePort],
   'linux.https_port': ['linux.httpsPort', servicePort],
   'linux.web_user': ['linux.webUser', textValue({ pattern: /^[a-z_][a-z0-9_-]*$/, what: 'a user name' })],

@@ -98,6 +98,19 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.equal(publicHtml.uid, uid);
     assert.equal(publicHtml.mode & 0o777, 0o755);
     assert.ok(!h.commands.flat().includes('Alice-pass-1'), 'the password reached a command line');
+    // The site's logs: root's, read by the account's group only, in a directory no one else lists.
+    for (const [path, mode] of [
+      ['var/log/nginx/alice.example.com', 0o750],
+      ['var/log/nginx/alice.example.com/access.log', 0o640],
+      ['var/log/nginx/alice.example.com/error.log', 0o640],
+    ] as const) {
+      const stat = statSync(file(path));
+      assert.deepEqual([stat.uid, stat.gid, stat.mode & 0o777], [0, user.gid, mode], path);
+    }
+    assert.match(
+      readFileSync(file('etc/logrotate.d/berth-sites'), 'utf8'),
+      /\/var\/log\/nginx\/\*\/access\.log .*\n(.*\n)*\s+copytruncate\n/,
+    );
   });
 
   it('gives the account a PHP pool of its own, HTTPS with a fallback certificate, and shows its state', async () => {
@@ -313,7 +326,10 @@ describe('the linux driver through a whole account lifecycle', () => {
       `203.0.113.1 - - [${stamp}] "GET /big.bin HTTP/1.1" 200 1048577 "-" "curl"`,
       `203.0.113.1 - - [01/Jan/1999:10:00:00 +0000] "GET / HTTP/1.1" 200 99999999 "-" "curl"`,
     ];
-    writeFileSync(file('var/log/nginx/alice.example.com.access.log'), `${lines.join('\n')}\n`);
+    // One line in the log, one in the copy a rotation early this month left.
+    const [first, second, old] = lines;
+    writeFileSync(file('var/log/nginx/alice.example.com/access.log'), `${first}\n${old}\n`);
+    writeFileSync(file('var/log/nginx/alice.example.com/access.log.1'), `${second}\n`);
     assert.equal(await refreshUsage(h.services), 1);
     const acct = await summary(h, 'alice');
     assert.ok(
@@ -384,7 +400,7 @@ describe('the linux driver through a whole account lifecycle', () => {
       'etc/bind/zones/alice.example.com.db',
       'etc/berth/dkim/alice.example.com.private',
       'etc/berth/dkim/alice.example.com.txt',
-      'var/log/nginx/alice.example.com.access.log',
+      'var/log/nginx/alice.example.com',
     ]) {
       assert.equal(existsSync(file(path)), false, path);
     }

@@ -216,7 +216,9 @@ export function removeOwnedBy(dir: string, uid: number): string[] {
       } catch {
         continue; // gone meanwhile
       }
-      if (stat.dev !== device) continue;
+      // A directory of another filesystem is a mount: not entered. (Only directories: overlayfs
+      // gives a file the device of the layer it lies in, not the overlay's.)
+      if (stat.isDirectory() && stat.dev !== device) continue;
       try {
         if (stat.uid === uid) {
           if (stat.isDirectory()) {

@@ -7,6 +7,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import {
+  chmodSync,
   chownSync,
   existsSync,
   mkdirSync,
@@ -14,6 +15,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { get } from 'node:https';
@@ -77,6 +79,11 @@ function mountOverlays(layers: string): void {
     const work = join(layers, name, 'work');
     mkdirSync(upper, { recursive: true });
     mkdirSync(work, { recursive: true });
+    // The overlay's root takes the upper directory's owner and mode: /tmp stays 1777, as every
+    // user (an account's PHP, its shell) may write there on a real server.
+    const lower = statSync(dir);
+    chownSync(upper, lower.uid, lower.gid);
+    chmodSync(upper, lower.mode & 0o7777);
     run([
       '/usr/bin/mount',
       '-t',
@@ -87,6 +94,8 @@ function mountOverlays(layers: string): void {
       dir,
     ]);
   }
+  // A /dev/shm of its own: what accounts leave there goes with the sandbox, not to this machine.
+  run(['/usr/bin/mount', '-t', 'tmpfs', '-o', 'mode=1777,nosuid,nodev', 'sandbox-shm', '/dev/shm']);
 }
 
 function write(path: string, content: string, mode = 0o644): void {
@@ -390,10 +399,10 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
     services.push(service);
   };
   const waitUntil = async (what: string, ready: () => Promise<boolean> | boolean) => {
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 120_000;
     while (!(await ready())) {
       if (stopWanted) throw new Error(`stopped while waiting for ${what}`);
-      if (Date.now() > deadline) throw new Error(`${what} did not start within 30 s`);
+      if (Date.now() > deadline) throw new Error(`${what} did not start within 120 s`);
       await sleep(50);
     }
   };

@@ -36,6 +36,12 @@ export interface Config {
   nameservers: string[];
   homeBase: string;
   shell: string;
+  /**
+   * The uids (and gids) accounts get, one each, never given twice across the fleet: above the
+   * system's own users and people (Debian gives those 1000 up), below what Debian reserves
+   * (60000 up) and the subordinate ids of user namespaces (100000 up).
+   */
+  uids: { min: number; max: number };
   trustedProxies: string[];
   /** Addresses and ranges never locked out: their failures are not counted, their calls never refused. */
   trustedAddresses: string[];
@@ -95,7 +101,10 @@ export interface LinuxConfig {
   nginxHttpSettings: string;
   zoneDir: string;
   dkimDir: string;
+  /** `<domain>/access.log` and `error.log` per site, readable by root and the account's group only. */
   logDir: string;
+  /** Berth's logrotate file for the sites' logs; empty when the administrator rotates them. */
+  logrotateConfig: string;
   httpPort: number;
   httpsPort: number;
   /** The user nginx's workers run as: the only one that may use the PHP pools' sockets. */
@@ -241,6 +250,7 @@ function defaults(dataDir: string): Config {
     nameservers: [],
     homeBase: '/home',
     shell: '/bin/bash',
+    uids: { min: 10000, max: 59999 },
     trustedProxies: [],
     trustedAddresses: [],
     lockout: { maxFailures: 10, windowMinutes: 15, lockMinutes: 15 },
@@ -265,6 +275,7 @@ function defaults(dataDir: string): Config {
       zoneDir: '/etc/bind/zones',
       dkimDir: '/etc/berth/dkim',
       logDir: '/var/log/nginx',
+      logrotateConfig: '/etc/logrotate.d/berth-sites',
       httpPort: 80,
       httpsPort: 443,
       webUser: 'www-data',
@@ -453,6 +464,8 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   shared_ipv6: ['sharedIpv6', addressOrNone(6)],
   nameservers: ['nameservers', listOf(hostNameValue)],
   home_base: ['homeBase', absolutePath],
+  uid_min: ['uids.min', wholeNumber(1000, 4_294_967_294)],
+  uid_max: ['uids.max', wholeNumber(1000, 4_294_967_294)],
   shell: ['shell', absolutePath],
   trusted_proxies: ['trustedProxies', listOf(addressRange())],
   trusted_addresses: ['trustedAddresses', listOf(addressRange())],
@@ -469,6 +482,7 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   'linux.zone_dir': ['linux.zoneDir', absolutePath],
   'linux.dkim_dir': ['linux.dkimDir', absolutePath],
   'linux.log_dir': ['linux.logDir', absolutePath],
+  'linux.logrotate_config': ['linux.logrotateConfig', (v) => (v === '' ? '' : absolutePath(v))],
   'linux.http_port': ['linux.httpPort', servicePort],
   'linux.https_port': ['linux.httpsPort', servicePort],
   'linux.web_user': ['linux.webUser', textValue({ pattern: /^[a-z_][a-z0-9_-]*$/, what: 'a user name' })],

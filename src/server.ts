@@ -13,6 +13,7 @@ import {
   ownAccounts,
   recoverInterruptedCalls,
   refreshUsage,
+  settleUids,
   USAGE_REFRESH_MS,
 } from './maintenance.ts';
 import { ensurePortalPassword, PORTAL_PASSWORD_FILE, portalPasswordNotice } from './portal-password.ts';
@@ -77,6 +78,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const claimed = await claimUnplacedAccounts(services);
   if (claimed > 0)
     log.info({ accounts: claimed, server: config.nodeName }, 'claimed the accounts this server holds');
+  await settleUids(services);
   const admin = buildApp(services, { listener: 'admin', tls });
   const reseller = buildApp(services, { listener: 'reseller', tls });
   // Fastify names every listener http: (it does not know the server the factory made).

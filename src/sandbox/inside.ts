@@ -94,6 +94,8 @@ function mountOverlays(layers: string): void {
       dir,
     ]);
   }
+  // A /dev/shm of its own: what accounts leave there goes with the sandbox, not to this machine.
+  run(['/usr/bin/mount', '-t', 'tmpfs', '-o', 'mode=1777,nosuid,nodev', 'sandbox-shm', '/dev/shm']);
 }
 
 function write(path: string, content: string, mode = 0o644): void {

@@ -41,8 +41,10 @@ function snapshot(root: string): Map<string, string> {
     }
   };
   walk(root);
-  // The shadow tools keep backups of the files they change (passwd-, shadow-, …).
-  for (const path of [...files.keys()]) if (path.endsWith('-')) files.delete(path);
+  // The shadow tools keep backups of the files they change (passwd-, shadow-, …), and chpasswd
+  // locks the user database with /etc/.pwd.lock (which a real system always has).
+  for (const path of [...files.keys()])
+    if (path.endsWith('-') || path.endsWith('/etc/.pwd.lock')) files.delete(path);
   return files;
 }
 
@@ -99,6 +101,19 @@ describe('the linux driver through a whole account lifecycle', () => {
       [uid, findSystemUser(h.root, 'www-data')!.gid, 0o750],
     );
     assert.ok(!h.commands.flat().includes('Alice-pass-1'), 'the password reached a command line');
+    // The site's logs: root's, read by the account's group only, in a directory no one else lists.
+    for (const [path, mode] of [
+      ['var/log/nginx/alice.example.com', 0o750],
+      ['var/log/nginx/alice.example.com/access.log', 0o640],
+      ['var/log/nginx/alice.example.com/error.log', 0o640],
+    ] as const) {
+      const stat = statSync(file(path));
+      assert.deepEqual([stat.uid, stat.gid, stat.mode & 0o777], [0, user.gid, mode], path);
+    }
+    assert.match(
+      readFileSync(file('etc/logrotate.d/berth-sites'), 'utf8'),
+      /\/var\/log\/nginx\/\*\/access\.log .*\n(.*\n)*\s+copytruncate\n/,
+    );
   });
 
   it('gives the account a PHP pool of its own, HTTPS with a fallback certificate, and shows its state', async () => {
@@ -245,8 +260,19 @@ describe('the linux driver through a whole account lifecycle', () => {
   });
 
   it('passwd sets the new hash, for the system and the mail logins', async () => {
+    const ran = h.commands.length;
     assert.equal((await h.call('passwd', { user: 'alice', password: 'Alice-pass-2' })).statusCode, 200);
-    assert.equal(verifySha512Crypt('Alice-pass-2', shadowPassword(h.root, 'alice')!), true);
+    const hash = shadowPassword(h.root, 'alice')!;
+    assert.equal(verifySha512Crypt('Alice-pass-2', hash), true);
+    // Any user can read a command line in /proc: the hash goes to chpasswd on standard input only.
+    assert.deepEqual(
+      h.commands.slice(ran).filter((argv) => argv.some((arg) => arg.includes(hash.slice(3)))),
+      [],
+    );
+    assert.deepEqual(
+      h.inputs.slice(ran).filter((input) => input.includes(hash)),
+      [`alice:${hash}\n`],
+    );
     assert.equal(
       lines('etc/dovecot/berth/logins')[0],
       `alice:${shadowPassword(h.root, 'alice')}:::::::user=alice`,
@@ -303,7 +329,10 @@ describe('the linux driver through a whole account lifecycle', () => {
       `203.0.113.1 - - [${stamp}] "GET /big.bin HTTP/1.1" 200 1048577 "-" "curl"`,
       `203.0.113.1 - - [01/Jan/1999:10:00:00 +0000] "GET / HTTP/1.1" 200 99999999 "-" "curl"`,
     ];
-    writeFileSync(file('var/log/nginx/alice.example.com.access.log'), `${lines.join('\n')}\n`);
+    // One line in the log, one in the copy a rotation early this month left.
+    const [first, second, old] = lines;
+    writeFileSync(file('var/log/nginx/alice.example.com/access.log'), `${first}\n${old}\n`);
+    writeFileSync(file('var/log/nginx/alice.example.com/access.log.1'), `${second}\n`);
     assert.equal(await refreshUsage(h.services), 1);
     const acct = await summary(h, 'alice');
     assert.ok(
@@ -374,7 +403,7 @@ describe('the linux driver through a whole account lifecycle', () => {
       'etc/bind/zones/alice.example.com.db',
       'etc/berth/dkim/alice.example.com.private',
       'etc/berth/dkim/alice.example.com.txt',
-      'var/log/nginx/alice.example.com.access.log',
+      'var/log/nginx/alice.example.com',
     ]) {
       assert.equal(existsSync(file(path)), false, path);
     }

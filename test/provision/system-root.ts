@@ -72,6 +72,8 @@ export interface LinuxHarness extends Harness {
   root: string;
   /** Every command the driver ran, as its argument array. */
   commands: string[][];
+  /** What each of those commands was given on standard input (empty for none). */
+  inputs: string[];
   /** Name a step here to make it fail. */
   failAt: { step: string | null };
 }
@@ -80,11 +82,13 @@ export interface LinuxHarness extends Harness {
 export async function linuxSetup(): Promise<LinuxHarness> {
   const root = makeSystemRoot();
   const commands: string[][] = [];
+  const inputs: string[] = [];
   const failAt = { step: null as string | null };
   const real = execRunner();
   const runner: CommandRunner = {
     run(argv, options) {
       commands.push([...argv]);
+      inputs.push(options?.input ?? '');
       return real.run(argv, options);
     },
   };
@@ -110,6 +114,7 @@ export async function linuxSetup(): Promise<LinuxHarness> {
     ...h,
     root,
     commands,
+    inputs,
     failAt,
     close: async () => {
       await close();

@@ -13,7 +13,7 @@ import { dkimKeyFile } from './dns/dkim.ts';
 import { readIfExists } from './files.ts';
 import { mailComponent } from './mail/component.ts';
 import { packFiles, unpackFiles } from './move.ts';
-import { shadowPassword, systemNameTaken } from './passwd.ts';
+import { shadowPassword, systemIds, systemNameTaken } from './passwd.ts';
 import { phpComponent } from './php/component.ts';
 import type { CommandRunner } from './run.ts';
 import { shellComponent } from './shell/component.ts';
@@ -142,6 +142,8 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     async prepare() {
       for (const component of components) await component.prepare?.();
     },
+
+    systemIds: () => systemIds(ctx.root),
 
     async nameTaken(name) {
       // useradd -U makes a group of the same name: a name the group database has is taken too.

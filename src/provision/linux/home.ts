@@ -209,6 +209,45 @@ export function removeHome(home: string): void {
 }
 
 /**
+ * Removes whatever `uid` owns below a directory every user may write (`/tmp`, `/var/tmp`,
+ * `/dev/shm`): a file, link or directory of its own goes whole (a directory with whatever is in
+ * it), and directories of others are looked into for more. Links are removed, never followed, and
+ * nothing on another filesystem (a mount below it) is entered. Returns what was removed.
+ */
+export function removeOwnedBy(dir: string, uid: number): string[] {
+  if (kindAt(dir) !== 'directory') return [];
+  const removed: string[] = [];
+  const walk = (fd: number, device: number, at: string) => {
+    for (const name of readdirSync(`/proc/self/fd/${fd}`)) {
+      const path = beneath(fd, name);
+      let stat: ReturnType<typeof lstatSync>;
+      try {
+        stat = lstatSync(path);
+      } catch {
+        continue; // gone meanwhile
+      }
+      // A directory of another filesystem is a mount: not entered. (Only directories: overlayfs
+      // gives a file the device of the layer it lies in, not the overlay's.)
+      if (stat.isDirectory() && stat.dev !== device) continue;
+      try {
+        if (stat.uid === uid) {
+          if (stat.isDirectory()) {
+            withDirectory(path, emptyDirectory);
+            rmdirSync(path);
+          } else unlinkSync(path);
+          removed.push(`${at}/${name}`);
+        } else if (stat.isDirectory()) withDirectory(path, (inner) => walk(inner, device, `${at}/${name}`));
+      } catch (error) {
+        // Replaced by a link or removed meanwhile (by another account): not followed.
+        if (!(error instanceof UnsafePath) && (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    }
+  };
+  withDirectory(dir, (fd) => walk(fd, fstatSync(fd).dev, dir));
+  return removed;
+}
+
+/**
  * Bytes the account's files take below its home, counted without following any link. What root
  * owns there (the home itself, a shell jail's hard links of system files) is not the account's.
  */

@@ -9,6 +9,7 @@ const cache = new Map<string, string>();
 
 export type TemplateName =
   | 'web/http.conf'
+  | 'web/logrotate.conf'
   | 'web/server.conf'
   | 'web/server-http.conf'
   | 'web/site.conf'

@@ -7,8 +7,9 @@ import type { Account } from '../../../store/accounts.ts';
 import type { Component, LinuxContext, LinuxStep } from '../context.ts';
 import { removeFile } from '../files.ts';
 import { createHome, ensureDirectory, type Kind, kindOf, removeHome, settleDirectory } from '../home.ts';
-import { findSystemUser, processOf, shadowPassword, systemUsers } from '../passwd.ts';
+import { findSystemUser, processOf, shadowPassword, systemGroupExists, systemUsers } from '../passwd.ts';
 import { waitFor } from '../wait.ts';
+import { removeLeftovers } from './leftovers.ts';
 
 /**
  * The home is root's (OpenSSH chroots logins to it, and allows that only for a root-owned directory
@@ -46,12 +47,29 @@ export function userComponent(ctx: LinuxContext): UserComponent {
     account.suspension || !account.shellEnabled ? NOLOGIN : config.shell;
   const usermod = (user: string, args: string[]) =>
     runner.run(['/usr/sbin/usermod', ...prefix, ...args, '--', user]);
-  const useradd = (account: Account) =>
+  /**
+   * Makes the system user with the account's uid, and its group with the same number as its gid
+   * (groupadd first: useradd -U would quietly take another gid were that one a group's). Both tools
+   * refuse an id the system already has. An account made before uids were kept (uid null) gets
+   * whatever useradd picks, as it did then.
+   */
+  const useradd = async (account: Account) => {
+    const { uid } = account;
+    if (uid === null) return void (await runUseradd(account, ['-U']));
+    await runner.run(['/usr/sbin/groupadd', ...prefix, '-g', String(uid), '--', account.user]);
+    try {
+      await runUseradd(account, ['-u', String(uid), '-g', String(uid)]);
+    } catch (error) {
+      await runner.run(['/usr/sbin/groupdel', ...prefix, '--', account.user]);
+      throw error;
+    }
+  };
+  const runUseradd = (account: Account, ids: string[]) =>
     runner.run([
       '/usr/sbin/useradd',
       ...prefix,
       '-M',
-      '-U',
+      ...ids,
       '-d',
       account.homedir,
       '-s',
@@ -61,7 +79,23 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       '--',
       account.user,
     ]);
-  const userdel = (user: string) => runner.run(['/usr/sbin/userdel', ...prefix, '--', user]);
+  /** Removes the user, and its group (userdel leaves it when login.defs says USERGROUPS_ENAB no). */
+  const userdel = async (user: string) => {
+    await runner.run(['/usr/sbin/userdel', ...prefix, '--', user]);
+    if (systemGroupExists(root, user)) await runner.run(['/usr/sbin/groupdel', ...prefix, '--', user]);
+  };
+  /**
+   * Sets the password field of the shadow file from standard input: a hash given on a command line
+   * (usermod -p) is in /proc/<pid>/cmdline, which every user of the system may read. chpasswd has
+   * no --prefix; -R chroots it into the system root, where it needs nothing but the files of /etc.
+   */
+  const setPasswordField = async (user: string, field: string) => {
+    if (/[:\n]/.test(field))
+      throw new Error(`refusing a password hash for ${user} that would leave its line`);
+    await runner.run(['/usr/sbin/chpasswd', '-e', ...(ctx.live ? [] : ['-R', root])], {
+      input: `${user}:${field}\n`,
+    });
+  };
   /**
    * Ends every process of the account: its control group (its PHP-FPM master and workers, its SSH
    * and SFTP sessions, whatever they forked, detached or not), then anything else running as its
@@ -89,6 +123,19 @@ export function userComponent(ctx: LinuxContext): UserComponent {
     uid: systemUser(account.user).uid,
     gid: systemUser(linux.webUser).gid,
   });
+  /**
+   * Ends the user's processes, then removes the user, its home, its mail spool and whatever it
+   * left elsewhere (files in /tmp, its crontab, mail it queued): found by its uid, which is never
+   * given again, so that nothing of it reaches a later account.
+   */
+  const forgetUser = async (account: Account) => {
+    const found = findSystemUser(root, account.user);
+    await endProcesses(account.user, true);
+    await userdel(account.user);
+    removeHome(ctx.path(account.homedir));
+    removeFile(ctx.path(join('/var/mail', account.user)));
+    if (found && found.uid !== 0) await removeLeftovers(ctx, account.user, found.uid);
+  };
 
   function quotaSteps(account: Account, before: Account | null): LinuxStep[] {
     const fs = linux.quotaFilesystem;
@@ -132,7 +179,7 @@ export function userComponent(ctx: LinuxContext): UserComponent {
           // A moved account keeps its hash as it was, locked while it is suspended.
           const hash =
             'moved' in origin ? origin.moved.passwordHash : await ctx.hashPassword(origin.password);
-          await usermod(account.user, ['-p', hash]);
+          await setPasswordField(account.user, hash);
         }),
         ctx.step(
           'home directory',
@@ -162,12 +209,7 @@ export function userComponent(ctx: LinuxContext): UserComponent {
     removeUser(account) {
       // The home directory goes with the user. Berth removes the home itself: userdel -r would walk
       // the customer's files as root.
-      return ctx.step('system user', async () => {
-        await endProcesses(account.user, true);
-        await userdel(account.user);
-        removeHome(ctx.path(account.homedir));
-        removeFile(ctx.path(join('/var/mail', account.user)));
-      });
+      return ctx.step('system user', async () => forgetUser(account));
     },
 
     endProcesses(account) {
@@ -196,17 +238,19 @@ export function userComponent(ctx: LinuxContext): UserComponent {
     },
 
     changePassword(account, password) {
-      let before = '';
+      let before: string | undefined;
       return [
         ctx.step(
           'password',
           async () => {
-            before = shadowPassword(root, account.user) ?? '';
+            before = shadowPassword(root, account.user);
             const hash = await ctx.hashPassword(password);
             // A suspended account stays locked: the new hash waits behind the `!`.
-            await usermod(account.user, ['-p', account.suspension ? `!${hash}` : hash]);
+            await setPasswordField(account.user, account.suspension ? `!${hash}` : hash);
           },
-          async () => void (await usermod(account.user, ['-p', before])),
+          async () => {
+            if (before !== undefined) await setPasswordField(account.user, before);
+          },
         ),
       ];
     },
@@ -246,12 +290,7 @@ export function userComponent(ctx: LinuxContext): UserComponent {
 
     async purge(account) {
       // Only a user Berth made for this very domain is removed.
-      if (findSystemUser(root, account.user)?.gecos === gecosOf(account)) {
-        await endProcesses(account.user, true);
-        await userdel(account.user);
-        removeHome(ctx.path(account.homedir));
-        removeFile(ctx.path(join('/var/mail', account.user)));
-      }
+      if (findSystemUser(root, account.user)?.gecos === gecosOf(account)) await forgetUser(account);
     },
 
     inspect(accounts) {

@@ -5,13 +5,12 @@
 // 5, 30, 2 hours, 6, then daily; at least 3 hours after the server says rateLimited), so a domain
 // that does not point here yet never turns into a stream of failed orders. The ACME account key is
 // <data-dir>/acme/account-key.pem, 0600.
-import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as acme from 'acme-client';
 import type { Account } from '../../../store/accounts.ts';
 import type { AccountSource, BackgroundLog } from '../../driver.ts';
 import type { LinuxContext, Service } from '../context.ts';
-import { readIfExists, removeFile, writeFileAtomic } from '../files.ts';
+import { makePrivateDirectory, readIfExists, removeFile, writeFileAtomic } from '../files.ts';
 import { describeCertificate, type TlsComponent } from './component.ts';
 
 const MINUTE = 60_000;
@@ -60,8 +59,7 @@ export function certificateKeeper(
     const keyDir = join(config.dataDir, 'acme');
     const keyFile = join(keyDir, 'account-key.pem');
     // In the data directory, root's alone like everything there (one made 0755 before is closed).
-    mkdirSync(keyDir, { recursive: true, mode: 0o700 });
-    chmodSync(keyDir, 0o700);
+    makePrivateDirectory(keyDir);
     let accountKey = readIfExists(keyFile);
     if (accountKey === null) {
       accountKey = (await acme.crypto.createPrivateKey()).toString();

@@ -86,6 +86,8 @@ export interface AcmeConfig {
 
 export const LINUX_COMPONENTS = ['user', 'php', 'tls', 'web', 'dns', 'mail', 'shell'] as const;
 export type LinuxComponentName = (typeof LINUX_COMPONENTS)[number];
+export const QUOTA_SETTINGS = ['auto', 'linux', 'btrfs', 'none'] as const;
+export type QuotaSetting = (typeof QUOTA_SETTINGS)[number];
 
 /** Where the linux driver puts things. Paths are absolute within `systemRoot`. */
 export interface LinuxConfig {
@@ -136,8 +138,16 @@ export interface LinuxConfig {
   certDir: string;
   /** Where nginx serves /.well-known/acme-challenge/ from, for every domain. */
   acmeChallengeDir: string;
-  /** The filesystem setquota sets quotas on, or null for no disk quotas. */
+  /**
+   * How disk quotas are enforced: Linux user quotas (`setquota`), btrfs qgroups (a subvolume per
+   * home), none, or `auto`: btrfs when the home base is on btrfs, else Linux quotas when
+   * quotaFilesystem is set, else none.
+   */
+  quota: QuotaSetting;
+  /** The filesystem setquota sets quotas on (Linux user quotas), or null. */
   quotaFilesystem: string | null;
+  /** Files (inodes) a Linux user quota allows per MB of disk quota. */
+  quotaInodesPerMb: number;
   /** Commands as argument arrays, run only when systemRoot is `/`. */
   testWeb: string[];
   reloadWeb: string[];
@@ -291,7 +301,9 @@ function defaults(dataDir: string): Config {
       accountMemory: 2048,
       certDir: '/etc/berth/certs',
       acmeChallengeDir: '/var/www/berth-acme',
+      quota: 'auto',
       quotaFilesystem: null,
+      quotaInodesPerMb: 100,
       testWeb: ['/usr/sbin/nginx', '-t', '-q'],
       // SIGHUP to the master: `nginx -s reload` parses the whole configuration (every site's
       // certificate) only to find the pid file, a second full parse on every reload.
@@ -501,7 +513,9 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   'linux.account_memory': ['linux.accountMemory', unlimitedOr(wholeNumber(64, 1_048_576))],
   'linux.cert_dir': ['linux.certDir', absolutePath],
   'linux.acme_challenge_dir': ['linux.acmeChallengeDir', absolutePath],
+  'linux.quota': ['linux.quota', oneOf(...QUOTA_SETTINGS)],
   'linux.quota_filesystem': ['linux.quotaFilesystem', (v) => (v === '' ? null : absolutePath(v))],
+  'linux.quota_inodes_per_mb': ['linux.quotaInodesPerMb', positive],
   'linux.test_web': ['linux.testWeb', command],
   'linux.reload_web': ['linux.reloadWeb', command],
   'linux.reload_dns': ['linux.reloadDns', command],

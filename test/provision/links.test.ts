@@ -197,6 +197,7 @@ describe('the linux driver touches customer paths in one place', () => {
     const readOnly = new Set([
       'existsSync',
       'lstatSync',
+      'statfsSync',
       'readdirSync',
       'readFileSync',
       'readlinkSync',

@@ -78,9 +78,13 @@ export interface LinuxHarness extends Harness {
   failAt: { step: string | null };
 }
 
-/** Berth in-process on the linux driver, in a throwaway system root of its own. */
-export async function linuxSetup(): Promise<LinuxHarness> {
+/**
+ * Berth in-process on the linux driver, in a throwaway system root of its own; `prepareRoot` runs
+ * on the root before the driver starts (a filesystem mounted on its /home, say).
+ */
+export async function linuxSetup(prepareRoot: (root: string) => void = () => {}): Promise<LinuxHarness> {
   const root = makeSystemRoot();
+  prepareRoot(root);
   const commands: string[][] = [];
   const inputs: string[] = [];
   const failAt = { step: null as string | null };

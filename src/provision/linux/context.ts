@@ -256,7 +256,7 @@ export interface Component {
   /** Removes what it made for an account the store does not have. */
   purge?(account: Account): Promise<void>;
   /** Differences between the store's accounts and what this component made (`berth doctor`). */
-  inspect?(accounts: readonly Account[]): string[];
+  inspect?(accounts: readonly Account[]): string[] | Promise<string[]>;
   /** The services its files are read by, reloaded after recovery. */
   services?: Service[];
 }

@@ -251,7 +251,10 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
 
     inspect: async (loadAccounts) => {
       const accounts = await loadAccounts();
-      return components.flatMap((component) => component.inspect?.(accounts) ?? []).sort();
+      const found = await Promise.all(
+        components.map(async (component) => component.inspect?.(accounts) ?? []),
+      );
+      return found.flat().sort();
     },
 
     measureUsage: (account) => measureUsage(config, account),

@@ -1,18 +1,20 @@
 // The shell component: SSH and SFTP with the account's password, chrooted by OpenSSH to the
 // account's home (which is root's, as ChrootDirectory requires; public_html, Maildir, tmp and the
-// shell's own home inside it are the account's). shell=on: a jail in the home, hard-linked from a
-// template that Debian's jailkit builds once (a shell, coreutils, PHP's command line, git, rsync),
-// with an /etc of its own that names only root and the account: no other home, no /etc/shadow, and
-// a /proc that each session mounts for itself, showing the account's processes alone. shell=off:
-// SFTP alone (ForceCommand internal-sftp). Which rules apply is group membership (berth-shell,
-// berth-sftp, berth-suspended), so sshd's configuration never changes per account. Every session
-// enters the account's control group through Berth's PAM hook (account-session.sh).
+// shell's own home inside it are the account's). shell=on: a jail in the home, hard-linked (on
+// btrfs reflinked) from a template that Debian's jailkit builds once (a shell, coreutils, PHP's
+// command line, git, rsync), with an /etc of its own that names only root and the account: no
+// other home, no /etc/shadow, and a /proc that each session mounts for itself, showing the
+// account's processes alone. shell=off: SFTP alone (ForceCommand internal-sftp). Which rules apply
+// is group membership (berth-shell, berth-sftp, berth-suspended), so sshd's configuration never
+// changes per account. Every session enters the account's control group through Berth's PAM hook
+// (account-session.sh).
 import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { phpVersion } from '../../../config.ts';
 import type { Account } from '../../../store/accounts.ts';
 import type { Component, LinuxContext } from '../context.ts';
 import { readIfExists, writeFileAtomic } from '../files.ts';
+import { onBtrfs } from '../filesystems.ts';
 import { ensureDirectory, kindOf, removeHome, rootAloneWrites } from '../home.ts';
 import { type SystemUser, systemGroupMembers } from '../passwd.ts';
 import { render } from '../templates.ts';
@@ -164,7 +166,10 @@ export function shellComponent(ctx: LinuxContext): Component {
         throw new Error(`${join(account.homedir, name)} is in the jail's way`);
     }
     const entries = JAIL_ENTRIES.filter((name) => ownerOf(template, name) !== null);
-    await runner.run(['/usr/bin/cp', '-al', '--', ...entries.map((name) => join(template, name)), home]);
+    // Hard links cannot leave a btrfs subvolume (a home is one there, for its quota): reflink
+    // copies share the template's extents instead, so the jail takes none of the account's quota.
+    const copy = onBtrfs(home) ? ['-a', '--reflink=auto'] : ['-al'];
+    await runner.run(['/usr/bin/cp', ...copy, '--', ...entries.map((name) => join(template, name)), home]);
     jailEtc(account, owner);
     // Where each session's own /proc is mounted (account-session.sh): in the system, an empty directory.
     ensureDirectory(home, ['proc'], { uid: 0, gid: 0 }, 0o555);

@@ -1,15 +1,16 @@
 // The user component: the system user (GECOS naming the domain), its password, its home with
 // public_html, its login shell and its disk quota. Suspension locks the password and takes the
 // shell. Removal of the user is the last step of removeacct, since it cannot be undone.
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { NOLOGIN } from '../../../operations/record.ts';
 import type { Account } from '../../../store/accounts.ts';
 import type { Component, LinuxContext, LinuxStep } from '../context.ts';
 import { removeFile } from '../files.ts';
-import { createHome, ensureDirectory, type Kind, kindOf, removeHome, settleDirectory } from '../home.ts';
+import { ensureDirectory, type Kind, kindOf, settleDirectory } from '../home.ts';
 import { findSystemUser, processOf, shadowPassword, systemGroupExists, systemUsers } from '../passwd.ts';
 import { waitFor } from '../wait.ts';
 import { removeLeftovers } from './leftovers.ts';
+import { chooseQuotaBackend, type QuotaBackend, quotaBackend } from './quota.ts';
 
 /**
  * The home is root's (OpenSSH chroots logins to it, and allows that only for a root-owned directory
@@ -132,34 +133,26 @@ export function userComponent(ctx: LinuxContext): UserComponent {
     const found = findSystemUser(root, account.user);
     await endProcesses(account.user, true);
     await userdel(account.user);
-    removeHome(ctx.path(account.homedir));
+    await quotaOf(account).removeHome(ctx.path(account.homedir));
     removeFile(ctx.path(join('/var/mail', account.user)));
     if (found && found.uid !== 0) await removeLeftovers(ctx, account.user, found.uid);
   };
 
+  // The backend follows the filesystem of the home base (docs/linux-driver.md, "Quotas"); a
+  // setting it cannot work with stops Berth at start.
+  chooseQuotaBackend(linux, ctx.path(config.homeBase));
+  const quotaOf = (account: Account): QuotaBackend =>
+    quotaBackend(ctx, chooseQuotaBackend(linux, dirname(ctx.path(account.homedir))));
+  const housed = (account: Account) => ({ account, home: ctx.path(account.homedir) });
+
   function quotaSteps(account: Account, before: Account | null): LinuxStep[] {
-    const fs = linux.quotaFilesystem;
-    // setquota has no --prefix: below another system root it would change this machine's quotas.
-    if (!fs || !ctx.live) return [];
-    const set = async (a: Account | null) => {
-      const kb = a === null || a.limits.quota === null ? 0 : a.limits.quota * 1024;
-      await runner.run([
-        '/usr/sbin/setquota',
-        '-u',
-        '--',
-        account.user,
-        String(kb),
-        String(kb),
-        '0',
-        '0',
-        fs,
-      ]);
-    };
+    const quota = quotaOf(account);
+    if (quota.name === 'none') return [];
     return [
       ctx.step(
         'disk quota',
-        () => set(account),
-        () => set(before),
+        () => quota.setLimit(housed(account), account.limits.quota),
+        () => quota.setLimit(housed(account), before?.limits.quota ?? null),
       ),
     ];
   }
@@ -184,14 +177,14 @@ export function userComponent(ctx: LinuxContext): UserComponent {
         ctx.step(
           'home directory',
           async () => {
-            createHome(home, { uid: 0, gid: systemUser(account.user).gid }, HOME_MODE);
+            await quotaOf(account).makeHome(home, { uid: 0, gid: systemUser(account.user).gid }, HOME_MODE);
             if (
               ensureDirectory(home, ['public_html'], publicHtmlOwner(account), PUBLIC_HTML_MODE) !==
               'directory'
             )
               throw new Error(`${join(account.homedir, 'public_html')} is not a directory`);
           },
-          async () => removeHome(home),
+          () => quotaOf(account).removeHome(home),
         ),
         ...quotaSteps(account, null),
         ctx.step(
@@ -282,10 +275,13 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       // A removeacct cut short may have taken the home already. Inside it, anything that is not
       // what Berth made (a link where public_html was) is left alone for doctor to report.
       const homeOwner = { uid: 0, gid: owner.gid };
-      if (kindOf(home, []) === 'missing') createHome(home, homeOwner, HOME_MODE);
+      const quota = quotaOf(account);
+      if (kindOf(home, []) === 'missing') await quota.makeHome(home, homeOwner, HOME_MODE);
       else settleDirectory(home, [], homeOwner, HOME_MODE);
       ensureDirectory(home, ['public_html'], publicHtmlOwner(account), PUBLIC_HTML_MODE);
       ensureGroup(account);
+      // A home that cannot carry its quota (not a subvolume of its own) is doctor's to report.
+      await quota.setLimit(housed(account), account.limits.quota).catch(() => {});
     },
 
     async purge(account) {
@@ -293,8 +289,16 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       if (findSystemUser(root, account.user)?.gecos === gecosOf(account)) await forgetUser(account);
     },
 
-    inspect(accounts) {
+    async inspect(accounts) {
       const differences: string[] = [];
+      const byBackend = new Map<QuotaBackend['name'], ReturnType<typeof housed>[]>();
+      for (const account of accounts) {
+        if (kindOf(ctx.path(account.homedir), []) !== 'directory') continue;
+        const name = quotaOf(account).name;
+        byBackend.set(name, [...(byBackend.get(name) ?? []), housed(account)]);
+      }
+      for (const [name, homes] of byBackend)
+        differences.push(...(await quotaBackend(ctx, name).inspect(homes)));
       for (const account of accounts) {
         const say = (what: string) => differences.push(`${account.user}: ${what}`);
         const user = findSystemUser(root, account.user);

@@ -182,6 +182,20 @@ describe('the portal for every user: axe-core, phones, the keyboard', () => {
     assert.equal((await focused()).id, 'email', 'the next invalid field, the valid one between');
   });
 
+  it('is dark when the browser prefers it, or when the page says data-theme="dark" whatever it prefers', async () => {
+    const background = () => page.evaluate('getComputedStyle(document.body).backgroundColor');
+    await page.goto(`${base}/accounts`);
+    assert.equal(await background(), 'rgb(246, 247, 249)');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    assert.equal(await background(), 'rgb(20, 23, 29)');
+    await page.evaluate(`document.documentElement.dataset.theme = 'light'`);
+    assert.equal(await background(), 'rgb(246, 247, 249)');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.evaluate(`document.documentElement.dataset.theme = 'dark'`);
+    assert.equal(await background(), 'rgb(20, 23, 29)');
+    await auditPage(page, 'accounts-theme-dark');
+  });
+
   it('sorts the accounts on a phone, where the column headings are not shown', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${base}/accounts`);

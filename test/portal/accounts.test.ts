@@ -86,8 +86,8 @@ describe('the portal’s account pages', () => {
     assert.match(page.body, /<dt>Domain<\/dt><dd>user07\.example\.com<\/dd>/);
     assert.match(page.body, /Suspended<\/span> since \d{4}-\d\d-\d\d \d\d:\d\d UTC by root: Unpaid/);
     assert.match(page.body, /<dt>Mail<\/dt><dd>Handled on this server; DKIM on, SPF on/);
-    assert.match(page.body, /<td>createacct<\/td>/);
-    assert.match(page.body, /<td>suspendacct<\/td>/);
+    assert.match(page.body, /<td data-label="Operation">createacct<\/td>/);
+    assert.match(page.body, /<td data-label="Operation">suspendacct<\/td>/);
     const missing = await get(h, '/accounts/ghost', cookie);
     assert.equal(missing.status, 404);
     assert.match(missing.body, /No account named ghost exists\./);
@@ -137,9 +137,26 @@ describe('the portal’s account pages', () => {
       cookie,
     );
     assert.equal(bad.status, 400);
-    for (const field of ['user', 'domain', 'email', 'password'])
-      assert.match(bad.body, new RegExp(`id="${field}-error">The parameter ${field} is invalid`), field);
-    assert.match(bad.body, /name="domain" value="nodot"/);
+    // Every field's error at once, in its label's words, pointed to by the field and the summary.
+    const labels = { user: 'User name', domain: 'Domain', email: 'Contact e-mail', password: 'Password' };
+    for (const [field, label] of Object.entries(labels)) {
+      assert.match(bad.body, new RegExp(`id="${field}-error">${label}: `), field);
+      assert.match(
+        bad.body,
+        new RegExp(
+          `<input id="${field}" name="${field}" aria-describedby="[^"]*${field}-error" aria-invalid="true"`,
+        ),
+      );
+      assert.match(bad.body, new RegExp(`<li><a href="#${field}">${label}: `), field);
+    }
+    assert.doesNotMatch(bad.body, /The parameter|email_accounts/);
+    assert.match(bad.body, /<title>Error: Create an account · Berth<\/title>/);
+    assert.match(bad.body, /<div class="error-summary" role="alert" [^>]*autofocus>/);
+    assert.match(bad.body, /<select id="package" name="package">/);
+    assert.match(
+      bad.body,
+      /name="domain" aria-describedby="domain-error" aria-invalid="true" type="text" value="nodot"/,
+    );
     assert.doesNotMatch(bad.body, /value="short"/);
     const made = await postForm(
       h,

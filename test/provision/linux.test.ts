@@ -179,7 +179,7 @@ describe('the linux driver through a whole account lifecycle', () => {
     const { cookie } = await login(h);
     const accounts = await get(h, '/accounts', cookie);
     assert.equal(accounts.status, 200);
-    assert.match(accounts.body, /<th>Certificate<\/th>/);
+    assert.match(accounts.body, /<th scope="col">Certificate<\/th>/);
     assert.match(accounts.body, /Waiting for ACME/);
     const page = await get(h, '/accounts/alice', cookie);
     assert.match(page.body, /<dt>Certificate<\/dt><dd class="certificate">[\s\S]*?Waiting for ACME/);

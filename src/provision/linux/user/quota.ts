@@ -1,0 +1,203 @@
+// Disk quotas, enforced by the filesystem the homes are on: Linux user quotas (`setquota`: blocks and
+// inodes of the account's uid, ext4 or XFS), or btrfs qgroups (each home a subvolume of its own, its
+// qgroup limited). Which one is `[linux] quota`; `auto` asks the kernel what the home base is.
+import { dirname } from 'node:path';
+import type { LinuxConfig } from '../../../config.ts';
+import type { Account } from '../../../store/accounts.ts';
+import type { Limit } from '../../../values.ts';
+import { isSubvolume, onBtrfs } from '../filesystems.ts';
+import { createHome, type Owner, removeHome, settleDirectory } from '../home.ts';
+import type { CommandRunner } from '../run.ts';
+
+export type QuotaBackendName = 'linux' | 'btrfs' | 'none';
+
+const BTRFS = '/usr/bin/btrfs';
+
+/** The backend for homes made in `homeBase` (a real path below the system root). */
+export function chooseQuotaBackend(linux: LinuxConfig, homeBase: string): QuotaBackendName {
+  switch (linux.quota) {
+    case 'none':
+    case 'btrfs':
+      return linux.quota;
+    case 'linux':
+      if (!linux.quotaFilesystem) throw new Error('[linux] quota = "linux" needs quota_filesystem');
+      return 'linux';
+    default:
+      if (onBtrfs(homeBase)) return 'btrfs';
+      return linux.quotaFilesystem ? 'linux' : 'none';
+  }
+}
+
+/** What the backends need: the configuration, the one runner, and whether the root is `/`. */
+export interface QuotaContext {
+  linux: LinuxConfig;
+  runner: CommandRunner;
+  live: boolean;
+}
+
+/** An account and its home as a real path below the system root. */
+export interface Housed {
+  account: Account;
+  home: string;
+}
+
+export interface QuotaBackend {
+  name: QuotaBackendName;
+  /** Makes the home with this owner and mode; it must not exist yet. */
+  makeHome(home: string, owner: Owner, mode: number): Promise<void>;
+  /** Removes the home and everything in it, never following a link in it. */
+  removeHome(home: string): Promise<void>;
+  /** Puts `quota` (MB, null for none) in force for the account. */
+  setLimit(housed: Housed, quota: Limit): Promise<void>;
+  /** What `berth doctor` says: quotas not enforced, or limits other than the store's. */
+  inspect(housed: readonly Housed[]): Promise<string[]>;
+}
+
+const MB = 1024 * 1024;
+const say = ({ account }: Housed, what: string) => `${account.user}: ${what}`;
+const notEnforced = (h: Housed, why: string) =>
+  say(h, `disk quota of ${h.account.limits.quota} MB not enforced: ${why}`);
+const show = (limit: Limit) => (limit === null ? 'unlimited' : `${limit} MB`);
+
+const plainHome = async (home: string, owner: Owner, mode: number) => createHome(home, owner, mode);
+const removePlainHome = async (home: string) => removeHome(home);
+
+export function quotaBackend(ctx: QuotaContext, name: QuotaBackendName): QuotaBackend {
+  if (name === 'btrfs') return btrfsQuotas(ctx);
+  if (name === 'linux') return linuxQuotas(ctx);
+  return {
+    name,
+    makeHome: plainHome,
+    removeHome: removePlainHome,
+    setLimit: async () => {},
+    // Below another system root no quota could be in force anyway: those are tests of single parts.
+    inspect: async (housed) =>
+      ctx.live
+        ? housed
+            .filter((h) => h.account.limits.quota !== null)
+            .map((h) => notEnforced(h, 'no quota backend (set [linux] quota, see docs/linux-driver.md)'))
+        : [],
+  };
+}
+
+/**
+ * Linux user quotas on `quota_filesystem`: hard (and soft) limits of blocks (KiB) and of inodes for
+ * the account's uid. setquota has no --prefix: below another system root it would change this
+ * machine's quotas, so it runs only on a live system.
+ */
+function linuxQuotas({ linux, runner, live }: QuotaContext): QuotaBackend {
+  const fs = linux.quotaFilesystem!;
+  /** setquota's 0 is "no limit"; a quota of 0 MB is the smallest limit it can set instead. */
+  const limitsOf = (quota: Limit) =>
+    quota === null
+      ? { blocks: 0, inodes: 0 }
+      : { blocks: Math.max(1, quota * 1024), inodes: Math.max(1, quota * linux.quotaInodesPerMb) };
+  return {
+    name: 'linux',
+    makeHome: plainHome,
+    removeHome: removePlainHome,
+    async setLimit({ account }, quota) {
+      if (!live) return;
+      const { blocks, inodes } = limitsOf(quota);
+      const [b, i] = [String(blocks), String(inodes)];
+      await runner.run(['/usr/sbin/setquota', '-u', '--', account.user, b, b, i, i, fs]);
+    },
+    async inspect(housed) {
+      const limited = housed.filter((h) => h.account.limits.quota !== null);
+      if (!live || housed.length === 0) return [];
+      const state = await runner.run(['/usr/sbin/quotaon', '-p', '-u', '--', fs]).catch(() => null);
+      if (!state || !/ is on\b/.test(state.stdout))
+        return limited.map((h) => notEnforced(h, `user quotas are off on ${fs}`));
+      // -p: grace times as numbers, so that every row has the same columns.
+      const report = await runner.run(['/usr/sbin/repquota', '-u', '-p', '--', fs]);
+      const found = new Map<string, { blocks: number; inodes: number }>();
+      for (const line of report.stdout.split('\n')) {
+        const row = /^(\S+)\s+[-+]{2}\s+\d+\s+\d+\s+(\d+)\s+\d+\s+\d+\s+\d+\s+(\d+)/.exec(line);
+        if (row) found.set(row[1]!, { blocks: Number(row[2]), inodes: Number(row[3]) });
+      }
+      const differences: string[] = [];
+      for (const h of housed) {
+        const want = limitsOf(h.account.limits.quota);
+        const have = found.get(h.account.user) ?? { blocks: 0, inodes: 0 };
+        if (have.blocks !== want.blocks || have.inodes !== want.inodes)
+          differences.push(
+            say(
+              h,
+              `user quota on ${fs} is ${have.blocks} KiB and ${have.inodes} files, not ${want.blocks} KiB and ${want.inodes} files (${show(h.account.limits.quota)})`,
+            ),
+          );
+      }
+      return differences;
+    },
+  };
+}
+
+/**
+ * btrfs qgroups: the home is a subvolume, whose qgroup's limit of exclusive space is the quota. A
+ * shell jail in the home shares its extents with the template (reflink copies), so only what the
+ * account itself writes counts. btrfs counts metadata too, so a limit also bounds the number of
+ * files. The commands act on the paths given alone, so they run below another system root too.
+ */
+function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
+  const subvolume = (home: string) => {
+    if (!isSubvolume(home))
+      throw new Error(`${home} is not a btrfs subvolume: no quota can be set on it alone`);
+  };
+  return {
+    name: 'btrfs',
+    async makeHome(home, owner, mode) {
+      // Made root's, 0755 and empty: nothing can be in it before its owner and mode are set.
+      await runner.run([BTRFS, 'subvolume', 'create', '--', home]);
+      settleDirectory(home, [], owner, mode);
+    },
+    async removeHome(home) {
+      // One ioctl on the home's name in the home base (root's): nothing in the home is followed.
+      // It refuses a subvolume with another inside (the account's own): then file by file.
+      if (isSubvolume(home)) {
+        const deleted = await runner.run([BTRFS, 'subvolume', 'delete', '--', home]).then(
+          () => true,
+          () => false,
+        );
+        if (deleted) return;
+      }
+      removeHome(home);
+    },
+    async setLimit({ home }, quota) {
+      subvolume(home);
+      const limit = quota === null ? 'none' : String(quota * MB);
+      await runner.run([BTRFS, 'qgroup', 'limit', '-e', limit, '--', home]);
+    },
+    async inspect(housed) {
+      const differences: string[] = [];
+      for (const h of housed) {
+        const { account, home } = h;
+        if (!isSubvolume(home)) {
+          if (account.limits.quota !== null)
+            differences.push(notEnforced(h, 'the home is not a btrfs subvolume'));
+          continue;
+        }
+        const shown = await runner
+          .run([BTRFS, 'qgroup', 'show', '-reF', '--raw', '--', home])
+          .catch((error: Error) => error);
+        if (shown instanceof Error) {
+          if (account.limits.quota !== null)
+            differences.push(notEnforced(h, `btrfs quotas are off on ${dirname(home)} (${shown.message})`));
+          continue;
+        }
+        // The home's own qgroup is the level-0 one; its fifth column is the exclusive limit.
+        const row = shown.stdout.split('\n').find((line) => line.startsWith('0/'));
+        const field = row?.trim().split(/\s+/)[4];
+        const have: Limit = field === undefined || field === 'none' ? null : Number(field) / MB;
+        if (have !== account.limits.quota)
+          differences.push(say(h, `btrfs quota is ${show(have)}, not ${show(account.limits.quota)}`));
+        // A subvolume the account made inside its home has a qgroup of its own, outside the limit.
+        const nested = await runner.run([BTRFS, 'subvolume', 'list', '-o', '--', home]);
+        for (const line of nested.stdout.split('\n')) {
+          const path = / path (.+)$/.exec(line)?.[1];
+          if (path) differences.push(say(h, `subvolume ${path} inside the home is outside its quota`));
+        }
+      }
+      return differences;
+    },
+  };
+}

@@ -1,0 +1,239 @@
+// Disk quotas: which backend enforces them, the commands each runs, and, on a real btrfs filesystem
+// (a loop-mounted image on the test root's /home), homes that are subvolumes with their qgroup
+// limited, made, changed and removed through the API, and what doctor says when they differ.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type LinuxConfig, loadConfig } from '../../src/config.ts';
+import { inspect } from '../../src/maintenance.ts';
+import { isSubvolume } from '../../src/provision/linux/filesystems.ts';
+import type { CommandRunner } from '../../src/provision/linux/run.ts';
+import { chooseQuotaBackend, quotaBackend } from '../../src/provision/linux/user/quota.ts';
+import type { Account } from '../../src/store/accounts.ts';
+import { tempDir } from '../helpers.ts';
+import { type LinuxHarness, linuxSetup } from './system-root.ts';
+
+const BTRFS = '/usr/bin/btrfs';
+const linuxConfig = (changes: Partial<LinuxConfig> = {}): LinuxConfig => ({
+  ...loadConfig().linux,
+  ...changes,
+});
+
+/** A runner that answers from a table and keeps every command it was given. */
+function scriptedRunner(answers: Record<string, string | Error> = {}) {
+  const commands: string[][] = [];
+  const runner: CommandRunner = {
+    async run(argv) {
+      commands.push([...argv]);
+      const answer = answers[argv[0]!] ?? '';
+      if (answer instanceof Error) throw answer;
+      return { stdout: answer, stderr: '' };
+    },
+  };
+  return { runner, commands };
+}
+
+const account = (user: string, quota: number | null) =>
+  ({ user, homedir: `/home/${user}`, limits: { quota } }) as unknown as Account;
+
+/** A small btrfs filesystem with quotas on, mounted on `dir` until the returned function runs. */
+function mountBtrfs(dir: string): () => void {
+  const image = join(tempDir('berth-btrfs-'), 'homes.img');
+  writeFileSync(image, '');
+  truncateSync(image, 256 * 1024 * 1024);
+  execFileSync('/usr/sbin/mkfs.btrfs', ['-q', '--', image], { stdio: 'pipe' });
+  mkdirSync(dir, { recursive: true });
+  execFileSync('/usr/bin/mount', ['-o', 'loop', '--', image, dir]);
+  const unmount = () => execFileSync('/usr/bin/umount', ['--', dir]);
+  try {
+    execFileSync(BTRFS, ['quota', 'enable', dir]);
+  } catch (error) {
+    unmount();
+    throw error;
+  }
+  return unmount;
+}
+
+const limitOf = (home: string) => {
+  const shown = execFileSync(BTRFS, ['qgroup', 'show', '-reF', '--raw', '--', home], { encoding: 'utf8' });
+  return shown
+    .split('\n')
+    .find((line) => line.startsWith('0/'))!
+    .trim()
+    .split(/\s+/)[4];
+};
+
+describe('the quota backend', () => {
+  it('is btrfs on btrfs, Linux quotas where quota_filesystem is set, else none (auto)', () => {
+    const plain = tempDir();
+    assert.equal(chooseQuotaBackend(linuxConfig(), plain), 'none');
+    assert.equal(chooseQuotaBackend(linuxConfig({ quotaFilesystem: '/home' }), plain), 'linux');
+    assert.equal(chooseQuotaBackend(linuxConfig({ quota: 'none', quotaFilesystem: '/home' }), plain), 'none');
+    assert.equal(chooseQuotaBackend(linuxConfig({ quota: 'btrfs' }), plain), 'btrfs');
+    assert.throws(
+      () => chooseQuotaBackend(linuxConfig({ quota: 'linux' }), plain),
+      /quota = "linux" needs quota_filesystem/,
+    );
+  });
+
+  it('sets Linux user quotas of blocks and inodes; unlimited lifts both, 0 MB is the least setquota can set', async () => {
+    const { runner, commands } = scriptedRunner();
+    const linux = linuxQuotas(runner, true);
+    await linux.setLimit({ account: account('alice', 10), home: '/home/alice' }, 10);
+    await linux.setLimit({ account: account('alice', null), home: '/home/alice' }, null);
+    await linux.setLimit({ account: account('alice', 0), home: '/home/alice' }, 0);
+    const setquota = (b: string, i: string) => [
+      '/usr/sbin/setquota',
+      '-u',
+      '--',
+      'alice',
+      b,
+      b,
+      i,
+      i,
+      '/home',
+    ];
+    assert.deepEqual(commands, [setquota('10240', '1000'), setquota('0', '0'), setquota('1', '1')]);
+    // setquota has no --prefix: below another system root it would change this machine's quotas.
+    const below = scriptedRunner();
+    await linuxQuotas(below.runner, false).setLimit({ account: account('alice', 10), home: '/x' }, 10);
+    assert.deepEqual(below.commands, []);
+  });
+
+  it('has doctor say a quota is not enforced: quotas off, no backend; and compare limits with the store', async () => {
+    const housed = [
+      { account: account('alice', 10), home: '/home/alice' },
+      { account: account('bob', null), home: '/home/bob' },
+      { account: account('carol', 5), home: '/home/carol' },
+    ];
+    const off = scriptedRunner({ '/usr/sbin/quotaon': 'user quota on /home (/dev/sda1) is off\n' });
+    assert.deepEqual(await linuxQuotas(off.runner, true).inspect(housed), [
+      'alice: disk quota of 10 MB not enforced: user quotas are off on /home',
+      'carol: disk quota of 5 MB not enforced: user quotas are off on /home',
+    ]);
+    const on = scriptedRunner({
+      '/usr/sbin/quotaon': 'user quota on /home (/dev/sda1) is on\n',
+      '/usr/sbin/repquota': [
+        '*** Report for user quotas on device /dev/sda1',
+        'User            used    soft    hard  grace    used  soft  hard  grace',
+        '----------------------------------------------------------------------',
+        'root      --      20       0       0      0       3     0     0      0',
+        'alice     --     120   10240   10240      0      12  1000  1000      0',
+        'carol     +-    9000    2048    2048 604800      40   500   500      0',
+        '',
+      ].join('\n'),
+    });
+    assert.deepEqual(await linuxQuotas(on.runner, true).inspect(housed), [
+      'carol: user quota on /home is 2048 KiB and 500 files, not 5120 KiB and 500 files (5 MB)',
+    ]);
+    const none = quotaBackend({ linux: linuxConfig(), runner: scriptedRunner().runner, live: true }, 'none');
+    assert.deepEqual(await none.inspect(housed), [
+      'alice: disk quota of 10 MB not enforced: no quota backend (set [linux] quota, see docs/linux-driver.md)',
+      'carol: disk quota of 5 MB not enforced: no quota backend (set [linux] quota, see docs/linux-driver.md)',
+    ]);
+  });
+});
+
+function linuxQuotas(runner: CommandRunner, live: boolean) {
+  return quotaBackend({ linux: linuxConfig({ quotaFilesystem: '/home' }), runner, live }, 'linux');
+}
+
+describe('btrfs quotas below a system root', () => {
+  let h: LinuxHarness;
+  let unmount = () => {};
+  const home = (user: string) => join(h.root, 'home', user);
+
+  before(async () => {
+    h = await linuxSetup((root) => {
+      unmount = mountBtrfs(join(root, 'home'));
+      // The jail template makeSystemRoot made is under the mount now: made again on btrfs.
+      const template = join(root, 'home/.berth-jail');
+      for (const dir of ['usr/bin', 'etc', 'dev']) mkdirSync(join(template, dir), { recursive: true });
+      copyFileSync('/usr/bin/true', join(template, 'usr/bin/true'));
+      symlinkSync('usr/bin', join(template, 'bin'));
+    });
+    await h.call('addpkg', { name: 'small', shell: 'on', quota: '10' });
+  });
+  after(async () => {
+    await h.close().catch(() => {});
+    unmount();
+  });
+
+  it('makes each home a subvolume whose qgroup limits its exclusive space to the quota', async () => {
+    for (const user of ['quinn', 'rhea']) {
+      const reply = await h.call('createacct', {
+        user,
+        domain: `${user}.example`,
+        email: 'q@example.org',
+        package: 'small',
+      });
+      assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+      assert.ok(isSubvolume(home(user)), `${user}'s home is a subvolume`);
+      assert.equal(limitOf(home(user)), String(10 * 1024 * 1024));
+      assert.equal(statSync(home(user)).mode & 0o777, 0o751);
+    }
+    // The jail is a reflink copy of the template (no hard link leaves a subvolume).
+    assert.ok(existsSync(join(home('quinn'), 'usr/bin/true')));
+    assert.deepEqual(await inspect(h.services), []);
+  });
+
+  it('editquota changes the limit, unlimited lifts it, and doctor compares it with the store', async () => {
+    assert.equal((await h.call('editquota', { user: 'quinn', quota: '20' })).statusCode, 200);
+    assert.equal(limitOf(home('quinn')), String(20 * 1024 * 1024));
+    assert.equal((await h.call('editquota', { user: 'quinn', quota: 'unlimited' })).statusCode, 200);
+    assert.equal(limitOf(home('quinn')), 'none');
+    assert.equal(limitOf(home('rhea')), String(10 * 1024 * 1024), 'the other account is unchanged');
+    execFileSync(BTRFS, ['qgroup', 'limit', '-e', String(3 * 1024 * 1024), '--', home('quinn')]);
+    assert.deepEqual(await inspect(h.services), ['quinn: btrfs quota is 3 MB, not unlimited']);
+    assert.equal((await h.call('editquota', { user: 'quinn', quota: '10' })).statusCode, 200);
+    assert.deepEqual(await inspect(h.services), []);
+  });
+
+  it('undoes the limit when a later step of the call fails', async () => {
+    h.failAt.step = 'login shell';
+    h.commands.length = 0;
+    const reply = await h.call('changepackage', { user: 'quinn', package: 'default' });
+    h.failAt.step = null;
+    assert.notEqual(reply.statusCode, 200);
+    const limits = h.commands.filter((argv) => argv[1] === 'qgroup' && argv[2] === 'limit');
+    assert.deepEqual(
+      limits.map((argv) => argv[4]),
+      ['none', String(10 * 1024 * 1024)],
+      'the default package lifted the limit, and the undo set it again',
+    );
+    assert.equal(limitOf(home('quinn')), String(10 * 1024 * 1024));
+  });
+
+  it('has doctor name a subvolume the account made inside its home: its qgroup is not the home’s', async () => {
+    execFileSync(BTRFS, ['subvolume', 'create', '--', join(home('rhea'), 'public_html', 'escape')]);
+    assert.deepEqual(await inspect(h.services), [
+      'rhea: subvolume rhea/public_html/escape inside the home is outside its quota',
+    ]);
+  });
+
+  it('removeacct deletes the subvolume, the account’s own subvolumes in it too, and follows no link', async () => {
+    const outside = join(tempDir(), 'keep');
+    writeFileSync(outside, 'kept');
+    symlinkSync(outside, join(home('rhea'), 'public_html', 'escape', 'link'));
+    for (const user of ['quinn', 'rhea']) {
+      const reply = await h.call('removeacct', { user });
+      assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+      assert.equal(lstatSync(home(user), { throwIfNoEntry: false }), undefined, `${user}'s home is gone`);
+    }
+    assert.equal(readFileSync(outside, 'utf8'), 'kept');
+    const left = execFileSync(BTRFS, ['subvolume', 'list', '--', join(h.root, 'home')], { encoding: 'utf8' });
+    assert.equal(left.trim(), '');
+  });
+});

@@ -23,9 +23,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { phpVersion } from '../config.ts';
 import { issueFallback, makeFallbackCa } from '../provision/linux/tls/fallback.ts';
 import { SERVE_NODE_FLAGS } from '../serve-flags.ts';
+import { attachHomes, mountHomes } from './homes.ts';
 import { BIN } from './sandbox.ts';
 
-/** Every directory the hosting stack (and its users) write: each is seen through an overlay. */
+/**
+ * Every directory the hosting stack (and its users) write: each is seen through an overlay; /home
+ * then holds the sandbox's own btrfs filesystem (homes.ts).
+ */
 const OVERLAID = ['/etc', '/home', '/var', '/run', '/root', '/srv', '/tmp', '/opt'];
 export const SANDBOX_HOST = 'sandbox.test';
 const DATA_DIR = '/var/lib/berth';
@@ -389,17 +393,19 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
     });
     services.push(service);
   };
-  const waitUntil = async (what: string, ready: () => Promise<boolean> | boolean) => {
-    const deadline = Date.now() + 30_000;
+  const waitUntil = async (what: string, ready: () => Promise<boolean> | boolean, seconds = 30) => {
+    const deadline = Date.now() + seconds * 1000;
     while (!(await ready())) {
       if (stopWanted) throw new Error(`stopped while waiting for ${what}`);
-      if (Date.now() > deadline) throw new Error(`${what} did not start within 30 s`);
+      if (Date.now() > deadline) throw new Error(`${what} did not start within ${seconds} s`);
       await sleep(50);
     }
   };
 
   try {
+    const homes = attachHomes(dir);
     mountOverlays(join(dir, 'layers'));
+    mountHomes(homes);
     const php = phpVersion();
     const ports: Ports = {
       api: await freePort(),
@@ -482,7 +488,8 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
       },
       '/var/log/sandbox/berth.log',
     );
-    await waitUntil('Berth', async () => (await answers(ports.api)) && (await answers(ports.reseller)));
+    // Berth builds the jail template first: jailkit copies some thousand files onto the homes' btrfs.
+    await waitUntil('Berth', async () => (await answers(ports.api)) && (await answers(ports.reseller)), 90);
     // Mail and SSH read what Berth's mail and shell components wrote when it started.
     const mailServices: [Service, string, number][] = [
       [{ name: 'Postfix', argv: ['/usr/sbin/postfix', 'start-fg'], stop: 'SIGTERM' }, 'postfix', ports.smtp],

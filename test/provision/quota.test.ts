@@ -2,7 +2,7 @@
 // (a loop-mounted image on the test root's /home), homes that are subvolumes with their qgroup
 // limited, made, changed and removed through the API, and what doctor says when they differ.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   copyFileSync,
   existsSync,
@@ -55,7 +55,12 @@ function mountBtrfs(dir: string): () => void {
   truncateSync(image, 256 * 1024 * 1024);
   execFileSync('/usr/sbin/mkfs.btrfs', ['-q', '--', image], { stdio: 'pipe' });
   mkdirSync(dir, { recursive: true });
-  execFileSync('/usr/bin/mount', ['-o', 'loop', '--', image, dir]);
+  const device = execFileSync('/usr/sbin/losetup', ['--find', '--show', '--', image], {
+    encoding: 'utf8',
+  }).trim();
+  execFileSync('/usr/bin/mount', ['-t', 'btrfs', '--', device, dir]);
+  // The device goes when its mount does (with this namespace, if not before).
+  execFileSync('/usr/sbin/losetup', ['--detach', device]);
   const unmount = () => execFileSync('/usr/bin/umount', ['--', dir]);
   try {
     execFileSync(BTRFS, ['quota', 'enable', dir]);
@@ -150,7 +155,35 @@ function linuxQuotas(runner: CommandRunner, live: boolean) {
   return quotaBackend({ linux: linuxConfig({ quotaFilesystem: '/home' }), runner, live }, 'linux');
 }
 
-describe('btrfs quotas below a system root', () => {
+// A mount made in this machine's namespace would be copied into every namespace made meanwhile (a
+// sandbox starting): these tests run in a mount namespace of their own, this file run again there.
+const INSIDE = 'BERTH_QUOTA_TEST_NAMESPACE';
+/** The environment without the test runner's own marker, so that the inner run reports as usual. */
+const outerEnv = () =>
+  Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_TEST_CONTEXT'));
+describe('btrfs quotas below a system root', { skip: process.env[INSIDE] === '1' }, () => {
+  it('pass in a private mount namespace', () => {
+    const inner = spawnSync(
+      '/usr/bin/unshare',
+      [
+        '--mount',
+        '--propagation',
+        'private',
+        '--',
+        process.execPath,
+        '--test',
+        '--test-reporter=spec',
+        import.meta.filename,
+      ],
+      { encoding: 'utf8', env: { ...outerEnv(), [INSIDE]: '1' }, timeout: 300_000 },
+    );
+    assert.equal(inner.status, 0, `${inner.stdout}\n${inner.stderr}`);
+    assert.match(inner.stdout, /^✔ btrfs quotas below a system root, in the namespace/m);
+    assert.match(inner.stdout, /^ℹ fail 0$/m);
+  });
+});
+
+describe('btrfs quotas below a system root, in the namespace', { skip: process.env[INSIDE] !== '1' }, () => {
   let h: LinuxHarness;
   let unmount = () => {};
   const home = (user: string) => join(h.root, 'home', user);

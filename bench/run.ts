@@ -100,6 +100,7 @@ async function prepare(accounts: number): Promise<string> {
       suspension: null,
       usage: { quota: 12, bandwidth: 345 },
       server: null,
+      uid: null,
     };
     await store.db.transaction().execute(async (trx) => {
       for (let i = 0; i < accounts; i += 500) {

@@ -12,6 +12,7 @@
 #              — the sandbox's mail and SSH; its test reads mail with curl and logs in with ssh/sftp
 #   tini       — the sandbox's first process, reaping orphans as init does
 #   systemd    — its systemd-analyze checks deploy/berth.service (verify, and its exposure rating)
+#   logrotate  — the sandbox's test rotates the sites' logs with Berth's logrotate file
 # Needs root for apt-get; run by `npm test` (scripts/test.sh) before the tests.
 set -eu
 
@@ -37,6 +38,7 @@ ls /usr/sbin/php-fpm* >/dev/null 2>&1 || missing="$missing php-fpm"
 [ -x /usr/bin/rsync ] || missing="$missing rsync"
 [ -x /usr/bin/tini ] || missing="$missing tini"
 [ -x /usr/bin/systemd-analyze ] || missing="$missing systemd"
+[ -x /usr/sbin/logrotate ] || missing="$missing logrotate"
 
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then

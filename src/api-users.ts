@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Actor, audited } from './audited.ts';
 import type { CryptPool } from './auth/crypt-pool.ts';
-import { invalid } from './errors.ts';
+import { ApiError, invalid } from './errors.ts';
 import { findAccount } from './store/accounts.ts';
 import {
   type ApiUser,
@@ -36,6 +36,32 @@ async function resellerToBind(db: Db, name: string): Promise<{ name: string; id:
   const account = await findAccount(db, reseller);
   if (!account?.reseller) throw invalid('reseller', `${reseller} is not a reseller account`);
   return { name: reseller, id: account.reseller.id };
+}
+
+/**
+ * Every refusal of a new API account's values at once, for a form that shows them all
+ * (createApiUser stops at the first).
+ */
+export async function newApiUserErrors(db: Db, spec: ApiUserSpec): Promise<ApiError[]> {
+  const checks = [
+    async () => {
+      const name = parseApiUserName('name', spec.name);
+      if (await findApiUser(db, name)) throw invalid('name', `an API user named ${name} already exists`);
+    },
+    async () => parsePassword('password', spec.password),
+    async () => parseAllowedIps(spec.allowedIps),
+    async () => (spec.reseller ? resellerToBind(db, spec.reseller) : null),
+  ];
+  const errors: ApiError[] = [];
+  for (const check of checks) {
+    try {
+      await check();
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      errors.push(error);
+    }
+  }
+  return errors;
 }
 
 export function createApiUser(db: Db, crypt: CryptPool, spec: ApiUserSpec, actor: Actor): Promise<ApiUser> {

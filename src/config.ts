@@ -36,7 +36,15 @@ export interface Config {
   nameservers: string[];
   homeBase: string;
   shell: string;
+  /**
+   * The uids (and gids) accounts get, one each, never given twice across the fleet: above the
+   * system's own users and people (Debian gives those 1000 up), below what Debian reserves
+   * (60000 up) and the subordinate ids of user namespaces (100000 up).
+   */
+  uids: { min: number; max: number };
   trustedProxies: string[];
+  /** Addresses and ranges never locked out: their failures are not counted, their calls never refused. */
+  trustedAddresses: string[];
   lockout: { maxFailures: number; windowMinutes: number; lockMinutes: number };
   linux: LinuxConfig;
   acme: AcmeConfig;
@@ -95,7 +103,10 @@ export interface LinuxConfig {
   nginxHttpSettings: string;
   zoneDir: string;
   dkimDir: string;
+  /** `<domain>/access.log` and `error.log` per site, readable by root and the account's group only. */
   logDir: string;
+  /** Berth's logrotate file for the sites' logs; empty when the administrator rotates them. */
+  logrotateConfig: string;
   httpPort: number;
   httpsPort: number;
   /** The user nginx's workers run as: the only one that may use the PHP pools' sockets. */
@@ -107,12 +118,22 @@ export interface LinuxConfig {
    * `testWeb` before every reload instead.
    */
   nginxErrorLog: string;
-  /** The pid file of PHP-FPM's master, watched so that it is never signalled while it restarts. */
-  phpPidFile: string;
   /** The file of zone statements BIND includes, rewritten whole from the zone directory. */
   zoneList: string;
+  /** Each account's PHP-FPM master configuration (its pool), `<user>.conf`. */
   phpPoolDir: string;
+  /** The sockets and pid files of the accounts' PHP-FPM masters. */
   phpSocketDir: string;
+  /** The accounts' PHP-FPM masters' own logs (root's alone). */
+  phpLogDir: string;
+  /** Debian's PHP-FPM binary, one master per account. */
+  phpFpm: string;
+  /** The name of the control group under each cgroup hierarchy that holds the accounts' groups. */
+  cgroupParent: string;
+  /** The processes (and threads) an account may run at once; null for no bound. */
+  accountProcesses: number | null;
+  /** The memory (MB) an account's processes may use, page cache and tmpfs included; null for none. */
+  accountMemory: number | null;
   /** Certificates and their state, one directory per domain. */
   certDir: string;
   /** Where nginx serves /.well-known/acme-challenge/ from, for every domain. */
@@ -131,7 +152,6 @@ export interface LinuxConfig {
   testWeb: string[];
   reloadWeb: string[];
   reloadDns: string[];
-  reloadPhp: string[];
   /** named-checkzone, run on every zone written; empty to skip. */
   checkZone: string[];
   /** The mail component's record of each local mail domain, from which every mail table is written. */
@@ -157,6 +177,8 @@ export interface LinuxConfig {
   jailTemplate: string;
   /** The file sshd includes with Berth's chroot rules. */
   sshdConfig: string;
+  /** sshd's PAM configuration, where Berth adds its session hook (control groups, the jail's /proc). */
+  pamSshd: string;
   reloadSsh: string[];
 }
 
@@ -238,7 +260,9 @@ function defaults(dataDir: string): Config {
     nameservers: [],
     homeBase: '/home',
     shell: '/bin/bash',
+    uids: { min: 10000, max: 59999 },
     trustedProxies: [],
+    trustedAddresses: [],
     lockout: { maxFailures: 10, windowMinutes: 15, lockMinutes: 15 },
     limits: {
       headerTimeout: 10,
@@ -261,15 +285,20 @@ function defaults(dataDir: string): Config {
       zoneDir: '/etc/bind/zones',
       dkimDir: '/etc/berth/dkim',
       logDir: '/var/log/nginx',
+      logrotateConfig: '/etc/logrotate.d/berth-sites',
       httpPort: 80,
       httpsPort: 443,
       webUser: 'www-data',
       nginxPidFile: '/run/nginx.pid',
       nginxErrorLog: '/var/log/nginx/error.log',
-      phpPidFile: `/run/php/php${php}-fpm.pid`,
       zoneList: '/etc/bind/named.conf.berth',
-      phpPoolDir: `/etc/php/${php}/fpm/pool.d`,
-      phpSocketDir: '/run/php',
+      phpPoolDir: '/etc/berth/php-fpm',
+      phpSocketDir: '/run/berth/php',
+      phpLogDir: '/var/log/berth/php-fpm',
+      phpFpm: `/usr/sbin/php-fpm${php}`,
+      cgroupParent: 'berth',
+      accountProcesses: 256,
+      accountMemory: 2048,
       certDir: '/etc/berth/certs',
       acmeChallengeDir: '/var/www/berth-acme',
       quota: 'auto',
@@ -280,7 +309,6 @@ function defaults(dataDir: string): Config {
       // certificate) only to find the pid file, a second full parse on every reload.
       reloadWeb: signalThroughPidFile('-HUP', '/run/nginx.pid'),
       reloadDns: ['/usr/sbin/rndc', 'reload'],
-      reloadPhp: signalThroughPidFile('-USR2', `/run/php/php${php}-fpm.pid`),
       checkZone: ['/usr/bin/named-checkzone', '-q'],
       mailDir: '/etc/berth/mail',
       postfixMapDir: '/etc/postfix/berth',
@@ -296,6 +324,7 @@ function defaults(dataDir: string): Config {
       reloadDkim: ['/usr/bin/pkill', '-USR1', '--pidfile', '/run/opendkim/opendkim.pid'],
       jailTemplate: '/home/.berth-jail',
       sshdConfig: '/etc/ssh/sshd_config.d/berth.conf',
+      pamSshd: '/etc/pam.d/sshd',
       reloadSsh: ['/usr/bin/pkill', '-HUP', '--pidfile', '/run/sshd.pid'],
     },
   };
@@ -364,6 +393,12 @@ const wholeNumber =
     if (n < min || n > max) throw new Refused(`must be from ${min} to ${max}`);
     return n;
   };
+
+/** A bound, or `"unlimited"` (null: none). */
+const unlimitedOr =
+  (bound: Reader): Reader =>
+  (value) =>
+    value === 'unlimited' ? null : bound(value);
 
 const port = wholeNumber(0, 65535);
 const servicePort = wholeNumber(1, 65535);
@@ -441,8 +476,11 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   shared_ipv6: ['sharedIpv6', addressOrNone(6)],
   nameservers: ['nameservers', listOf(hostNameValue)],
   home_base: ['homeBase', absolutePath],
+  uid_min: ['uids.min', wholeNumber(1000, 4_294_967_294)],
+  uid_max: ['uids.max', wholeNumber(1000, 4_294_967_294)],
   shell: ['shell', absolutePath],
   trusted_proxies: ['trustedProxies', listOf(addressRange())],
+  trusted_addresses: ['trustedAddresses', listOf(addressRange())],
   'tls.enabled': ['tls', onOff],
   'tls.cert': ['tlsCert', absolutePath],
   'tls.key': ['tlsKey', absolutePath],
@@ -456,15 +494,23 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   'linux.zone_dir': ['linux.zoneDir', absolutePath],
   'linux.dkim_dir': ['linux.dkimDir', absolutePath],
   'linux.log_dir': ['linux.logDir', absolutePath],
+  'linux.logrotate_config': ['linux.logrotateConfig', (v) => (v === '' ? '' : absolutePath(v))],
   'linux.http_port': ['linux.httpPort', servicePort],
   'linux.https_port': ['linux.httpsPort', servicePort],
   'linux.web_user': ['linux.webUser', textValue({ pattern: /^[a-z_][a-z0-9_-]*$/, what: 'a user name' })],
   'linux.nginx_pid_file': ['linux.nginxPidFile', absolutePath],
   'linux.nginx_error_log': ['linux.nginxErrorLog', (v) => (v === '' ? '' : absolutePath(v))],
-  'linux.php_pid_file': ['linux.phpPidFile', absolutePath],
   'linux.zone_list': ['linux.zoneList', absolutePath],
   'linux.php_pool_dir': ['linux.phpPoolDir', absolutePath],
   'linux.php_socket_dir': ['linux.phpSocketDir', absolutePath],
+  'linux.php_log_dir': ['linux.phpLogDir', absolutePath],
+  'linux.php_fpm': ['linux.phpFpm', absolutePath],
+  'linux.cgroup_parent': [
+    'linux.cgroupParent',
+    textValue({ pattern: /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, what: 'a control group name' }),
+  ],
+  'linux.account_processes': ['linux.accountProcesses', unlimitedOr(wholeNumber(16, 1_000_000))],
+  'linux.account_memory': ['linux.accountMemory', unlimitedOr(wholeNumber(64, 1_048_576))],
   'linux.cert_dir': ['linux.certDir', absolutePath],
   'linux.acme_challenge_dir': ['linux.acmeChallengeDir', absolutePath],
   'linux.quota': ['linux.quota', oneOf(...QUOTA_SETTINGS)],
@@ -473,7 +519,6 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   'linux.test_web': ['linux.testWeb', command],
   'linux.reload_web': ['linux.reloadWeb', command],
   'linux.reload_dns': ['linux.reloadDns', command],
-  'linux.reload_php': ['linux.reloadPhp', command],
   'linux.check_zone': ['linux.checkZone', command],
   'linux.mail_dir': ['linux.mailDir', absolutePath],
   'linux.postfix_map_dir': ['linux.postfixMapDir', absolutePath],
@@ -489,6 +534,7 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   'linux.reload_dkim': ['linux.reloadDkim', command],
   'linux.jail_template': ['linux.jailTemplate', absolutePath],
   'linux.sshd_config': ['linux.sshdConfig', absolutePath],
+  'linux.pam_sshd': ['linux.pamSshd', absolutePath],
   'linux.reload_ssh': ['linux.reloadSsh', command],
   'acme.directory': ['acme.directory', textValue({ pattern: /^https:\/\//, what: 'an https URL' })],
   'acme.email': ['acme.email', textValue()],
@@ -733,7 +779,5 @@ export function loadConfig(overrides: ConfigOverrides = {}): Config {
   const { linux } = config;
   if (linux.reloadWeb === base.linux.reloadWeb)
     linux.reloadWeb = signalThroughPidFile('-HUP', linux.nginxPidFile);
-  if (linux.reloadPhp === base.linux.reloadPhp)
-    linux.reloadPhp = signalThroughPidFile('-USR2', linux.phpPidFile);
   return check(config);
 }

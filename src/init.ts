@@ -23,14 +23,10 @@ function linuxStackSteps(config: Config): string[] {
     steps.push(`BIND: add  ${bindInclude}  to /etc/bind/named.conf.local, then: rndc reconfig`);
   if (linux.components.includes('web') && !holds('/etc/nginx/nginx.conf', `include ${linux.nginxDir}/*`))
     steps.push(`nginx: its http block must read ${linux.nginxDir}/* (Debian's nginx.conf does)`);
-  const fpm = join(linux.phpPoolDir, '..', 'php-fpm.conf');
-  if (
-    linux.components.includes('php') &&
-    !/^\s*process_control_timeout\s*=\s*[1-9]/m.test(
-      existsSync(root(fpm)) ? readFileSync(root(fpm), 'utf8') : '',
-    )
-  )
-    steps.push(`PHP-FPM: set  process_control_timeout = 10s  in ${fpm}, so a reload lets requests finish`);
+  if (linux.components.includes('php'))
+    steps.push(
+      `PHP-FPM: Berth starts a master for every account itself (${linux.phpFpm}); Debian's own php-fpm service may stay for other sites, or be stopped`,
+    );
   if (linux.components.includes('mail'))
     steps.push(
       'Postfix, Dovecot, OpenDKIM: Berth writes their settings at its first start; then run: systemctl restart dovecot opendkim && systemctl reload postfix',

@@ -5,6 +5,7 @@ import type { Services } from './services.ts';
 import { type Account, findAccount, listAccounts } from './store/accounts.ts';
 import { heldBy, restoreAccounts } from './store/pending.ts';
 import { placeAccounts, unplacedAccounts } from './store/servers.ts';
+import { accountsWithoutUid, raiseUidMark, recordUid } from './store/uids.ts';
 
 export const USAGE_REFRESH_MS = 15 * 60_000;
 
@@ -101,4 +102,22 @@ export async function claimUnplacedAccounts(services: Services): Promise<number>
   }
   await placeAccounts(db, held, services.config.nodeName);
   return held.length;
+}
+
+/**
+ * Keeps the fleet's uids unique (CONTRACT §10), when a server starts: raises the mark above every
+ * id in the accounts' range that this server's system already has (a user made by hand, an
+ * account made before uids were kept), and records the uid of each such account held here.
+ */
+export async function settleUids(services: Services): Promise<void> {
+  const found = services.driver.systemIds?.();
+  if (!found) return;
+  const { db } = services.store;
+  const { min, max } = services.config.uids;
+  const inRange = found.ids.filter((id) => id >= min && id <= max);
+  if (inRange.length > 0) await raiseUidMark(db, Math.max(...inRange));
+  for (const user of await accountsWithoutUid(db, services.config.nodeName)) {
+    const uid = found.users.get(user);
+    if (uid !== undefined) await recordUid(db, user, uid);
+  }
 }

@@ -13,6 +13,7 @@ import {
   ownAccounts,
   recoverInterruptedCalls,
   refreshUsage,
+  settleUids,
   USAGE_REFRESH_MS,
 } from './maintenance.ts';
 import { ensurePortalPassword, PORTAL_PASSWORD_FILE, portalPasswordNotice } from './portal-password.ts';
@@ -72,9 +73,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const password = await ensurePortalPassword(services.store.db, services.crypt);
   for (const line of await recoverInterruptedCalls(services))
     log.warn({ recovery: line }, 'recovered an interrupted call');
+  for (const failure of (await services.driver.resume?.(await ownAccounts(services))) ?? [])
+    log.error({ account: failure }, 'could not start what runs for an account');
   const claimed = await claimUnplacedAccounts(services);
   if (claimed > 0)
     log.info({ accounts: claimed, server: config.nodeName }, 'claimed the accounts this server holds');
+  await settleUids(services);
   const admin = buildApp(services, { listener: 'admin', tls });
   const reseller = buildApp(services, { listener: 'reseller', tls });
   // Fastify names every listener http: (it does not know the server the factory made).

@@ -89,7 +89,13 @@ export async function openServices(
   const crypt = new CryptPool(options.cryptThreads);
   const driver = options.driver ?? (config.driver === 'linux' ? await linux(config, crypt) : recordDriver());
   const metrics = new Metrics();
-  const lockout = new Lockout(store.db, config.lockout, Date.now, () => metrics.lockout());
+  const lockout = new Lockout(
+    store.db,
+    config.lockout,
+    Date.now,
+    () => metrics.lockout(),
+    config.trustedAddresses,
+  );
   const auth = new Authenticator(store.db, crypt, lockout, () => metrics.authFailure());
   const journal = new Journal(config.dataDir);
   const fleet = new Fleet({ config, store, driver, journal, log });

@@ -1,7 +1,7 @@
 // The value rules of the contract (§5). Each parser takes the raw text of one parameter and returns
 // the canonical value, or throws invalid_parameter naming the parameter and the rule it breaks.
 import { isIP } from 'node:net';
-import { domainToASCII } from 'node:url';
+import { domainToASCII, domainToUnicode } from 'node:url';
 import { normalizeAddress } from './auth/access.ts';
 import { invalid } from './errors.ts';
 
@@ -30,6 +30,29 @@ export const RESERVED_USERS: ReadonlySet<string> = new Set([
   'berth',
 ]);
 
+/**
+ * Names a Debian package may create as a system user or group when it is installed later (cron,
+ * systemd, D-Bus, polkit, apt, the mail, DNS and ACME services): an account holding one first would
+ * own what that package then installs, or make its installation fail.
+ */
+export const SYSTEM_PACKAGE_USERS: ReadonlySet<string> = new Set([
+  'crontab',
+  'systemd',
+  'messagebus',
+  'polkitd',
+  '_apt',
+  'postfix',
+  'dovecot',
+  'opendkim',
+  'bind',
+  'pebble',
+]);
+
+/** Whether a system package may claim the name later (those above, and every name beginning systemd). */
+export function claimedBySystemPackage(name: string): boolean {
+  return SYSTEM_PACKAGE_USERS.has(name) || name.startsWith('systemd');
+}
+
 // Tab and newline are control characters too: only `reason` may hold them.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
@@ -46,6 +69,8 @@ export function parseUser(param: string, raw: string): string {
   }
   if (raw.startsWith('test')) throw invalid(param, 'a user name may not start with "test"');
   if (RESERVED_USERS.has(raw)) throw invalid(param, `"${raw}" is a reserved name`);
+  if (claimedBySystemPackage(raw))
+    throw invalid(param, `"${raw}" is a name a system package may claim, reserved for it`);
   return raw;
 }
 
@@ -60,7 +85,20 @@ function domainSyntaxError(name: string): string | null {
     }
   }
   if (/^[0-9]+$/.test(labels[labels.length - 1]!)) return 'the last label may not be all digits';
+  const ace = labels.find((label) => label.startsWith('xn--') && !isIdnLabel(label));
+  if (ace) return `the label ${ace} is not the punycode form of an internationalized name`;
   return null;
+}
+
+/**
+ * Whether an `xn--` label is the ASCII form of an internationalized label: it decodes (RFC 3492,
+ * with the WHATWG URL standard's IDNA rules, as browsers read it) to a label with a character
+ * beyond ASCII, and that label encodes back to exactly this one. `xn--zz` decodes to nothing
+ * (domainToUnicode hands it back unchanged); `xn--example-` decodes to the plain `example`.
+ */
+function isIdnLabel(label: string): boolean {
+  const unicode = domainToUnicode(label);
+  return unicode !== '' && /\P{ASCII}/u.test(unicode) && domainToASCII(unicode) === label;
 }
 
 /** Lower-cases, converts an IDN to punycode and drops a trailing dot; null when that fails. */

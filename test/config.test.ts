@@ -29,6 +29,7 @@ describe('configuration', () => {
         'home_base = "/srv/home"',
         'nameservers = ["a.example.net", "b.example.net", "c.example.net"]',
         'trusted_proxies = ["10.0.0.0/8"]',
+        'trusted_addresses = ["127.0.0.1", "::ffff:10.1.2.3", "2001:db8::/32"]',
         '[ip_pool]',
         'ipv4 = ["198.51.100.7"]',
         '[lockout]',
@@ -42,6 +43,7 @@ describe('configuration', () => {
       assert.equal(fromFile.homeBase, '/srv/home');
       assert.deepEqual(fromFile.nameservers, ['a.example.net', 'b.example.net', 'c.example.net']);
       assert.deepEqual(fromFile.trustedProxies, ['10.0.0.0/8']);
+      assert.deepEqual(fromFile.trustedAddresses, ['127.0.0.1', '10.1.2.3', '2001:db8::/32']);
       assert.deepEqual(fromFile.ipPool, { ipv4: ['198.51.100.7'], ipv6: [], resellerShare: 0.5 });
       assert.equal(fromFile.lockout.maxFailures, 5);
       assert.equal(fromFile.lockout.windowMinutes, 15);
@@ -146,6 +148,8 @@ describe('configuration', () => {
     for (const [toml, pattern] of [
       ['home_base = "relative"', /home_base/],
       ['trusted_proxies = ["not-an-ip"]', /trusted_proxies/],
+      ['trusted_addresses = ["localhost"]', /trusted_addresses/],
+      ['trusted_addresses = "127.0.0.1"', /trusted_addresses must be a list/],
       ['[ip_pool]\nipv4 = ["2001:db8::1"]', /ipv4/],
       ['[lockout]\nmax_failures = 0', /max_failures/],
       ['this is not toml', /berth\.toml/],
@@ -200,19 +204,14 @@ describe('configuration sections', () => {
   });
 
   it('signal the master of the pid file configured, unless the reload command is set too', () => {
-    writeFileSync(
-      join(dataDir, 'berth.toml'),
-      '[linux]\nnginx_pid_file = "/run/nginx/nginx.pid"\nphp_pid_file = "/run/php-fpm.pid"\n',
-    );
+    writeFileSync(join(dataDir, 'berth.toml'), '[linux]\nnginx_pid_file = "/run/nginx/nginx.pid"\n');
     let { linux } = loadConfig({ dataDir });
     assert.deepEqual(linux.reloadWeb, ['/usr/bin/pkill', '-HUP', '--pidfile', '/run/nginx/nginx.pid']);
-    assert.deepEqual(linux.reloadPhp, ['/usr/bin/pkill', '-USR2', '--pidfile', '/run/php-fpm.pid']);
     writeFileSync(
       join(dataDir, 'berth.toml'),
       '[linux]\nnginx_pid_file = "/run/nginx/nginx.pid"\nreload_web = ["/usr/bin/systemctl", "reload", "nginx"]\n',
     );
     ({ linux } = loadConfig({ dataDir }));
     assert.deepEqual(linux.reloadWeb, ['/usr/bin/systemctl', 'reload', 'nginx']);
-    assert.deepEqual(linux.reloadPhp, ['/usr/bin/pkill', '-USR2', '--pidfile', linux.phpPidFile]);
   });
 });

@@ -1,8 +1,9 @@
 // Runs the real `berth` command in child processes, as an administrator would from a shell.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request as plainRequest } from 'node:http';
 import { request } from 'node:https';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SandboxInfo } from '../src/sandbox/sandbox.ts';
@@ -350,4 +351,46 @@ export function steadyLoad(sandbox: SandboxInfo, domain: string, expect = 200) {
       return result;
     },
   };
+}
+
+/**
+ * ssh (or sftp) into a sandbox with a password, as a person would type it (through SSH_ASKPASS,
+ * never on a command line); `args` is the remote command, `input` what is typed.
+ */
+export function sandboxSsh(
+  sandbox: SandboxInfo,
+  program: 'ssh' | 'sftp',
+  user: string,
+  password: string,
+  args: string[],
+  input = '',
+  timeoutMs = 20_000,
+): { code: number | null; stdout: string; stderr: string } {
+  const askpass = join(tmpdir(), `berth-askpass-${process.pid}.sh`);
+  writeFileSync(askpass, '#!/bin/sh\nprintf "%s\\n" "$BERTH_TEST_PASSWORD"\n', { mode: 0o700 });
+  const options = [
+    '-o',
+    'StrictHostKeyChecking=no',
+    '-o',
+    'UserKnownHostsFile=/dev/null',
+    '-o',
+    'LogLevel=ERROR',
+    '-o',
+    'PreferredAuthentications=password',
+    '-o',
+    'NumberOfPasswordPrompts=1',
+  ];
+  const port = program === 'ssh' ? ['-p', String(sandbox.ssh_port)] : ['-P', String(sandbox.ssh_port)];
+  const result = spawnSync(`/usr/bin/${program}`, [...port, ...options, `${user}@127.0.0.1`, ...args], {
+    input,
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    env: {
+      ...process.env,
+      SSH_ASKPASS: askpass,
+      SSH_ASKPASS_REQUIRE: 'force',
+      BERTH_TEST_PASSWORD: password,
+    },
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }

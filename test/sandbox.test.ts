@@ -3,7 +3,6 @@
 // over HTTPS with a certificate Pebble issued through ACME, suspension, passwords, removal; then the
 // sandbox stopped, and this machine exactly as before.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -22,6 +21,7 @@ import {
   type RunningSandbox,
   sandboxCall,
   sandboxReloads,
+  sandboxSsh,
   startSandbox,
   steadyLoad,
 } from './process.ts';
@@ -284,35 +284,8 @@ describe('berth sandbox', () => {
     throw new Error(`no mail for ${login}`);
   };
   /** ssh (or sftp) with a password, as a person would type it. */
-  const ssh = (program: 'ssh' | 'sftp', user: string, password: string, args: string[], input = '') => {
-    const askpass = join(dataDir, 'askpass.sh');
-    writeFileSync(askpass, '#!/bin/sh\nprintf "%s\\n" "$BERTH_TEST_PASSWORD"\n', { mode: 0o700 });
-    const options = [
-      '-o',
-      'StrictHostKeyChecking=no',
-      '-o',
-      'UserKnownHostsFile=/dev/null',
-      '-o',
-      'LogLevel=ERROR',
-      '-o',
-      'PreferredAuthentications=password',
-      '-o',
-      'NumberOfPasswordPrompts=1',
-    ];
-    const port = program === 'ssh' ? ['-p', String(sandbox.ssh_port)] : ['-P', String(sandbox.ssh_port)];
-    const result = spawnSync(`/usr/bin/${program}`, [...port, ...options, `${user}@127.0.0.1`, ...args], {
-      input,
-      encoding: 'utf8',
-      timeout: 20_000,
-      env: {
-        ...process.env,
-        SSH_ASKPASS: askpass,
-        SSH_ASKPASS_REQUIRE: 'force',
-        BERTH_TEST_PASSWORD: password,
-      },
-    });
-    return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-  };
+  const ssh = (program: 'ssh' | 'sftp', user: string, password: string, args: string[], input = '') =>
+    sandboxSsh(sandbox, program, user, password, args, input);
 
   it('delivers mail to IMAP, signs submitted mail with DKIM, and gives a jailed shell or SFTP alone', async () => {
     for (const [user, shell] of [
@@ -381,13 +354,14 @@ describe('berth sandbox', () => {
     assert.ok(publicKey, `a DKIM record: ${txt}`);
     assert.equal(verifyDkim(signed, publicKey), 'dora.example');
 
-    // shell=on: a jail with the account's home alone, no /etc/shadow, no other process, PHP.
+    // shell=on: a jail with the account's home alone, no /etc/shadow, ps showing its own
+    // processes alone, PHP.
     const inJail = ssh('ssh', 'dora', 'Pass-dora-1234', [
-      'ls /home; cat /etc/shadow || echo no-shadow; ls /proc | wc -l; php -r "echo PHP_VERSION;"; echo; id -un; git --version; rsync --version | head -n 1',
+      'ls /home; cat /etc/shadow || echo no-shadow; ps -e -o user= | sort -u | tr "\\n" " "; echo; php -r "echo PHP_VERSION;"; echo; id -un; git --version; rsync --version | head -n 1',
     ]);
     assert.equal(inJail.code, 0, inJail.stderr);
     const lines = inJail.stdout.trim().split('\n');
-    assert.deepEqual(lines.slice(0, 3), ['dora', 'no-shadow', '0']);
+    assert.deepEqual(lines.slice(0, 3), ['dora', 'no-shadow', 'dora ']);
     assert.match(lines[3]!, /^8\.\d+\.\d+$/);
     assert.equal(lines[4], 'dora');
     assert.match(lines[5]!, /^git version/);
@@ -542,12 +516,101 @@ describe('berth sandbox', () => {
       assert.equal(reply.status, 200, reply.info);
   });
 
+  it("cannot be locked out of the API by an account's PHP failing logins from 127.0.0.1 (trusted_addresses)", async () => {
+    const created = await call('createacct', {
+      user: 'mallory',
+      domain: 'mallory.example',
+      email: 'mallory@example.org',
+      package: 'default',
+      password: 'Pass-mallory-1234',
+    });
+    assert.equal(created.body.status, 200, created.body.info);
+    // Twelve guesses at the billing system's API password, more than the lock-out allows.
+    const guesses = [
+      '<?php',
+      '$codes = [];',
+      'for ($i = 0; $i < 12; $i++) {',
+      '  $context = stream_context_create([',
+      '    "http" => ["method" => "POST", "ignore_errors" => true, "timeout" => 20,',
+      '      "header" => "Content-Type: application/x-www-form-urlencoded",',
+      `      "content" => "apiuser=${sandbox.api_user}&apiauth=guess-number-$i"],`,
+      '    "ssl" => ["verify_peer" => false, "verify_peer_name" => false],',
+      '  ]);',
+      `  @file_get_contents("${sandbox.api}api/v1/test_connection/", false, $context);`,
+      '  $codes[] = explode(" ", $http_response_header[0] ?? "none 0")[1];',
+      '}',
+      'echo implode(",", $codes);',
+    ].join('\n');
+    const written = await exec([
+      '/usr/sbin/runuser',
+      '-u',
+      'mallory',
+      '--',
+      '/bin/sh',
+      '-c',
+      `echo ${Buffer.from(guesses).toString('base64')} | base64 -d > /home/mallory/public_html/guess.php`,
+    ]);
+    assert.equal(written.code, 0, written.stderr);
+    const page = curl([
+      '--resolve',
+      `mallory.example:${sandbox.https_port}:127.0.0.1`,
+      '-k',
+      `https://mallory.example:${sandbox.https_port}/guess.php`,
+    ]);
+    assert.equal(page.status, 200, page.body);
+    assert.equal(page.body, new Array(12).fill('403').join(','), 'every guess refused, none locked');
+    // The billing system, calling from the same 127.0.0.1, is served.
+    const billing = await call('test_connection', {});
+    assert.equal(billing.status, 200, billing.body.info);
+  });
+
+  it("keeps Berth's data directory root's alone, inside the sandbox and out", async () => {
+    const created = await call('createacct', {
+      user: 'peeker',
+      domain: 'peeker.example',
+      email: 'peeker@example.org',
+      package: 'default',
+      password: 'Pass-peeker-1234',
+    });
+    assert.equal(created.body.status, 200, created.body.info);
+    const listed = await exec(['/usr/sbin/runuser', '-u', 'peeker', '--', '/bin/ls', '/var/lib/berth']);
+    assert.notEqual(listed.code, 0, 'an account cannot list the data directory');
+    assert.match(listed.stderr, /Permission denied/);
+    const mode = await exec(['/usr/bin/stat', '-c', '%a %U', '--', '/var/lib/berth']);
+    assert.equal(mode.stdout.trim(), '700 root');
+    // Nothing in it is open to others, whoever made it (Berth, `berth` commands, the sandbox), the
+    // ACME account key made for the account's certificate included.
+    for (let i = 0; i < 100; i++) {
+      if ((await exec(['/usr/bin/test', '-e', '/var/lib/berth/acme/account-key.pem'])).code === 0) break;
+      await sleep(200);
+    }
+    const open = await exec(['/usr/bin/find', '/var/lib/berth', '-perm', '/o=rwx']);
+    assert.equal(open.code, 0, open.stderr);
+    assert.equal(open.stdout, '');
+    // This machine's side: the JSON file with the passwords, the certificates, the layers.
+    const outside = join(dataDir, 'sandbox');
+    assert.equal(statSync(outside).mode & 0o777, 0o700);
+    for (const name of readdirSync(outside))
+      assert.equal(statSync(join(outside, name)).mode & 0o007, 0, `${name} is closed to others`);
+  });
+
   it('stops on SIGTERM and leaves this machine as it was', async () => {
+    // The accounts' control groups are the machine's (the hierarchies are shared): they go too.
+    const parent = /^cgroup_parent = "([^"]+)"$/m.exec(
+      (await exec(['/usr/bin/cat', '/var/lib/berth/berth.toml'])).stdout,
+    )?.[1];
+    assert.ok(parent, 'the sandbox names its control groups');
     const ended = new Promise<number | null>((resolve) => running.child.once('exit', resolve));
     process.kill(sandbox.pid, 'SIGTERM');
     assert.equal(await ended, 0, running.output());
     assert.equal(machineState(), machineBefore);
     assert.equal(existsSync(join(dataDir, 'sandbox')), false);
+    for (const hierarchy of ['', ...readdirSync('/sys/fs/cgroup')])
+      assert.equal(
+        existsSync(join('/sys/fs/cgroup', hierarchy, parent)),
+        false,
+        `${hierarchy}/${parent} is left`,
+      );
     assert.equal(curl([`http://127.0.0.1:${sandbox.http_port}/`]).status, 0, 'nothing listens any more');
   });
 });

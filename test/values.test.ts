@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { domainToASCII, domainToUnicode } from 'node:url';
 import fc from 'fast-check';
 import { ApiError } from '../src/errors.ts';
 import {
@@ -15,6 +16,7 @@ import {
   parseSwitch,
   parseUser,
   RESERVED_USERS,
+  SYSTEM_PACKAGE_USERS,
 } from '../src/values.ts';
 
 const HOST = 'panel.example.net';
@@ -103,7 +105,13 @@ describe('user names', () => {
     const name = fc
       .tuple(lower, fc.array(alnum, { maxLength: 15 }))
       .map(([first, rest]) => first + rest.join(''))
-      .filter((n) => !n.startsWith('test') && !RESERVED_USERS.has(n));
+      .filter(
+        (n) =>
+          !n.startsWith('test') &&
+          !RESERVED_USERS.has(n) &&
+          !SYSTEM_PACKAGE_USERS.has(n) &&
+          !n.startsWith('systemd'),
+      );
     fc.assert(fc.property(name, (n) => assert.equal(parseUser('user', n), n)));
   });
 
@@ -123,6 +131,23 @@ describe('user names', () => {
     refuses(() => parseUser('user', 'testing1'), 'user');
     for (const name of RESERVED_USERS) refuses(() => parseUser('user', name), 'user');
   });
+
+  it('refuse the names a system package may claim later, and every name beginning systemd', () => {
+    for (const name of [
+      'crontab',
+      'systemd',
+      'messagebus',
+      'polkitd',
+      'postfix',
+      'dovecot',
+      'opendkim',
+      'bind',
+    ])
+      refuses(() => parseUser('user', name), 'user');
+    refuses(() => parseUser('user', 'pebble'), 'user');
+    const systemdNames = fc.array(alnum, { maxLength: 9 }).map((rest) => `systemd${rest.join('')}`);
+    fc.assert(fc.property(systemdNames, (n) => refuses(() => parseUser('user', n), 'user')));
+  });
 });
 
 describe('domains', () => {
@@ -139,6 +164,56 @@ describe('domains', () => {
   it('turn an IDN into its punycode form', () => {
     assert.equal(parseDomain('domain', 'bücher.example', SERVER), 'xn--bcher-kva.example');
     assert.equal(parseDomain('domain', 'ÄÖÜ.de', SERVER), 'xn--4ca0bs.de');
+  });
+
+  it('accept the punycode form of every IDN label, as the IDN itself gives', () => {
+    const letter = fc.constantFrom(...'abcxyz0189äöüßéñçøåłžяжщλωあ漢字');
+    const idnLabel = fc
+      .array(letter, { minLength: 1, maxLength: 12 })
+      .map((letters) => letters.join(''))
+      .filter((text) => /\P{ASCII}/u.test(text));
+    fc.assert(
+      fc.property(idnLabel, (text) => {
+        const fromUnicode = parseDomain('domain', `${text}.example`, SERVER);
+        assert.match(fromUnicode, /^xn--/);
+        assert.equal(parseDomain('domain', fromUnicode, SERVER), fromUnicode);
+        assert.equal(parseDomain('domain', fromUnicode.toUpperCase(), SERVER), fromUnicode);
+      }),
+    );
+  });
+
+  it('refuse an xn-- label that is not the punycode form of an IDN label', () => {
+    for (const bad of [
+      'xn--zz.example',
+      'xn--a.example',
+      'shop.xn--zz',
+      'www.xn--zz.example',
+      'xn--example-.example', // decodes to the plain ASCII "example"
+      'xn--bcher-kva-.example',
+      'xn--ab--.example',
+    ]) {
+      refuses(() => parseDomain('domain', bad, SERVER), 'domain');
+      refuses(() => parseEmail('email', `a@${bad}`), 'email');
+    }
+    // Any text after xn--: accepted only when it decodes to a label beyond ASCII that encodes back.
+    const tail = fc
+      .array(fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789-'), { minLength: 1, maxLength: 16 })
+      .map((chars) => chars.join(''));
+    fc.assert(
+      fc.property(tail, (text) => {
+        const label = `xn--${text}`;
+        let accepted = true;
+        try {
+          parseDomain('domain', `${label}.example`, SERVER);
+        } catch {
+          accepted = false;
+        }
+        const unicode = domainToUnicode(label);
+        const decodes =
+          /\P{ASCII}/u.test(unicode) && domainToASCII(unicode) === label && !label.endsWith('-');
+        assert.equal(accepted, decodes, label);
+      }),
+    );
   });
 
   it('refuse one label, bad labels, an all-digit last label, over-long names, the host name, names under it and the name servers', () => {

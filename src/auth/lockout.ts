@@ -1,11 +1,16 @@
 // Brute-force lock-out: after maxFailures failed authentications from one address within any
 // window of windowMinutes (a sliding window: failures on both sides of a clock boundary count
 // together), every call from that address is refused for lockMinutes, correct credentials included.
+// Trusted addresses (a billing system on the same server, calling from 127.0.0.1 like every
+// account's code there) are never locked out: their failures are not counted, their calls never
+// refused, so no one can lock them out by failing from them. Any other address locks only itself.
+import type { BlockList } from 'node:net';
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import { ApiError, catalogue } from '../errors.ts';
 import { countFailure, findLock, forgetExpiredFailures } from '../store/auth-failures.ts';
 import type { Database } from '../store/schema.ts';
+import { addressList, onList } from './access.ts';
 
 /** How often failures that left the window are swept from the store. */
 const SWEEP_INTERVAL_MS = 60_000;
@@ -20,6 +25,8 @@ export class Lockout {
   readonly #knownFailures = new Map<string, { failures: number; atMs: number }>();
 
   readonly #onLock: () => void;
+  /** The trusted addresses and ranges, or null when there are none (the common case costs nothing). */
+  readonly #trusted: BlockList | null;
   #lastSweepMs = 0;
 
   constructor(
@@ -27,11 +34,18 @@ export class Lockout {
     settings: Config['lockout'],
     now: () => number = Date.now,
     onLock: () => void = () => {},
+    trusted: readonly string[] = [],
   ) {
     this.#db = db;
     this.#settings = settings;
     this.#now = now;
     this.#onLock = onLock;
+    this.#trusted = trusted.length > 0 ? addressList(trusted) : null;
+  }
+
+  /** Whether the address is one of trusted_addresses, which are never locked out. */
+  trusts(address: string): boolean {
+    return this.#trusted !== null && onList(this.#trusted, address);
   }
 
   #refusal(untilMs: number): ApiError {
@@ -53,6 +67,7 @@ export class Lockout {
    * a request arrives, before its body is read, so a storm from a locked address costs little.
    */
   knownLock(address: string): ApiError | null {
+    if (this.trusts(address)) return null;
     const until = this.#knownLocks.get(address);
     return until !== undefined && until > this.#now() ? this.#refusal(until) : null;
   }
@@ -63,6 +78,7 @@ export class Lockout {
    * an address that is not locked may always try once more.
    */
   failuresLeft(address: string): number {
+    if (this.trusts(address)) return this.#settings.maxFailures;
     const known = this.#knownFailures.get(address);
     if (known && this.#now() - known.atMs >= this.#settings.windowMinutes * 60_000) {
       this.#knownFailures.delete(address);
@@ -73,6 +89,7 @@ export class Lockout {
 
   /** Throws 429 rate_limited while the address is locked out. */
   async check(address: string): Promise<void> {
+    if (this.trusts(address)) return;
     const now = this.#now();
     const known = this.#knownLocks.get(address);
     if (known !== undefined) {
@@ -87,6 +104,7 @@ export class Lockout {
   }
 
   async recordFailure(address: string): Promise<void> {
+    if (this.trusts(address)) return;
     const now = this.#now();
     const windowMs = this.#settings.windowMinutes * 60_000;
     if (now - this.#lastSweepMs >= SWEEP_INTERVAL_MS) {

@@ -1,8 +1,10 @@
 // One server calling another (CONTRACT §12). The caller proves it is of the fleet by signing each
 // request with the fleet's secret (kept in the store, which only the fleet's servers reach); the
 // called server proves it is the one registered by presenting the certificate whose fingerprint it
-// wrote into the store. Nothing is sent before that certificate is checked.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+// wrote into the store. Nothing is sent before that certificate is checked. The signature covers
+// the sending and the target server's names, the time and a random nonce: a captured request is
+// refused by every other server, and by its target when it comes again.
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { request } from 'node:https';
 import { isIP } from 'node:net';
@@ -15,9 +17,14 @@ const CONNECT_TIMEOUT_MS = 5_000;
 
 export const FLEET_HEADERS = {
   server: 'x-berth-server',
+  target: 'x-berth-target',
   time: 'x-berth-time',
+  nonce: 'x-berth-nonce',
   signature: 'x-berth-signature',
 } as const;
+
+/** 128 random bits, in hex. */
+const NONCE = /^[0-9a-f]{32}$/;
 
 /** The other server could not be reached, or did not answer, or is not the one registered. */
 export class Unreachable extends Error {
@@ -37,36 +44,87 @@ export interface Peer {
   tlsFingerprint: string | null;
 }
 
-function signature(secret: string, time: string, path: string, body: string): string {
-  const digest = createHash('sha256').update(body).digest('hex');
-  return createHmac('sha256', secret).update(`${time}\n${path}\n${digest}`).digest('hex');
+/** Who sends a request and which server it is for. */
+export interface Route {
+  from: string;
+  to: string;
 }
 
-/** The headers that make a request the fleet's. */
-export function signedHeaders(secret: string, from: string, path: string, body: string, now = Date.now()) {
+function signature(secret: string, route: Route, time: string, nonce: string, path: string, body: string) {
+  const digest = createHash('sha256').update(body).digest('hex');
+  return createHmac('sha256', secret)
+    .update(`${route.from}\n${route.to}\n${time}\n${nonce}\n${path}\n${digest}`)
+    .digest('hex');
+}
+
+/** The headers that make a request the fleet's, for the one server `route.to`. */
+export function signedHeaders(
+  secret: string,
+  route: Route,
+  path: string,
+  body: string,
+  now = Date.now(),
+  nonce = randomBytes(16).toString('hex'),
+) {
   const time = String(now);
   return {
-    [FLEET_HEADERS.server]: from,
+    [FLEET_HEADERS.server]: route.from,
+    [FLEET_HEADERS.target]: route.to,
     [FLEET_HEADERS.time]: time,
-    [FLEET_HEADERS.signature]: signature(secret, time, path, body),
+    [FLEET_HEADERS.nonce]: nonce,
+    [FLEET_HEADERS.signature]: signature(secret, route, time, nonce, path, body),
   };
 }
 
-/** Whether a request carries a valid, fresh signature of the fleet. */
+/**
+ * The nonces of the requests a server has accepted, each kept until its signature's time leaves
+ * the window (after that the time alone refuses it again). Only requests with a valid signature are
+ * remembered, so no one outside the fleet can fill it. Memory of this process: a request is for one
+ * server, named in what is signed, so no other server would accept it whatever it remembers.
+ */
+export class SeenNonces {
+  readonly #until = new Map<string, number>();
+  #nextSweepMs = 0;
+
+  /** Remembers the nonce; false when it was already seen within the window. */
+  firstSight(nonce: string, time: number, now = Date.now()): boolean {
+    if (now >= this.#nextSweepMs) {
+      this.#nextSweepMs = now + SIGNATURE_WINDOW_MS;
+      for (const [seen, until] of this.#until) if (until < now) this.#until.delete(seen);
+    }
+    if (this.#until.has(nonce)) return false;
+    this.#until.set(nonce, time + SIGNATURE_WINDOW_MS);
+    return true;
+  }
+}
+
+/**
+ * Whether a request carries a valid, fresh signature of the fleet for this server (`self`), with a
+ * nonce `seen` has not had within the window.
+ */
 export function verifySignature(
   secret: string,
   headers: Record<string, string | string[] | undefined>,
   path: string,
   body: string,
+  self: string,
+  seen: SeenNonces,
   now = Date.now(),
 ): boolean {
+  const from = headers[FLEET_HEADERS.server];
+  const to = headers[FLEET_HEADERS.target];
   const time = headers[FLEET_HEADERS.time];
+  const nonce = headers[FLEET_HEADERS.nonce];
   const given = headers[FLEET_HEADERS.signature];
-  if (typeof time !== 'string' || typeof given !== 'string' || !/^\d{1,15}$/.test(time)) return false;
+  if (typeof from !== 'string' || typeof to !== 'string' || typeof given !== 'string') return false;
+  if (typeof time !== 'string' || !/^\d{1,15}$/.test(time)) return false;
+  if (typeof nonce !== 'string' || !NONCE.test(nonce)) return false;
+  if (to !== self) return false;
   if (Math.abs(now - Number(time)) > SIGNATURE_WINDOW_MS) return false;
-  const expected = Buffer.from(signature(secret, time, path, body));
+  const expected = Buffer.from(signature(secret, { from, to }, time, nonce, path, body));
   const actual = Buffer.from(given);
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
+  if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) return false;
+  return seen.firstSight(nonce, Number(time), now);
 }
 
 /** Opens TLS to the peer and checks its certificate against the registered fingerprint. */

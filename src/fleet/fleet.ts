@@ -201,16 +201,16 @@ export class Fleet {
     return peer;
   }
 
-  /** Signs a request as this server's, with the fleet's secret. */
-  async #signer(): Promise<(path: string, body: string) => Record<string, string>> {
+  /** Signs a request as this server's for `peer` alone, with the fleet's secret. */
+  async #signer(peer: string): Promise<(path: string, body: string) => Record<string, string>> {
     const secret = await this.secret();
     if (secret === null)
       throw new Unreachable('the fleet has no secret yet: no server of it has started', false);
-    return (path, body) => signedHeaders(secret, this.self, path, body);
+    return (path, body) => signedHeaders(secret, { from: this.self, to: peer }, path, body);
   }
 
   async #post(peer: Server, path: string, body: object, timeoutMs: number) {
-    return postToPeer(peer, path, body, await this.#signer(), timeoutMs);
+    return postToPeer(peer, path, body, await this.#signer(peer.name), timeoutMs);
   }
 
   /** Whether `server`'s system already has a user or group of that name. */
@@ -453,7 +453,7 @@ export class Fleet {
     const moved: MovedAccount = {
       ...exported,
       files: async () =>
-        streamFromPeer(peer, FLEET_PATHS.files, { user }, await this.#signer(), MOVE_TIMEOUT_MS),
+        streamFromPeer(peer, FLEET_PATHS.files, { user }, await this.#signer(peer.name), MOVE_TIMEOUT_MS),
     };
     await this.#runOpen(transaction, account, this.#deps.driver.receiveAccount(account, moved));
   }

@@ -9,7 +9,7 @@ import { StepFailed } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import { toAccount } from '../store/accounts.ts';
 import type { AccountRow } from '../store/schema.ts';
-import { verifySignature } from './client.ts';
+import { SeenNonces, verifySignature } from './client.ts';
 import { FLEET_PATHS, MOVE_TIMEOUT_MS, NotHere, STEPS_TIMEOUT_MS } from './fleet.ts';
 
 const TRANSACTION = /^[0-9a-f-]{36}$/;
@@ -23,6 +23,7 @@ export function registerFleet(app: FastifyInstance, services: Services): void {
     done(null, body),
   );
 
+  const seen = new SeenNonces();
   const signed = async (
     request: FastifyRequest,
     reply: FastifyReply,
@@ -30,9 +31,11 @@ export function registerFleet(app: FastifyInstance, services: Services): void {
     const body = typeof request.body === 'string' ? request.body : '';
     const path = request.url.split('?')[0]!;
     const secret = await fleet.secret();
-    if (secret === null || !verifySignature(secret, request.headers, path, body)) {
+    if (secret === null || !verifySignature(secret, request.headers, path, body, fleet.self, seen)) {
       log.warn({ path, from: request.ip }, 'refused a fleet request without a valid signature');
-      await reply.code(401).send({ error: 'not signed by a server of this fleet' });
+      await reply
+        .code(401)
+        .send({ error: 'not signed by a server of this fleet for this server, or seen before' });
       return null;
     }
     try {

@@ -16,6 +16,7 @@ import { findPackage } from '../store/packages.ts';
 import { refuseHeld, refuseHeldDomain } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
 import type { HostingProfile } from '../store/servers.ts';
+import { takeUid } from '../store/uids.ts';
 import { changeState, enforceResellerLimits, forbidden, generatePassword, requireAlpha } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
 import { limitParams } from './package-params.ts';
@@ -160,6 +161,7 @@ export const createAccount = defineOperation({
         suspension: null,
         usage: { quota: 0, bandwidth: 0 },
         server: placed.server,
+        uid: await takeUid(db, services.config.uids),
       };
       try {
         await insertAccount(db, account);

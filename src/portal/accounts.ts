@@ -15,25 +15,33 @@ import {
 import { listAudit } from '../store/audit.ts';
 import { listPackages } from '../store/packages.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';
-import { errorsOf, field, notFound, type Portal, type WithSession } from './portal.ts';
+import { auditTable } from './audit.ts';
+import { type FormSpec, formView, refusal } from './kit/form.ts';
+import { formatDate } from './kit/format.ts';
+import { field, notFound, type Portal, type WithSession } from './portal.ts';
 
 const PER_PAGE = 50;
 const STATES = ['all', 'active', 'suspended'] as const;
 
-/** The fields of the create form, in the order createacct takes them. */
-const CREATE_FIELDS = ['user', 'domain', 'email', 'package', 'password'] as const;
-
-const NOTICES: Record<string, (user: string) => string> = {
-  created: (user) => `Account ${user} created.`,
-  suspended: (user) => `Account ${user} suspended.`,
-  unsuspended: (user) => `Account ${user} unsuspended.`,
-  removed: (user) => `Account ${user} removed.`,
+/** The create form's fields, in the order createacct takes them. */
+const CREATE_FORM: FormSpec = {
+  user: { label: 'User name' },
+  domain: { label: 'Domain' },
+  email: { label: 'Contact e-mail' },
+  package: { label: 'Package' },
+  password: { label: 'Password', secret: true },
 };
+const REASON_FORM: FormSpec = { reason: { label: 'Reason' } };
 
-function noticeOf(request: FastifyRequest): string {
-  const query = request.query as Record<string, string | undefined>;
-  return NOTICES[query.notice ?? '']?.(String(query.user ?? '')) ?? '';
-}
+/** The list's columns: the table kit's headings and the sorts they offer. */
+export const ACCOUNT_COLUMNS = [
+  { label: 'User', sort: 'user' },
+  { label: 'Domain', sort: 'domain' },
+  { label: 'Package', sort: 'package' },
+  { label: 'Owner', sort: 'owner' },
+  { label: 'Created', sort: 'setup' },
+  { label: 'Disk usage', sort: 'disk' },
+] as const satisfies readonly { label: string; sort: AccountSort }[];
 
 /** The list's query string read leniently: anything it does not know falls back to the default. */
 function listQuery(request: FastifyRequest): AccountQuery & { page: number } {
@@ -92,6 +100,14 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
         dir: query.sort === sort && !query.descending ? 'desc' : '',
         page: '',
       });
+    const certificates = driver.certificates
+      ? new Map(driver.certificates(found.accounts).map((row) => [row.user, row]))
+      : null;
+    const columns = [
+      ...ACCOUNT_COLUMNS,
+      ...(certificates ? [{ label: 'Certificate' }] : []),
+      { label: 'State' },
+    ];
     return portal.render(reply, 'accounts', {
       title: 'Accounts',
       nav: 'accounts',
@@ -101,13 +117,36 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
       total: found.total,
       pages,
       owners: await accountOwners(db),
-      certificates: driver.certificates
-        ? new Map(driver.certificates(found.accounts).map((row) => [row.user, row]))
-        : null,
-      sortLink,
+      columns,
+      sort: { current: query.sort, descending: query.descending, link: sortLink },
+      rows: found.accounts.map((account) => ({
+        id: `account-${account.user}`,
+        cells: [
+          {
+            text: account.user,
+            href: accountPath(account.user),
+            after: account.reseller ? ' (reseller)' : '',
+          },
+          account.domain,
+          account.package,
+          account.owner,
+          formatDate(account.setupAt),
+          { class: 'usage', view: '/usage', data: { account } },
+          ...(certificates
+            ? [
+                {
+                  class: 'certificate',
+                  view: '/certificate',
+                  data: { c: certificates.get(account.user) ?? {}, date: formatDate },
+                },
+              ]
+            : []),
+          { view: '/account-state', data: { account } },
+        ],
+      })),
       previous: query.page > 1 ? link({ page: query.page - 1 === 1 ? '' : query.page - 1 }) : '',
       next: query.page < pages ? link({ page: query.page + 1 }) : '',
-      notice: noticeOf(request),
+      notice: portal.takeNotice(request, reply, session),
     });
   };
 
@@ -116,7 +155,8 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
   const createForm = async (
     reply: FastifyReply,
     session: PortalSession,
-    data: Record<string, unknown>,
+    values: Record<string, string>,
+    errors: Record<string, string> = {},
     status = 200,
   ) =>
     portal.render(
@@ -127,30 +167,33 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
         nav: 'accounts',
         csrf: session.csrf,
         packages: (await listPackages(db)).map((pkg) => pkg.name),
-        ...data,
+        form: formView(CREATE_FORM, values, errors),
       },
       status,
     );
 
   app.get(
     '/new-account',
-    route(async (_request, reply, session) => createForm(reply, session, { values: { package: 'default' } })),
+    route(async (_request, reply, session) => createForm(reply, session, { package: 'default' })),
   );
 
   app.post(
     '/new-account',
     route(async (request, reply, session) => {
       const params: Record<string, string> = {};
-      for (const name of CREATE_FIELDS) params[name] = field(request, name).trim();
+      for (const name of Object.keys(CREATE_FORM)) params[name] = field(request, name).trim();
       if (field(request, 'shell') === 'on') params.shell = 'on';
       try {
         await portal.run(request, 'createacct', params);
       } catch (error) {
-        // The values come back to the form, never the password.
-        const values = { ...params, password: '' };
-        return createForm(reply, session, { values, errors: errorsOf(error) }, 400);
+        return createForm(reply, session, params, refusal(CREATE_FORM, error), 400);
       }
-      return reply.redirect(`${accountPath(params.user!)}?notice=created&user=${params.user}`, 303);
+      return portal.redirectWithNotice(
+        reply,
+        session,
+        accountPath(params.user!),
+        `Account ${params.user} created.`,
+      );
     }),
   );
 
@@ -167,8 +210,8 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
         account,
         record: summaryRecord(account, portal.services.fleet.hosting(account.server)),
         certificate: driver.certificates?.([account])[0] ?? null,
-        audit: await listAudit(db, { target: account.user, limit: 50 }),
-        notice: noticeOf(request),
+        audit: auditTable(await listAudit(db, { target: account.user, limit: 50 }), false),
+        notice: portal.takeNotice(request, reply, session),
       });
     }),
   );
@@ -185,7 +228,8 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
       reply: FastifyReply,
       session: PortalSession,
       user: string,
-      data: Record<string, unknown>,
+      values: Record<string, string> = {},
+      errors: Record<string, string> = {},
       status = 200,
     ) =>
       portal.render(
@@ -200,7 +244,7 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
           button: `${button} ${user}`,
           back: accountPath(user),
           reason: action === 'suspend',
-          ...data,
+          form: formView(REASON_FORM, values, errors),
         },
         status,
       );
@@ -211,7 +255,7 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
         const { user } = request.params as { user: string };
         const account = await findAccount(db, user);
         if (!account) return notFound(reply, session, `No account named ${user} exists.`);
-        return ask(reply, session, account.user, {});
+        return ask(reply, session, account.user);
       }),
     );
 
@@ -224,19 +268,17 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
           params.reason = field(request, 'reason').trim();
           if (params.reason === '') {
             const errors = { reason: 'Give a reason: listsuspended and the account page show it.' };
-            return ask(reply, session, user, { errors }, 400);
+            return ask(reply, session, user, params, errors, 400);
           }
         }
         try {
           await portal.run(request, operation, params);
         } catch (error) {
           // The page has one field, the reason; anything else is about the account itself.
-          const { reason, ...others } = errorsOf(error);
-          const errors = reason ? { reason } : { form: Object.values(others).join(' ') };
-          return ask(reply, session, user, { values: params, errors }, 400);
+          return ask(reply, session, user, params, refusal(REASON_FORM, error), 400);
         }
         const to = action === 'remove' ? '/accounts' : accountPath(user);
-        return reply.redirect(`${to}?notice=${done}&user=${encodeURIComponent(user)}`, 303);
+        return portal.redirectWithNotice(reply, session, to, `Account ${user} ${done}.`);
       }),
     );
   };

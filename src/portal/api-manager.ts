@@ -4,28 +4,19 @@ import {
   createApiUser,
   deleteApiUser,
   listApiUsers,
+  newApiUserErrors,
   resetApiUserPassword,
   setApiUserAccess,
 } from '../api-users.ts';
 import { ApiError } from '../errors.ts';
 import { findApiUser } from '../store/api-users.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';
-import { actorOf, errorsOf, field, type Portal, type WithSession } from './portal.ts';
+import { parsePassword } from '../values.ts';
+import { type FormErrors, type FormSpec, formView, refusal } from './kit/form.ts';
+import { formatDate } from './kit/format.ts';
+import { actorOf, field, type Portal, type WithSession } from './portal.ts';
 
 const BASE = '/preferences/api-manager';
-
-const NOTICES: Record<string, (name: string) => string> = {
-  created: (name) => `API user ${name} created.`,
-  password: (name) => `The password of ${name} was reset: the old one no longer works.`,
-  access: (name) => `The remote access of ${name} was changed.`,
-  deleted: (name) => `API user ${name} deleted.`,
-};
-
-function notice(request: FastifyRequest): string {
-  const query = request.query as Record<string, string | undefined>;
-  const make = NOTICES[query.notice ?? ''];
-  return make ? make(String(query.name ?? '')) : '';
-}
 
 /** The allowed IPs of the form: one address or range a line (commas and spaces also separate). */
 function allowedIpsOf(request: FastifyRequest): string[] {
@@ -34,34 +25,49 @@ function allowedIpsOf(request: FastifyRequest): string[] {
     .filter((line) => line !== '');
 }
 
-/** Checks the two password fields; null when they match. */
-function passwordMismatch(request: FastifyRequest): Record<string, string> | null {
+const CREATE_FORM: FormSpec = {
+  name: { label: 'API user name' },
+  password: { label: 'Password', secret: true },
+  password2: { label: 'Repeat password', secret: true },
+  allowed_ips: { label: 'Allowed IPs' },
+  reseller: { label: 'Bound reseller' },
+};
+const PASSWORD_FORM: FormSpec = {
+  password: { label: 'Password', secret: true },
+  password2: { label: 'Repeat password', secret: true },
+};
+const ACCESS_FORM: FormSpec = { allowed_ips: { label: 'Allowed IPs', id: 'access-allowed_ips' } };
+
+const COLUMNS = ['Name', 'Access', 'Allowed IPs', 'Bound reseller', 'Created', 'Last used'].map((label) => ({
+  label,
+}));
+
+/** The page's own check of the two password fields. */
+function passwordMismatch(request: FastifyRequest): Record<string, string> {
   return field(request, 'password') === field(request, 'password2')
-    ? null
+    ? {}
     : { password2: 'The two passwords do not match.' };
 }
 
 /** The access fields: open, or restricted to at least one address. */
-function accessOf(request: FastifyRequest): { ips: string[]; error: Record<string, string> | null } {
-  if (field(request, 'access') !== 'restricted') return { ips: [], error: null };
+function accessOf(request: FastifyRequest): { ips: string[]; error: Record<string, string> } {
+  if (field(request, 'access') !== 'restricted') return { ips: [], error: {} };
   const ips = allowedIpsOf(request);
   return {
     ips,
-    error: ips.length > 0 ? null : { allowed_ips: 'List at least one address or range, one a line.' },
+    error: ips.length > 0 ? {} : { allowed_ips: 'List at least one address or range, one a line.' },
   };
 }
 
-const fieldOfParam: Record<string, string> = {
-  allowed_ips: 'allowed_ips',
-  name: 'name',
-  password: 'password',
-  reseller: 'reseller',
-};
-
-function formErrors(error: unknown): Record<string, string> {
-  const errors = errorsOf(error);
-  const [param, message] = Object.entries(errors)[0]!;
-  return { [fieldOfParam[param] ?? 'form']: message! };
+/** The refusals of a password the page would set, besides its own check that both match. */
+function passwordErrors(request: FastifyRequest): ApiError[] {
+  try {
+    parsePassword('password', field(request, 'password'));
+    return [];
+  } catch (error) {
+    if (error instanceof ApiError) return [error];
+    throw error;
+  }
 }
 
 export function registerApiManager(app: FastifyInstance, portal: Portal, route: WithSession): void {
@@ -71,42 +77,65 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
   const list = async (
     reply: FastifyReply,
     session: PortalSession,
-    data: Record<string, unknown>,
+    data: { notice?: string; values?: Record<string, string>; errors?: FormErrors },
     status = 200,
-  ) =>
-    portal.render(
+  ) => {
+    const rows = (await listApiUsers(db)).map((user) => ({
+      cells: [
+        { text: user.name, href: `${BASE}/${encodeURIComponent(user.name)}` },
+        user.access === 'open' ? 'Open Access' : 'Restricted',
+        { text: user.allowedIps.join(', ') || '—', class: 'long' },
+        user.reseller ?? '—',
+        formatDate(user.createdAt),
+        user.lastUsedAt ? formatDate(user.lastUsedAt) : 'never',
+      ],
+    }));
+    return portal.render(
       reply,
       'api-manager',
       {
         title: 'Preferences › API Manager',
         nav: 'api',
         csrf: session.csrf,
-        users: await listApiUsers(db),
-        ...data,
+        columns: COLUMNS,
+        rows,
+        notice: data.notice ?? '',
+        form: formView(CREATE_FORM, data.values, data.errors),
       },
       status,
     );
+  };
 
   const detail = async (
     reply: FastifyReply,
     session: PortalSession,
     name: string,
-    data: Record<string, unknown>,
+    refused: { password?: FormErrors; access?: FormErrors; values?: Record<string, string> } = {},
     status = 200,
   ) => {
     const user = await findApiUser(db, name);
     if (!user) return reply.redirect(BASE, 303);
+    const access = refused.values ?? { access: user.access, allowed_ips: user.allowedIps.join('\n') };
     return portal.render(
       reply,
       'api-user',
-      { title: `API user ${name}`, nav: 'api', csrf: session.csrf, user, ...data },
+      {
+        title: `API user ${name}`,
+        nav: 'api',
+        csrf: session.csrf,
+        user,
+        passwordForm: formView(PASSWORD_FORM, {}, refused.password),
+        accessForm: formView(ACCESS_FORM, access, refused.access),
+      },
       status,
     );
   };
 
   app.get(
     BASE,
-    route(async (request, reply, session) => list(reply, session, { notice: notice(request) })),
+    route(async (request, reply, session) =>
+      list(reply, session, { notice: portal.takeNotice(request, reply, session) }),
+    ),
   );
 
   app.post(
@@ -119,31 +148,33 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
         reseller: field(request, 'reseller'),
       };
       const access = accessOf(request);
-      const problem = passwordMismatch(request) ?? access.error;
-      if (problem) return list(reply, session, { values, errors: problem }, 400);
-      try {
-        await createApiUser(
-          db,
-          crypt,
-          {
-            name: values.name,
-            password: field(request, 'password'),
-            allowedIps: access.ips,
-            reseller: values.reseller.trim() || null,
-          },
-          actorOf(request),
-        );
-      } catch (error) {
-        return list(reply, session, { values, errors: formErrors(error) }, 400);
+      const spec = {
+        name: values.name,
+        password: field(request, 'password'),
+        allowedIps: access.ips,
+        reseller: values.reseller.trim() || null,
+      };
+      // Every field's error at once: the page's own checks and all of the values' refusals.
+      const own = { ...passwordMismatch(request), ...access.error };
+      if (Object.keys(own).length > 0) {
+        const errors = refusal(CREATE_FORM, await newApiUserErrors(db, spec), own);
+        return list(reply, session, { values, errors }, 400);
       }
-      return reply.redirect(`${BASE}?notice=created&name=${encodeURIComponent(values.name)}`, 303);
+      try {
+        await createApiUser(db, crypt, spec, actorOf(request));
+      } catch (error) {
+        const all = error instanceof ApiError ? await newApiUserErrors(db, spec) : [];
+        const errors = refusal(CREATE_FORM, all.length > 0 ? all : error);
+        return list(reply, session, { values, errors }, 400);
+      }
+      return portal.redirectWithNotice(reply, session, BASE, `API user ${values.name} created.`);
     }),
   );
 
   app.get(
     `${BASE}/:name`,
     route(async (request, reply, session) =>
-      detail(reply, session, (request.params as { name: string }).name, {}),
+      detail(reply, session, (request.params as { name: string }).name),
     ),
   );
 
@@ -151,14 +182,18 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
     `${BASE}/:name/password`,
     route(async (request, reply, session) => {
       const { name } = request.params as { name: string };
-      const problem = passwordMismatch(request);
-      if (problem) return detail(reply, session, name, { errors: problem }, 400);
+      const own = passwordMismatch(request);
+      if (Object.keys(own).length > 0) {
+        const errors = refusal(PASSWORD_FORM, passwordErrors(request), own);
+        return detail(reply, session, name, { password: errors }, 400);
+      }
       try {
         await resetApiUserPassword(db, crypt, name, field(request, 'password'), actorOf(request));
       } catch (error) {
-        return detail(reply, session, name, { errors: formErrors(error) }, 400);
+        return detail(reply, session, name, { password: refusal(PASSWORD_FORM, error) }, 400);
       }
-      return reply.redirect(`${BASE}?notice=password&name=${encodeURIComponent(name)}`, 303);
+      const reset = `The password of ${name} was reset: the old one no longer works.`;
+      return portal.redirectWithNotice(reply, session, BASE, reset);
     }),
   );
 
@@ -168,13 +203,15 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
       const { name } = request.params as { name: string };
       const values = { access: field(request, 'access'), allowed_ips: field(request, 'allowed_ips') };
       const access = accessOf(request);
-      if (access.error) return detail(reply, session, name, { values, errors: access.error }, 400);
+      if (Object.keys(access.error).length > 0) {
+        return detail(reply, session, name, { values, access: refusal(ACCESS_FORM, [], access.error) }, 400);
+      }
       try {
         await setApiUserAccess(db, name, access.ips, actorOf(request));
       } catch (error) {
-        return detail(reply, session, name, { values, errors: formErrors(error) }, 400);
+        return detail(reply, session, name, { values, access: refusal(ACCESS_FORM, error) }, 400);
       }
-      return reply.redirect(`${BASE}?notice=access&name=${encodeURIComponent(name)}`, 303);
+      return portal.redirectWithNotice(reply, session, BASE, `The remote access of ${name} was changed.`);
     }),
   );
 
@@ -197,7 +234,7 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
 
   app.post(
     `${BASE}/:name/delete`,
-    route(async (request, reply) => {
+    route(async (request, reply, session) => {
       const { name } = request.params as { name: string };
       try {
         await deleteApiUser(db, name, actorOf(request));
@@ -205,7 +242,7 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
         // Already gone (deleted from the CLI or another tab): the outcome the administrator wanted.
         if (!(error instanceof ApiError)) throw error;
       }
-      return reply.redirect(`${BASE}?notice=deleted&name=${encodeURIComponent(name)}`, 303);
+      return portal.redirectWithNotice(reply, session, BASE, `API user ${name} deleted.`);
     }),
   );
 }

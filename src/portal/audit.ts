@@ -1,9 +1,28 @@
 // The audit log, newest first, fifty entries a page.
 import type { FastifyInstance } from 'fastify';
 import { countAudit, listAudit } from '../store/audit.ts';
+import type { AuditRow } from '../store/schema.ts';
+import { formatDate } from './kit/format.ts';
 import type { Portal, WithSession } from './portal.ts';
 
 const PER_PAGE = 50;
+
+/** The table kit's columns and row of one audit entry, on the log's page and an account's. */
+export function auditTable(entries: readonly AuditRow[], withTarget: boolean) {
+  const labels = ['Time', 'API user', 'Reseller', 'Address', 'Operation', 'Target', 'Status'];
+  const shown = withTarget ? labels : labels.filter((label) => label !== 'Reseller' && label !== 'Target');
+  const rows = entries.map((e) => {
+    const status = {
+      text: `${e.status}${e.code ? ` ${e.code}` : ''}`,
+      class: e.status === 200 ? 'ok' : 'refused',
+    };
+    const cells = withTarget
+      ? [formatDate(e.at), e.api_user, e.reseller ?? '—', e.address, e.operation, e.target ?? '—', status]
+      : [formatDate(e.at), e.api_user, e.address, e.operation, status];
+    return { cells };
+  });
+  return { columns: shown.map((label) => ({ label })), rows };
+}
 
 export function registerAuditPage(app: FastifyInstance, portal: Portal, route: WithSession): void {
   const { db } = portal.services.store;
@@ -19,7 +38,7 @@ export function registerAuditPage(app: FastifyInstance, portal: Portal, route: W
         title: 'Audit log',
         nav: 'audit',
         csrf: session.csrf,
-        entries,
+        table: auditTable(entries, true),
         page,
         pages,
         total,

@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { packageObject } from '../operations/record.ts';
 import { findPackage, listPackages } from '../store/packages.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';
-import { errorsOf, field, type Portal, type WithSession } from './portal.ts';
+import { type FormErrors, type FormSpec, formView, refusal } from './kit/form.ts';
+import { field, type Portal, type WithSession } from './portal.ts';
 
 export const LIMIT_FIELDS = [
   ['quota', 'Disk quota (MB)'],
@@ -23,6 +24,29 @@ export const SWITCH_FIELDS = [
   ['ipv6', 'Dedicated IPv6 address'],
 ] as const;
 
+/** The package form's fields; `prefix` keeps the ids apart when the add form shares a page. */
+function packageForm(prefix: string): FormSpec {
+  const spec: Record<string, { label: string; id: string }> = {
+    name: { label: 'Package name', id: `${prefix}name` },
+  };
+  for (const [name, label] of LIMIT_FIELDS) spec[name] = { label, id: `${prefix}${name}` };
+  spec.feature = { label: 'Feature list', id: `${prefix}feature` };
+  return spec;
+}
+const ADD_FORM = packageForm('new-');
+const EDIT_FORM = packageForm('');
+
+const COLUMNS = [
+  'Name',
+  'Disk quota',
+  'Bandwidth',
+  'E-mail',
+  'FTP',
+  'Databases',
+  'Feature list',
+  'Shell',
+].map((label) => ({ label }));
+
 /** The package fields of a submitted form, as operation parameters. */
 function packageParams(request: FastifyRequest): Record<string, string> {
   const params: Record<string, string> = {
@@ -41,14 +65,33 @@ export function registerPackagePages(app: FastifyInstance, portal: Portal, route
   const list = async (
     reply: FastifyReply,
     session: PortalSession,
-    data: Record<string, unknown>,
+    data: { notice?: string; values?: Record<string, string>; errors?: FormErrors },
     status = 200,
   ) => {
-    const packages = (await listPackages(db)).map(packageObject);
+    const rows = (await listPackages(db)).map(packageObject).map((p) => ({
+      cells: [
+        { text: p.name, href: `/packages/${encodeURIComponent(p.name)}` },
+        p.quota,
+        p.bandwidth,
+        p.email_accounts,
+        p.ftp,
+        p.sql,
+        p.feature,
+        p.shell,
+      ],
+    }));
     return portal.render(
       reply,
       'packages',
-      { title: 'Packages', csrf: session.csrf, packages, ...common, ...data },
+      {
+        title: 'Packages',
+        csrf: session.csrf,
+        columns: COLUMNS,
+        rows,
+        notice: data.notice ?? '',
+        form: formView(ADD_FORM, data.values, data.errors),
+        ...common,
+      },
       status,
     );
   };
@@ -57,27 +100,27 @@ export function registerPackagePages(app: FastifyInstance, portal: Portal, route
     reply: FastifyReply,
     session: PortalSession,
     values: Record<string, string>,
-    data: Record<string, unknown>,
+    errors: FormErrors = {},
     status = 200,
   ) =>
     portal.render(
       reply,
       'package',
-      { title: `Package ${values.name}`, csrf: session.csrf, values, ...common, ...data },
+      {
+        title: `Package ${values.name}`,
+        name: values.name,
+        csrf: session.csrf,
+        form: formView(EDIT_FORM, values, errors),
+        ...common,
+      },
       status,
     );
 
   app.get(
     '/packages',
-    route(async (request, reply, session) => {
-      const query = request.query as Record<string, string | undefined>;
-      const notices: Record<string, string> = {
-        added: `Package ${query.name ?? ''} added.`,
-        changed: `Package ${query.name ?? ''} changed.`,
-        deleted: `Package ${query.name ?? ''} deleted.`,
-      };
-      return list(reply, session, { notice: notices[query.notice ?? ''] ?? '' });
-    }),
+    route(async (request, reply, session) =>
+      list(reply, session, { notice: portal.takeNotice(request, reply, session) }),
+    ),
   );
 
   app.post(
@@ -87,9 +130,9 @@ export function registerPackagePages(app: FastifyInstance, portal: Portal, route
       try {
         await portal.run(request, 'addpkg', params);
       } catch (error) {
-        return list(reply, session, { values: params, errors: errorsOf(error) }, 400);
+        return list(reply, session, { values: params, errors: refusal(ADD_FORM, error) }, 400);
       }
-      return reply.redirect(`/packages?notice=added&name=${encodeURIComponent(params.name!)}`, 303);
+      return portal.redirectWithNotice(reply, session, '/packages', `Package ${params.name} added.`);
     }),
   );
 
@@ -98,7 +141,7 @@ export function registerPackagePages(app: FastifyInstance, portal: Portal, route
     route(async (request, reply, session) => {
       const pkg = await findPackage(db, (request.params as { name: string }).name);
       if (!pkg) return reply.redirect('/packages', 303);
-      return edit(reply, session, packageObject(pkg), {});
+      return edit(reply, session, packageObject(pkg) as Record<string, string>);
     }),
   );
 
@@ -117,9 +160,9 @@ export function registerPackagePages(app: FastifyInstance, portal: Portal, route
       try {
         await portal.run(request, 'editpkg', changed);
       } catch (error) {
-        return edit(reply, session, submitted, { errors: errorsOf(error) }, 400);
+        return edit(reply, session, submitted, refusal(EDIT_FORM, error), 400);
       }
-      return reply.redirect(`/packages?notice=changed&name=${encodeURIComponent(name)}`, 303);
+      return portal.redirectWithNotice(reply, session, '/packages', `Package ${name} changed.`);
     }),
   );
 
@@ -146,9 +189,11 @@ export function registerPackagePages(app: FastifyInstance, portal: Portal, route
       try {
         await portal.run(request, 'killpkg', { name });
       } catch (error) {
-        return list(reply, session, { errors: { form: Object.values(errorsOf(error))[0] } }, 400);
+        // The package's name is no field of the list page: the refusal is the page's own.
+        const message = Object.values(refusal({ name: { label: `Package ${name}` } }, error)).join(' ');
+        return list(reply, session, { errors: { form: message } }, 400);
       }
-      return reply.redirect(`/packages?notice=deleted&name=${encodeURIComponent(name)}`, 303);
+      return portal.redirectWithNotice(reply, session, '/packages', `Package ${name} deleted.`);
     }),
   );
 }

@@ -17,12 +17,17 @@ import type { PortalSession } from '../store/portal-sessions.ts';
 import { registerAccountPages } from './accounts.ts';
 import { registerApiManager } from './api-manager.ts';
 import { registerAuditPage } from './audit.ts';
+import { type FormErrors, type FormSpec, type FormView, formView, summaryOf } from './kit/form.ts';
+import { formatDate } from './kit/format.ts';
 import { registerPackagePages } from './packages.ts';
 import {
   closeSession,
   cookie,
   currentSession,
   LOGIN_COOKIE,
+  NOTICE_COOKIE,
+  noticeCookie,
+  noticeOf,
   openSession,
   parseCookies,
   randomToken,
@@ -33,6 +38,10 @@ import {
 const HERE = import.meta.dirname;
 /** The portal's one user; no API account may have this name (values.ts). */
 const PORTAL_USER = 'root';
+const LOGIN_FORM: FormSpec = {
+  username: { label: 'Username' },
+  password: { label: 'Password', secret: true },
+};
 const STYLESHEET = readFileSync(join(HERE, 'static', 'portal.css'));
 
 export const SECURITY_HEADERS = {
@@ -50,6 +59,10 @@ export interface Portal {
   render(reply: FastifyReply, view: string, data: Record<string, unknown>, status?: number): FastifyReply;
   /** Runs an API operation as the administrator, through the same `execute` as the API. */
   run(request: FastifyRequest, operation: string, params: Record<string, string>): Promise<Result>;
+  /** Redirects (303) to a page that shows `notice` once, carried in the session's signed cookie. */
+  redirectWithNotice(reply: FastifyReply, session: PortalSession, to: string, notice: string): FastifyReply;
+  /** The notice a redirect left for this page (shown once: the cookie is cleared), or ''. */
+  takeNotice(request: FastifyRequest, reply: FastifyReply, session: PortalSession): string;
 }
 
 export type SessionHandler = (
@@ -73,25 +86,17 @@ export function actorOf(request: FastifyRequest): Actor {
   return { apiUser: PORTAL_USER, address: clientAddress(request) };
 }
 
-/** Field errors of an ApiError, keyed by the parameter at fault (or `form`). */
-export function errorsOf(error: unknown): Record<string, string> {
-  if (error instanceof FieldErrors) return error.fields;
-  if (error instanceof ApiError) return { [error.param ?? 'form']: error.message };
-  throw error;
-}
-
-/** The portal's one way of showing a time: `2026-11-21 10:42 UTC`. */
-export function formatDate(value: Date | string | null | undefined): string {
-  if (value === null || value === undefined || value === '') return '—';
-  const date = value instanceof Date ? value : new Date(value);
-  if (Number.isNaN(date.getTime())) return String(value);
-  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}
-
 const views = new Eta({ views: join(HERE, 'views'), autoEscape: true, cache: true });
 
+/** Every form a page shows (each FormView passed to render) takes part in its error summary. */
+const isFormView = (value: unknown): value is FormView =>
+  typeof value === 'object' && value !== null && 'spec' in value && 'errors' in value && 'values' in value;
+
 function renderPage(reply: FastifyReply, view: string, data: Record<string, unknown>, status = 200) {
-  const html = views.render(view, { nav: '', errors: {}, values: {}, notice: '', date: formatDate, ...data });
+  const forms = Object.values(data).filter(isFormView);
+  const summary = summaryOf(forms, (data.errors ?? {}) as FormErrors);
+  const page = { nav: '', errors: {}, values: {}, notice: '', date: formatDate, ...data, summary };
+  const html = views.render(view, page);
   return reply.code(status).type('text/html; charset=utf-8').send(html);
 }
 
@@ -144,6 +149,15 @@ export function registerPortal(app: FastifyInstance, services: Services, options
         throw all.length > 1 ? new FieldErrors(all) : error;
       }
     },
+    redirectWithNotice(reply, session, to, notice) {
+      reply.header('set-cookie', noticeCookie(session, notice, secure));
+      return reply.redirect(to, 303);
+    },
+    takeNotice(request, reply, session) {
+      if (!parseCookies(request.headers.cookie).has(NOTICE_COOKIE)) return '';
+      reply.header('set-cookie', cookie(NOTICE_COOKIE, '', { secure, maxAgeSeconds: 0 }));
+      return noticeOf(request.headers.cookie, session);
+    },
   };
 
   /** Wraps a handler that needs a logged-in session (and, for POST, a matching CSRF token). */
@@ -160,6 +174,7 @@ export function registerPortal(app: FastifyInstance, services: Services, options
           message:
             'The form has expired or did not come from this portal. Go back, reload the page and try again.',
           csrf: session.csrf,
+          nav: 'none',
         },
         403,
       );
@@ -180,17 +195,22 @@ export function registerPortal(app: FastifyInstance, services: Services, options
     return reply.redirect(session ? '/accounts' : '/login', 303);
   });
 
-  const showLogin = (reply: FastifyReply, data: Record<string, unknown>, status = 200) => {
+  const showLogin = (
+    reply: FastifyReply,
+    data: { values?: Record<string, string>; errors?: FormErrors },
+    status = 200,
+  ) => {
     const token = randomToken();
     reply.header('set-cookie', cookie(LOGIN_COOKIE, token, { secure, maxAgeSeconds: 3600 }));
-    return portal.render(reply, 'login', { title: 'Log in', csrf: token, ...data }, status);
+    const form = formView(LOGIN_FORM, data.values, data.errors);
+    return portal.render(reply, 'login', { title: 'Log in', csrf: token, form }, status);
   };
 
   app.get('/login', async (_request, reply) => showLogin(reply, {}));
 
   // The API reference, for integrators: public, rendered from the operations' own schemas.
   const operationsList = [...operations.values()];
-  const errors = Object.entries(catalogue).map(([code, entry]) => ({ code, ...entry }));
+  const errorCodes = Object.entries(catalogue).map(([code, entry]) => ({ code, ...entry }));
   app.get('/reference', async (request, reply) => {
     const session = await currentSession(
       db,
@@ -202,7 +222,7 @@ export function registerPortal(app: FastifyInstance, services: Services, options
       nav: session ? 'reference' : '',
       csrf: session?.csrf ?? '',
       operations: operationsList,
-      errors,
+      errorCodes,
     });
   });
 

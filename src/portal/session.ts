@@ -1,6 +1,6 @@
 // Portal sessions: a random id in an HttpOnly, SameSite=Strict cookie (Secure under TLS), kept in
 // the store as a hash, ending after 30 idle minutes; each carries the CSRF token of its forms.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import {
   deleteIdleSessions,
   deleteSession,
@@ -15,6 +15,8 @@ export const SESSION_COOKIE = 'berth_session';
 /** Before login there is no session: the login form's CSRF token is checked against this cookie. */
 export const LOGIN_COOKIE = 'berth_login';
 export const IDLE_MS = 30 * 60_000;
+/** The notice a change leaves for the page it redirects to (see noticeCookie). */
+export const NOTICE_COOKIE = 'berth_notice';
 
 export function randomToken(): string {
   return randomBytes(32).toString('base64url');
@@ -81,4 +83,26 @@ export async function currentSession(
 
 export async function closeSession(db: Db, id: string | undefined): Promise<void> {
   if (id) await deleteSession(db, hashOf(id));
+}
+
+function noticeMac(session: PortalSession, text: string): string {
+  return createHmac('sha256', session.csrf).update(`notice\u0000${text}`).digest('base64url');
+}
+
+/**
+ * The cookie that carries a notice ("Account alice created.") to the next page, signed with the
+ * session's own secret: only this portal, for this session, can have written it. Notices never come
+ * from the address, where anyone could put words on the administrator's screen with a link.
+ */
+export function noticeCookie(session: PortalSession, text: string, secure: boolean): string {
+  const value = `${Buffer.from(text).toString('base64url')}.${noticeMac(session, text)}`;
+  return cookie(NOTICE_COOKIE, value, { secure, maxAgeSeconds: 60 });
+}
+
+/** The notice the request's cookie carries for this session, or '' (none, or not this portal's). */
+export function noticeOf(cookieHeader: string | undefined, session: PortalSession): string {
+  const [encoded, mac] = (parseCookies(cookieHeader).get(NOTICE_COOKIE) ?? '').split('.');
+  if (!encoded || !mac || encoded.length > 2000) return '';
+  const text = Buffer.from(encoded, 'base64url').toString();
+  return tokensMatch(mac, noticeMac(session, text)) ? text : '';
 }

@@ -92,8 +92,15 @@ export interface Driver {
   inspect(loadAccounts: () => Promise<readonly Account[]>): Promise<string[]>;
   /** What the account uses now, or null when the driver cannot tell. */
   measureUsage(account: Account): Promise<Usage | null>;
+  /**
+   * Every uid and gid this server's system has, and each system user's uid by name (for the
+   * fleet's uid mark, CONTRACT §10); none when the driver makes no system users.
+   */
+  systemIds?(): { users: ReadonlyMap<string, number>; ids: number[] };
   /** Makes the server-wide files the driver needs (serve, before the first call). */
   prepare?(): Promise<void>;
+  /** Starts what runs for each of this server's accounts (their PHP), when `serve` starts. */
+  resume?(accounts: readonly Account[]): Promise<string[]>;
   /** Work beside the calls while serving (certificates: obtained and renewed); close() stops it. */
   startBackgroundWork?(store: AccountSource, log: BackgroundLog): void;
   /** How many times each system service was reloaded since start, by name (the linux driver's). */

@@ -7,20 +7,23 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import {
+  chmodSync,
   chownSync,
   existsSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
+  rmdirSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { get } from 'node:https';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { phpVersion } from '../config.ts';
+import { accountGroups, detectLayout } from '../provision/linux/cgroups.ts';
 import { issueFallback, makeFallbackCa } from '../provision/linux/tls/fallback.ts';
 import { SERVE_NODE_FLAGS } from '../serve-flags.ts';
 import { attachHomes, mountHomes } from './homes.ts';
@@ -81,6 +84,10 @@ function mountOverlays(layers: string): void {
     const work = join(layers, name, 'work');
     mkdirSync(upper, { recursive: true });
     mkdirSync(work, { recursive: true });
+    // The overlay's top directory takes the upper layer's owner and mode: /tmp stays 1777.
+    const lower = statSync(dir);
+    chownSync(upper, lower.uid, lower.gid);
+    chmodSync(upper, lower.mode & 0o7777);
     run([
       '/usr/bin/mount',
       '-t',
@@ -91,6 +98,8 @@ function mountOverlays(layers: string): void {
       dir,
     ]);
   }
+  // A /dev/shm of its own: what accounts leave there goes with the sandbox, not to this machine.
+  run(['/usr/bin/mount', '-t', 'tmpfs', '-o', 'mode=1777,nosuid,nodev', 'sandbox-shm', '/dev/shm']);
 }
 
 function write(path: string, content: string, mode = 0o644): void {
@@ -144,7 +153,7 @@ const apiUserOf = (fleet: SandboxFleet) => (fleet.node ? `sandbox-${fleet.node}`
 
 function configure(
   ports: Ports,
-  php: string,
+  cgroupParent: string,
   pebbleTls: { cert: string; key: string },
   fleet: SandboxFleet,
 ): void {
@@ -165,19 +174,6 @@ function configure(
     ].join('\n'),
   );
   mkdirSync('/var/log/nginx', { recursive: true });
-  // PHP-FPM: Debian's pools, with requests in flight given time to finish on a reload.
-  write(
-    `/etc/php/${php}/fpm/php-fpm.conf`,
-    [
-      '[global]',
-      `pid = /run/php/php${php}-fpm.pid`,
-      `error_log = /var/log/php${php}-fpm.log`,
-      'process_control_timeout = 10s',
-      `include = /etc/php/${php}/fpm/pool.d/*.conf`,
-      '',
-    ].join('\n'),
-  );
-  mkdirSync('/run/php', { recursive: true });
   // BIND: authoritative only, for the zones Berth lists.
   if (!existsSync('/etc/bind/rndc.key')) run(['/usr/sbin/rndc-confgen', '-a', '-c', '/etc/bind/rndc.key']);
   const bind = Number(run(['/usr/bin/id', '-u', 'bind']).toString().trim());
@@ -267,7 +263,10 @@ function configure(
     '/etc/pam.d/sshd',
     pamSshd.replace(/^session\s+required\s+pam_loginuid\.so/m, 'session optional pam_loginuid.so'),
   );
-  // Berth: the linux driver on the sandbox's ports, certificates from Pebble.
+  // Berth: the linux driver on the sandbox's ports, certificates from Pebble. Its data directory
+  // holds the store, the keys and the passwords: root's alone, as `berth init` makes it.
+  mkdirSync(DATA_DIR, { recursive: true, mode: 0o700 });
+  chmodSync(DATA_DIR, 0o700);
   write(
     join(DATA_DIR, 'berth.toml'),
     [
@@ -284,12 +283,17 @@ function configure(
         ? [`node_name = ${JSON.stringify(fleet.node)}`, `advertise_url = "https://127.0.0.1:${ports.api}"`]
         : []),
       ...(fleet.database ? [`database = ${JSON.stringify(fleet.database)}`] : []),
+      // The billing system of the sandbox (its test, a developer's script) calls from 127.0.0.1,
+      // as every account's code does: no account may lock it out by failing logins there.
+      'trusted_addresses = ["127.0.0.1"]',
       '',
       '[linux]',
       `http_port = ${ports.http}`,
       `https_port = ${ports.https}`,
       `reload_dns = ["/usr/sbin/rndc", "-s", "127.0.0.1", "-p", "${ports.rndc}", "reload"]`,
       'mail_address = "127.0.0.1"',
+      // The machine's cgroup hierarchies are shared: this sandbox's accounts have a parent of their own.
+      `cgroup_parent = "${cgroupParent}"`,
       `imap_port = ${ports.imap}`,
       `submission_port = ${ports.submission}`,
       `dkim_port = ${ports.dkim}`,
@@ -318,15 +322,30 @@ function fetchText(url: string, ca: string): Promise<string> {
   });
 }
 
+/** A `berth` command on the data directory, under the umask Berth's own service runs with. */
 function berth(args: string[], input: string): void {
-  execFileSync(process.execPath, [BIN, ...args, '--data-dir', DATA_DIR], {
-    input,
-    stdio: ['pipe', 'ignore', 'pipe'],
-  });
+  const umask = process.umask(0o077);
+  try {
+    execFileSync(process.execPath, [BIN, ...args, '--data-dir', DATA_DIR], {
+      input,
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
+  } finally {
+    process.umask(umask);
+  }
+}
+
+/** Removes the control groups the sandbox's accounts had, and their parent, from the machine's hierarchies. */
+async function removeControlGroups(parent: string): Promise<void> {
+  const groups = accountGroups(detectLayout(parent));
+  for (const user of groups.list()) await groups.remove(user);
+  for (const dir of [groups.layout.unified, ...Object.values(groups.layout.v1)])
+    if (dir && existsSync(dir)) rmdirSync(dir);
 }
 
 export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<number> {
   const services: Service[] = [];
+  const cgroupParent = `berth-sandbox-${randomBytes(6).toString('hex')}`;
   let stopping: Promise<void> | null = null;
   let failed = false;
   const stopAll = (): Promise<void> => {
@@ -343,6 +362,9 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
         if ((await Promise.race([ended, sleep(15_000, 'late', { ref: false })])) === 'late')
           child.kill('SIGKILL');
       }
+      await removeControlGroups(cgroupParent).catch((error: unknown) =>
+        say(`control groups of ${cgroupParent} left: ${(error as Error).message}`),
+      );
     })();
     return stopping;
   };
@@ -397,7 +419,13 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
     const deadline = Date.now() + seconds * 1000;
     while (!(await ready())) {
       if (stopWanted) throw new Error(`stopped while waiting for ${what}`);
-      if (Date.now() > deadline) throw new Error(`${what} did not start within ${seconds} s`);
+      if (Date.now() > deadline) {
+        const log = `/var/log/sandbox/${what.toLowerCase()}.log`;
+        const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-15).join('\n') : '';
+        throw new Error(
+          `${what} did not start within ${seconds} s${tail ? `; the end of ${log}:\n${tail}` : ''}`,
+        );
+      }
       await sleep(50);
     }
   };
@@ -406,7 +434,8 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
     const homes = attachHomes(dir);
     mountOverlays(join(dir, 'layers'));
     mountHomes(homes);
-    const php = phpVersion();
+    // No account sees another's processes: this namespace's /proc shows each user only its own.
+    run(['/usr/bin/mount', '-o', 'remount,hidepid=invisible', '/proc']);
     const ports: Ports = {
       api: await freePort(),
       reseller: await freePort(),
@@ -425,25 +454,12 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
     const pebbleCa = await makeFallbackCa('Pebble listener');
     const pebbleTls = await issueFallback(pebbleCa, ['127.0.0.1', 'localhost']);
     const [chain, key] = pebbleTls.split(/(?=-----BEGIN PRIVATE KEY-----)/);
-    configure(ports, php, { cert: chain!, key: key! }, fleet);
+    configure(ports, cgroupParent, { cert: chain!, key: key! }, fleet);
     write('/etc/pebble/ca.pem', pebbleCa.certPem);
 
     start(
       { name: 'nginx', argv: ['/usr/sbin/nginx', '-g', 'daemon off;'], stop: 'SIGQUIT' },
       '/var/log/sandbox/nginx.log',
-    );
-    start(
-      {
-        name: 'PHP-FPM',
-        argv: [
-          `/usr/sbin/php-fpm${php}`,
-          '--nodaemonize',
-          '--fpm-config',
-          `/etc/php/${php}/fpm/php-fpm.conf`,
-        ],
-        stop: 'SIGQUIT',
-      },
-      '/var/log/sandbox/php-fpm.log',
     );
     start(
       {
@@ -469,7 +485,6 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
       '/var/log/sandbox/pebble.log',
     );
     await waitUntil('nginx', () => answers(ports.http));
-    await waitUntil('PHP-FPM', () => existsSync(`/run/php/php${php}-fpm.pid`));
     await waitUntil('BIND', () => answers(ports.dns));
     await waitUntil('Pebble', () => answers(ports.acme));
 
@@ -488,8 +503,9 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
       },
       '/var/log/sandbox/berth.log',
     );
-    // Berth builds the jail template first: jailkit copies some thousand files onto the homes' btrfs.
-    await waitUntil('Berth', async () => (await answers(ports.api)) && (await answers(ports.reseller)), 90);
+    // Its first start builds the jail template (jailkit copies every library of the shell's tools
+    // onto the homes' btrfs): minutes on a busy machine.
+    await waitUntil('Berth', async () => (await answers(ports.api)) && (await answers(ports.reseller)), 600);
     // Mail and SSH read what Berth's mail and shell components wrote when it started.
     const mailServices: [Service, string, number][] = [
       [{ name: 'Postfix', argv: ['/usr/sbin/postfix', 'start-fg'], stop: 'SIGTERM' }, 'postfix', ports.smtp],

@@ -4,7 +4,7 @@
 // namespace makes the end certain: when the sandbox's first process ends, the kernel ends every
 // process left in it, and the overlays go with the namespace.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -81,7 +81,10 @@ export async function runSandbox(
   check();
   const dir = sandboxDir(dataDir);
   rmSync(dir, { recursive: true, force: true });
+  // The sandbox's accounts see this machine's files beside their overlays: what this directory
+  // holds (the passwords, the layers) is root's alone.
   mkdirSync(join(dir, 'layers'), { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
   makeHomesImage(dir);
   const child = spawn(
     '/usr/bin/unshare',
@@ -137,8 +140,8 @@ export async function runSandbox(
     const { acme_root_pem, fallback_ca_pem, ...ready } = message.ready;
     const acmeRoot = join(dir, 'acme-root.pem');
     const fallbackCa = join(dir, 'fallback-ca.pem');
-    writeFileSync(acmeRoot, acme_root_pem, { mode: 0o644 });
-    writeFileSync(fallbackCa, fallback_ca_pem, { mode: 0o644 });
+    writeFileSync(acmeRoot, acme_root_pem, { mode: 0o600 });
+    writeFileSync(fallbackCa, fallback_ca_pem, { mode: 0o600 });
     const info: SandboxInfo = {
       ...ready,
       acme_root_ca: acmeRoot,

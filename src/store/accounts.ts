@@ -63,6 +63,8 @@ export interface Account {
   usage: { quota: number; bandwidth: number };
   /** The server of the fleet whose system holds it (CONTRACT §12). */
   server: string | null;
+  /** Its system user's uid, given to no other account ever; null for one made before uids were kept. */
+  uid: number | null;
 }
 
 /** Whose accounts a call may see: everything, or the accounts one reseller owns. */
@@ -120,6 +122,7 @@ export function toAccount(row: AccountRow): Account {
         : null,
     usage: { quota: Number(row.quota_usage), bandwidth: Number(row.bandwidth_usage) },
     server: row.server,
+    uid: row.uid === null ? null : Number(row.uid),
   };
 }
 
@@ -165,6 +168,7 @@ export function toRow(account: Account): AccountRow {
     quota_usage: account.usage.quota,
     bandwidth_usage: account.usage.bandwidth,
     server: account.server,
+    uid: account.uid,
   };
 }
 

@@ -49,6 +49,8 @@ export interface AccountTable {
   bandwidth_usage: number;
   /** The server whose system holds it; null until a server claims an account made before fleets. */
   server: string | null;
+  /** Its system user's uid (and group's gid), never another account's; null until its server records it. */
+  uid: number | null;
 }
 
 export interface PackageTable {
@@ -181,6 +183,12 @@ export interface PendingChangeTable {
   created_ms: number;
 }
 
+/** The lowest uid no account was ever given (one row, `accounts`). */
+export interface UidMarkTable {
+  name: string;
+  next_uid: number;
+}
+
 export interface SettingTable {
   key: string;
   value: string;
@@ -194,6 +202,7 @@ export interface Database {
   auth_failure_times: AuthFailureTimeTable;
   auth_locks: AuthLockTable;
   settings: SettingTable;
+  uid_mark: UidMarkTable;
   servers: ServerTable;
   fleet_commits: FleetCommitTable;
   pending_changes: PendingChangeTable;

@@ -9,6 +9,9 @@ import { changeMessage } from '../../src/provision/changes.ts';
 import { findAccount } from '../../src/store/accounts.ts';
 import { createAccount, type Harness, recordingDriver, setup } from '../helpers.ts';
 
+/** A request from the fleet's server web2 to web1, the server under test. */
+const TO_WEB1 = { from: 'web2', to: 'web1' };
+
 describe('requests between the servers of a fleet', () => {
   let h: Harness;
   let secret: string;
@@ -28,18 +31,67 @@ describe('requests between the servers of a fleet', () => {
     const path = FLEET_PATHS.nameTaken;
     const refused = [
       {},
-      signedHeaders('not-the-fleet-secret', 'web2', path, body),
-      signedHeaders(secret, 'web2', path, body, Date.now() - 120_000),
-      signedHeaders(secret, 'web2', path, JSON.stringify({ user: 'bob' })),
-      signedHeaders(secret, 'web2', FLEET_PATHS.settle, body),
+      signedHeaders('not-the-fleet-secret', TO_WEB1, path, body),
+      signedHeaders(secret, TO_WEB1, path, body, Date.now() - 120_000),
+      signedHeaders(secret, TO_WEB1, path, JSON.stringify({ user: 'bob' })),
+      signedHeaders(secret, TO_WEB1, FLEET_PATHS.settle, body),
     ];
     for (const headers of refused) {
       const reply = await send(path, body, headers);
       assert.equal(reply.statusCode, 401, JSON.stringify(headers));
     }
-    const answered = await send(path, body, signedHeaders(secret, 'web2', path, body));
+    const answered = await send(path, body, signedHeaders(secret, TO_WEB1, path, body));
     assert.equal(answered.statusCode, 200);
     assert.deepEqual(answered.body, { taken: false });
+  });
+
+  it('refuses a captured request sent again, however soon, and answers each fresh one', async () => {
+    const body = JSON.stringify({ user: 'alice' });
+    const path = FLEET_PATHS.nameTaken;
+    const captured = signedHeaders(secret, TO_WEB1, path, body);
+    assert.equal((await send(path, body, captured)).statusCode, 200);
+    const replayed = await send(path, body, captured);
+    assert.equal(replayed.statusCode, 401);
+    // A change replayed would act twice: the steps of a suspension, say.
+    await createAccount(h, 'replayed');
+    const account = (await findAccount(h.services.store.db, 'replayed'))!;
+    const transaction = crypto.randomUUID();
+    const text = JSON.stringify({ transaction, change: changeMessage({ kind: 'suspend', account }) });
+    const steps = signedHeaders(secret, TO_WEB1, FLEET_PATHS.steps, text);
+    assert.equal((await send(FLEET_PATHS.steps, text, steps)).statusCode, 200);
+    driver.log.length = 0;
+    assert.equal((await send(FLEET_PATHS.steps, text, steps)).statusCode, 401);
+    assert.deepEqual(driver.log, [], 'nothing ran again');
+    const settle = JSON.stringify({ transaction, outcome: 'undo' });
+    const undone = await send(
+      FLEET_PATHS.settle,
+      settle,
+      signedHeaders(secret, TO_WEB1, FLEET_PATHS.settle, settle),
+    );
+    assert.equal(undone.statusCode, 200);
+    // Each request of the fleet has a nonce of its own, and is answered.
+    for (let i = 0; i < 3; i++)
+      assert.equal((await send(path, body, signedHeaders(secret, TO_WEB1, path, body))).statusCode, 200);
+  });
+
+  it('refuses a request signed for another server of the fleet, or whose target or nonce was changed', async () => {
+    const body = JSON.stringify({ user: 'alice' });
+    const path = FLEET_PATHS.nameTaken;
+    const forWeb3 = signedHeaders(secret, { from: 'web2', to: 'web3' }, path, body);
+    assert.equal((await send(path, body, forWeb3)).statusCode, 401, 'signed for web3');
+    const retargeted = { ...forWeb3, 'x-berth-target': 'web1' };
+    assert.equal((await send(path, body, retargeted)).statusCode, 401, 'target changed');
+    const fresh = signedHeaders(secret, TO_WEB1, path, body);
+    const renonced = { ...fresh, 'x-berth-nonce': 'ab'.repeat(16) };
+    assert.equal((await send(path, body, renonced)).statusCode, 401, 'nonce changed');
+    for (const nonce of ['', 'short', 'zz'.repeat(16), 'ab'.repeat(17)]) {
+      const headers = signedHeaders(secret, TO_WEB1, path, body, Date.now(), nonce);
+      assert.equal((await send(path, body, headers)).statusCode, 401, `nonce "${nonce}"`);
+    }
+    const withoutNonce: Record<string, string> = { ...fresh };
+    delete withoutNonce['x-berth-nonce'];
+    assert.equal((await send(path, body, withoutNonce)).statusCode, 401, 'no nonce');
+    assert.equal((await send(path, body, fresh)).statusCode, 200, 'the untouched request');
   });
 
   it('refuses a change for an account it does not hold, and one that is not a change', async () => {
@@ -50,7 +102,7 @@ describe('requests between the servers of a fleet', () => {
       transaction: crypto.randomUUID(),
       change: changeMessage({ kind: 'suspend', account: { ...alice, server: 'web2' } }),
     });
-    const notHere = await send(path, elsewhere, signedHeaders(secret, 'web2', path, elsewhere));
+    const notHere = await send(path, elsewhere, signedHeaders(secret, TO_WEB1, path, elsewhere));
     assert.equal(notHere.statusCode, 409);
     for (const bad of [
       { transaction: 'x', change: changeMessage({ kind: 'suspend', account: alice }) },
@@ -61,7 +113,7 @@ describe('requests between the servers of a fleet', () => {
       },
     ]) {
       const text = JSON.stringify(bad);
-      const reply = await send(path, text, signedHeaders(secret, 'web2', path, text));
+      const reply = await send(path, text, signedHeaders(secret, TO_WEB1, path, text));
       assert.equal(reply.statusCode, 400, text);
     }
   });
@@ -70,7 +122,7 @@ describe('requests between the servers of a fleet', () => {
     const alice = (await findAccount(h.services.store.db, 'alice'))!;
     const transaction = crypto.randomUUID();
     const text = JSON.stringify({ transaction, change: changeMessage({ kind: 'suspend', account: alice }) });
-    const ran = await send(FLEET_PATHS.steps, text, signedHeaders(secret, 'web2', FLEET_PATHS.steps, text));
+    const ran = await send(FLEET_PATHS.steps, text, signedHeaders(secret, TO_WEB1, FLEET_PATHS.steps, text));
     assert.equal(ran.statusCode, 200);
     assert.equal(h.services.journal.pending().length, 1, 'kept open, journalled');
     driver.log.length = 0;
@@ -78,7 +130,7 @@ describe('requests between the servers of a fleet', () => {
     const settled = await send(
       FLEET_PATHS.settle,
       settle,
-      signedHeaders(secret, 'web2', FLEET_PATHS.settle, settle),
+      signedHeaders(secret, TO_WEB1, FLEET_PATHS.settle, settle),
     );
     assert.equal(settled.statusCode, 200);
     assert.equal(h.services.journal.pending().length, 0);
@@ -97,7 +149,7 @@ describe('requests between the servers of a fleet', () => {
     }
     const exportOf = async (user: string) => {
       const text = JSON.stringify({ user });
-      return send(FLEET_PATHS.export, text, signedHeaders(secret, 'web2', FLEET_PATHS.export, text));
+      return send(FLEET_PATHS.export, text, signedHeaders(secret, TO_WEB1, FLEET_PATHS.export, text));
     };
     // The record driver keeps nothing on the system: there is nothing to hand over but the record.
     const held = await exportOf('alice');
@@ -105,7 +157,7 @@ describe('requests between the servers of a fleet', () => {
     assert.deepEqual(held.body, { account: null });
     assert.equal((await exportOf('nobody')).statusCode, 409);
     const away = JSON.stringify({ user: 'alice', to: 'web1' });
-    const same = await send(FLEET_PATHS.move, away, signedHeaders(secret, 'web2', FLEET_PATHS.move, away));
+    const same = await send(FLEET_PATHS.move, away, signedHeaders(secret, TO_WEB1, FLEET_PATHS.move, away));
     assert.equal(same.statusCode, 400);
     assert.match(String((same.body as { info: string }).info), /alice is on web1 already/);
   });

@@ -224,6 +224,42 @@ describe('brute-force lock-out', () => {
   });
 });
 
+describe('trusted addresses (a billing system on the same server)', () => {
+  let h: Harness;
+  before(async () => {
+    h = await setup({
+      trustedAddresses: ['127.0.0.1', '::1', '10.20.0.0/16'],
+      lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 },
+    });
+  });
+  after(() => h.close());
+  const attempt = (password: string, remoteAddress: string) =>
+    h.request({ url: '/api/v1/test_connection/', headers: headers(ADMIN_USER, password), remoteAddress });
+
+  it("never locks out a trusted address, however many wrong passwords an account's code sends from it", async () => {
+    for (const address of ['127.0.0.1', '::ffff:127.0.0.1', '::1', '10.20.3.4']) {
+      for (let i = 0; i < 12; i++) {
+        assert.deepEqual(
+          errorOf(await attempt(`wrong-password-${i}`, address)),
+          { status: 403, code: 'forbidden', param: undefined },
+          `${address}, failure ${i + 1}`,
+        );
+      }
+      assert.equal((await attempt(ADMIN_PASSWORD, address)).statusCode, 200, address);
+    }
+    // Not counted either: nothing is kept that would lock them once the setting is gone.
+    const rows = await h.services.store.db.selectFrom('auth_failure_times').select('address').execute();
+    assert.deepEqual(rows, []);
+  });
+
+  it('locks out any other address after its failures, and that address only', async () => {
+    for (let i = 0; i < 3; i++) await attempt('wrong-password', '10.21.0.9');
+    assert.equal(errorOf(await attempt(ADMIN_PASSWORD, '10.21.0.9')).status, 429);
+    assert.equal((await attempt(ADMIN_PASSWORD, '10.21.0.10')).statusCode, 200);
+    assert.equal((await attempt(ADMIN_PASSWORD, '127.0.0.1')).statusCode, 200);
+  });
+});
+
 describe('trusted proxies', () => {
   let h: Harness;
   before(async () => {

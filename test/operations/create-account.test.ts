@@ -89,7 +89,14 @@ describe('createacct', () => {
       ['user', 'Bob'],
       ['user', 'test1'],
       ['user', 'root'],
+      // Names a system package may claim later: refused on every driver, the record one included.
+      ['user', 'crontab'],
+      ['user', 'systemd'],
+      ['user', 'systemdnet'],
+      ['user', 'postfix'],
       ['domain', 'nodot'],
+      // An xn-- label that is no punycode at all.
+      ['domain', 'xn--zz.example'],
       ['domain', 'panel.example.net'],
       ['email', 'not-an-address'],
       ['package', '-bad'],

@@ -147,7 +147,7 @@ describe('listaccts on a large store', () => {
         const user = `bulk${String(i).padStart(4, '0')}`;
         await trx
           .insertInto('accounts')
-          .values(toRow({ ...base, user, domain: `${user}.example` }))
+          .values(toRow({ ...base, user, domain: `${user}.example`, uid: null }))
           .execute();
       }
     });

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createAccount, type Harness } from '../helpers.ts';
-import { csrfOf, get, login, portalHarness, postForm } from './pages.ts';
+import { cookieValue, csrfOf, get, login, portalHarness, postForm } from './pages.ts';
 
 /** The user names of a rendered account list, in the order shown. */
 const usersOf = (html: string) => [...html.matchAll(/<tr id="account-([a-z0-9]+)">/g)].map((m) => m[1]);
@@ -86,8 +86,8 @@ describe('the portal’s account pages', () => {
     assert.match(page.body, /<dt>Domain<\/dt><dd>user07\.example\.com<\/dd>/);
     assert.match(page.body, /Suspended<\/span> since \d{4}-\d\d-\d\d \d\d:\d\d UTC by root: Unpaid/);
     assert.match(page.body, /<dt>Mail<\/dt><dd>Handled on this server; DKIM on, SPF on/);
-    assert.match(page.body, /<td>createacct<\/td>/);
-    assert.match(page.body, /<td>suspendacct<\/td>/);
+    assert.match(page.body, /<td data-label="Operation">createacct<\/td>/);
+    assert.match(page.body, /<td data-label="Operation">suspendacct<\/td>/);
     const missing = await get(h, '/accounts/ghost', cookie);
     assert.equal(missing.status, 404);
     assert.match(missing.body, /No account named ghost exists\./);
@@ -104,7 +104,13 @@ describe('the portal’s account pages', () => {
     assert.equal((summary.body.data as { acct: { is_suspended: string } }).acct.is_suspended, 'no');
     const done = await postForm(h, '/accounts/user01/suspend', { _csrf: csrf, reason: 'Chargeback' }, cookie);
     assert.equal(done.status, 303);
-    assert.equal(done.headers.location, '/accounts/user01?notice=suspended&user=user01');
+    assert.equal(done.headers.location, '/accounts/user01');
+    const suspended = await get(
+      h,
+      '/accounts/user01',
+      `${cookie}; ${cookieValue(done.headers, 'berth_notice')}`,
+    );
+    assert.match(suspended.body, /<p class="notice" role="status">Account user01 suspended\.<\/p>/);
     const listed = await h.call('listsuspended');
     assert.equal(
       (listed.body.data as { accounts: Record<string, { reason: string }> }).accounts.user01?.reason,
@@ -131,9 +137,26 @@ describe('the portal’s account pages', () => {
       cookie,
     );
     assert.equal(bad.status, 400);
-    for (const field of ['user', 'domain', 'email', 'password'])
-      assert.match(bad.body, new RegExp(`id="${field}-error">The parameter ${field} is invalid`), field);
-    assert.match(bad.body, /name="domain" value="nodot"/);
+    // Every field's error at once, in its label's words, pointed to by the field and the summary.
+    const labels = { user: 'User name', domain: 'Domain', email: 'Contact e-mail', password: 'Password' };
+    for (const [field, label] of Object.entries(labels)) {
+      assert.match(bad.body, new RegExp(`id="${field}-error">${label}: `), field);
+      assert.match(
+        bad.body,
+        new RegExp(
+          `<input id="${field}" name="${field}" aria-describedby="[^"]*${field}-error" aria-invalid="true"`,
+        ),
+      );
+      assert.match(bad.body, new RegExp(`<li><a href="#${field}">${label}: `), field);
+    }
+    assert.doesNotMatch(bad.body, /The parameter|email_accounts/);
+    assert.match(bad.body, /<title>Error: Create an account · Berth<\/title>/);
+    assert.match(bad.body, /<div class="error-summary" role="alert" [^>]*autofocus>/);
+    assert.match(bad.body, /<select id="package" name="package">/);
+    assert.match(
+      bad.body,
+      /name="domain" aria-describedby="domain-error" aria-invalid="true" type="text" value="nodot"/,
+    );
     assert.doesNotMatch(bad.body, /value="short"/);
     const made = await postForm(
       h,
@@ -150,8 +173,12 @@ describe('the portal’s account pages', () => {
       cookie,
     );
     assert.equal(made.status, 303);
-    assert.equal(made.headers.location, '/accounts/fresh?notice=created&user=fresh');
-    const created = await get(h, String(made.headers.location), cookie);
+    assert.equal(made.headers.location, '/accounts/fresh');
+    const created = await get(
+      h,
+      '/accounts/fresh',
+      `${cookie}; ${cookieValue(made.headers, 'berth_notice')}`,
+    );
     assert.match(created.body, /Account fresh created\./);
     const taken = await postForm(
       h,
@@ -168,7 +195,9 @@ describe('the portal’s account pages', () => {
     assert.match(ask.body, /<button type="submit" class="danger">Remove fresh<\/button>/);
     const done = await postForm(h, '/accounts/fresh/remove', { _csrf: csrf }, cookie);
     assert.equal(done.status, 303);
-    assert.equal(done.headers.location, '/accounts?notice=removed&user=fresh');
+    assert.equal(done.headers.location, '/accounts');
+    const removed = await get(h, '/accounts', `${cookie}; ${cookieValue(done.headers, 'berth_notice')}`);
+    assert.match(removed.body, /Account fresh removed\./);
     assert.equal((await h.call('accountsummary', { user: 'fresh' })).statusCode, 400);
     const again = await postForm(h, '/accounts/fresh/remove', { _csrf: csrf }, cookie);
     assert.equal(again.status, 400);

@@ -148,7 +148,7 @@ describe('the portal in a real browser', () => {
     await page.getByLabel('Reason', { exact: true }).fill('Unpaid invoice 77');
     await shot('account-suspend');
     await page.getByRole('button', { name: 'Suspend alice' }).click();
-    await page.waitForURL(/\/accounts\/alice\?notice=suspended/);
+    await page.waitForURL(/\/accounts\/alice$/);
     assert.ok(await page.getByText('Account alice suspended.').isVisible());
     const listed = await api('listsuspended', 'apiuser=openapi&apiauth=open-password-2');
     const accounts = (listed.json().data as { accounts: Record<string, { reason: string }> }).accounts;
@@ -180,13 +180,13 @@ describe('the portal in a real browser', () => {
     await page.getByLabel('Domain', { exact: true }).fill('bobby-portal.example');
     await page.getByLabel('Contact e-mail', { exact: true }).fill('bobby@example.org');
     await page.getByRole('button', { name: 'Create account' }).click();
-    await page.waitForURL(/\/accounts\/bobby\?notice=created/);
+    await page.waitForURL(/\/accounts\/bobby$/);
     assert.ok(await page.getByText('Account bobby created.').isVisible());
     await page.getByRole('link', { name: 'Remove' }).click();
     assert.ok(await page.getByText('Remove bobby for good?').isVisible());
     await shot('account-remove');
     await page.getByRole('button', { name: 'Remove bobby' }).click();
-    await page.waitForURL(/\/accounts\?notice=removed/);
+    await page.waitForURL(/\/accounts$/);
     assert.ok(await page.getByText('Account bobby removed.').isVisible());
     assert.equal(
       (await api('accountsummary', 'apiuser=openapi&apiauth=open-password-2&user=bobby')).status,

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { CLI } from '../../src/audited.ts';
 import { setPortalPassword } from '../../src/portal-password.ts';
 import { listAudit } from '../../src/store/audit.ts';
-import { createAccount, type Harness } from '../helpers.ts';
+import { createAccount, type Harness, setup } from '../helpers.ts';
 import { cookieValue, csrfOf, get, login, PORTAL_PASSWORD, portalHarness, postForm } from './pages.ts';
 
 describe('portal sessions', () => {
@@ -101,6 +101,42 @@ describe('portal sessions', () => {
     assert.ok(account.body.includes('&lt;script&gt;alert(1)&lt;/script&gt;'));
   });
 
+  it('shows no words a link puts in its address: notices come from the server alone', async () => {
+    const { cookie } = await login(h);
+    await createAccount(h, 'linked');
+    const words = 'Your session expired: call 555-0100 and give your password';
+    const links = [
+      `/accounts?notice=removed&user=${encodeURIComponent(words)}`,
+      `/accounts/linked?notice=created&user=${encodeURIComponent(words)}`,
+      `/packages?notice=added&name=${encodeURIComponent(words)}`,
+      `/preferences/api-manager?notice=password&name=${encodeURIComponent(words)}`,
+      `/accounts?notice=${encodeURIComponent(words)}`,
+    ];
+    for (const link of links) {
+      const page = await get(h, link, cookie);
+      assert.equal(page.status, 200, link);
+      assert.doesNotMatch(page.body, /555-0100|class="notice"/, link);
+    }
+  });
+
+  it("shows a change's notice once, and only from the cookie this session's change left", async () => {
+    const first = await login(h);
+    const csrf = csrfOf((await get(h, '/packages', first.cookie)).body);
+    const added = await postForm(h, '/packages', { _csrf: csrf, name: 'Flash' }, first.cookie);
+    assert.equal(added.status, 303);
+    assert.equal(added.headers.location, '/packages');
+    const notice = cookieValue(added.headers, 'berth_notice');
+    const shown = await get(h, '/packages', `${first.cookie}; ${notice}`);
+    assert.match(shown.body, /<p class="notice" role="status">Package Flash added\.<\/p>/);
+    assert.equal(cookieValue(shown.headers, 'berth_notice'), 'berth_notice=', 'the notice is cleared');
+    // Another session cannot be shown it, nor a notice whose text was changed.
+    const other = await login(h, PORTAL_PASSWORD, '127.0.0.3');
+    assert.doesNotMatch((await get(h, '/packages', `${other.cookie}; ${notice}`)).body, /class="notice"/);
+    const [, mac] = notice.slice('berth_notice='.length).split('.');
+    const forged = `berth_notice=${Buffer.from('Call 555-0100').toString('base64url')}.${mac}`;
+    assert.doesNotMatch((await get(h, '/packages', `${first.cookie}; ${forged}`)).body, /555-0100/);
+  });
+
   it('sends its security headers on every page', async () => {
     const page = await get(h, '/login');
     assert.match(
@@ -153,6 +189,26 @@ describe('portal logins and passwords', () => {
     const { page } = await login(h, PORTAL_PASSWORD, '192.0.2.61');
     assert.equal(page.status, 429);
     assert.ok(Number(page.headers['retry-after']) > 0);
+  });
+
+  it('never locks a trusted address out of the portal, and locks any other one alone', async () => {
+    const trusting = await setup({
+      trustedAddresses: ['127.0.0.1'],
+      lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 },
+    });
+    try {
+      await setPortalPassword(trusting.services, PORTAL_PASSWORD, CLI);
+      for (let i = 0; i < 8; i++)
+        assert.equal((await login(trusting, `wrong-password-${i}`, '127.0.0.1')).page.status, 403);
+      const trusted = await login(trusting, PORTAL_PASSWORD, '127.0.0.1');
+      assert.equal(trusted.page.status, 303);
+      assert.notEqual(trusted.cookie, '');
+      for (let i = 0; i < 3; i++) await login(trusting, `wrong-password-${i}`, '192.0.2.62');
+      assert.equal((await login(trusting, PORTAL_PASSWORD, '192.0.2.62')).page.status, 429);
+      assert.equal((await login(trusting, PORTAL_PASSWORD, '127.0.0.1')).page.status, 303);
+    } finally {
+      await trusting.close();
+    }
   });
 
   it('audits an API account made in the portal under root and the client address', async () => {

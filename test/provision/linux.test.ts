@@ -41,8 +41,10 @@ function snapshot(root: string): Map<string, string> {
     }
   };
   walk(root);
-  // The shadow tools keep backups of the files they change (passwd-, shadow-, …).
-  for (const path of [...files.keys()]) if (path.endsWith('-')) files.delete(path);
+  // The shadow tools keep backups of the files they change (passwd-, shadow-, …), and chpasswd
+  // locks the user database with /etc/.pwd.lock (which a real system always has).
+  for (const path of [...files.keys()])
+    if (path.endsWith('-') || path.endsWith('/etc/.pwd.lock')) files.delete(path);
   return files;
 }
 
@@ -92,23 +94,39 @@ describe('the linux driver through a whole account lifecycle', () => {
     // The home is root's (sshd chroots to it) and the account's group's; what is in it is the account's.
     const home = statSync(file('home/alice'));
     assert.deepEqual([home.uid, home.gid, home.mode & 0o777], [0, user.gid, 0o751]);
+    // public_html is the account's, with the web server's group: no other account may enter it.
     const publicHtml = statSync(file('home/alice/public_html'));
-    assert.equal(publicHtml.uid, uid);
-    assert.equal(publicHtml.mode & 0o777, 0o755);
+    assert.deepEqual(
+      [publicHtml.uid, publicHtml.gid, publicHtml.mode & 0o777],
+      [uid, findSystemUser(h.root, 'www-data')!.gid, 0o750],
+    );
     assert.ok(!h.commands.flat().includes('Alice-pass-1'), 'the password reached a command line');
+    // The site's logs: root's, read by the account's group only, in a directory no one else lists.
+    for (const [path, mode] of [
+      ['var/log/nginx/alice.example.com', 0o750],
+      ['var/log/nginx/alice.example.com/access.log', 0o640],
+      ['var/log/nginx/alice.example.com/error.log', 0o640],
+    ] as const) {
+      const stat = statSync(file(path));
+      assert.deepEqual([stat.uid, stat.gid, stat.mode & 0o777], [0, user.gid, mode], path);
+    }
+    assert.match(
+      readFileSync(file('etc/logrotate.d/berth-sites'), 'utf8'),
+      /\/var\/log\/nginx\/\*\/access\.log .*\n(.*\n)*\s+copytruncate\n/,
+    );
   });
 
   it('gives the account a PHP pool of its own, HTTPS with a fallback certificate, and shows its state', async () => {
-    const pool = readFileSync(file('etc/php/8.2/fpm/pool.d/berth-alice.conf'), 'utf8');
+    const pool = readFileSync(file('etc/berth/php-fpm/alice.conf'), 'utf8');
     for (const line of [
       '[berth-alice]',
       'user = alice',
       'group = alice',
-      'listen = /run/php/berth-alice.sock',
+      'listen = /run/berth/php/berth-alice.sock',
       'listen.owner = www-data',
       'listen.mode = 0600',
       'pm = ondemand',
-      'php_admin_value[open_basedir] = /home/alice/:/home/alice/tmp/',
+      'php_admin_value[open_basedir] = /home/alice/:/home/alice/tmp/:/tmp/:/var/tmp/:/dev/shm/',
       'php_admin_value[session.save_path] = /home/alice/tmp',
       'php_admin_value[upload_tmp_dir] = /home/alice/tmp',
     ])
@@ -125,7 +143,7 @@ describe('the linux driver through a whole account lifecycle', () => {
     );
     assert.match(block, /listen 127\.0\.0\.1:\d+ ssl;/);
     assert.match(block, /index index\.php index\.html index\.htm;/);
-    assert.match(block, /fastcgi_pass unix:[^\n]*\/run\/php\/berth-alice\.sock;/);
+    assert.match(block, /fastcgi_pass unix:[^\n]*\/run\/berth\/php\/berth-alice\.sock;/);
     assert.match(block, /disable_symlinks if_not_owner/);
 
     const certificate = file('etc/berth/certs/alice.example.com/certificate.pem');
@@ -161,7 +179,7 @@ describe('the linux driver through a whole account lifecycle', () => {
     const { cookie } = await login(h);
     const accounts = await get(h, '/accounts', cookie);
     assert.equal(accounts.status, 200);
-    assert.match(accounts.body, /<th>Certificate<\/th>/);
+    assert.match(accounts.body, /<th scope="col">Certificate<\/th>/);
     assert.match(accounts.body, /Waiting for ACME/);
     const page = await get(h, '/accounts/alice', cookie);
     assert.match(page.body, /<dt>Certificate<\/dt><dd class="certificate">[\s\S]*?Waiting for ACME/);
@@ -242,8 +260,19 @@ describe('the linux driver through a whole account lifecycle', () => {
   });
 
   it('passwd sets the new hash, for the system and the mail logins', async () => {
+    const ran = h.commands.length;
     assert.equal((await h.call('passwd', { user: 'alice', password: 'Alice-pass-2' })).statusCode, 200);
-    assert.equal(verifySha512Crypt('Alice-pass-2', shadowPassword(h.root, 'alice')!), true);
+    const hash = shadowPassword(h.root, 'alice')!;
+    assert.equal(verifySha512Crypt('Alice-pass-2', hash), true);
+    // Any user can read a command line in /proc: the hash goes to chpasswd on standard input only.
+    assert.deepEqual(
+      h.commands.slice(ran).filter((argv) => argv.some((arg) => arg.includes(hash.slice(3)))),
+      [],
+    );
+    assert.deepEqual(
+      h.inputs.slice(ran).filter((input) => input.includes(hash)),
+      [`alice:${hash}\n`],
+    );
     assert.equal(
       lines('etc/dovecot/berth/logins')[0],
       `alice:${shadowPassword(h.root, 'alice')}:::::::user=alice`,
@@ -300,7 +329,10 @@ describe('the linux driver through a whole account lifecycle', () => {
       `203.0.113.1 - - [${stamp}] "GET /big.bin HTTP/1.1" 200 1048577 "-" "curl"`,
       `203.0.113.1 - - [01/Jan/1999:10:00:00 +0000] "GET / HTTP/1.1" 200 99999999 "-" "curl"`,
     ];
-    writeFileSync(file('var/log/nginx/alice.example.com.access.log'), `${lines.join('\n')}\n`);
+    // One line in the log, one in the copy a rotation early this month left.
+    const [first, second, old] = lines;
+    writeFileSync(file('var/log/nginx/alice.example.com/access.log'), `${first}\n${old}\n`);
+    writeFileSync(file('var/log/nginx/alice.example.com/access.log.1'), `${second}\n`);
     assert.equal(await refreshUsage(h.services), 1);
     const acct = await summary(h, 'alice');
     assert.ok(
@@ -371,7 +403,7 @@ describe('the linux driver through a whole account lifecycle', () => {
       'etc/bind/zones/alice.example.com.db',
       'etc/berth/dkim/alice.example.com.private',
       'etc/berth/dkim/alice.example.com.txt',
-      'var/log/nginx/alice.example.com.access.log',
+      'var/log/nginx/alice.example.com',
     ]) {
       assert.equal(existsSync(file(path)), false, path);
     }
@@ -512,7 +544,7 @@ describe('recovery of a removeacct cut short', () => {
       const user = findSystemUser(h.root, 'frank')!;
       for (const [dir, owner, mode] of [
         ['home/frank', 0, 0o751],
-        ['home/frank/public_html', user.uid, 0o755],
+        ['home/frank/public_html', user.uid, 0o750],
       ] as const) {
         const stat = statSync(join(h.root, dir));
         assert.deepEqual([stat.uid, stat.mode & 0o777], [owner, mode], dir);

@@ -24,9 +24,9 @@ export function makeSystemRoot(): string {
     'etc/bind/zones',
     'etc/berth/dkim',
     'etc/berth/certs',
-    'etc/php/8.2/fpm/pool.d',
+    'etc/berth/php-fpm',
     'var/www/berth-acme',
-    'run/php',
+    'run/berth/php',
     'var/log/nginx',
     'run',
   ]) {
@@ -62,7 +62,7 @@ export function linuxSettings(root: string, httpPort: number) {
     sharedIpv4: '127.0.0.1',
     sharedIpv6: '',
     ipPool: { ipv4: ['127.0.0.10'], ipv6: ['::1'] },
-    linux: { systemRoot: root, httpPort, httpsPort: httpPort + 1, phpPoolDir: '/etc/php/8.2/fpm/pool.d' },
+    linux: { systemRoot: root, httpPort, httpsPort: httpPort + 1 },
   };
 }
 
@@ -72,6 +72,8 @@ export interface LinuxHarness extends Harness {
   root: string;
   /** Every command the driver ran, as its argument array. */
   commands: string[][];
+  /** What each of those commands was given on standard input (empty for none). */
+  inputs: string[];
   /** Name a step here to make it fail. */
   failAt: { step: string | null };
 }
@@ -84,11 +86,13 @@ export async function linuxSetup(prepareRoot: (root: string) => void = () => {})
   const root = makeSystemRoot();
   prepareRoot(root);
   const commands: string[][] = [];
+  const inputs: string[] = [];
   const failAt = { step: null as string | null };
   const real = execRunner();
   const runner: CommandRunner = {
     run(argv, options) {
       commands.push([...argv]);
+      inputs.push(options?.input ?? '');
       return real.run(argv, options);
     },
   };
@@ -114,6 +118,7 @@ export async function linuxSetup(prepareRoot: (root: string) => void = () => {})
     ...h,
     root,
     commands,
+    inputs,
     failAt,
     close: async () => {
       await close();

@@ -2,13 +2,10 @@
 // page over HTTPS and its SSH shell write as much as they can, and the filesystem stops them at the
 // quota; editquota moves the limit, unlimited lifts it, and the account next door is unaffected.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { tempDir } from '../helpers.ts';
-import { curl, type RunningSandbox, sandboxCall, startSandbox } from '../process.ts';
+import { curl, type RunningSandbox, sandboxCall, sandboxSsh, startSandbox } from '../process.ts';
 
 const MiB = 1024 * 1024;
 
@@ -49,32 +46,14 @@ describe('disk quotas in the sandbox', () => {
   };
   /** `dd` in `user`'s SSH session (its jail) writing `mb` MiB to its shell's home. */
   const fillFromShell = (user: string, name: string, mb: number) => {
-    const askpass = join(dataDir, 'askpass.sh');
-    writeFileSync(askpass, '#!/bin/sh\necho "$QUOTA_TEST_PASSWORD"\n', { mode: 0o700 });
-    const session = spawnSync(
-      '/usr/bin/ssh',
-      [
-        ...[
-          '-p',
-          String(sandbox.ssh_port),
-          '-o',
-          'StrictHostKeyChecking=no',
-          '-o',
-          'UserKnownHostsFile=/dev/null',
-        ],
-        ...['-o', 'PreferredAuthentications=password', '-o', 'LogLevel=ERROR', `${user}@127.0.0.1`],
-        `dd if=/dev/zero of=${name} bs=1M count=${mb}; echo "dd-exit=$?"; stat -c %s ${name}`,
-      ],
-      {
-        encoding: 'utf8',
-        timeout: 60_000,
-        env: {
-          ...process.env,
-          SSH_ASKPASS: askpass,
-          SSH_ASKPASS_REQUIRE: 'force',
-          QUOTA_TEST_PASSWORD: `Pass-${user}-1234`,
-        },
-      },
+    const session = sandboxSsh(
+      sandbox,
+      'ssh',
+      user,
+      `Pass-${user}-1234`,
+      [`dd if=/dev/zero of=${name} bs=1M count=${mb}; echo "dd-exit=$?"; stat -c %s ${name}`],
+      '',
+      60_000,
     );
     const exit = /dd-exit=(\d+)/.exec(session.stdout)?.[1];
     assert.ok(exit !== undefined, `no SSH session: ${session.stderr}`);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Config, LinuxComponentName, LinuxConfig } from '../../config.ts';
 import type { Account } from '../../store/accounts.ts';
 import type { MovedAccount, Step } from '../driver.ts';
+import { type AccountGroups, accountGroups, detectLayout } from './cgroups.ts';
 import { readIfExists, restoreFile, under } from './files.ts';
 import { ensureDirectory } from './home.ts';
 import { findSystemUser, type SystemUser } from './passwd.ts';
@@ -151,6 +152,8 @@ export interface LinuxContext {
   /** A path of the system (`/etc/…`) as a real path below the root. */
   path(p: string): string;
   runner: CommandRunner;
+  /** The accounts' control groups; null below another system root or without cgroups. */
+  groups: AccountGroups | null;
   hashPassword(password: string): Promise<string>;
   /** The system user of this name; an error when the user database does not have it. */
   systemUser(name: string): SystemUser;
@@ -176,6 +179,8 @@ export function linuxContext(
   const { linux } = config;
   const root = linux.systemRoot;
   const live = root === '/';
+  const layout = live ? accountGroups(detectLayout(linux.cgroupParent)) : null;
+  const groups = layout?.available ? layout : null;
   const systemUser = (name: string): SystemUser => {
     const found = findSystemUser(root, name);
     if (!found) throw new Error(`${name} is not in ${under(root, '/etc/passwd')}`);
@@ -198,6 +203,7 @@ export function linuxContext(
     prefix: live ? [] : ['--prefix', root],
     path: (p) => under(root, p),
     runner,
+    groups,
     hashPassword,
     systemUser,
     accountDirectory(account, components, mode) {
@@ -243,6 +249,8 @@ export interface Component {
   changeLimits?(before: Account, after: Account): LinuxStep[];
   /** What goes only with the account, in removeacct's last step, which cannot be undone (logs). */
   forget?(account: Account): Promise<void>;
+  /** Starts what runs for the account (after a restart of Berth or of the server). */
+  resume?(account: Account): Promise<void>;
   /** Makes the system match the stored account (crash recovery); services reload afterwards. */
   reconcile?(account: Account): Promise<void>;
   /** Removes what it made for an account the store does not have. */

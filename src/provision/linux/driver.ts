@@ -13,7 +13,7 @@ import { dkimKeyFile } from './dns/dkim.ts';
 import { readIfExists } from './files.ts';
 import { mailComponent } from './mail/component.ts';
 import { packFiles, unpackFiles } from './move.ts';
-import { shadowPassword, systemNameTaken } from './passwd.ts';
+import { shadowPassword, systemIds, systemNameTaken } from './passwd.ts';
 import { phpComponent } from './php/component.ts';
 import type { CommandRunner } from './run.ts';
 import { shellComponent } from './shell/component.ts';
@@ -143,6 +143,8 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       for (const component of components) await component.prepare?.();
     },
 
+    systemIds: () => systemIds(ctx.root),
+
     async nameTaken(name) {
       // useradd -U makes a group of the same name: a name the group database has is taken too.
       return systemNameTaken(ctx.root, name);
@@ -198,7 +200,8 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
 
     suspendAccount(account) {
       checkIdentifiers(account);
-      return plan(each((c) => c.suspend?.(account)));
+      // Last, once no login can start again: every process of the account ends, sessions too.
+      return plan([...each((c) => c.suspend?.(account)), user.endProcesses(account)]);
     },
 
     unsuspendAccount(account) {
@@ -214,6 +217,16 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     changeLimits(before, after) {
       checkIdentifiers(after);
       return plan(each((c) => c.changeLimits?.(before, after)));
+    },
+
+    async resume(accounts) {
+      const failures: string[] = [];
+      for (const account of accounts)
+        for (const component of components)
+          await component.resume?.(account).catch((error: unknown) => {
+            failures.push(`${account.user}: ${component.name}: ${(error as Error).message}`);
+          });
+      return failures;
     },
 
     async reconcile(account) {

@@ -8,6 +8,7 @@ import {
   closeSync,
   constants,
   fchmodSync,
+  fchownSync,
   fstatSync,
   fsyncSync,
   lchownSync,
@@ -52,6 +53,13 @@ export function makeDirectory(dir: string): void {
   const first = mkdirSync(dir, { recursive: true });
   if (first === undefined) return;
   for (let made = dir; made.length >= first.length; made = dirname(made)) chmodSync(made, DIRECTORY_MODE);
+}
+
+/** Makes `dir` (and its missing parents, 0755) a directory root alone may enter: 0700. */
+export function makePrivateDirectory(dir: string): void {
+  makeDirectory(dirname(dir));
+  mkdirSync(dir, { recursive: true });
+  chmodSync(dir, 0o700);
 }
 
 /** Writes a file whole with exactly `mode`, whatever the umask. */
@@ -163,4 +171,53 @@ export function restoreFile(path: string, content: string | null, mode: number):
 export function giveFile(path: string, uid: number, gid: number): void {
   if (!lstatSync(path).isFile()) throw new Error(`${path} is not a file: not given to a service`);
   lchownSync(path, uid, gid);
+}
+
+/** A site's logs, in its log directory. */
+export const SITE_LOGS = ['access.log', 'error.log'] as const;
+
+/** A site's log directory (a system path): `<log_dir>/<domain>`. */
+export function siteLogDir(logDir: string, domain: string): string {
+  return join(logDir, domainFile(domain, ''));
+}
+
+/** A site's log directory: its owner (root) and the account's group may list it, nobody else. */
+export const SITE_LOG_DIRECTORY_MODE = 0o750;
+/** A site's logs: root writes them (nginx's master opens them), the account's group reads them. */
+export const SITE_LOG_MODE = 0o640;
+
+/**
+ * Makes a site's log directory and its log files, root's with the account's group, before nginx
+ * opens them: nginx and logrotate (`copytruncate`) keep an existing file's owner and mode. The
+ * directory is root's alone to write, so nothing in it can be a link someone planted; a link is
+ * refused all the same.
+ */
+export function prepareSiteLogs(dir: string, files: readonly string[], gid: number): void {
+  makeDirectory(dirname(dir));
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  if (!lstatSync(dir).isDirectory()) throw new Error(`${dir} is not a directory: no logs written there`);
+  lchownSync(dir, 0, gid);
+  chmodSync(dir, SITE_LOG_DIRECTORY_MODE);
+  for (const name of files) {
+    const fd = openSync(
+      join(dir, name),
+      constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW,
+      0o600,
+    );
+    try {
+      fchownSync(fd, 0, gid);
+      fchmodSync(fd, SITE_LOG_MODE);
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
+
+/** Removes a site's log directory with its logs, rotated ones included. */
+export function removeSiteLogs(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
 }

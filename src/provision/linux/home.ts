@@ -66,22 +66,32 @@ function withDirectory<T>(path: string, use: (fd: number) => T): T {
 
 /**
  * Opens `home` itself (whose parent, the home base, only root can write) and then each of
- * `components` below it, none of them followed if it is a link; runs `use` on the last one.
+ * `components` below it, none of them followed if it is a link; returns the last one's descriptor,
+ * which the caller closes.
  */
-function withPath<T>(home: string, components: readonly string[], use: (fd: number) => T): T {
-  return withDirectory(home, (homeFd) => {
-    let fd = homeFd;
-    const opened: number[] = [];
-    try {
-      for (const name of components) {
-        fd = openDirectory(beneath(fd, name));
-        opened.push(fd);
-      }
-      return use(fd);
-    } finally {
-      for (const open of opened) closeSync(open);
+export function openPath(home: string, components: readonly string[]): number {
+  let fd = openDirectory(home);
+  try {
+    for (const name of components) {
+      const next = openDirectory(beneath(fd, name));
+      closeSync(fd);
+      fd = next;
     }
-  });
+    return fd;
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+/** Runs `use` on `<home>/<components…>` opened as openPath opens it. */
+function withPath<T>(home: string, components: readonly string[], use: (fd: number) => T): T {
+  const fd = openPath(home, components);
+  try {
+    return use(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Sets owner and mode on an open descriptor: explicit, whatever the umask made. */
@@ -196,6 +206,45 @@ export function removeHome(home: string): void {
     withDirectory(path, emptyDirectory);
     rmdirSync(path);
   });
+}
+
+/**
+ * Removes whatever `uid` owns below a directory every user may write (`/tmp`, `/var/tmp`,
+ * `/dev/shm`): a file, link or directory of its own goes whole (a directory with whatever is in
+ * it), and directories of others are looked into for more. Links are removed, never followed, and
+ * nothing on another filesystem (a mount below it) is entered. Returns what was removed.
+ */
+export function removeOwnedBy(dir: string, uid: number): string[] {
+  if (kindAt(dir) !== 'directory') return [];
+  const removed: string[] = [];
+  const walk = (fd: number, device: number, at: string) => {
+    for (const name of readdirSync(`/proc/self/fd/${fd}`)) {
+      const path = beneath(fd, name);
+      let stat: ReturnType<typeof lstatSync>;
+      try {
+        stat = lstatSync(path);
+      } catch {
+        continue; // gone meanwhile
+      }
+      // A directory of another filesystem is a mount: not entered. (Only directories: overlayfs
+      // gives a file the device of the layer it lies in, not the overlay's.)
+      if (stat.isDirectory() && stat.dev !== device) continue;
+      try {
+        if (stat.uid === uid) {
+          if (stat.isDirectory()) {
+            withDirectory(path, emptyDirectory);
+            rmdirSync(path);
+          } else unlinkSync(path);
+          removed.push(`${at}/${name}`);
+        } else if (stat.isDirectory()) withDirectory(path, (inner) => walk(inner, device, `${at}/${name}`));
+      } catch (error) {
+        // Replaced by a link or removed meanwhile (by another account): not followed.
+        if (!(error instanceof UnsafePath) && (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    }
+  };
+  withDirectory(dir, (fd) => walk(fd, fstatSync(fd).dev, dir));
+  return removed;
 }
 
 /**

@@ -49,6 +49,21 @@ export function systemNameTaken(root: string, name: string): boolean {
   return findSystemUser(root, name) !== undefined || lines(root, 'group').some(([group]) => group === name);
 }
 
+/** Whether the group database has a group of this name. */
+export function systemGroupExists(root: string, name: string): boolean {
+  return lines(root, 'group').some(([group]) => group === name);
+}
+
+/** Every uid and gid the user and group databases hold, and each user's uid by name. */
+export function systemIds(root: string): { users: Map<string, number>; ids: number[] } {
+  const users = systemUsers(root);
+  const gids = lines(root, 'group').map(([, , gid]) => Number(gid));
+  return {
+    users: new Map(users.map((user) => [user.name, user.uid])),
+    ids: [...users.map((user) => user.uid), ...gids].filter(Number.isInteger),
+  };
+}
+
 /** Whether any process runs as this uid (read from /proc, not a command). */
 export function processOf(uid: number): boolean {
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {

@@ -6,11 +6,12 @@ import { finished } from 'node:stream/promises';
 export interface CommandRunner {
   /**
    * `umask` is the command's own, for a tool that makes system files readable by others (a jail
-   * built by jailkit) while Berth itself runs under UMask=0077.
+   * built by jailkit) while Berth itself runs under UMask=0077. A command is ended after a minute
+   * unless `timeoutMs` says otherwise.
    */
   run(
     argv: readonly string[],
-    options?: { input?: string; umask?: number },
+    options?: { input?: string; umask?: number; timeoutMs?: number },
   ): Promise<{ stdout: string; stderr: string }>;
 }
 
@@ -33,7 +34,7 @@ export function execRunner(): CommandRunner {
             args,
             {
               shell: false,
-              timeout: 60_000,
+              timeout: options.timeoutMs ?? 60_000,
               maxBuffer: 4 * 1024 * 1024,
               env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' },
             },

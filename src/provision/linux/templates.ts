@@ -9,6 +9,7 @@ const cache = new Map<string, string>();
 
 export type TemplateName =
   | 'web/http.conf'
+  | 'web/logrotate.conf'
   | 'web/server.conf'
   | 'web/server-http.conf'
   | 'web/site.conf'
@@ -20,7 +21,9 @@ export type TemplateName =
   | 'dns/zone.db'
   | 'mail/dovecot.conf'
   | 'mail/opendkim.conf'
-  | 'shell/sshd.conf';
+  | 'shell/sshd.conf'
+  | 'shell/account-session.sh'
+  | 'shell/pam-sshd.conf';
 
 /** Values rendered as they are; `blocks` may span lines (they are built by the driver itself). */
 export function render(

@@ -1,12 +1,12 @@
 // What an account uses: the disk space of its home directory, and the bytes nginx served for its
-// domain this calendar month (from the access log, in nginx's default "combined" format).
+// domain this calendar month (from the site's access log, in nginx's default "combined" format).
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Config } from '../../config.ts';
 import type { Account } from '../../store/accounts.ts';
 import type { Usage } from '../driver.ts';
-import { domainFile, under } from './files.ts';
+import { domainFile, siteLogDir, under } from './files.ts';
 import { diskBytes } from './home.ts';
 
 const MB = 1024 * 1024;
@@ -31,9 +31,15 @@ export async function bytesServedThisMonth(logFile: string, now: Date): Promise<
 export async function measureUsage(config: Config, account: Account, now = new Date()): Promise<Usage> {
   const root = config.linux.systemRoot;
   const home = diskBytes(under(root, account.homedir));
-  const served = await bytesServedThisMonth(
-    under(root, join(config.linux.logDir, domainFile(account.domain, '.access.log'))),
-    now,
-  );
+  // The site's log, the copy its last monthly rotation left (logrotate may run some hours into
+  // the month), and the log of a site made before logs had a directory of their own.
+  const logDir = siteLogDir(config.linux.logDir, account.domain);
+  let served = 0;
+  for (const log of [
+    join(logDir, 'access.log'),
+    join(logDir, 'access.log.1'),
+    join(config.linux.logDir, domainFile(account.domain, '.access.log')),
+  ])
+    served += await bytesServedThisMonth(under(root, log), now);
   return { quota: Math.ceil(home / MB), bandwidth: Math.ceil(served / MB) };
 }

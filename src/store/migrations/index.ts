@@ -10,6 +10,7 @@ import * as auditTarget from './0006-audit-target.ts';
 import * as servers from './0007-servers.ts';
 import * as fleetCalls from './0008-fleet-calls.ts';
 import * as pendingChanges from './0009-pending-changes.ts';
+import * as uids from './0010-uids.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -26,6 +27,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0007-servers': servers,
   '0008-fleet-calls': fleetCalls,
   '0009-pending-changes': pendingChanges,
+  '0010-uids': uids,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

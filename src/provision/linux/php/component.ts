@@ -1,124 +1,248 @@
-// The php component: one PHP-FPM pool per account, running as the account's user with `pm =
-// ondemand` (no process until a request comes), `open_basedir` limited to the home and its own
-// temporary directory (sessions and uploads there too), and a socket only the web server's user may
-// use. PHP-FPM is reloaded (SIGUSR2, a graceful re-read), never restarted. A suspended account has
-// no pool: its PHP cannot run at all.
-import { existsSync, readdirSync } from 'node:fs';
-import { constants } from 'node:os';
-import { join } from 'node:path';
+// The php component: every account has a PHP-FPM master of its own, started in the account's
+// control group (so that suspension and removal end it with every worker and everything they
+// forked) and in a mount namespace of its own where /tmp, /var/tmp and /dev/shm are the account's
+// `<home>/tmp` (what PHP leaves there counts toward the quota and goes with the home). Its one pool
+// runs as the account's user with `pm = ondemand` (no process until a request comes),
+// `open_basedir` limited to the home and its temporary directory, and a socket only the web
+// server's user may use. No change to one account restarts or reloads another's PHP. A suspended
+// account has no master: its PHP cannot run at all.
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, readlinkSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
-import { type Component, type LinuxContext, type Service, strayFiles } from '../context.ts';
-import { readIfExists, removeFile, writeFileAtomic } from '../files.ts';
+import { type Component, type LinuxContext, strayFiles } from '../context.ts';
+import { makeDirectory, makePrivateDirectory, readIfExists, removeFile, writeFileAtomic } from '../files.ts';
+import { openPath } from '../home.ts';
 import { render } from '../templates.ts';
 import { waitFor } from '../wait.ts';
 
 const TMP_MODE = 0o700;
 const POOL_PREFIX = 'berth-';
-const USR2_BIT = 1n << BigInt(constants.signals.SIGUSR2 - 1);
+/** The directories an account's PHP sees as its own temporary directory. */
+const PRIVATE_TMP = ['/tmp', '/var/tmp', '/dev/shm'];
 
 /** The socket nginx passes the account's PHP requests to. */
 export function phpSocket(ctx: LinuxContext, user: string): string {
   return join(ctx.linux.phpSocketDir, `${POOL_PREFIX}${user}.sock`);
 }
 
-export function phpComponent(ctx: LinuxContext): Component {
+export interface PhpComponent extends Component {
+  /** Whether the account's master runs. */
+  running(account: Account): boolean;
+}
+
+export function phpComponent(ctx: LinuxContext): PhpComponent {
   const { linux } = ctx;
-  const poolFile = (account: Account) =>
-    ctx.path(join(linux.phpPoolDir, `${POOL_PREFIX}${account.user}.conf`));
+  const poolFile = (account: Account) => ctx.path(join(linux.phpPoolDir, `${account.user}.conf`));
+  const pidFile = (user: string) => join(linux.phpSocketDir, `${POOL_PREFIX}${user}.pid`);
   const pool = (account: Account) =>
     render('php/pool.conf', {
       user: account.user,
       socket: phpSocket(ctx, account.user),
+      pid_file: pidFile(account.user),
+      error_log: join(linux.phpLogDir, `${account.user}.log`),
       web_user: linux.webUser,
       home: account.homedir,
       tmp: join(account.homedir, 'tmp'),
     });
 
-  /**
-   * Whether PHP-FPM's master catches SIGUSR2: a master that has just re-executed itself (the
-   * reload before) has not yet set its handlers, and the signal would end it.
-   */
-  const masterCatchesReload = () => {
-    const pid = Number.parseInt(readIfExists(ctx.path(linux.phpPidFile)) ?? '', 10);
-    if (!(pid > 0)) return false;
-    const caught = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readIfExists(`/proc/${pid}/status`) ?? '')?.[1];
-    return caught !== undefined && (BigInt(`0x${caught}`) & USR2_BIT) !== 0n;
+  /** The master's pid, when the pid file names a live PHP-FPM master. */
+  const masterPid = (user: string): number | null => {
+    const pid = Number.parseInt(readIfExists(ctx.path(pidFile(user))) ?? '', 10);
+    if (!(pid > 0)) return null;
+    const name = readIfExists(`/proc/${pid}/comm`)?.trim() ?? '';
+    return name.startsWith('php-fpm') ? pid : null;
+  };
+  const running = (account: Account) => ctx.live && masterPid(account.user) !== null;
+
+  const ownNamespace = readlinkSync('/proc/self/ns/mnt');
+  const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' };
+  /** Starts a process of the account, detached from Berth, in the account's control group. */
+  const spawnInGroup = (user: string, argv: string[]) => {
+    const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: 'ignore', env });
+    const state = { child, exited: false };
+    child.on('error', () => {});
+    child.once('exit', () => {
+      state.exited = true;
+    });
+    if (child.pid === undefined) throw new Error(`${argv[0]} did not start`);
+    child.unref();
+    // At once, before it can fork: everything it ever runs starts inside the group.
+    ctx.groups?.enter(user, child.pid);
+    return { pid: child.pid, exited: () => state.exited };
   };
 
-  // After the reload, every pool that was on file has its socket and every pool removed has none:
-  // a call answers once its site can run PHP, or can no longer.
-  const php: Service = {
-    name: 'PHP-FPM',
-    async reload() {
-      if (linux.reloadPhp.length === 0) return;
-      await waitFor('PHP-FPM to take a reload', masterCatchesReload);
-      // The pools as they stand before the signal, unless changed since: a pool written or removed
-      // meanwhile waits for the next reload (the one its own call asks for).
-      const dir = ctx.path(linux.phpPoolDir);
-      const sockets = ctx.path(linux.phpSocketDir);
-      const names = (list: string[], suffix: string) =>
-        list
-          .filter((n) => n.startsWith(POOL_PREFIX) && n.endsWith(suffix))
-          .map((n) => n.slice(0, -suffix.length));
-      const pools = names(readdirSync(dir), '.conf').map((name) => ({
-        conf: join(dir, `${name}.conf`),
-        socket: join(sockets, `${name}.sock`),
-      }));
-      // A removed pool's socket that PHP-FPM listens on (not a file left by a master killed outright).
-      const listening = new Set(
-        (readIfExists('/proc/net/unix') ?? '').split('\n').map((line) => line.split(/\s+/)[7] ?? ''),
-      );
-      const removed = names(existsSync(sockets) ? readdirSync(sockets) : [], '.sock')
-        .map((name) => ({ conf: join(dir, `${name}.conf`), socket: join(sockets, `${name}.sock`) }))
-        .filter(({ conf, socket }) => !existsSync(conf) && listening.has(socket));
-      await ctx.runner.run(linux.reloadPhp);
+  /**
+   * The view of the system the account's PHP has, made in a mount namespace of its own before
+   * any of its PHP runs: its tmp as /tmp, /var/tmp and /dev/shm; a /proc that hides other users'
+   * processes; its home alone below the home base.
+   */
+  const privateView = async (account: Account, holder: number) => {
+    const inside = (argv: string[]) =>
+      ctx.runner.run(['/usr/bin/nsenter', `--target=${holder}`, '--mount', '--', ...argv]);
+    const home = ctx.path(account.homedir);
+    const homeFd = openPath(home, []);
+    const tmpFd = openPath(home, ['tmp']);
+    try {
+      // Each directory bound is opened first without following a link; mount makes a path of the
+      // descriptor again, which stays that directory: the home and its tmp are root's entries.
+      const fd = (n: number) => `/proc/${process.pid}/fd/${n}`;
+      for (const target of PRIVATE_TMP) await inside(['/usr/bin/mount', '--bind', fd(tmpFd), target]);
+      await inside([
+        '/usr/bin/mount',
+        '-t',
+        'proc',
+        '-o',
+        'hidepid=invisible,nosuid,nodev,noexec',
+        'proc',
+        '/proc',
+      ]);
+      const base = dirname(account.homedir);
+      if (base === '/') throw new Error(`a home base of / cannot be hidden: ${account.homedir}`);
+      // The homes' tmpfs is made aside, with the account's home bound in it, then moved over the
+      // home base: the home is bound while its path still leads to it.
+      const aside = ctx.path(join(linux.phpSocketDir, 'view'));
+      makePrivateDirectory(aside);
+      const inAside = join(aside, basename(account.homedir));
+      const homes = ['-t', 'tmpfs', '-o', 'mode=0755,size=64k,nosuid,nodev', 'berth-homes', aside];
+      await inside(['/usr/bin/mount', ...homes]);
+      await inside(['/usr/bin/mkdir', '-m', '0751', '--', inAside]);
+      await inside(['/usr/bin/mount', '--bind', fd(homeFd), inAside]);
+      await inside(['/usr/bin/mount', '--move', aside, base]);
+    } finally {
+      closeSync(homeFd);
+      closeSync(tmpFd);
+    }
+  };
+
+  /**
+   * Starts the account's master: a holder process makes the account's mount namespace (unshare),
+   * the view is made in it, then the master starts inside it (nsenter), in the account's control
+   * group, and is waited for until its socket answers.
+   */
+  const start = async (account: Account) => {
+    const { user } = account;
+    if (!ctx.live || masterPid(user) !== null) return;
+    makeDirectory(ctx.path(linux.phpSocketDir));
+    makePrivateDirectory(ctx.path(linux.phpLogDir));
+    removeFile(ctx.path(phpSocket(ctx, user)));
+    const holder = spawnInGroup(user, [
+      '/usr/bin/unshare',
+      '--mount',
+      '--propagation',
+      'private',
+      '--',
+      '/usr/bin/sleep',
+      'infinity',
+    ]);
+    try {
       await waitFor(
-        'PHP-FPM to open its pools',
-        () =>
-          pools.every(({ conf, socket }) => existsSync(socket) || !existsSync(conf)) &&
-          removed.every(({ conf, socket }) => !existsSync(socket) || existsSync(conf)) &&
-          masterCatchesReload(),
+        `the mount namespace of ${user}'s PHP`,
+        () => holder.exited() || readlinkSync(`/proc/${holder.pid}/ns/mnt`) !== ownNamespace,
       );
-    },
+      if (holder.exited()) throw new Error(`unshare for ${user}'s PHP ended at once`);
+      await privateView(account, holder.pid);
+      const master = spawnInGroup(user, [
+        '/usr/bin/nsenter',
+        `--target=${holder.pid}`,
+        '--mount',
+        '--',
+        linux.phpFpm,
+        '--nodaemonize',
+        '--fpm-config',
+        poolFile(account),
+      ]);
+      await waitFor(
+        `PHP-FPM of ${user} to open its socket`,
+        () =>
+          master.exited() || (existsSync(ctx.path(phpSocket(ctx, user))) && masterPid(user) === master.pid),
+      );
+      if (master.exited())
+        throw new Error(`PHP-FPM of ${user} ended; its log: ${join(linux.phpLogDir, `${user}.log`)}`);
+    } catch (error) {
+      await stop(account);
+      throw error;
+    } finally {
+      // The master holds the namespace now.
+      try {
+        process.kill(holder.pid, 'SIGKILL');
+      } catch {}
+    }
+  };
+
+  /** Ends the master, its workers and whatever they started: the whole control group. */
+  const stop = async (account: Account) => {
+    if (!ctx.live) return;
+    const { user } = account;
+    if (ctx.groups) await ctx.groups.kill(user);
+    else {
+      const pid = masterPid(user);
+      if (pid !== null) process.kill(pid, 'SIGKILL');
+      await waitFor(`PHP-FPM of ${user} to end`, () => masterPid(user) === null);
+    }
+    removeFile(ctx.path(phpSocket(ctx, user)));
+    removeFile(ctx.path(pidFile(user)));
   };
 
   const tmpStep = (account: Account) =>
     ctx.step('PHP temporary directory', async () => ctx.accountDirectory(account, ['tmp'], TMP_MODE));
   const writePool = (account: Account) =>
-    ctx.fileStep('PHP pool', poolFile(account), 0o644, () => pool(account), php);
-  const removePool = (account: Account) =>
-    ctx.fileStep('PHP pool', poolFile(account), 0o644, () => null, php);
+    ctx.fileStep('PHP pool', poolFile(account), 0o600, () => pool(account));
+  const removePool = (account: Account) => ctx.fileStep('PHP pool', poolFile(account), 0o600, () => null);
+  const startStep = (account: Account) =>
+    ctx.step(
+      'start PHP-FPM',
+      () => start(account),
+      () => stop(account),
+    );
+  const stopStep = (account: Account) =>
+    ctx.step(
+      'stop PHP-FPM',
+      () => stop(account),
+      () => start(account),
+    );
 
   return {
     name: 'php',
-    services: [php],
-    create: (account) => [tmpStep(account), writePool(account)],
-    remove: (account) => [removePool(account)],
-    suspend: (account) => [removePool(account)],
-    unsuspend: (account) => [writePool(account)],
+    running,
+    // Root's alone: the pools name every account.
+    async prepare() {
+      makePrivateDirectory(ctx.path(linux.phpPoolDir));
+    },
+    create: (account) => [tmpStep(account), writePool(account), startStep(account)],
+    remove: (account) => [stopStep(account), removePool(account)],
+    suspend: (account) => [stopStep(account)],
+    unsuspend: (account) => [writePool(account), startStep(account)],
     async reconcile(account) {
-      if (account.suspension) removeFile(poolFile(account));
+      if (account.suspension) await stop(account);
       else {
         await tmpStep(account).run();
-        writeFileAtomic(poolFile(account), pool(account), 0o644);
+        writeFileAtomic(poolFile(account), pool(account), 0o600);
+        await start(account);
       }
     },
+    async resume(account) {
+      if (!account.suspension && existsSync(poolFile(account))) await start(account);
+    },
     async purge(account) {
+      await stop(account);
       removeFile(poolFile(account));
     },
     inspect(accounts) {
       const differences: string[] = [];
       for (const account of accounts) {
         const present = existsSync(poolFile(account));
-        if (present && account.suspension)
-          differences.push(`${account.user}: PHP pool runs for a suspended account`);
-        if (!present && !account.suspension) differences.push(`${account.user}: no PHP pool`);
+        if (!account.suspension && !present) differences.push(`${account.user}: no PHP pool`);
+        if (!ctx.live) continue;
+        const up = masterPid(account.user) !== null;
+        if (up && account.suspension) differences.push(`${account.user}: PHP runs for a suspended account`);
+        if (!up && !account.suspension) differences.push(`${account.user}: PHP-FPM does not run`);
       }
-      const expected = new Set(accounts.map((a) => `${POOL_PREFIX}${a.user}.conf`));
+      const expected = new Set(accounts.map((a) => `${a.user}.conf`));
       return [
         ...differences,
-        ...strayFiles(ctx, linux.phpPoolDir, expected, '.conf', 'PHP pool', (file) =>
-          file.startsWith(POOL_PREFIX),
+        ...strayFiles(ctx, linux.phpPoolDir, expected, '.conf', 'PHP pool', () =>
+          existsSync(ctx.path(linux.phpPoolDir)),
         ),
       ];
     },

@@ -3,9 +3,11 @@
 // shell's own home inside it are the account's). shell=on: a jail in the home, hard-linked (on
 // btrfs reflinked) from a template that Debian's jailkit builds once (a shell, coreutils, PHP's
 // command line, git, rsync), with an /etc of its own that names only root and the account: no
-// other home, no /etc/shadow, no /proc. shell=off: SFTP alone (ForceCommand internal-sftp). Which
-// rules apply is group membership (berth-shell, berth-sftp, berth-suspended), so sshd's
-// configuration never changes per account.
+// other home, no /etc/shadow, and a /proc that each session mounts for itself, showing the
+// account's processes alone. shell=off: SFTP alone (ForceCommand internal-sftp). Which rules apply
+// is group membership (berth-shell, berth-sftp, berth-suspended), so sshd's configuration never
+// changes per account. Every session enters the account's control group through Berth's PAM hook
+// (account-session.sh).
 import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { phpVersion } from '../../../config.ts';
@@ -26,6 +28,7 @@ export const JAIL_ENTRIES = ['bin', 'dev', 'etc', 'lib', 'lib64', 'usr'];
 const JAILKIT_SECTIONS = ['basicshell', 'extendedshell', 'editors', 'git', 'rsync', 'scp', 'sftp'];
 /** What a developer expects beyond jailkit's sections, where this server has it. */
 const EXTRA_TOOLS = [
+  '/usr/bin/ps',
   '/usr/bin/id',
   '/usr/bin/whoami',
   '/usr/bin/env',
@@ -43,6 +46,12 @@ const EXTRA_TOOLS = [
   '/dev/zero',
   '/dev/tty',
 ];
+
+/** Berth's login hook, which PAM runs when sshd opens a session (account-session.sh). */
+export const SESSION_HOOK = '/etc/berth/account-session';
+/** pam_namespace's entry that gives a shell account's session a mount namespace of its own. */
+const NAMESPACE_CONF = '/etc/security/namespace.d/berth.conf';
+const PAM_BLOCK = /# BEGIN Berth[^\n]*\n[\s\S]*?# END Berth\n/;
 
 export function shellComponent(ctx: LinuxContext): Component {
   const { linux, runner, prefix, root } = ctx;
@@ -65,7 +74,9 @@ export function shellComponent(ctx: LinuxContext): Component {
     if (existsSync(join(template, 'usr'))) return template;
     // Everyone in a jail reads its system files: jailkit must not make them under Berth's umask.
     const umask = 0o022;
-    await runner.run(['/usr/sbin/jk_init', '-k', '-j', template, ...JAILKIT_SECTIONS], { umask });
+    // jailkit reads the libraries of every file it copies: minutes on a busy server.
+    const timeoutMs = 10 * 60_000;
+    await runner.run(['/usr/sbin/jk_init', '-k', '-j', template, ...JAILKIT_SECTIONS], { umask, timeoutMs });
     const php = phpVersion();
     const extras = [
       `/usr/bin/php${php}`,
@@ -75,7 +86,7 @@ export function shellComponent(ctx: LinuxContext): Component {
       '/usr/lib/php',
       ...EXTRA_TOOLS,
     ].filter((path) => existsSync(ctx.path(path)));
-    await runner.run(['/usr/sbin/jk_cp', '-k', '-j', template, ...extras], { umask });
+    await runner.run(['/usr/sbin/jk_cp', '-k', '-j', template, ...extras], { umask, timeoutMs });
     return template;
   }
 
@@ -113,12 +124,43 @@ export function shellComponent(ctx: LinuxContext): Component {
     return home;
   }
 
+  /**
+   * The login hook and PAM's part: every session of an account enters its control group; a shell
+   * account's session gets a mount namespace of its own (pam_namespace: a tmpfs at the jail's
+   * proc, so that it unshares), where the hook mounts a /proc that shows the account alone.
+   */
+  function prepareSessions(): void {
+    const enter = (ctx.groups?.parents ?? []).map((dir) => `  echo "$PPID" >"${dir}/$user/cgroup.procs"`);
+    writeFileAtomic(
+      ctx.path(SESSION_HOOK),
+      render(
+        'shell/account-session.sh',
+        { shell_group: SHELL_GROUP, sftp_group: SFTP_GROUP },
+        { enter_groups: enter.length > 0 ? enter.join('\n') : '  :' },
+      ),
+      0o755,
+    );
+    writeFileAtomic(
+      ctx.path(NAMESPACE_CONF),
+      "# Berth: a shell account's SSH session has a mount namespace of its own (docs/linux-driver.md).\n$HOME/proc none tmpfs root\n",
+      0o644,
+    );
+    const pam = ctx.path(linux.pamSshd);
+    const current = readIfExists(pam);
+    if (current === null) return;
+    const block = render('shell/pam-sshd.conf', { hook: SESSION_HOOK, shell_group: SHELL_GROUP });
+    const next = PAM_BLOCK.test(current)
+      ? current.replace(PAM_BLOCK, block)
+      : `${current.endsWith('\n') ? current : `${current}\n`}${block}`;
+    if (next !== current) writeFileAtomic(pam, next, 0o644);
+  }
+
   async function buildJail(account: Account): Promise<void> {
     const template = await ensureTemplate();
     const home = jailHome(account);
     const owner = systemUser(account.user);
     // The home is root's, so only root can have made these names; a leftover jail is made anew.
-    for (const name of JAIL_ENTRIES) {
+    for (const name of [...JAIL_ENTRIES, 'proc']) {
       if (ownerOf(home, name) === 0) removeHome(join(home, name));
       else if (ownerOf(home, name) !== null)
         throw new Error(`${join(account.homedir, name)} is in the jail's way`);
@@ -129,6 +171,8 @@ export function shellComponent(ctx: LinuxContext): Component {
     const copy = onBtrfs(home) ? ['-a', '--reflink=auto'] : ['-al'];
     await runner.run(['/usr/bin/cp', ...copy, '--', ...entries.map((name) => join(template, name)), home]);
     jailEtc(account, owner);
+    // Where each session's own /proc is mounted (account-session.sh): in the system, an empty directory.
+    ensureDirectory(home, ['proc'], { uid: 0, gid: 0 }, 0o555);
     // The shell's home inside the jail: <home>/home/<user>, seen there as the home's own path.
     ensureDirectory(home, ['home'], { uid: 0, gid: 0 }, 0o755);
     ctx.accountDirectory(account, ['home', account.user], 0o700);
@@ -136,7 +180,7 @@ export function shellComponent(ctx: LinuxContext): Component {
 
   function removeJail(account: Account): void {
     const home = jailHome(account);
-    for (const name of JAIL_ENTRIES) if (ownerOf(home, name) === 0) removeHome(join(home, name));
+    for (const name of [...JAIL_ENTRIES, 'proc']) if (ownerOf(home, name) === 0) removeHome(join(home, name));
   }
 
   const jailStep = (account: Account, make: boolean) =>
@@ -159,6 +203,7 @@ export function shellComponent(ctx: LinuxContext): Component {
 
     async prepare() {
       await ensureGroups();
+      prepareSessions();
       const file = ctx.path(linux.sshdConfig);
       const content = render('shell/sshd.conf', {
         shell_group: SHELL_GROUP,
@@ -196,6 +241,11 @@ export function shellComponent(ctx: LinuxContext): Component {
 
     inspect(accounts) {
       const differences: string[] = [];
+      const pam = readIfExists(ctx.path(linux.pamSshd));
+      if (accounts.length > 0 && pam !== null && !PAM_BLOCK.test(pam))
+        differences.push(
+          `${linux.pamSshd} lacks Berth's block: SSH sessions run outside the accounts' control groups`,
+        );
       const members = (group: string) => new Set(systemGroupMembers(root, group));
       const groups = new Map([SHELL_GROUP, SFTP_GROUP, SUSPENDED_GROUP].map((g) => [g, members(g)]));
       for (const account of accounts) {

@@ -10,7 +10,7 @@ import * as acme from 'acme-client';
 import type { Account } from '../../../store/accounts.ts';
 import type { AccountSource, BackgroundLog } from '../../driver.ts';
 import type { LinuxContext, Service } from '../context.ts';
-import { readIfExists, removeFile, writeFileAtomic } from '../files.ts';
+import { makePrivateDirectory, readIfExists, removeFile, writeFileAtomic } from '../files.ts';
 import { describeCertificate, type TlsComponent } from './component.ts';
 
 const MINUTE = 60_000;
@@ -56,7 +56,10 @@ export function certificateKeeper(
 
   async function acmeClient(): Promise<acme.Client> {
     if (client) return client;
-    const keyFile = join(config.dataDir, 'acme', 'account-key.pem');
+    const keyDir = join(config.dataDir, 'acme');
+    const keyFile = join(keyDir, 'account-key.pem');
+    // In the data directory, root's alone like everything there (one made 0755 before is closed).
+    makePrivateDirectory(keyDir);
     let accountKey = readIfExists(keyFile);
     if (accountKey === null) {
       accountKey = (await acme.crypto.createPrivateKey()).toString();

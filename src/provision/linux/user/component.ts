@@ -7,16 +7,19 @@ import type { Account } from '../../../store/accounts.ts';
 import type { Component, LinuxContext, LinuxStep } from '../context.ts';
 import { removeFile } from '../files.ts';
 import { ensureDirectory, type Kind, kindOf, settleDirectory } from '../home.ts';
-import { findSystemUser, processOf, shadowPassword, systemUsers } from '../passwd.ts';
+import { findSystemUser, processOf, shadowPassword, systemGroupExists, systemUsers } from '../passwd.ts';
 import { waitFor } from '../wait.ts';
+import { removeLeftovers } from './leftovers.ts';
 import { chooseQuotaBackend, type QuotaBackend, quotaBackend } from './quota.ts';
 
 /**
  * The home is root's (OpenSSH chroots logins to it, and allows that only for a root-owned directory
- * no one else may write); the account's group may list it, others only pass through to public_html.
+ * no one else may write); the account's group may list it, others only pass through, to
+ * public_html for the web server. public_html is the account's, with the web server's group: nginx
+ * reads it, no other account can enter it, however readable the files inside (0644 uploads).
  */
 export const HOME_MODE = 0o751;
-export const PUBLIC_HTML_MODE = 0o755;
+export const PUBLIC_HTML_MODE = 0o750;
 
 /** The GECOS field names the domain, and marks the user as one Berth made (for `berth doctor`). */
 export function gecosOf(account: { domain: string }): string {
@@ -35,6 +38,8 @@ const describeKind = (kind: Kind) =>
 export interface UserComponent extends Component {
   /** The irreversible end of removeacct: the user, its home, its mail spool. */
   removeUser(account: Account): LinuxStep;
+  /** Ends every process of the account (suspension's last step): its group, then its uid's. */
+  endProcesses(account: Account): LinuxStep;
 }
 
 export function userComponent(ctx: LinuxContext): UserComponent {
@@ -43,12 +48,29 @@ export function userComponent(ctx: LinuxContext): UserComponent {
     account.suspension || !account.shellEnabled ? NOLOGIN : config.shell;
   const usermod = (user: string, args: string[]) =>
     runner.run(['/usr/sbin/usermod', ...prefix, ...args, '--', user]);
-  const useradd = (account: Account) =>
+  /**
+   * Makes the system user with the account's uid, and its group with the same number as its gid
+   * (groupadd first: useradd -U would quietly take another gid were that one a group's). Both tools
+   * refuse an id the system already has. An account made before uids were kept (uid null) gets
+   * whatever useradd picks, as it did then.
+   */
+  const useradd = async (account: Account) => {
+    const { uid } = account;
+    if (uid === null) return void (await runUseradd(account, ['-U']));
+    await runner.run(['/usr/sbin/groupadd', ...prefix, '-g', String(uid), '--', account.user]);
+    try {
+      await runUseradd(account, ['-u', String(uid), '-g', String(uid)]);
+    } catch (error) {
+      await runner.run(['/usr/sbin/groupdel', ...prefix, '--', account.user]);
+      throw error;
+    }
+  };
+  const runUseradd = (account: Account, ids: string[]) =>
     runner.run([
       '/usr/sbin/useradd',
       ...prefix,
       '-M',
-      '-U',
+      ...ids,
       '-d',
       account.homedir,
       '-s',
@@ -58,17 +80,63 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       '--',
       account.user,
     ]);
-  const userdel = (user: string) => runner.run(['/usr/sbin/userdel', ...prefix, '--', user]);
-  /** Ends every process the user still runs (a PHP worker finishing, a cron job): none outlives it. */
-  const endProcesses = async (name: string) => {
-    const found = findSystemUser(root, name);
+  /** Removes the user, and its group (userdel leaves it when login.defs says USERGROUPS_ENAB no). */
+  const userdel = async (user: string) => {
+    await runner.run(['/usr/sbin/userdel', ...prefix, '--', user]);
+    if (systemGroupExists(root, user)) await runner.run(['/usr/sbin/groupdel', ...prefix, '--', user]);
+  };
+  /**
+   * Sets the password field of the shadow file from standard input: a hash given on a command line
+   * (usermod -p) is in /proc/<pid>/cmdline, which every user of the system may read. chpasswd has
+   * no --prefix; -R chroots it into the system root, where it needs nothing but the files of /etc.
+   */
+  const setPasswordField = async (user: string, field: string) => {
+    if (/[:\n]/.test(field))
+      throw new Error(`refusing a password hash for ${user} that would leave its line`);
+    await runner.run(['/usr/sbin/chpasswd', '-e', ...(ctx.live ? [] : ['-R', root])], {
+      input: `${user}:${field}\n`,
+    });
+  };
+  /**
+   * Ends every process of the account: its control group (its PHP-FPM master and workers, its SSH
+   * and SFTP sessions, whatever they forked, detached or not), then anything else running as its
+   * uid (an IMAP session Dovecot runs for it). With `remove`, the group goes too.
+   */
+  const endProcesses = async (name: string, remove = false) => {
     // Below another system root the uid is not this machine's: nothing there runs.
-    if (!ctx.live || !found) return;
+    if (!ctx.live) return;
+    if (ctx.groups) await (remove ? ctx.groups.remove(name) : ctx.groups.kill(name));
+    const found = findSystemUser(root, name);
+    if (!found) return;
     const uid = String(found.uid);
-    await runner.run(['/usr/bin/pkill', '-KILL', '-U', uid]).catch(() => {});
-    await waitFor(`the processes of ${name} to end`, () => !processOf(found.uid));
+    for (let round = 0; processOf(found.uid); round++) {
+      await runner.run(['/usr/bin/pkill', '-KILL', '-U', uid]).catch(() => {});
+      if (round > 100) throw new Error(`the processes of ${name} did not end`);
+      await waitFor(`the processes of ${name} to end`, () => !processOf(found.uid), 200).catch(() => {});
+    }
   };
   const { systemUser } = ctx;
+  const groupExists = (user: string) => ctx.groups?.list().includes(user) ?? false;
+  /** The account's control group, bounded as configured: every process it runs is in it. */
+  const ensureGroup = (account: Account) =>
+    ctx.groups?.ensure(account.user, { processes: linux.accountProcesses, memoryMb: linux.accountMemory });
+  const publicHtmlOwner = (account: Account) => ({
+    uid: systemUser(account.user).uid,
+    gid: systemUser(linux.webUser).gid,
+  });
+  /**
+   * Ends the user's processes, then removes the user, its home, its mail spool and whatever it
+   * left elsewhere (files in /tmp, its crontab, mail it queued): found by its uid, which is never
+   * given again, so that nothing of it reaches a later account.
+   */
+  const forgetUser = async (account: Account) => {
+    const found = findSystemUser(root, account.user);
+    await endProcesses(account.user, true);
+    await userdel(account.user);
+    await quotaOf(account).removeHome(ctx.path(account.homedir));
+    removeFile(ctx.path(join('/var/mail', account.user)));
+    if (found && found.uid !== 0) await removeLeftovers(ctx, account.user, found.uid);
+  };
 
   // The backend follows the filesystem of the home base (docs/linux-driver.md, "Quotas"); a
   // setting it cannot work with stops Berth at start.
@@ -104,29 +172,41 @@ export function userComponent(ctx: LinuxContext): UserComponent {
           // A moved account keeps its hash as it was, locked while it is suspended.
           const hash =
             'moved' in origin ? origin.moved.passwordHash : await ctx.hashPassword(origin.password);
-          await usermod(account.user, ['-p', hash]);
+          await setPasswordField(account.user, hash);
         }),
         ctx.step(
           'home directory',
           async () => {
             await quotaOf(account).makeHome(home, { uid: 0, gid: systemUser(account.user).gid }, HOME_MODE);
-            ctx.accountDirectory(account, ['public_html'], PUBLIC_HTML_MODE);
+            if (
+              ensureDirectory(home, ['public_html'], publicHtmlOwner(account), PUBLIC_HTML_MODE) !==
+              'directory'
+            )
+              throw new Error(`${join(account.homedir, 'public_html')} is not a directory`);
           },
           () => quotaOf(account).removeHome(home),
         ),
         ...quotaSteps(account, null),
+        ctx.step(
+          'control group',
+          async () => ensureGroup(account),
+          async () => void (await ctx.groups?.remove(account.user)),
+        ),
       ];
+    },
+
+    async resume(account) {
+      ensureGroup(account);
     },
 
     removeUser(account) {
       // The home directory goes with the user. Berth removes the home itself: userdel -r would walk
       // the customer's files as root.
-      return ctx.step('system user', async () => {
-        await endProcesses(account.user);
-        await userdel(account.user);
-        await quotaOf(account).removeHome(ctx.path(account.homedir));
-        removeFile(ctx.path(join('/var/mail', account.user)));
-      });
+      return ctx.step('system user', async () => forgetUser(account));
+    },
+
+    endProcesses(account) {
+      return ctx.step('end processes', () => endProcesses(account.user));
     },
 
     suspend(account) {
@@ -151,17 +231,19 @@ export function userComponent(ctx: LinuxContext): UserComponent {
     },
 
     changePassword(account, password) {
-      let before = '';
+      let before: string | undefined;
       return [
         ctx.step(
           'password',
           async () => {
-            before = shadowPassword(root, account.user) ?? '';
+            before = shadowPassword(root, account.user);
             const hash = await ctx.hashPassword(password);
             // A suspended account stays locked: the new hash waits behind the `!`.
-            await usermod(account.user, ['-p', account.suspension ? `!${hash}` : hash]);
+            await setPasswordField(account.user, account.suspension ? `!${hash}` : hash);
           },
-          async () => void (await usermod(account.user, ['-p', before])),
+          async () => {
+            if (before !== undefined) await setPasswordField(account.user, before);
+          },
         ),
       ];
     },
@@ -196,19 +278,15 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       const quota = quotaOf(account);
       if (kindOf(home, []) === 'missing') await quota.makeHome(home, homeOwner, HOME_MODE);
       else settleDirectory(home, [], homeOwner, HOME_MODE);
-      ensureDirectory(home, ['public_html'], owner, PUBLIC_HTML_MODE);
+      ensureDirectory(home, ['public_html'], publicHtmlOwner(account), PUBLIC_HTML_MODE);
+      ensureGroup(account);
       // A home that cannot carry its quota (not a subvolume of its own) is doctor's to report.
       await quota.setLimit(housed(account), account.limits.quota).catch(() => {});
     },
 
     async purge(account) {
       // Only a user Berth made for this very domain is removed.
-      if (findSystemUser(root, account.user)?.gecos === gecosOf(account)) {
-        await endProcesses(account.user);
-        await userdel(account.user);
-        await quotaOf(account).removeHome(ctx.path(account.homedir));
-        removeFile(ctx.path(join('/var/mail', account.user)));
-      }
+      if (findSystemUser(root, account.user)?.gecos === gecosOf(account)) await forgetUser(account);
     },
 
     async inspect(accounts) {
@@ -238,6 +316,8 @@ export function userComponent(ctx: LinuxContext): UserComponent {
             );
           if (user.shell !== shellOf(account)) say(`login shell is ${user.shell}, not ${shellOf(account)}`);
         }
+        if (ctx.groups && !groupExists(account.user))
+          say('no control group: its processes are not bounded, nor ended together');
         const home = ctx.path(account.homedir);
         const homeKind = kindOf(home, []);
         if (homeKind !== 'directory') say(`${account.homedir} is ${describeKind(homeKind)}`);

@@ -9,7 +9,18 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { type Component, type LinuxContext, type Service, strayFiles } from '../context.ts';
-import { appendedSince, domainFile, readIfExists, removeFile, sizeOf, writeFileAtomic } from '../files.ts';
+import {
+  appendedSince,
+  domainFile,
+  prepareSiteLogs,
+  readIfExists,
+  removeFile,
+  removeSiteLogs,
+  SITE_LOGS,
+  siteLogDir,
+  sizeOf,
+  writeFileAtomic,
+} from '../files.ts';
 import { phpSocket } from '../php/component.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
@@ -61,8 +72,19 @@ function workers(master: number): Map<number, boolean> {
 export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: boolean): Component {
   const { linux, config } = ctx;
   const blockFile = (account: Account) => ctx.path(join(linux.nginxDir, domainFile(account.domain, '.conf')));
-  const accessLog = (account: Account) =>
+  /** The site's logs, in a directory of their own that only root and the account's group may read. */
+  const logDir = (account: Account) => ctx.path(siteLogDir(linux.logDir, account.domain));
+  /** Where logs were before they had a directory of their own (removed with the account). */
+  const flatLog = (account: Account) =>
     ctx.path(join(linux.logDir, domainFile(account.domain, '.access.log')));
+  const logsStep = (account: Account, undo: boolean) =>
+    ctx.step(
+      'site logs',
+      async () => prepareSiteLogs(logDir(account), SITE_LOGS, ctx.systemUser(account.user).gid),
+      async () => {
+        if (undo) removeSiteLogs(logDir(account));
+      },
+    );
 
   const nginx: Service = {
     name: 'nginx',
@@ -129,7 +151,8 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
     const values = {
       user: account.user,
       domain: account.domain,
-      access_log: accessLog(account),
+      access_log: join(logDir(account), 'access.log'),
+      error_log: join(logDir(account), 'error.log'),
       https_port: linux.httpsPort === 443 ? '' : `:${linux.httpsPort}`,
       certificate: tls ? ctx.path(tls.certificateFile(account.domain)) : '',
     };
@@ -167,20 +190,29 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
       const settings = render('web/http.conf', {});
       const file = ctx.path(linux.nginxHttpSettings);
       if (readIfExists(file) !== settings) writeFileAtomic(file, settings, 0o644);
+      if (linux.logrotateConfig !== '') {
+        const rotation = render('web/logrotate.conf', { log_dir: ctx.path(linux.logDir) });
+        const rotateFile = ctx.path(linux.logrotateConfig);
+        if (readIfExists(rotateFile) !== rotation) writeFileAtomic(rotateFile, rotation, 0o644);
+      }
     },
-    create: (account) => [writeBlock(account)],
+    create: (account) => [logsStep(account, true), writeBlock(account)],
     remove: (account) => [ctx.fileStep('web server block', blockFile(account), 0o644, () => null, nginx)],
     async forget(account) {
-      removeFile(accessLog(account));
+      removeSiteLogs(logDir(account));
+      removeFile(flatLog(account));
     },
-    suspend: (account) => [writeBlock(account)],
-    unsuspend: (account) => [writeBlock(account)],
+    // Owner and mode made again on every change: a site made before had a log anyone could read.
+    suspend: (account) => [logsStep(account, false), writeBlock(account)],
+    unsuspend: (account) => [logsStep(account, false), writeBlock(account)],
     async reconcile(account) {
+      prepareSiteLogs(logDir(account), SITE_LOGS, ctx.systemUser(account.user).gid);
       writeFileAtomic(blockFile(account), serverBlock(account), 0o644);
     },
     async purge(account) {
       removeFile(blockFile(account));
-      removeFile(accessLog(account));
+      removeSiteLogs(logDir(account));
+      removeFile(flatLog(account));
     },
     inspect(accounts) {
       const differences: string[] = [];

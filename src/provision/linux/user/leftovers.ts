@@ -1,0 +1,63 @@
+// What an account leaves outside its home, removed with it once its processes have ended, so that
+// nothing of it outlives the account (CONTRACT §10): files it owns in the directories every user may
+// write, its crontab, and mail it queued through sendmail. Found by the uid that owns them, not by
+// a name the account chose, and removed without following a link.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LinuxContext } from '../context.ts';
+import { removeFile } from '../files.ts';
+import { removeOwnedBy } from '../home.ts';
+
+/** The directories every user may write, where an account's files may lie. */
+export const SHARED_WRITABLE = ['/tmp', '/var/tmp', '/dev/shm'];
+export const CRONTABS = '/var/spool/cron/crontabs';
+/** Where sendmail leaves a message (owned by its sender's uid) for Postfix's pickup. */
+export const MAILDROP = '/var/spool/postfix/maildrop';
+
+const POSTQUEUE = '/usr/sbin/postqueue';
+
+/**
+ * Pickup writes the first Received header of every message sendmail gave it, naming the uid that
+ * owned the maildrop file: `Received: by <host> (Postfix, from userid <uid>)`. What the sender
+ * wrote comes after it, so only the first Received header is believed.
+ */
+export function submittedBy(headers: string): number | null {
+  const first = /^Received:[^\n]*(?:\n[ \t][^\n]*)*/m.exec(headers)?.[0];
+  const uid = first ? /\(Postfix, from userid (\d+)\)/.exec(first)?.[1] : undefined;
+  return uid === undefined ? null : Number(uid);
+}
+
+/** Removes the messages Postfix holds in its queue that this uid submitted with sendmail. */
+async function removeQueuedMail(ctx: LinuxContext, uid: number): Promise<string[]> {
+  const { runner } = ctx;
+  const { stdout } = await runner.run([POSTQUEUE, '-j']);
+  const ids: string[] = [];
+  for (const line of stdout.split('\n')) {
+    if (line.trim() === '') continue;
+    const id = (JSON.parse(line) as { queue_id?: unknown }).queue_id;
+    if (typeof id !== 'string' || !/^[0-9A-Za-z]+$/.test(id)) continue;
+    try {
+      const headers = await runner.run(['/usr/sbin/postcat', '-h', '-q', '--', id]);
+      if (submittedBy(headers.stdout) === uid) ids.push(id);
+    } catch {
+      // delivered or deleted meanwhile
+    }
+  }
+  // postsuper reads the queue ids from standard input with `-d -`.
+  if (ids.length > 0) await runner.run(['/usr/sbin/postsuper', '-d', '-'], { input: `${ids.join('\n')}\n` });
+  return ids.map((id) => `mail queue ${id}`);
+}
+
+/** Removes what the account of this name and uid left outside its home; returns what went. */
+export async function removeLeftovers(ctx: LinuxContext, user: string, uid: number): Promise<string[]> {
+  const removed = SHARED_WRITABLE.flatMap((dir) => removeOwnedBy(ctx.path(dir), uid));
+  const crontab = ctx.path(join(CRONTABS, user));
+  if (existsSync(crontab)) {
+    removeFile(crontab);
+    removed.push(join(CRONTABS, user));
+  }
+  removed.push(...removeOwnedBy(ctx.path(MAILDROP), uid));
+  // Postfix's queue is this machine's: below another system root there is none to look at.
+  if (ctx.live && existsSync(POSTQUEUE)) removed.push(...(await removeQueuedMail(ctx, uid)));
+  return removed;
+}

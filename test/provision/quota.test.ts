@@ -221,8 +221,15 @@ function btrfsInNamespace() {
         assert.equal(limitOf(home(user)), String(10 * 1024 * 1024));
         assert.equal(statSync(home(user)).mode & 0o777, 0o751);
       }
-      // The jail is a reflink copy of the template (no hard link leaves a subvolume).
+      // The jail is a reflink copy of the template (no hard link leaves a subvolume), its usr a
+      // read-only snapshot of the template's, which became a subvolume: outside the account's qgroup.
       assert.ok(existsSync(join(home('quinn'), 'usr/bin/true')));
+      assert.ok(isSubvolume(join(h.root, 'home/.berth-jail/usr')), 'the template’s usr is a subvolume');
+      assert.ok(isSubvolume(join(home('quinn'), 'usr')), 'the jail’s usr is a snapshot');
+      const readOnly = execFileSync(BTRFS, ['property', 'get', '-ts', join(home('quinn'), 'usr'), 'ro'], {
+        encoding: 'utf8',
+      });
+      assert.equal(readOnly.trim(), 'ro=true');
       assert.deepEqual(await inspect(h.services), []);
     });
 
@@ -273,7 +280,14 @@ function btrfsInNamespace() {
       const left = execFileSync(BTRFS, ['subvolume', 'list', '--', join(h.root, 'home')], {
         encoding: 'utf8',
       });
-      assert.equal(left.trim(), '');
+      assert.deepEqual(
+        left
+          .trim()
+          .split('\n')
+          .map((line) => / path (.+)$/.exec(line)?.[1]),
+        ['.berth-jail/usr'],
+        'only the template’s usr is left',
+      );
     });
   });
 }

@@ -51,7 +51,7 @@ describe('disk quotas in the sandbox', () => {
       'ssh',
       user,
       `Pass-${user}-1234`,
-      [`dd if=/dev/zero of=${name} bs=1M count=${mb}; echo "dd-exit=$?"; stat -c %s ${name}`],
+      [`dd if=/dev/zero of=${name} bs=1M count=${mb}; echo "dd-exit=$?"; wc -c <${name}`],
       '',
       60_000,
     );

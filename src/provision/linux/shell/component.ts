@@ -1,8 +1,8 @@
 // The shell component: SSH and SFTP with the account's password, chrooted by OpenSSH to the
 // account's home (which is root's, as ChrootDirectory requires; public_html, Maildir, tmp and the
 // shell's own home inside it are the account's). shell=on: a jail in the home, hard-linked (on
-// btrfs reflinked, its usr a read-only snapshot) from a template that Debian's jailkit builds once (a shell, coreutils, PHP's
-// command line, git, rsync), with an /etc of its own that names only root and the account: no
+// btrfs reflinked, its usr a read-only snapshot) from a template that Debian's jailkit builds once
+// (a shell, coreutils, PHP's command line, git, rsync), with an /etc of its own that names only root and the account: no
 // other home, no /etc/shadow, and a /proc that each session mounts for itself, showing the
 // account's processes alone. shell=off: SFTP alone (ForceCommand internal-sftp). Which rules apply
 // is group membership (berth-shell, berth-sftp, berth-suspended), so sshd's configuration never

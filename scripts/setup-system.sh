@@ -39,6 +39,7 @@ ls /usr/sbin/php-fpm* >/dev/null 2>&1 || missing="$missing php-fpm"
 [ -x /usr/bin/tini ] || missing="$missing tini"
 [ -x /usr/bin/systemd-analyze ] || missing="$missing systemd"
 [ -x /usr/sbin/logrotate ] || missing="$missing logrotate"
+[ -x /usr/bin/btrfs ] && [ -x /usr/sbin/mkfs.btrfs ] || missing="$missing btrfs-progs"
 
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then

@@ -26,9 +26,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { accountGroups, detectLayout } from '../provision/linux/cgroups.ts';
 import { issueFallback, makeFallbackCa } from '../provision/linux/tls/fallback.ts';
 import { SERVE_NODE_FLAGS } from '../serve-flags.ts';
+import { attachHomes, mountHomes } from './homes.ts';
 import { BIN } from './sandbox.ts';
 
-/** Every directory the hosting stack (and its users) write: each is seen through an overlay. */
+/**
+ * Every directory the hosting stack (and its users) write: each is seen through an overlay; /home
+ * then holds the sandbox's own btrfs filesystem (homes.ts).
+ */
 const OVERLAID = ['/etc', '/home', '/var', '/run', '/root', '/srv', '/tmp', '/opt'];
 export const SANDBOX_HOST = 'sandbox.test';
 const DATA_DIR = '/var/lib/berth';
@@ -429,7 +433,9 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
   };
 
   try {
+    const homes = attachHomes(dir);
     mountOverlays(join(dir, 'layers'));
+    mountHomes(homes);
     // No account sees another's processes: this namespace's /proc shows each user only its own.
     run(['/usr/bin/mount', '-o', 'remount,hidepid=invisible', '/proc']);
     const ports: Ports = {
@@ -498,7 +504,8 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
       },
       '/var/log/sandbox/berth.log',
     );
-    // Berth builds the jail template when it starts: minutes on a busy machine.
+    // Its first start builds the jail template (jailkit copies every library of the shell's tools
+    // onto the homes' btrfs): minutes on a busy machine.
     await waitUntil('Berth', async () => (await answers(ports.api)) && (await answers(ports.reseller)), 600);
     // Mail and SSH read what Berth's mail and shell components wrote when it started.
     const mailServices: [Service, string, number | string][] = [

@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { phpVersion } from '../config.ts';
 import { childrenOf } from '../provision/linux/wait.ts';
+import { detachHomes, makeHomesImage } from './homes.ts';
 import type { SandboxFleet } from './inside.ts';
 
 export const BIN = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
@@ -27,6 +28,9 @@ const TOOLS = [
   '/usr/sbin/opendkim',
   '/usr/sbin/sshd',
   '/usr/sbin/jk_init',
+  '/usr/sbin/losetup',
+  '/usr/sbin/mkfs.btrfs',
+  '/usr/bin/btrfs',
 ];
 
 export class SandboxError extends Error {
@@ -81,6 +85,7 @@ export async function runSandbox(
   // holds (the passwords, the layers) is root's alone.
   mkdirSync(join(dir, 'layers'), { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
+  makeHomesImage(dir);
   const child = spawn(
     '/usr/bin/unshare',
     [
@@ -153,6 +158,7 @@ export async function runSandbox(
   });
   process.off('SIGINT', stop);
   process.off('SIGTERM', stop);
+  detachHomes(dir);
   rmSync(dir, { recursive: true, force: true });
   // Stopped when asked, it exits as the sandbox did; ending by itself is always a failure.
   return stopping ? status : status || 1;

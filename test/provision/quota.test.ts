@@ -2,7 +2,7 @@
 // (a loop-mounted image on the test root's /home), homes that are subvolumes with their qgroup
 // limited, made, changed and removed through the API, and what doctor says when they differ.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   copyFileSync,
   existsSync,
@@ -55,7 +55,12 @@ function mountBtrfs(dir: string): () => void {
   truncateSync(image, 256 * 1024 * 1024);
   execFileSync('/usr/sbin/mkfs.btrfs', ['-q', '--', image], { stdio: 'pipe' });
   mkdirSync(dir, { recursive: true });
-  execFileSync('/usr/bin/mount', ['-o', 'loop', '--', image, dir]);
+  const device = execFileSync('/usr/sbin/losetup', ['--find', '--show', '--', image], {
+    encoding: 'utf8',
+  }).trim();
+  execFileSync('/usr/bin/mount', ['-t', 'btrfs', '--', device, dir]);
+  // The device goes when its mount does (with this namespace, if not before).
+  execFileSync('/usr/sbin/losetup', ['--detach', device]);
   const unmount = () => execFileSync('/usr/bin/umount', ['--', dir]);
   try {
     execFileSync(BTRFS, ['quota', 'enable', dir]);
@@ -150,90 +155,139 @@ function linuxQuotas(runner: CommandRunner, live: boolean) {
   return quotaBackend({ linux: linuxConfig({ quotaFilesystem: '/home' }), runner, live }, 'linux');
 }
 
-describe('btrfs quotas below a system root', () => {
-  let h: LinuxHarness;
-  let unmount = () => {};
-  const home = (user: string) => join(h.root, 'home', user);
-
-  before(async () => {
-    h = await linuxSetup((root) => {
-      unmount = mountBtrfs(join(root, 'home'));
-      // The jail template makeSystemRoot made is under the mount now: made again on btrfs.
-      const template = join(root, 'home/.berth-jail');
-      for (const dir of ['usr/bin', 'etc', 'dev']) mkdirSync(join(template, dir), { recursive: true });
-      copyFileSync('/usr/bin/true', join(template, 'usr/bin/true'));
-      symlinkSync('usr/bin', join(template, 'bin'));
+// A mount made in this machine's namespace would be copied into every namespace made meanwhile (a
+// sandbox starting): these tests run in a mount namespace of their own, this file run again there.
+const INSIDE = 'BERTH_QUOTA_TEST_NAMESPACE';
+/** The environment without the test runner's own marker, so that the inner run reports as usual. */
+const outerEnv = () =>
+  Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_TEST_CONTEXT'));
+if (process.env[INSIDE] === '1') btrfsInNamespace();
+else
+  describe('btrfs quotas below a system root', () => {
+    it('pass in a private mount namespace', () => {
+      const inner = spawnSync(
+        '/usr/bin/unshare',
+        [
+          '--mount',
+          '--propagation',
+          'private',
+          '--',
+          process.execPath,
+          '--test',
+          '--test-reporter=spec',
+          import.meta.filename,
+        ],
+        { encoding: 'utf8', env: { ...outerEnv(), [INSIDE]: '1' }, timeout: 300_000 },
+      );
+      assert.equal(inner.status, 0, `${inner.stdout}\n${inner.stderr}`);
+      assert.match(inner.stdout, /^✔ btrfs quotas below a system root, in the namespace/m);
+      assert.match(inner.stdout, /^ℹ fail 0$/m);
     });
-    await h.call('addpkg', { name: 'small', shell: 'on', quota: '10' });
-  });
-  after(async () => {
-    await h.close().catch(() => {});
-    unmount();
   });
 
-  it('makes each home a subvolume whose qgroup limits its exclusive space to the quota', async () => {
-    for (const user of ['quinn', 'rhea']) {
-      const reply = await h.call('createacct', {
-        user,
-        domain: `${user}.example`,
-        email: 'q@example.org',
-        package: 'small',
+/** The tests themselves, run by the file's second run, in its own mount namespace. */
+function btrfsInNamespace() {
+  describe('btrfs quotas below a system root, in the namespace', () => {
+    let h: LinuxHarness;
+    let unmount = () => {};
+    const home = (user: string) => join(h.root, 'home', user);
+
+    before(async () => {
+      h = await linuxSetup((root) => {
+        unmount = mountBtrfs(join(root, 'home'));
+        // The jail template makeSystemRoot made is under the mount now: made again on btrfs.
+        const template = join(root, 'home/.berth-jail');
+        for (const dir of ['usr/bin', 'etc', 'dev']) mkdirSync(join(template, dir), { recursive: true });
+        copyFileSync('/usr/bin/true', join(template, 'usr/bin/true'));
+        symlinkSync('usr/bin', join(template, 'bin'));
       });
-      assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
-      assert.ok(isSubvolume(home(user)), `${user}'s home is a subvolume`);
-      assert.equal(limitOf(home(user)), String(10 * 1024 * 1024));
-      assert.equal(statSync(home(user)).mode & 0o777, 0o751);
-    }
-    // The jail is a reflink copy of the template (no hard link leaves a subvolume).
-    assert.ok(existsSync(join(home('quinn'), 'usr/bin/true')));
-    assert.deepEqual(await inspect(h.services), []);
-  });
+      await h.call('addpkg', { name: 'small', shell: 'on', quota: '10' });
+    });
+    after(async () => {
+      await h.close().catch(() => {});
+      unmount();
+    });
 
-  it('editquota changes the limit, unlimited lifts it, and doctor compares it with the store', async () => {
-    assert.equal((await h.call('editquota', { user: 'quinn', quota: '20' })).statusCode, 200);
-    assert.equal(limitOf(home('quinn')), String(20 * 1024 * 1024));
-    assert.equal((await h.call('editquota', { user: 'quinn', quota: 'unlimited' })).statusCode, 200);
-    assert.equal(limitOf(home('quinn')), 'none');
-    assert.equal(limitOf(home('rhea')), String(10 * 1024 * 1024), 'the other account is unchanged');
-    execFileSync(BTRFS, ['qgroup', 'limit', '-e', String(3 * 1024 * 1024), '--', home('quinn')]);
-    assert.deepEqual(await inspect(h.services), ['quinn: btrfs quota is 3 MB, not unlimited']);
-    assert.equal((await h.call('editquota', { user: 'quinn', quota: '10' })).statusCode, 200);
-    assert.deepEqual(await inspect(h.services), []);
-  });
+    it('makes each home a subvolume whose qgroup limits its exclusive space to the quota', async () => {
+      for (const user of ['quinn', 'rhea']) {
+        const reply = await h.call('createacct', {
+          user,
+          domain: `${user}.example`,
+          email: 'q@example.org',
+          package: 'small',
+        });
+        assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+        assert.ok(isSubvolume(home(user)), `${user}'s home is a subvolume`);
+        assert.equal(limitOf(home(user)), String(10 * 1024 * 1024));
+        assert.equal(statSync(home(user)).mode & 0o777, 0o751);
+      }
+      // The jail is a reflink copy of the template (no hard link leaves a subvolume), its usr a
+      // read-only snapshot of the template's, which became a subvolume: outside the account's qgroup.
+      assert.ok(existsSync(join(home('quinn'), 'usr/bin/true')));
+      assert.ok(isSubvolume(join(h.root, 'home/.berth-jail/usr')), 'the template’s usr is a subvolume');
+      assert.ok(isSubvolume(join(home('quinn'), 'usr')), 'the jail’s usr is a snapshot');
+      const readOnly = execFileSync(BTRFS, ['property', 'get', '-ts', join(home('quinn'), 'usr'), 'ro'], {
+        encoding: 'utf8',
+      });
+      assert.equal(readOnly.trim(), 'ro=true');
+      assert.deepEqual(await inspect(h.services), []);
+    });
 
-  it('undoes the limit when a later step of the call fails', async () => {
-    h.failAt.step = 'login shell';
-    h.commands.length = 0;
-    const reply = await h.call('changepackage', { user: 'quinn', package: 'default' });
-    h.failAt.step = null;
-    assert.notEqual(reply.statusCode, 200);
-    const limits = h.commands.filter((argv) => argv[1] === 'qgroup' && argv[2] === 'limit');
-    assert.deepEqual(
-      limits.map((argv) => argv[4]),
-      ['none', String(10 * 1024 * 1024)],
-      'the default package lifted the limit, and the undo set it again',
-    );
-    assert.equal(limitOf(home('quinn')), String(10 * 1024 * 1024));
-  });
+    it('editquota changes the limit, unlimited lifts it, and doctor compares it with the store', async () => {
+      assert.equal((await h.call('editquota', { user: 'quinn', quota: '20' })).statusCode, 200);
+      assert.equal(limitOf(home('quinn')), String(20 * 1024 * 1024));
+      assert.equal((await h.call('editquota', { user: 'quinn', quota: 'unlimited' })).statusCode, 200);
+      assert.equal(limitOf(home('quinn')), 'none');
+      assert.equal(limitOf(home('rhea')), String(10 * 1024 * 1024), 'the other account is unchanged');
+      execFileSync(BTRFS, ['qgroup', 'limit', '-e', String(3 * 1024 * 1024), '--', home('quinn')]);
+      assert.deepEqual(await inspect(h.services), ['quinn: btrfs quota is 3 MB, not unlimited']);
+      assert.equal((await h.call('editquota', { user: 'quinn', quota: '10' })).statusCode, 200);
+      assert.deepEqual(await inspect(h.services), []);
+    });
 
-  it('has doctor name a subvolume the account made inside its home: its qgroup is not the home’s', async () => {
-    execFileSync(BTRFS, ['subvolume', 'create', '--', join(home('rhea'), 'public_html', 'escape')]);
-    assert.deepEqual(await inspect(h.services), [
-      'rhea: subvolume rhea/public_html/escape inside the home is outside its quota',
-    ]);
-  });
+    it('undoes the limit when a later step of the call fails', async () => {
+      h.failAt.step = 'login shell';
+      h.commands.length = 0;
+      const reply = await h.call('changepackage', { user: 'quinn', package: 'default' });
+      h.failAt.step = null;
+      assert.notEqual(reply.statusCode, 200);
+      const limits = h.commands.filter((argv) => argv[1] === 'qgroup' && argv[2] === 'limit');
+      assert.deepEqual(
+        limits.map((argv) => argv[4]),
+        ['none', String(10 * 1024 * 1024)],
+        'the default package lifted the limit, and the undo set it again',
+      );
+      assert.equal(limitOf(home('quinn')), String(10 * 1024 * 1024));
+    });
 
-  it('removeacct deletes the subvolume, the account’s own subvolumes in it too, and follows no link', async () => {
-    const outside = join(tempDir(), 'keep');
-    writeFileSync(outside, 'kept');
-    symlinkSync(outside, join(home('rhea'), 'public_html', 'escape', 'link'));
-    for (const user of ['quinn', 'rhea']) {
-      const reply = await h.call('removeacct', { user });
-      assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
-      assert.equal(lstatSync(home(user), { throwIfNoEntry: false }), undefined, `${user}'s home is gone`);
-    }
-    assert.equal(readFileSync(outside, 'utf8'), 'kept');
-    const left = execFileSync(BTRFS, ['subvolume', 'list', '--', join(h.root, 'home')], { encoding: 'utf8' });
-    assert.equal(left.trim(), '');
+    it('has doctor name a subvolume the account made inside its home: its qgroup is not the home’s', async () => {
+      execFileSync(BTRFS, ['subvolume', 'create', '--', join(home('rhea'), 'public_html', 'escape')]);
+      assert.deepEqual(await inspect(h.services), [
+        'rhea: subvolume rhea/public_html/escape inside the home is outside its quota',
+      ]);
+    });
+
+    it('removeacct deletes the subvolume, the account’s own subvolumes in it too, and follows no link', async () => {
+      const outside = join(tempDir(), 'keep');
+      writeFileSync(outside, 'kept');
+      symlinkSync(outside, join(home('rhea'), 'public_html', 'escape', 'link'));
+      for (const user of ['quinn', 'rhea']) {
+        const reply = await h.call('removeacct', { user });
+        assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+        assert.equal(lstatSync(home(user), { throwIfNoEntry: false }), undefined, `${user}'s home is gone`);
+      }
+      assert.equal(readFileSync(outside, 'utf8'), 'kept');
+      const left = execFileSync(BTRFS, ['subvolume', 'list', '--', join(h.root, 'home')], {
+        encoding: 'utf8',
+      });
+      assert.deepEqual(
+        left
+          .trim()
+          .split('\n')
+          .map((line) => / path (.+)$/.exec(line)?.[1]),
+        ['.berth-jail/usr'],
+        'only the template’s usr is left',
+      );
+    });
   });
-});
+}

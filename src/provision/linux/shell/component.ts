@@ -1,8 +1,8 @@
 // The shell component: SSH and SFTP with the account's password, chrooted by OpenSSH to the
 // account's home (which is root's, as ChrootDirectory requires; public_html, Maildir, tmp and the
 // shell's own home inside it are the account's). shell=on: a jail in the home, hard-linked (on
-// btrfs reflinked) from a template that Debian's jailkit builds once (a shell, coreutils, PHP's
-// command line, git, rsync), with an /etc of its own that names only root and the account: no
+// btrfs reflinked, its usr a read-only snapshot) from a template that Debian's jailkit builds once
+// (a shell, coreutils, PHP's command line, git, rsync), with an /etc of its own that names only root and the account: no
 // other home, no /etc/shadow, and a /proc that each session mounts for itself, showing the
 // account's processes alone. shell=off: SFTP alone (ForceCommand internal-sftp). Which rules apply
 // is group membership (berth-shell, berth-sftp, berth-suspended), so sshd's configuration never
@@ -14,8 +14,8 @@ import { phpVersion } from '../../../config.ts';
 import type { Account } from '../../../store/accounts.ts';
 import type { Component, LinuxContext } from '../context.ts';
 import { readIfExists, writeFileAtomic } from '../files.ts';
-import { onBtrfs } from '../filesystems.ts';
-import { ensureDirectory, kindOf, removeHome, rootAloneWrites } from '../home.ts';
+import { convertToSubvolume, isSubvolume, onBtrfs, removeTree, snapshotReadOnly } from '../filesystems.ts';
+import { ensureDirectory, kindOf, rootAloneWrites } from '../home.ts';
 import { type SystemUser, systemGroupMembers } from '../passwd.ts';
 import { render } from '../templates.ts';
 
@@ -71,7 +71,14 @@ export function shellComponent(ctx: LinuxContext): Component {
   /** The jail template, built by jailkit the first time it is needed (some seconds). */
   async function ensureTemplate(): Promise<string> {
     const template = ctx.path(linux.jailTemplate);
-    if (existsSync(join(template, 'usr'))) return template;
+    if (!existsSync(join(template, 'usr'))) await buildTemplate(template);
+    // On btrfs the template's usr (nine in ten of its files) is a subvolume, which each jail gets
+    // as a read-only snapshot: no file of it is counted in the account's quota, metadata included.
+    if (onBtrfs(template)) await convertToSubvolume(runner, join(template, 'usr'));
+    return template;
+  }
+
+  async function buildTemplate(template: string): Promise<void> {
     // Everyone in a jail reads its system files: jailkit must not make them under Berth's umask.
     const umask = 0o022;
     // jailkit reads the libraries of every file it copies: minutes on a busy server.
@@ -87,7 +94,6 @@ export function shellComponent(ctx: LinuxContext): Component {
       ...EXTRA_TOOLS,
     ].filter((path) => existsSync(ctx.path(path)));
     await runner.run(['/usr/sbin/jk_cp', '-k', '-j', template, ...extras], { umask, timeoutMs });
-    return template;
   }
 
   /** Sets the account's groups whole (which sshd rules apply to it); undone to `before`. */
@@ -161,14 +167,19 @@ export function shellComponent(ctx: LinuxContext): Component {
     const owner = systemUser(account.user);
     // The home is root's, so only root can have made these names; a leftover jail is made anew.
     for (const name of [...JAIL_ENTRIES, 'proc']) {
-      if (ownerOf(home, name) === 0) removeHome(join(home, name));
+      if (ownerOf(home, name) === 0) await removeTree(runner, join(home, name));
       else if (ownerOf(home, name) !== null)
         throw new Error(`${join(account.homedir, name)} is in the jail's way`);
     }
-    const entries = JAIL_ENTRIES.filter((name) => ownerOf(template, name) !== null);
+    let entries = JAIL_ENTRIES.filter((name) => ownerOf(template, name) !== null);
+    const btrfs = onBtrfs(home);
+    if (btrfs && isSubvolume(join(template, 'usr'))) {
+      await snapshotReadOnly(runner, join(template, 'usr'), join(home, 'usr'));
+      entries = entries.filter((name) => name !== 'usr');
+    }
     // Hard links cannot leave a btrfs subvolume (a home is one there, for its quota): reflink
-    // copies share the template's extents instead, so the jail takes none of the account's quota.
-    const copy = onBtrfs(home) ? ['-a', '--reflink=auto'] : ['-al'];
+    // copies share the template's extents instead, so the jail's data takes none of the quota.
+    const copy = btrfs ? ['-a', '--reflink=auto'] : ['-al'];
     await runner.run(['/usr/bin/cp', ...copy, '--', ...entries.map((name) => join(template, name)), home]);
     jailEtc(account, owner);
     // Where each session's own /proc is mounted (account-session.sh): in the system, an empty directory.
@@ -178,9 +189,10 @@ export function shellComponent(ctx: LinuxContext): Component {
     ctx.accountDirectory(account, ['home', account.user], 0o700);
   }
 
-  function removeJail(account: Account): void {
+  async function removeJail(account: Account): Promise<void> {
     const home = jailHome(account);
-    for (const name of [...JAIL_ENTRIES, 'proc']) if (ownerOf(home, name) === 0) removeHome(join(home, name));
+    for (const name of [...JAIL_ENTRIES, 'proc'])
+      if (ownerOf(home, name) === 0) await removeTree(runner, join(home, name));
   }
 
   const jailStep = (account: Account, make: boolean) =>

@@ -1,17 +1,27 @@
 // Disk quotas, enforced by the filesystem the homes are on: Linux user quotas (`setquota`: blocks and
 // inodes of the account's uid, ext4 or XFS), or btrfs qgroups (each home a subvolume of its own, its
 // qgroup limited). Which one is `[linux] quota`; `auto` asks the kernel what the home base is.
-import { dirname } from 'node:path';
+import { lstatSync, readdirSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { LinuxConfig } from '../../../config.ts';
 import type { Account } from '../../../store/accounts.ts';
 import type { Limit } from '../../../values.ts';
-import { isSubvolume, onBtrfs } from '../filesystems.ts';
+import { BTRFS, isSubvolume, onBtrfs, removeTree } from '../filesystems.ts';
 import { createHome, type Owner, removeHome, settleDirectory } from '../home.ts';
 import type { CommandRunner } from '../run.ts';
 
 export type QuotaBackendName = 'linux' | 'btrfs' | 'none';
 
-const BTRFS = '/usr/bin/btrfs';
+/**
+ * The subvolumes at the top of a home that are root's (a jail's usr): the home is root's and the
+ * account cannot write its top, so these are Berth's own, outside the quota on purpose.
+ */
+function rootSubvolumes(home: string): string[] {
+  return readdirSync(home).filter((name) => {
+    const path = join(home, name);
+    return lstatSync(path).uid === 0 && isSubvolume(path);
+  });
+}
 
 /** The backend for homes made in `homeBase` (a real path below the system root). */
 export function chooseQuotaBackend(linux: LinuxConfig, homeBase: string): QuotaBackendName {
@@ -154,6 +164,9 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
       // One ioctl on the home's name in the home base (root's): nothing in the home is followed.
       // It refuses a subvolume with another inside (the account's own): then file by file.
       if (isSubvolume(home)) {
+        // The jail's read-only usr is a subvolume of root's at the home's top, where the account
+        // cannot write: deleted first, by its name, so that the home can go in one call.
+        for (const name of rootSubvolumes(home)) await removeTree(runner, join(home, name));
         const deleted = await runner.run([BTRFS, 'subvolume', 'delete', '--', home]).then(
           () => true,
           () => false,
@@ -192,9 +205,11 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
           differences.push(say(h, `btrfs quota is ${show(have)}, not ${show(account.limits.quota)}`));
         // A subvolume the account made inside its home has a qgroup of its own, outside the limit.
         const nested = await runner.run([BTRFS, 'subvolume', 'list', '-o', '--', home]);
+        const jail = rootSubvolumes(home).map((name) => `${basename(home)}/${name}`);
         for (const line of nested.stdout.split('\n')) {
           const path = / path (.+)$/.exec(line)?.[1];
-          if (path) differences.push(say(h, `subvolume ${path} inside the home is outside its quota`));
+          if (path && !jail.some((own) => path === own || path.endsWith(`/${own}`)))
+            differences.push(say(h, `subvolume ${path} inside the home is outside its quota`));
         }
       }
       return differences;

@@ -1,0 +1,128 @@
+// A customer past its disk quota, in `berth sandbox` (homes on btrfs, a qgroup per home): its PHP
+// page over HTTPS and its SSH shell write as much as they can, and the filesystem stops them at the
+// quota; editquota moves the limit, unlimited lifts it, and the account next door is unaffected.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
+import { tempDir } from '../helpers.ts';
+import { curl, type RunningSandbox, sandboxCall, sandboxSsh, startSandbox } from '../process.ts';
+
+const MiB = 1024 * 1024;
+
+/** Writes `mb` MiB to public_html/<name>, a MiB at a time, until the filesystem refuses. */
+const FILL_PHP = `<?php
+$path = __DIR__ . '/' . basename($_GET['name']);
+$chunk = str_repeat('x', 1048576);
+$f = fopen($path, 'w');
+$refused = false;
+for ($i = 0; $i < (int) $_GET['mb']; $i++) {
+  $n = @fwrite($f, $chunk);
+  if ($n !== strlen($chunk)) { $refused = true; break; }
+}
+if (!@fclose($f)) $refused = true;
+clearstatcache();
+echo json_encode(['refused' => $refused, 'size' => filesize($path)]);
+`;
+
+describe('disk quotas in the sandbox', () => {
+  const dataDir = tempDir('berth-sandbox-quota-');
+  let running: RunningSandbox;
+  let sandbox: SandboxInfo;
+
+  const call = async (operation: string, params: Record<string, string>) => {
+    const reply = await sandboxCall(sandbox, operation, params);
+    assert.equal(reply.status, 200, `${operation}: ${reply.info}`);
+  };
+  /** The PHP page of `user`'s site writing `mb` MiB to `name`. */
+  const fillFromPhp = (user: string, name: string, mb: number) => {
+    const reply = curl([
+      '-k',
+      '--resolve',
+      `${user}.example:${sandbox.https_port}:127.0.0.1`,
+      `https://${user}.example:${sandbox.https_port}/fill.php?name=${name}&mb=${mb}`,
+    ]);
+    assert.equal(reply.status, 200, reply.body);
+    return JSON.parse(reply.body) as { refused: boolean; size: number };
+  };
+  /** `dd` in `user`'s SSH session (its jail) writing `mb` MiB to its shell's home. */
+  const fillFromShell = (user: string, name: string, mb: number) => {
+    const session = sandboxSsh(
+      sandbox,
+      'ssh',
+      user,
+      `Pass-${user}-1234`,
+      [`dd if=/dev/zero of=${name} bs=1M count=${mb}; echo "dd-exit=$?"; wc -c <${name}`],
+      '',
+      60_000,
+    );
+    const exit = /dd-exit=(\d+)/.exec(session.stdout)?.[1];
+    assert.ok(exit !== undefined, `no SSH session: ${session.stderr}`);
+    const size = Number(session.stdout.trim().split('\n').at(-1));
+    return { refused: exit !== '0', size, said: session.stdout + session.stderr };
+  };
+
+  before(async () => {
+    running = await startSandbox(dataDir);
+    sandbox = running.info;
+    await call('addpkg', { name: 'tiny', quota: '10', shell: 'on' });
+    for (const user of ['tara', 'uwe']) {
+      await call('createacct', {
+        user,
+        domain: `${user}.example`,
+        email: `${user}@example.org`,
+        package: 'tiny',
+        password: `Pass-${user}-1234`,
+      });
+      const page = await running.exec([
+        '/usr/sbin/runuser',
+        '-u',
+        user,
+        '--',
+        '/usr/bin/php',
+        '-r',
+        'file_put_contents($argv[1], base64_decode($argv[2]));',
+        `/home/${user}/public_html/fill.php`,
+        Buffer.from(FILL_PHP).toString('base64'),
+      ]);
+      assert.equal(page.code, 0, page.stderr);
+    }
+  });
+  after(async () => {
+    if (running?.child.exitCode === null) await running.stop();
+  });
+
+  it('stops a PHP page writing past a 10 MB quota at the quota', async () => {
+    const written = fillFromPhp('tara', 'big.bin', 15);
+    assert.equal(written.refused, true, 'the write past the quota was refused');
+    assert.ok(written.size <= 10 * MiB, `${written.size} bytes written with a quota of 10 MB`);
+    assert.ok(written.size >= 7 * MiB, `only ${written.size} bytes written before the refusal`);
+  });
+
+  it('stops dd in an SSH session at the quota, with the jail in the same home', async () => {
+    const removed = await running.exec(['/usr/bin/rm', '-f', '--', '/home/tara/public_html/big.bin']);
+    assert.equal(removed.code, 0, removed.stderr);
+    await running.exec(['/usr/bin/btrfs', 'filesystem', 'sync', '/home']);
+    const written = fillFromShell('tara', 'dd.bin', 15);
+    assert.equal(written.refused, true, `dd past the quota was refused: ${written.said}`);
+    assert.ok(written.size <= 10 * MiB, `${written.size} bytes written with a quota of 10 MB`);
+    assert.ok(written.size >= 7 * MiB, `only ${written.size} bytes written: the jail took the quota`);
+  });
+
+  it('leaves the account next door its own quota, whatever tara did', async () => {
+    const written = fillFromPhp('uwe', 'own.bin', 5);
+    assert.deepEqual(written, { refused: false, size: 5 * MiB });
+  });
+
+  it('lets the account write more after editquota 20, and without a limit after unlimited', async () => {
+    await call('editquota', { user: 'tara', quota: '20' });
+    const more = fillFromPhp('tara', 'more.bin', 8);
+    assert.deepEqual(more, { refused: false, size: 8 * MiB }, 'room up to 20 MB');
+    const past = fillFromPhp('tara', 'past.bin', 10);
+    assert.equal(past.refused, true, 'refused again at 20 MB');
+    await call('editquota', { user: 'tara', quota: 'unlimited' });
+    const free = fillFromPhp('tara', 'free.bin', 30);
+    assert.deepEqual(free, { refused: false, size: 30 * MiB }, 'no limit');
+    const still = fillFromPhp('uwe', 'second.bin', 8);
+    assert.equal(still.refused, true, 'uwe is still held at 10 MB');
+  });
+});

@@ -88,9 +88,12 @@ export function serve(
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     const timer = setTimeout(() => reject(new Error(`berth serve did not start:\n${out}`)), 20_000);
     let stdout = '';
+    let started = false;
     const onData = (chunk: Buffer) => {
       out += chunk;
       stdout += chunk;
+      // Once started, later lines are only kept (its data directory may be gone by then).
+      if (started) return;
       // Standard output is JSON lines: the "serving" line comes last, with both listeners.
       const lines = out
         .split('\n')
@@ -104,6 +107,7 @@ export function serve(
         });
       const serving = lines.find((line) => line.msg === 'serving');
       if (serving) {
+        started = true;
         clearTimeout(timer);
         const passwordFile = lines.find(
           (line) => typeof line.file === 'string' && /portal password/.test(String(line.msg)),

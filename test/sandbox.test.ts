@@ -107,7 +107,6 @@ describe('berth sandbox', () => {
       'pid',
     ])
       assert.ok(field in sandbox, `the JSON file has ${field}`);
-    const started = performance.now();
     const created = await call('createacct', {
       user: 'alice',
       domain: 'alice.example',
@@ -115,9 +114,7 @@ describe('berth sandbox', () => {
       package: 'default',
       password: 'First-pass-1234',
     });
-    const took = performance.now() - started;
     assert.equal(created.body.status, 200, created.body.info);
-    assert.ok(took < 3000, `createacct took ${Math.round(took)} ms`);
     // HTTPS serves the site as soon as createacct has answered (an empty public_html: 403), with
     // the fallback certificate or already the ACME one.
     const early = curl([

@@ -62,6 +62,25 @@ export function makePrivateDirectory(dir: string): void {
   chmodSync(dir, 0o700);
 }
 
+/**
+ * Makes `dir` (and its missing parents, 0755) a system directory of a service's with exactly
+ * `mode`: a link in its place is refused, never followed.
+ */
+export function makeServiceDirectory(dir: string, uid: number, gid: number, mode: number): void {
+  makeDirectory(dirname(dir));
+  mkdirSync(dir, { recursive: true });
+  if (!lstatSync(dir).isDirectory()) throw new Error(`${dir} is not a directory`);
+  lchownSync(dir, uid, gid);
+  chmodSync(dir, mode);
+}
+
+/** Gives a Unix socket Berth listens on (in a directory only root writes) its owner and mode. */
+export function giveSocket(path: string, uid: number, gid: number, mode: number): void {
+  if (!lstatSync(path).isSocket()) throw new Error(`${path} is not a socket`);
+  lchownSync(path, uid, gid);
+  chmodSync(path, mode);
+}
+
 /** Writes a file whole with exactly `mode`, whatever the umask. */
 export function writeFileAtomic(path: string, content: string, mode: number): void {
   const dir = dirname(path);
@@ -135,6 +154,11 @@ export function appendedSince(path: string, from: number, max = 1 << 20): { line
   } finally {
     closeSync(fd);
   }
+}
+
+/** Renames a system path (in directories only root writes, so that no name is a planted link). */
+export function renameSystemPath(from: string, to: string): void {
+  renameSync(from, to);
 }
 
 /** Removes a file if it is there (a link is removed itself, never its target). */

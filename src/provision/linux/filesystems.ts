@@ -1,6 +1,7 @@
 // What filesystem a path is on, as the kernel says (statfs), for what only btrfs needs: a home that
 // is a subvolume of its own, and jails copied by reflink since hard links cannot leave a subvolume.
-import { lstatSync, renameSync, statfsSync } from 'node:fs';
+import { lstatSync, statfsSync } from 'node:fs';
+import { renameSystemPath } from './files.ts';
 import { removeHome } from './home.ts';
 import type { CommandRunner } from './run.ts';
 
@@ -36,8 +37,8 @@ export async function convertToSubvolume(runner: CommandRunner, dir: string): Pr
   for (const leftover of [fresh, old]) await removeTree(runner, leftover);
   await runner.run([BTRFS, 'subvolume', 'create', '--', fresh]);
   await runner.run(['/usr/bin/cp', '-a', '--reflink=always', '--', `${dir}/.`, fresh]);
-  renameSync(dir, old);
-  renameSync(fresh, dir);
+  renameSystemPath(dir, old);
+  renameSystemPath(fresh, dir);
   await removeTree(runner, old);
 }
 

@@ -11,22 +11,23 @@
 // (its hash copied from the shadow file, readable by Dovecot alone). Postfix, Dovecot and OpenDKIM are
 // reloaded once per call. Suspension takes the account's logins out of the logins
 // table (and the user component locks the password): nothing can log in, but mail still arrives.
-import {
-  chmodSync,
-  chownSync,
-  existsSync,
-  lstatSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import type { Server, Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { type Component, type LinuxContext, type LinuxStep, type Service, strayFiles } from '../context.ts';
 import { dkimKeyFile, signsMail } from '../dns/dkim.ts';
-import { domainFile, giveFile, makeDirectory, readIfExists, restoreFile, writeFileAtomic } from '../files.ts';
+import {
+  domainFile,
+  giveFile,
+  giveSocket,
+  makePrivateDirectory,
+  makeServiceDirectory,
+  readIfExists,
+  removeFile,
+  restoreFile,
+  writeFileAtomic,
+} from '../files.ts';
 import { findSystemUser, shadowPasswords } from '../passwd.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
@@ -39,7 +40,6 @@ const MAILDIR_MODE = 0o700;
 const TABLE_MODE = 0o640;
 /** The records of mail domains, and their directory: root's alone. */
 const RECORD_MODE = 0o600;
-const RECORD_DIRECTORY_MODE = 0o700;
 /**
  * The milters' sockets, in directories of Postfix's queue directory (where its chrooted smtpd finds
  * them by a relative name) that only root, Postfix's group and the milter's user may enter: no
@@ -128,13 +128,8 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     const opendkim = findSystemUser(ctx.root, 'opendkim');
     if (!postfix) throw new Error('the mail component needs Postfix (no postfix user)');
     const socket = ctx.path(join(linux.postfixQueueDir, POLICY_SOCKET));
-    const socketDirectory = (path: string, owner: number, mode: number) => {
-      const dir = ctx.path(join(linux.postfixQueueDir, path, '..'));
-      makeDirectory(dir);
-      if (!lstatSync(dir).isDirectory()) throw new Error(`${dir} is not a directory`);
-      chownSync(dir, owner, postfix.gid);
-      chmodSync(dir, mode);
-    };
+    const socketDirectory = (path: string, owner: number, mode: number) =>
+      makeServiceDirectory(ctx.path(join(linux.postfixQueueDir, path, '..')), owner, postfix.gid, mode);
     socketDirectory(POLICY_SOCKET, 0, 0o750);
     if (opendkim) socketDirectory(DKIM_SOCKET, opendkim.uid, 0o2750);
     const policy = senderPolicy({
@@ -142,13 +137,12 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       spfPasses: spfChecker(linux.mailDnsServer, config.hostName),
     });
     const served = serveMilter(policy, (error) => process.emitWarning(`sender policy: ${String(error)}`));
-    rmSync(socket, { force: true });
+    removeFile(socket);
     await new Promise<void>((resolve, reject) => {
       served.server.once('error', reject);
       served.server.listen(socket, () => resolve());
     });
-    chownSync(socket, 0, postfix.gid);
-    chmodSync(socket, 0o660);
+    giveSocket(socket, 0, postfix.gid, 0o660);
     policyServer = served;
   }
 
@@ -287,8 +281,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     services: [mail],
 
     async prepare() {
-      makeDirectory(ctx.path(linux.mailDir));
-      chmodSync(ctx.path(linux.mailDir), RECORD_DIRECTORY_MODE);
+      makePrivateDirectory(ctx.path(linux.mailDir));
       writeTables();
       if (!ctx.live) return;
       await startSenderPolicy();
@@ -401,10 +394,9 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
         : [];
       for (const path of [linux.mailDir, ...records, ...Object.values(tableNames)]) {
         const real = ctx.path(path);
-        if (existsSync(real) && (statSync(real).mode & 0o007) !== 0)
-          differences.push(
-            `${path}: readable by every user (mode 0${(statSync(real).mode & 0o777).toString(8)})`,
-          );
+        const mode = lstatSync(real, { throwIfNoEntry: false })?.mode ?? 0;
+        if ((mode & 0o007) !== 0)
+          differences.push(`${path}: readable by every user (mode 0${(mode & 0o777).toString(8)})`);
       }
       const expected = new Set(localAccounts.map((a) => domainFile(a.domain, '.json')));
       return [...differences, ...strayFiles(ctx, linux.mailDir, expected, '.json', 'mail domain')];

@@ -225,6 +225,8 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.deepEqual(lines('etc/postfix/berth/senders'), [
       '@alice.example.com alice, alice@alice.example.com',
     ]);
+    // sendmail -f from the account's own programs: its login, or an address of its domain.
+    assert.deepEqual(lines('etc/postfix/berth/local-senders'), ['alice alice, @alice.example.com']);
     const hash = shadowPassword(h.root, 'alice');
     assert.deepEqual(lines('etc/dovecot/berth/logins'), [
       `alice:${hash}:::::::user=alice`,
@@ -235,6 +237,7 @@ describe('the linux driver through a whole account lifecycle', () => {
       'etc/postfix/berth/domains',
       'etc/postfix/berth/mailboxes',
       'etc/postfix/berth/senders',
+      'etc/postfix/berth/local-senders',
       'etc/dovecot/berth/logins',
       'etc/dovecot/berth/users',
       'etc/opendkim/berth/keys',

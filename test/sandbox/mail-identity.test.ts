@@ -146,11 +146,36 @@ describe('mail identity in the sandbox', () => {
     assert.match(await arrived('alice:Alice-pass-1234', 2), /Subject: outside/);
   });
 
+  it('lets alice’s PHP mail() give as envelope sender only its own login or domain', async () => {
+    /** PHP's mail() as alice (sendmail -t -i, as PHP-FPM runs it): whether it was taken. */
+    const phpMail = async (subject: string, extra: string) => {
+      const sent = await asAlice([
+        '/usr/bin/php',
+        '-r',
+        'echo mail("bob@bob.example", $argv[1], "Sent by PHP.", "From: alice@alice.example", $argv[2]) ? "sent" : "refused";',
+        subject,
+        extra,
+      ]);
+      return sent.stdout.trim().split('\n').at(-1);
+    };
+    assert.equal(await phpMail('php forged', '-fceo@bob.example'), 'refused');
+    assert.equal(await phpMail('php null', '-f<>'), 'refused');
+    assert.equal(await phpMail('php plain', ''), 'sent');
+    assert.equal(await phpMail('php own', '-falice@alice.example'), 'sent');
+    const subjects = [await arrived('bob:Bob-pass-1234', 2), await arrived('bob:Bob-pass-1234', 3)]
+      .map((body) => /^Subject: (.*)$/m.exec(body)?.[1]?.trim())
+      .sort();
+    assert.deepEqual(subjects, ['php own', 'php plain']);
+    await sleep(1_000);
+    assert.equal(fetch('bob:Bob-pass-1234', 4), '', 'no forged message reached bob');
+  });
+
   it('keeps the mail tables, records, keys, logs and the milters from an account', async () => {
     const secret = [
       '/etc/postfix/berth/domains',
       '/etc/postfix/berth/mailboxes',
       '/etc/postfix/berth/senders',
+      '/etc/postfix/berth/local-senders',
       '/etc/dovecot/berth/users',
       '/etc/dovecot/berth/logins',
       '/etc/opendkim/berth/keys',

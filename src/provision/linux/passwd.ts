@@ -51,7 +51,13 @@ export function systemNameTaken(root: string, name: string): boolean {
 
 /** Whether the group database has a group of this name. */
 export function systemGroupExists(root: string, name: string): boolean {
-  return lines(root, 'group').some(([group]) => group === name);
+  return systemGroupId(root, name) !== undefined;
+}
+
+/** The gid of the group of this name, when the group database has it. */
+export function systemGroupId(root: string, name: string): number | undefined {
+  const gid = lines(root, 'group').find(([group]) => group === name)?.[2];
+  return gid === undefined ? undefined : Number(gid);
 }
 
 /** Every uid and gid the user and group databases hold, and each user's uid by name. */

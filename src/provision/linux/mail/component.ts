@@ -28,7 +28,7 @@ import {
   restoreFile,
   writeFileAtomic,
 } from '../files.ts';
-import { findSystemUser, shadowPasswords } from '../passwd.ts';
+import { findSystemUser, shadowPasswords, systemGroupId } from '../passwd.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
 import { childrenOf, waitFor } from '../wait.ts';
@@ -75,6 +75,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     domains: join(linux.postfixMapDir, 'domains'),
     mailboxes: join(linux.postfixMapDir, 'mailboxes'),
     senders: join(linux.postfixMapDir, 'senders'),
+    localSenders: join(linux.postfixMapDir, 'local-senders'),
     logins: join(linux.dovecotMapDir, 'logins'),
     users: join(linux.dovecotMapDir, 'users'),
     keys: join(linux.opendkimMapDir, 'keys'),
@@ -183,6 +184,15 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       lines((d) => [`@${d.domain} ${logins(d).join(', ')}`]),
       'postfix',
     );
+    // What the account's own programs (PHP's mail(), sendmail in a shell) may give as envelope
+    // sender with sendmail -f: its login (which Postfix completes with the host name) or an
+    // address of its own domains. postdrop enforces it: it runs as the account, with the group
+    // postdrop (set-group-id), which alone reads the table besides root.
+    writeTable(
+      tables.localSenders,
+      lines((d) => [`${d.user} ${d.user}, @${d.domain}`]),
+      'postdrop',
+    );
     // A login's password is the account's system password: its hash, read from the shadow file.
     const shadow = shadowPasswords(ctx.root);
     const hashOf = (d: MailDomain) => hashes.get(d.user) ?? shadow.get(d.user) ?? '!';
@@ -212,10 +222,10 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
   }
 
   /** A table, root's and readable by the group of the service that reads it (when it has one here). */
-  function writeTable(file: string, content: string, reader: string): void {
+  function writeTable(file: string, content: string, readers: string): void {
     writeFileAtomic(file, content, TABLE_MODE);
-    const service = findSystemUser(ctx.root, reader);
-    if (service) giveFile(file, 0, service.gid);
+    const gid = systemGroupId(ctx.root, readers);
+    if (gid !== undefined) giveFile(file, 0, gid);
   }
 
   function recordOf(account: Account): MailDomain {
@@ -323,6 +333,9 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
         `smtpd_milters=unix:${POLICY_SOCKET}`,
         // A milter that does not answer holds mail back (the client tries again), never lets it by.
         'milter_default_action=tempfail',
+        // sendmail -f: an account only as itself (local-senders); root and the system's own
+        // users (not accounts, not in the table) as before.
+        `local_login_sender_maps=${maps('local-senders')}, static:*`,
       ]);
       // master.cf names a service by where it listens: 587 on every address, or ADDRESS:PORT.
       const listen =

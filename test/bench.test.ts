@@ -13,11 +13,12 @@ describe('the benchmark runner', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('runs every scenario against its baseline and writes the report with its chart', {
-    timeout: 300_000,
+    timeout: 450_000,
   }, async () => {
     const out = join(dir, 'benchmarks.md');
     await promisify(execFile)(process.execPath, ['bench/run.ts', '--smoke', '--out', out], {
-      timeout: 280_000,
+      // Two sandboxes among them (the whole stack): minutes on a busy machine.
+      timeout: 420_000,
     });
     const report = readFileSync(out, 'utf8');
     for (const scenario of [

@@ -83,7 +83,11 @@ describe('events', () => {
     await h.call('suspendacct', { user: 'alice', reason: 'Unpaid' });
     await until(() => received.length === 1);
     const { db } = h.services.store;
-    const pending = await db.selectFrom('deliveries').selectAll().where('delivered_ms', 'is', null).execute();
+    const undelivered = () =>
+      db.selectFrom('deliveries').selectAll().where('delivered_ms', 'is', null).execute();
+    // The failure is recorded a moment after the receiver has answered.
+    for (let i = 0; i < 200 && Number((await undelivered())[0]?.attempts) !== 1; i++) await sleep(25);
+    const pending = await undelivered();
     assert.equal(pending.length, 1);
     assert.equal(Number(pending[0]!.attempts), 1);
     assert.equal(pending[0]!.last_error, 'answered 503');
@@ -92,8 +96,6 @@ describe('events', () => {
     h.services.dispatcher.poke();
     await until(() => received.length === 2);
     // The second answer is recorded a moment after the receiver has it.
-    const undelivered = () =>
-      db.selectFrom('deliveries').selectAll().where('delivered_ms', 'is', null).execute();
     for (let i = 0; i < 200 && (await undelivered()).length > 0; i++) await sleep(25);
     assert.deepEqual(await undelivered(), []);
     answer = (res) => res.end('ok');

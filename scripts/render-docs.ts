@@ -1,9 +1,10 @@
-// npm run docs: rewrites docs/errors.md and the README's operation reference from the code.
+// npm run docs: rewrites docs/errors.md, the operation reference of docs/api.md and the client's
+// types from the code.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { renderClientTypes, renderErrors, withOperations } from '../src/docs.ts';
 
 const root = new URL('../', import.meta.url);
 writeFileSync(new URL('docs/errors.md', root), renderErrors());
-const readme = new URL('README.md', root);
-writeFileSync(readme, withOperations(readFileSync(readme, 'utf8')));
+const api = new URL('docs/api.md', root);
+writeFileSync(api, withOperations(readFileSync(api, 'utf8')));
 writeFileSync(new URL('client/operations.d.ts', root), renderClientTypes());

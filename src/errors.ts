@@ -127,7 +127,7 @@ export const catalogue = {
     404,
     ({ path }) => `There is no API operation at ${path}.`,
     'A path under /api that names no operation.',
-    'Check the operation name against the README; paths look like /api/v1/listaccts/.',
+    'Check the operation name against docs/api.md; paths look like /api/v1/listaccts/.',
   ),
   method_not_allowed: entry<{ method: string }>(
     405,

@@ -41,7 +41,7 @@ export type RawParams = ReadonlyMap<string, readonly (string | NotText)[]>;
 export interface ValueKind<T> {
   /** How the value is described in the docs: `string`, `on|off`, `unlimited|number`. */
   type: string;
-  /** Its rules in a phrase, for the reference (README) and the OpenAPI description. */
+  /** Its rules in a phrase, for the reference (docs/api.md) and the OpenAPI description. */
   rule: string;
   /** The same rules as a JSON Schema, for the OpenAPI document. */
   schema: Record<string, unknown>;

@@ -74,7 +74,7 @@ describe('berth init', () => {
 
   it('ships a unit systemd accepts, whose exposure rating is no worse than the docs record', () => {
     const repository = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
-    // The unit as installed: /opt/berth is where the README puts this repository.
+    // The unit as installed: /opt/berth is where docs/running.md puts this repository.
     const unit = join(parent, 'berth.service');
     writeFileSync(
       unit,

@@ -1,0 +1,145 @@
+// npm test's runner: every test file, in lanes. The fast lane (the store, the operations, the API,
+// the driver below a system root) and the slow lanes (whole sandboxes, the browser, the benchmark
+// smoke and soak, the WHMCS module) run side by side, each file a `node --test` process of its own
+// with a time limit: a file that hangs is stopped and named, never left to hold the run. A file's
+// output is printed whole when it ends, so that files running together never interleave.
+//
+//   node scripts/test-lanes.ts [--lane NAME]... [FILE]...
+//
+// With files, those alone run (in their lanes); with --lane, those lanes alone. Exits 1 when any
+// file failed or ran out of time.
+import { spawn } from 'node:child_process';
+import { globSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+interface Lane {
+  name: string;
+  /** The lane's files: globs from the project's root. */
+  files: string[];
+  /** How many of its files run at once. */
+  concurrency: number;
+  /** A file still running after this many minutes is stopped, and fails. */
+  minutes: number;
+}
+
+/** The slow lanes first: the fast lane takes every file none of them names. */
+const SLOW: Lane[] = [
+  {
+    name: 'sandbox',
+    files: ['test/sandbox.test.ts', 'test/sandbox/*.test.ts', 'test/postgres/sandbox-fleet.test.ts'],
+    concurrency: 1,
+    minutes: 10,
+  },
+  {
+    name: 'browser',
+    files: ['test/portal/browser.test.ts', 'test/portal/accessibility.test.ts'],
+    concurrency: 1,
+    minutes: 8,
+  },
+  { name: 'bench', files: ['test/bench.test.ts', 'test/soak.test.ts'], concurrency: 1, minutes: 8 },
+  { name: 'whmcs', files: ['test/integrations/*.test.ts'], concurrency: 1, minutes: 5 },
+];
+const FAST: Omit<Lane, 'files'> = { name: 'fast', concurrency: 2, minutes: 5 };
+
+const ROOT = join(import.meta.dirname, '..');
+
+function lanes(): Lane[] {
+  const expand = (globs: string[]) => globs.flatMap((glob) => globSync(glob, { cwd: ROOT })).sort();
+  const slow = SLOW.map((lane) => ({ ...lane, files: expand(lane.files) }));
+  const taken = new Set(slow.flatMap((lane) => lane.files));
+  const fast = expand(['test/**/*.test.ts']).filter((file) => !taken.has(file));
+  return [{ ...FAST, files: fast }, ...slow];
+}
+
+interface Outcome {
+  file: string;
+  lane: string;
+  seconds: number;
+  result: 'passed' | 'failed' | 'out of time';
+}
+
+/** Runs one file; its output is printed whole when it ends. */
+function runFile(lane: Lane, file: string): Promise<Outcome> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', file], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: when its time is up, whatever it started goes with it.
+      detached: true,
+    });
+    const output: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
+    let outOfTime = false;
+    const timer = setTimeout(() => {
+      outOfTime = true;
+      // SIGTERM first, so that a sandbox stops and unmounts; then whatever is left.
+      signalGroup(child.pid!, 'SIGTERM');
+      setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), 30_000).unref();
+    }, lane.minutes * 60_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const seconds = (performance.now() - started) / 1000;
+      const result = outOfTime ? 'out of time' : code === 0 ? 'passed' : 'failed';
+      process.stdout.write(`\n== ${file} (${lane.name}, ${seconds.toFixed(0)} s): ${result}\n`);
+      process.stdout.write(Buffer.concat(output));
+      if (outOfTime) process.stdout.write(`\n${file} was stopped after ${lane.minutes} minutes\n`);
+      resolve({ file, lane: lane.name, seconds, result });
+    });
+  });
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/** A lane's files, `concurrency` at a time. */
+async function runLane(lane: Lane): Promise<Outcome[]> {
+  const queue = [...lane.files];
+  const outcomes: Outcome[] = [];
+  const worker = async () => {
+    for (let file = queue.shift(); file !== undefined; file = queue.shift())
+      outcomes.push(await runFile(lane, file));
+  };
+  await Promise.all(Array.from({ length: Math.min(lane.concurrency, queue.length) }, worker));
+  return outcomes;
+}
+
+const args = process.argv.slice(2);
+const wantedLanes = args.flatMap((arg, i) => (args[i - 1] === '--lane' ? [arg] : []));
+const wantedFiles = new Set(
+  args.filter((arg, i) => arg !== '--lane' && args[i - 1] !== '--lane').map((file) => relative(ROOT, file)),
+);
+const chosen = lanes()
+  .filter((lane) => wantedLanes.length === 0 || wantedLanes.includes(lane.name))
+  .map((lane) => ({
+    ...lane,
+    files: wantedFiles.size === 0 ? lane.files : lane.files.filter((file) => wantedFiles.has(file)),
+  }))
+  .filter((lane) => lane.files.length > 0);
+const unknown = wantedLanes.filter((name) => !lanes().some((lane) => lane.name === name));
+if (unknown.length > 0) {
+  process.stderr.write(`test-lanes: no lane ${unknown.join(', ')}\n`);
+  process.exit(2);
+}
+
+const outcomes = (await Promise.all(chosen.map(runLane))).flat();
+process.stdout.write('\n== the lanes\n');
+for (const lane of chosen) {
+  const of = outcomes.filter((outcome) => outcome.lane === lane.name);
+  const seconds = of.reduce((sum, outcome) => sum + outcome.seconds, 0);
+  process.stdout.write(`${lane.name}: ${of.length} files, ${seconds.toFixed(0)} s of file time\n`);
+}
+const slowest = [...outcomes].sort((a, b) => b.seconds - a.seconds).slice(0, 8);
+process.stdout.write(
+  `slowest: ${slowest.map((outcome) => `${outcome.file} ${outcome.seconds.toFixed(0)} s`).join(', ')}\n`,
+);
+const bad = outcomes.filter((outcome) => outcome.result !== 'passed');
+for (const outcome of bad) process.stdout.write(`✖ ${outcome.file}: ${outcome.result}\n`);
+process.stdout.write(`${outcomes.length - bad.length} of ${outcomes.length} files passed\n`);
+process.exit(bad.length > 0 ? 1 : 0);

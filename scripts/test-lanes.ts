@@ -27,7 +27,8 @@ const SLOW: Lane[] = [
   {
     name: 'sandbox',
     files: ['test/sandbox.test.ts', 'test/sandbox/*.test.ts', 'test/postgres/sandbox-fleet.test.ts'],
-    concurrency: 1,
+    // Two at a time: a sandbox mostly waits on its services.
+    concurrency: 2,
     minutes: 10,
   },
   {

@@ -1,8 +1,9 @@
-// npm test's runner: every test file, in lanes. The fast lane (the store, the operations, the API,
-// the driver below a system root) and the slow lanes (whole sandboxes, the browser, the benchmark
-// smoke and soak, the WHMCS module) run side by side, each file a `node --test` process of its own
-// with a time limit: a file that hangs is stopped and named, never left to hold the run. A file's
-// output is printed whole when it ends, so that files running together never interleave.
+// npm test's runner: every test file, in lanes. The slow lanes (whole sandboxes, the browser, the
+// benchmark smoke and soak, the WHMCS module) start first and the fast lane (the store, the
+// operations, the API, the driver below a system root) fills the slots beside them, each file a
+// `node --test` process of its own with its lane's time limit: a file that hangs is stopped and
+// named, never left to hold the run. A file's output is printed whole when it ends, so that files
+// running together never interleave.
 //
 //   node scripts/test-lanes.ts [--lane NAME]... [FILE]...
 //
@@ -10,6 +11,7 @@
 // file failed or ran out of time.
 import { spawn } from 'node:child_process';
 import { globSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 
 interface Lane {
@@ -41,6 +43,8 @@ const SLOW: Lane[] = [
   { name: 'whmcs', files: ['test/integrations/*.test.ts'], concurrency: 1, minutes: 5 },
 ];
 const FAST: Omit<Lane, 'files'> = { name: 'fast', concurrency: 2, minutes: 5 };
+/** How many files run at once, whatever their lanes: BERTH_TEST_SLOTS, else the machine's cores. */
+const SLOTS = Number(process.env.BERTH_TEST_SLOTS) || Math.max(2, availableParallelism());
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -49,7 +53,8 @@ function lanes(): Lane[] {
   const slow = SLOW.map((lane) => ({ ...lane, files: expand(lane.files) }));
   const taken = new Set(slow.flatMap((lane) => lane.files));
   const fast = expand(['test/**/*.test.ts']).filter((file) => !taken.has(file));
-  return [{ ...FAST, files: fast }, ...slow];
+  // Slowest first: the order in which a freed slot is offered.
+  return [...slow, { ...FAST, files: fast }];
 }
 
 interface Outcome {
@@ -99,15 +104,32 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** A lane's files, `concurrency` at a time. */
-async function runLane(lane: Lane): Promise<Outcome[]> {
-  const queue = [...lane.files];
+/**
+ * Every lane's files on a shared number of slots (the machine's cores: the hosting stack a sandbox
+ * starts needs them as much as the fast files do). A freed slot goes to the first lane, slowest
+ * first, that has a file waiting and fewer than its own limit running: the long files start at
+ * once, and the fast ones fill the slots beside them.
+ */
+async function runLanes(chosen: Lane[], slots: number): Promise<Outcome[]> {
+  const queues = new Map(chosen.map((lane) => [lane, [...lane.files]]));
+  const running = new Map(chosen.map((lane) => [lane, 0]));
   const outcomes: Outcome[] = [];
-  const worker = async () => {
-    for (let file = queue.shift(); file !== undefined; file = queue.shift())
-      outcomes.push(await runFile(lane, file));
+  const next = (): [Lane, string] | null => {
+    for (const lane of chosen) {
+      const queue = queues.get(lane)!;
+      if (queue.length > 0 && running.get(lane)! < lane.concurrency) return [lane, queue.shift()!];
+    }
+    return null;
   };
-  await Promise.all(Array.from({ length: Math.min(lane.concurrency, queue.length) }, worker));
+  const worker = async () => {
+    for (let job = next(); job !== null; job = next()) {
+      const [lane, file] = job;
+      running.set(lane, running.get(lane)! + 1);
+      outcomes.push(await runFile(lane, file));
+      running.set(lane, running.get(lane)! - 1);
+    }
+  };
+  await Promise.all(Array.from({ length: slots }, worker));
   return outcomes;
 }
 
@@ -129,7 +151,7 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 
-const outcomes = (await Promise.all(chosen.map(runLane))).flat();
+const outcomes = await runLanes(chosen, SLOTS);
 process.stdout.write('\n== the lanes\n');
 for (const lane of chosen) {
   const of = outcomes.filter((outcome) => outcome.lane === lane.name);

@@ -162,19 +162,23 @@ echo shell_exec('grep " /proc " /proc/self/mountinfo');
     assert.doesNotMatch(shell.stdout, /shadow/);
   });
 
-  it("gives each account's PHP /tmp, /var/tmp and /dev/shm of its own, inside its home", async () => {
+  it("gives each account's PHP every directory all users may write, of its own, inside its home", async () => {
+    const shared = ['/tmp', '/var/tmp', '/dev/shm', '/run/lock', '/var/lib/php/sessions'];
     const page = await alicePage(
       'tmp.php',
       `<?php
-foreach (['/tmp', '/var/tmp', '/dev/shm'] as $dir) file_put_contents("$dir/alice-" . basename($dir), 'x');
+foreach (${JSON.stringify(shared)} as $dir) file_put_contents("$dir/alice-" . basename($dir), 'x');
 echo shell_exec('ls /tmp');
 `,
     );
-    assert.deepEqual(page.trim().split('\n').sort(), ['alice-shm', 'alice-tmp']);
+    assert.deepEqual(
+      page.trim().split('\n').sort(),
+      ['alice-lock', 'alice-sessions', 'alice-shm', 'alice-tmp'],
+      'one directory, alice’s own tmp, behind every name',
+    );
     // The files are in alice's home (her quota), not in the system's shared directories.
-    assert.match(await exec(['/usr/bin/ls', '/home/alice/tmp']), /alice-shm/);
-    for (const dir of ['/tmp', '/var/tmp', '/dev/shm'])
-      assert.doesNotMatch(await exec(['/usr/bin/ls', '-a', dir]), /alice-/);
+    assert.match(await exec(['/usr/bin/ls', '/home/alice/tmp']), /alice-sessions/);
+    for (const dir of shared) assert.doesNotMatch(await exec(['/usr/bin/ls', '-a', dir]), /alice-/);
   });
 
   it('bounds the processes and the memory an account may use', async () => {

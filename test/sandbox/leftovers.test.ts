@@ -1,7 +1,7 @@
 // Attacks on what an account leaves behind and what it can read of its neighbours, in the sandbox
-// (CONTRACT §10): a removed account's files in /tmp, /var/tmp and /dev/shm, its crontab and the
-// mail it queued reach no later account, whose uid is a new one; a site's logs are its own; a
-// password hash is on no command line another account can read while passwd runs.
+// (CONTRACT §10): a removed account's files in the directories all users may write, its crontab
+// and the mail it queued reach no later account, whose uid is a new one; a site's logs are its own;
+// a password hash is on no command line another account can read while passwd runs.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
@@ -111,6 +111,9 @@ describe('what an account leaves and reads, in the sandbox', () => {
         'mkdir /tmp/alice-dir && echo secret > /tmp/alice-dir/inside',
         'echo secret > /var/tmp/alice-vartmp',
         'echo secret > /dev/shm/alice-shm',
+        // As a process outside PHP's view would (PHP's own sees its tmp there).
+        'echo secret > /run/lock/alice-lock',
+        'echo secret > /var/lib/php/sessions/alice-fill',
         // Undeliverable for now (the sandbox has no outside DNS): it waits in the queue.
         'printf "Subject: later\\n\\nqueued\\n" | /usr/sbin/sendmail -f alice@alice.example -- someone@nowhere.invalid',
       ].join(' && '),
@@ -148,6 +151,8 @@ describe('what an account leaves and reads, in the sandbox', () => {
       '/tmp',
       '/var/tmp',
       '/dev/shm',
+      '/run/lock',
+      '/var/lib/php/sessions',
       '/var/spool/cron/crontabs',
       '/var/spool/postfix',
       '-xdev',

@@ -1,7 +1,8 @@
 // The php component: every account has a PHP-FPM master of its own, started in the account's
 // control group (so that suspension and removal end it with every worker and everything they
-// forked) and in a mount namespace of its own where /tmp, /var/tmp and /dev/shm are the account's
-// `<home>/tmp` (what PHP leaves there counts toward the quota and goes with the home). Its one pool
+// forked) and in a mount namespace of its own where every directory all users may write (/tmp,
+// /var/tmp, /dev/shm, /run/lock, /var/lib/php/sessions) is the account's `<home>/tmp` (what PHP
+// leaves there counts toward the quota and goes with the home). Its one pool
 // runs as the account's user with `pm = ondemand` (no process until a request comes),
 // `open_basedir` limited to the home and its temporary directory, and a socket only the web
 // server's user may use. No change to one account restarts or reloads another's PHP. A suspended
@@ -14,12 +15,11 @@ import { type Component, type LinuxContext, strayFiles } from '../context.ts';
 import { makeDirectory, makePrivateDirectory, readIfExists, removeFile, writeFileAtomic } from '../files.ts';
 import { openPath } from '../home.ts';
 import { render } from '../templates.ts';
+import { SHARED_WRITABLE } from '../user/leftovers.ts';
 import { waitFor } from '../wait.ts';
 
 const TMP_MODE = 0o700;
 const POOL_PREFIX = 'berth-';
-/** The directories an account's PHP sees as its own temporary directory. */
-const PRIVATE_TMP = ['/tmp', '/var/tmp', '/dev/shm'];
 
 /** The socket nginx passes the account's PHP requests to. */
 export function phpSocket(ctx: LinuxContext, user: string): string {
@@ -74,7 +74,8 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
 
   /**
    * The view of the system the account's PHP has, made in a mount namespace of its own before
-   * any of its PHP runs: its tmp as /tmp, /var/tmp and /dev/shm; a /proc that hides other users'
+   * any of its PHP runs: its tmp as /tmp, /var/tmp, /dev/shm and every other directory all users
+   * may write (SHARED_WRITABLE); a /proc that hides other users'
    * processes; its home alone below the home base.
    */
   const privateView = async (account: Account, holder: number) => {
@@ -87,7 +88,10 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       // Each directory bound is opened first without following a link; mount makes a path of the
       // descriptor again, which stays that directory: the home and its tmp are root's entries.
       const fd = (n: number) => `/proc/${process.pid}/fd/${n}`;
-      for (const target of PRIVATE_TMP) await inside(['/usr/bin/mount', '--bind', fd(tmpFd), target]);
+      // Every directory all users may write, where the system has it: none is shared with the
+      // account next door, and whatever the account writes there counts in its own quota.
+      for (const target of SHARED_WRITABLE.filter((dir) => existsSync(ctx.path(dir))))
+        await inside(['/usr/bin/mount', '--bind', fd(tmpFd), target]);
       await inside([
         '/usr/bin/mount',
         '-t',

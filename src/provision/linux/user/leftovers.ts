@@ -8,8 +8,11 @@ import type { LinuxContext } from '../context.ts';
 import { removeFile } from '../files.ts';
 import { removeOwnedBy } from '../home.ts';
 
-/** The directories every user may write, where an account's files may lie. */
-export const SHARED_WRITABLE = ['/tmp', '/var/tmp', '/dev/shm'];
+/**
+ * The directories every user may write on a Debian server, where an account's files may lie: its
+ * PHP sees its own tmp in place of each (php/component.ts), and removal sweeps them all.
+ */
+export const SHARED_WRITABLE = ['/tmp', '/var/tmp', '/dev/shm', '/run/lock', '/var/lib/php/sessions'];
 export const CRONTABS = '/var/spool/cron/crontabs';
 /** Where sendmail leaves a message (owned by its sender's uid) for Postfix's pickup. */
 export const MAILDROP = '/var/spool/postfix/maildrop';

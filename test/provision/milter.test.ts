@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { packet, packetReader, serveMilter } from '../../src/provision/linux/mail/milter.ts';
 import {
   fromAddresses,
+  namedDomains,
   ORIGINATING,
   parseSenders,
   senderPolicy,
@@ -20,14 +21,17 @@ const SENDERS = [
   '',
 ].join('\n');
 
-/** SPF as the sandbox's zones have it: hosted domains pass from 127.0.0.1 alone. */
+/** The server's own address, which every hosted domain's SPF allows. */
+const OWN = '198.51.100.7';
+/** SPF as the zones have it: hosted domains pass from 127.0.0.1 (another server) and OWN. */
 const spfChecks: string[] = [];
 const policy = senderPolicy({
   senders: () => parseSenders(SENDERS),
   spfPasses: async (sender, ip) => {
     spfChecks.push(`${sender} ${ip}`);
-    return ip === '127.0.0.1' ? 'pass' : ip === '192.0.2.9' ? 'temperror' : 'fail';
+    return ip === '127.0.0.1' || ip === OWN ? 'pass' : ip === '192.0.2.9' ? 'temperror' : 'fail';
   },
+  isOwnAddress: (ip) => ip === OWN,
 });
 
 const z = (...parts: string[]) => Buffer.from(parts.map((p) => `${p}\0`).join(''), 'latin1');
@@ -265,6 +269,37 @@ describe('the sender policy', () => {
     );
   });
 
+  it('on port 25 reads a hosted domain however it is spelt, and takes none from the server itself', async () => {
+    const header = (from: string) => inbound('127.0.0.2', 'someone@example.net', from);
+    for (const from of [
+      'ceo @ bob.example',
+      '<ceo@ bob.example>',
+      'ceo@(comment)bob.example',
+      'ceo@bob.example.',
+      'ceo@[bob.example]',
+      '"ceo@bob.example" <someone@example.net>',
+    ])
+      assert.equal(
+        reply(await policy.endOfMessage(header(from))),
+        '550 5.7.23 header From domain bob.example is hosted here and SPF does not pass for you',
+        from,
+      );
+    assert.equal(
+      reply(await policy.mailFrom(inbound('127.0.0.2', 'ceo@bob.example.'))),
+      '550 5.7.23 sender domain bob.example is hosted here and SPF does not pass for you',
+    );
+    // A program of the server itself (an account's PHP) passes SPF for every hosted domain.
+    assert.equal(
+      reply(await policy.mailFrom(inbound(OWN, 'ceo@bob.example'))),
+      '550 5.7.23 sender domain bob.example is hosted here: from this server, send through submission',
+    );
+    assert.equal(
+      reply(await policy.endOfMessage(inbound(OWN, 'someone@example.net', 'ceo@bob.example'))),
+      '550 5.7.23 header From domain bob.example is hosted here: from this server, send through submission',
+    );
+    assert.equal(reply(await policy.mailFrom(inbound(OWN, 'someone@example.net'))), 'continue');
+  });
+
   it('reads From headers as mail readers do, and refuses what they might read otherwise', () => {
     for (const [value, expected] of [
       ['me@alice.example', ['me@alice.example']],
@@ -281,5 +316,10 @@ describe('the sender policy', () => {
       ['', null],
     ] as const)
       assert.deepEqual(fromAddresses(value), expected, value);
+    assert.deepEqual(namedDomains('"x@a.example" (c@d.example) <y @ B.Example.>, z@[e.example]'), [
+      'a.example',
+      'b.example',
+      'e.example',
+    ]);
   });
 });

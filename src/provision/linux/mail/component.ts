@@ -13,6 +13,7 @@
 // table (and the user component locks the password): nothing can log in, but mail still arrives.
 import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import type { Server, Socket } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { type Component, type LinuxContext, type LinuxStep, type Service, strayFiles } from '../context.ts';
@@ -65,6 +66,14 @@ interface MailDomain {
 export interface MailComponent extends Component {
   /** Stops the sender-policy milter (Postfix then tempfails mail until it is back). */
   close(): Promise<void>;
+}
+
+/** Whether `ip` is an address of this server's interfaces, as they are now (loopback included). */
+function serverAddress(ip: string): boolean {
+  const plain = ip.replace(/^::ffff:(?=\d+\.)/i, '').toLowerCase();
+  return Object.values(networkInterfaces()).some((addresses) =>
+    (addresses ?? []).some((address) => address.address.toLowerCase() === plain),
+  );
 }
 
 export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): MailComponent {
@@ -136,6 +145,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     const policy = senderPolicy({
       senders: () => parseSenders(readIfExists(tables.senders) ?? ''),
       spfPasses: spfChecker(linux.mailDnsServer, config.hostName),
+      isOwnAddress: serverAddress,
     });
     const served = serveMilter(policy, (error) => process.emitWarning(`sender policy: ${String(error)}`));
     removeFile(socket);

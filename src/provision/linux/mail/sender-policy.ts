@@ -112,13 +112,38 @@ function plainAddress(address: string): boolean {
   return at > 0 && /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$/.test(address.slice(at + 1));
 }
 
-export const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+/** An address's domain as DNS and Postfix read it: lower case, without a trailing dot. */
+export const domainOf = (address: string) =>
+  address
+    .slice(address.lastIndexOf('@') + 1)
+    .toLowerCase()
+    .replace(/\.+$/, '');
+
+/**
+ * Every domain a header value names after an `@`, however it is spelt: comments dropped, spaces
+ * around the `@` closed up, a literal's brackets and trailing dots taken off. What a lenient
+ * reader might show as the sender is all checked, not only what a strict parser accepts.
+ */
+export function namedDomains(value: string): string[] {
+  let text = value;
+  for (let before = ''; before !== text; ) {
+    before = text;
+    text = text.replace(/\([^()]*\)/g, ' ');
+  }
+  text = text.replace(/\s+/g, '');
+  return [...text.matchAll(/@\[?([A-Za-z0-9.-]+)/g)].map((match) => domainOf(`@${match[1]}`));
+}
 
 export interface SenderPolicyOptions {
   /** The senders table as it is now (read afresh: the mail component rewrites it on every change). */
   senders(): SenderTable;
   /** Whether SPF passes for `sender` (an address) from `ip`, which said `helo`. */
   spfPasses(sender: string, ip: string, helo: string): Promise<'pass' | 'fail' | 'temperror'>;
+  /**
+   * Whether `ip` is one of this server's own addresses: a client there is a program of the server
+   * (an account's PHP among them), which SPF cannot tell from another account's.
+   */
+  isOwnAddress(ip: string): boolean;
 }
 
 const refuse = (reply: string): Verdict => ({ action: 'reject', reply });
@@ -129,16 +154,25 @@ export function senderPolicy(options: SenderPolicyOptions): MilterPolicy {
   const mayUse = (login: string, address: string) =>
     options.senders().loginsFor(address).includes(login.toLowerCase());
 
-  /** Port 25: each hosted domain among `addresses` must pass SPF for the client. */
-  async function spfFor(envelope: Envelope, addresses: string[], what: string): Promise<Verdict> {
+  /**
+   * Port 25: each hosted domain among `domains` must pass SPF for the client, and a client at one
+   * of the server's own addresses may name none: the server's own programs send through
+   * submission or sendmail, where the account is known, and every account's SPF allows the
+   * server's address.
+   */
+  async function spfFor(envelope: Envelope, domains: string[], what: string): Promise<Verdict> {
     const table = options.senders();
-    for (const address of addresses) {
-      if (!table.hosts(domainOf(address))) continue;
-      const result = await options.spfPasses(address, envelope.clientAddress, envelope.helo);
+    for (const domain of new Set(domains)) {
+      if (!table.hosts(domain)) continue;
+      if (options.isOwnAddress(envelope.clientAddress))
+        return refuse(
+          `550 5.7.23 ${what} ${domain} is hosted here: from this server, send through submission`,
+        );
+      const result = await options.spfPasses(`postmaster@${domain}`, envelope.clientAddress, envelope.helo);
       if (result === 'temperror')
-        return { action: 'tempfail', reply: `451 4.7.24 SPF of ${domainOf(address)} cannot be checked now` };
+        return { action: 'tempfail', reply: `451 4.7.24 SPF of ${domain} cannot be checked now` };
       if (result !== 'pass')
-        return refuse(`550 5.7.23 ${what} ${domainOf(address)} is hosted here and SPF does not pass for you`);
+        return refuse(`550 5.7.23 ${what} ${domain} is hosted here and SPF does not pass for you`);
     }
     return CONTINUE;
   }
@@ -146,7 +180,8 @@ export function senderPolicy(options: SenderPolicyOptions): MilterPolicy {
   return {
     async mailFrom(envelope) {
       const sender = envelope.sender ?? '';
-      if (!submitted(envelope)) return sender === '' ? CONTINUE : spfFor(envelope, [sender], 'sender domain');
+      if (!submitted(envelope))
+        return sender === '' ? CONTINUE : spfFor(envelope, [domainOf(sender)], 'sender domain');
       const login = envelope.macros.get('auth_authen') ?? '';
       if (login === '') return refuse('530 5.7.0 Authentication required');
       if (sender === '') return refuse('550 5.7.1 A null sender is not accepted from a login');
@@ -157,11 +192,12 @@ export function senderPolicy(options: SenderPolicyOptions): MilterPolicy {
     async endOfMessage(envelope) {
       const froms = envelope.headers.filter((h) => h.name.trim().toLowerCase() === 'from');
       if (!submitted(envelope)) {
-        // What a reader sees as the sender: every address any From names, parsed or not.
-        const named = froms.flatMap(
-          (h) => fromAddresses(h.value) ?? [...h.value.matchAll(/@([A-Za-z0-9.-]+)/g)].map((m) => m[0]),
+        // What a reader may see as the sender: every domain any From names, however spelt.
+        return spfFor(
+          envelope,
+          froms.flatMap((h) => namedDomains(h.value)),
+          'header From domain',
         );
-        return spfFor(envelope, named, 'header From domain');
       }
       const login = envelope.macros.get('auth_authen') ?? '';
       if (froms.length !== 1)

@@ -13,7 +13,7 @@ import autocannon from 'autocannon';
 import { createApiUser } from '../src/api-users.ts';
 import { CLI } from '../src/audited.ts';
 import { CryptPool } from '../src/auth/crypt-pool.ts';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/config/index.ts';
 import { type Account, toRow } from '../src/store/accounts.ts';
 import { openStore } from '../src/store/open.ts';
 import { type Served, sandboxReloads, serve, startSandbox, steadyLoad } from '../test/process.ts';

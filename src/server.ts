@@ -5,7 +5,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
-import type { Config } from './config.ts';
+import type { Config } from './config/index.ts';
 import { profileOf } from './fleet/fleet.ts';
 import {
   claimUnplacedAccounts,

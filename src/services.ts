@@ -3,7 +3,7 @@ import { type DestinationStream, type Logger, pino } from 'pino';
 import { Authenticator } from './auth/authenticate.ts';
 import { CryptPool } from './auth/crypt-pool.ts';
 import { Lockout } from './auth/lockout.ts';
-import type { Config } from './config.ts';
+import type { Config } from './config/index.ts';
 import { Dispatcher } from './events/dispatcher.ts';
 import { Fleet } from './fleet/fleet.ts';
 import { Metrics } from './metrics.ts';

@@ -11,7 +11,7 @@ import { startCluster } from '../scripts/pg-cluster.ts';
 import { createApiUser } from '../src/api-users.ts';
 import { buildApp } from '../src/app.ts';
 import { CLI } from '../src/audited.ts';
-import { type Config, type ConfigOverrides, loadConfig } from '../src/config.ts';
+import { type Config, type ConfigOverrides, loadConfig } from '../src/config/index.ts';
 import type { Driver, Step } from '../src/provision/driver.ts';
 import { recordDriver } from '../src/provision/record/driver.ts';
 import { createLogger, openServices, type Services } from '../src/services.ts';

@@ -21,7 +21,7 @@ import {
   parseHost,
   parseNodeName,
   parsePort,
-} from '../config.ts';
+} from '../config/index.ts';
 import { ApiError } from '../errors.ts';
 import { initDataDir } from '../init.ts';
 import { inspect, ownAccounts, refreshUsage } from '../maintenance.ts';

@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { FILE_KEYS, loadConfig } from '../../src/config.ts';
+import { FILE_KEYS, loadConfig } from '../../src/config/index.ts';
 import { SERVE_NODE_FLAGS } from '../../src/serve-flags.ts';
 import { tempDir } from '../helpers.ts';
 import { berth, serve } from '../process.ts';

@@ -3,7 +3,7 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { verifySha512Crypt } from '../../src/auth/sha512-crypt.js';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/index.ts';
 import { PORTAL_PASSWORD_FILE, portalPasswordHash } from '../../src/portal-password.ts';
 import { Journal } from '../../src/provision/journal.ts';
 import { findApiUser } from '../../src/store/api-users.ts';

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { connect as connectTls, createServer as createTlsServer } from 'node:tls';
 import { createApiUser } from '../../src/api-users.ts';
 import { CLI } from '../../src/audited.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/index.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { listAudit } from '../../src/store/audit.ts';
 import { tempDir } from '../helpers.ts';

@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { type Actor, audited } from './audited.ts';
 import type { CryptPool } from './auth/crypt-pool.ts';
-import { ApiError, invalid } from './errors.ts';
+import { ApiError, invalid } from './core/errors.ts';
+import { parseAddressRange, parseApiUserName, parsePassword, parseUser } from './core/values.ts';
 import { findAccount } from './store/accounts.ts';
 import {
   type ApiUser,
@@ -16,7 +17,6 @@ import {
 } from './store/api-users.ts';
 import { uniqueViolation } from './store/errors.ts';
 import type { Db } from './store/schema.ts';
-import { parseAddressRange, parseApiUserName, parsePassword, parseUser } from './values.ts';
 
 export interface ApiUserSpec {
   name: string;

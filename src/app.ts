@@ -3,7 +3,7 @@
 import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { ApiError, apiError } from './errors.ts';
+import { ApiError, apiError } from './core/errors.ts';
 import { registerFleet } from './fleet/routes.ts';
 import { auditRefusal, type Listener, registerApi, sendError } from './http/api.ts';
 import { BODY_LIMIT, registerBodyParsers } from './http/body.ts';

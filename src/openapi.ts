@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 description of the API, generated from the operations' own schemas and the error
 // catalogue, never written by hand. Served at /api/openapi.json on both listeners.
-import { catalogue, type ErrorCode } from './errors.ts';
+import { catalogue, type ErrorCode } from './core/errors.ts';
 import { KEY_HEADER } from './operations/idempotency.ts';
 import { errorsOf, type Operation, type ParamSpec } from './operations/operation.ts';
 import { operations } from './operations/registry.ts';

@@ -3,12 +3,12 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Actor, audited } from './audited.ts';
 import type { CryptPool } from './auth/crypt-pool.ts';
+import { parsePassword } from './core/values.ts';
 import { generatePassword } from './operations/common.ts';
 import type { Services } from './services.ts';
 import { deleteAllSessions } from './store/portal-sessions.ts';
 import type { Db } from './store/schema.ts';
 import { getSetting, setSetting } from './store/settings.ts';
-import { parsePassword } from './values.ts';
 
 const KEY = 'portal_password_hash';
 

@@ -7,7 +7,7 @@
 import type { BlockList } from 'node:net';
 import type { Kysely } from 'kysely';
 import type { Config } from '../config/index.ts';
-import { ApiError, catalogue } from '../errors.ts';
+import { ApiError, catalogue } from '../core/errors.ts';
 import { countFailure, findLock, forgetExpiredFailures } from '../store/auth-failures.ts';
 import type { Database } from '../store/schema.ts';
 import { addressList, onList } from './access.ts';

@@ -22,7 +22,7 @@ import {
   parseNodeName,
   parsePort,
 } from '../config/index.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../core/errors.ts';
 import { initDataDir } from '../init.ts';
 import { inspect, ownAccounts, refreshUsage } from '../maintenance.ts';
 import { execute } from '../operations/execute.ts';

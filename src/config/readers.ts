@@ -1,7 +1,7 @@
 // How a value of berth.toml is read into what Config holds: each reader returns the value or throws
 // Refused with the reason, to which the loader adds the file and the key.
 import { isIP } from 'node:net';
-import { parseAddressRange } from '../values.ts';
+import { parseAddressRange } from '../core/values.ts';
 
 /** Why a value in berth.toml cannot be used (the loader adds the file and the key). */
 export class Refused extends Error {}

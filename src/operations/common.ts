@@ -2,7 +2,8 @@
 // steps so that a failure leaves nothing behind.
 import { randomInt, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiError, apiError, catalogue } from '../errors.ts';
+import { ApiError, apiError, catalogue } from '../core/errors.ts';
+import type { Limit } from '../core/values.ts';
 import { type SystemChange, stepsFor } from '../provision/changes.ts';
 import { runSteps, type Step, undoSteps } from '../provision/driver.ts';
 import { type Account, findAccountInScope, ownedTotals, type Scope } from '../store/accounts.ts';
@@ -15,7 +16,6 @@ import {
   trackWrites,
 } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
-import type { Limit } from '../values.ts';
 import type { Caller, Context } from './operation.ts';
 
 export function scopeOf(caller: Caller): Scope {

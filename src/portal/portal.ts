@@ -7,7 +7,7 @@ import { Eta } from 'eta';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../audited.ts';
 import { clientAddress } from '../auth/access.ts';
-import { ApiError, catalogue, FieldErrors } from '../errors.ts';
+import { ApiError, catalogue, FieldErrors } from '../core/errors.ts';
 import { execute } from '../operations/execute.ts';
 import { paramErrors, type RawParams, type Result } from '../operations/operation.ts';
 import { findOperation, operations } from '../operations/registry.ts';

@@ -1,6 +1,6 @@
 // Hosting accounts in the store. Rows become Account objects here and nowhere else.
 import { SqliteAdapter, sql } from 'kysely';
-import { type Limit, overlapsOf } from '../values.ts';
+import { type Limit, overlapsOf } from '../core/values.ts';
 import { heldAddresses, heldRowsOwnedBy, noteAccount, refuseHeld } from './pending.ts';
 import type { AccountRow, Db } from './schema.ts';
 

@@ -4,8 +4,8 @@
 import { lstatSync, readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { LinuxConfig } from '../../../config/linux.ts';
+import type { Limit } from '../../../core/values.ts';
 import type { Account } from '../../../store/accounts.ts';
-import type { Limit } from '../../../values.ts';
 import { BTRFS, isSubvolume, onBtrfs, removeTree } from '../filesystems.ts';
 import { createHome, type Owner, removeHome, settleDirectory } from '../home.ts';
 import type { CommandRunner } from '../run.ts';

@@ -5,6 +5,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
+import { ensurePortalPassword, PORTAL_PASSWORD_FILE, portalPasswordNotice } from './auth/portal-password.ts';
 import type { Config } from './config/index.ts';
 import { profileOf } from './fleet/fleet.ts';
 import {
@@ -16,7 +17,6 @@ import {
   settleUids,
   USAGE_REFRESH_MS,
 } from './maintenance.ts';
-import { ensurePortalPassword, PORTAL_PASSWORD_FILE, portalPasswordNotice } from './portal-password.ts';
 import { openServices, type Services } from './services.ts';
 import { findAccount } from './store/accounts.ts';
 import { forgetCommitsBefore, HEARTBEAT_MS, heartbeat, registerServer } from './store/servers.ts';

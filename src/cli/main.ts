@@ -3,6 +3,7 @@
 
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { audited, CLI } from '../audited.ts';
 import {
   bindApiUser,
   createApiUser,
@@ -10,8 +11,8 @@ import {
   listApiUsers,
   resetApiUserPassword,
   setApiUserAccess,
-} from '../api-users.ts';
-import { audited, CLI } from '../audited.ts';
+} from '../auth/api-users.ts';
+import { setPortalPassword } from '../auth/portal-password.ts';
 import {
   ConfigError,
   type ConfigOverrides,
@@ -28,7 +29,6 @@ import { inspect, ownAccounts, refreshUsage } from '../maintenance.ts';
 import { execute } from '../operations/execute.ts';
 import type { RawParams } from '../operations/operation.ts';
 import { findOperation } from '../operations/registry.ts';
-import { setPortalPassword } from '../portal-password.ts';
 import { runSandbox, sandboxExec } from '../sandbox/sandbox.ts';
 import { serveUntilSignalled } from '../server.ts';
 import { createLogger, openServices, type Services } from '../services.ts';

@@ -7,7 +7,7 @@ import {
   newApiUserErrors,
   resetApiUserPassword,
   setApiUserAccess,
-} from '../api-users.ts';
+} from '../auth/api-users.ts';
 import { ApiError } from '../core/errors.ts';
 import { parsePassword } from '../core/values.ts';
 import { findApiUser } from '../store/api-users.ts';

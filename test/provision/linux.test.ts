@@ -17,9 +17,9 @@ import {
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CLI } from '../../src/audited.ts';
+import { setPortalPassword } from '../../src/auth/portal-password.ts';
 import { verifySha512Crypt } from '../../src/auth/sha512-crypt.js';
 import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/maintenance.ts';
-import { setPortalPassword } from '../../src/portal-password.ts';
 import { StepFailed } from '../../src/provision/driver.ts';
 import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
 import { findAccount } from '../../src/store/accounts.ts';

@@ -16,7 +16,7 @@ import {
   refreshUsage,
   settleUids,
   USAGE_REFRESH_MS,
-} from './maintenance.ts';
+} from './operations/maintenance.ts';
 import { openServices, type Services } from './services.ts';
 import { findAccount } from './store/accounts.ts';
 import { forgetCommitsBefore, HEARTBEAT_MS, heartbeat, registerServer } from './store/servers.ts';

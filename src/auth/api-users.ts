@@ -2,9 +2,9 @@
 // a change takes effect on a running server from its next request on (authenticate.ts reads the
 // store on every request). Every change is audited, refusals included.
 import { randomUUID } from 'node:crypto';
-import { type Actor, audited } from '../audited.ts';
 import { ApiError, invalid } from '../core/errors.ts';
 import { parseAddressRange, parseApiUserName, parsePassword, parseUser } from '../core/values.ts';
+import { type Actor, audited } from '../operations/audited.ts';
 import { findAccount } from '../store/accounts.ts';
 import {
   type ApiUser,

@@ -1,8 +1,8 @@
 // The portal's `root` password, kept as a SHA-512 crypt hash in the store's settings.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Actor, audited } from '../audited.ts';
 import { parsePassword } from '../core/values.ts';
+import { type Actor, audited } from '../operations/audited.ts';
 import { generatePassword } from '../operations/common.ts';
 import type { Services } from '../services.ts';
 import { deleteAllSessions } from '../store/portal-sessions.ts';

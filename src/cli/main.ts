@@ -3,7 +3,6 @@
 
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { audited, CLI } from '../audited.ts';
 import {
   bindApiUser,
   createApiUser,
@@ -25,8 +24,9 @@ import {
 } from '../config/index.ts';
 import { ApiError } from '../core/errors.ts';
 import { initDataDir } from '../init.ts';
-import { inspect, ownAccounts, refreshUsage } from '../maintenance.ts';
+import { audited, CLI } from '../operations/audited.ts';
 import { execute } from '../operations/execute.ts';
+import { inspect, ownAccounts, refreshUsage } from '../operations/maintenance.ts';
 import type { RawParams } from '../operations/operation.ts';
 import { findOperation } from '../operations/registry.ts';
 import { runSandbox, sandboxExec } from '../sandbox/sandbox.ts';

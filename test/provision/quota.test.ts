@@ -17,7 +17,7 @@ import {
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type LinuxConfig, loadConfig } from '../../src/config/index.ts';
-import { inspect } from '../../src/maintenance.ts';
+import { inspect } from '../../src/operations/maintenance.ts';
 import { isSubvolume } from '../../src/provision/linux/filesystems.ts';
 import type { CommandRunner } from '../../src/provision/linux/run.ts';
 import { chooseQuotaBackend, quotaBackend } from '../../src/provision/linux/user/quota.ts';

@@ -10,9 +10,9 @@ import { BODY_LIMIT, registerBodyParsers } from './http/body.ts';
 import { guardConnections } from './http/connections.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { lazyChildLogger, RequestLog } from './http/request-log.ts';
+import type { TlsFiles } from './http/tls.ts';
 import { portalNotFound, registerPortal } from './portal/portal.ts';
 import type { Services } from './services.ts';
-import type { TlsFiles } from './tls.ts';
 
 export interface AppOptions {
   listener: Listener;

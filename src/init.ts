@@ -5,8 +5,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { ensurePortalPassword, portalPasswordNotice } from './auth/portal-password.ts';
 import { type Config, configTemplate } from './config/index.ts';
+import { loadCertificate } from './http/tls.ts';
 import { createLogger, openServices } from './services.ts';
-import { loadCertificate } from './tls.ts';
 
 /**
  * What the system's own configuration must hold for the linux driver's files to take effect, each

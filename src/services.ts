@@ -6,7 +6,7 @@ import { Lockout } from './auth/lockout.ts';
 import type { Config } from './config/index.ts';
 import { Dispatcher } from './events/dispatcher.ts';
 import { Fleet } from './fleet/fleet.ts';
-import { Metrics } from './metrics.ts';
+import { Metrics } from './http/prometheus.ts';
 import type { Driver } from './provision/driver.ts';
 import { Journal } from './provision/journal.ts';
 import { recordDriver } from './provision/record/driver.ts';

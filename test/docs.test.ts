@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { catalogue } from '../src/core/errors.ts';
-import { renderClientTypes, renderErrors, withOperations } from '../src/docs.ts';
+import { renderClientTypes, renderErrors, withOperations } from '../src/http/docs.ts';
 import { operations } from '../src/operations/registry.ts';
 import { SERVE_NODE_FLAGS } from '../src/serve-flags.ts';
 

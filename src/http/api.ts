@@ -5,7 +5,6 @@ import { clientAddress } from '../auth/access.ts';
 import { type Credentials, sameDigest } from '../auth/authenticate.ts';
 import { type ApiError, apiError, invalid } from '../core/errors.ts';
 import { auditableApiUser } from '../core/values.ts';
-import { openApiDocument } from '../openapi.ts';
 import { appendRefusal, execute } from '../operations/execute.ts';
 import type { Caller, Operation, RawParams, Result } from '../operations/operation.ts';
 import { findOperation, operations } from '../operations/registry.ts';
@@ -13,6 +12,7 @@ import type { Services } from '../services.ts';
 import { findAccount } from '../store/accounts.ts';
 import type { ApiUser } from '../store/api-users.ts';
 import { sharedChangeCounter } from '../store/prepared.ts';
+import { openApiDocument } from './openapi.ts';
 
 export type Listener = 'admin' | 'reseller';
 

@@ -1,9 +1,9 @@
 // Renders the reference docs from the code they describe: docs/errors.md from the error catalogue,
 // and the README's operation reference from the registry. `npm run docs` writes them; a test fails
 // when they are out of date.
-import { catalogue } from './core/errors.ts';
-import { operations } from './operations/registry.ts';
-import { components, type Schema } from './operations/results.ts';
+import { catalogue } from '../core/errors.ts';
+import { operations } from '../operations/registry.ts';
+import { components, type Schema } from '../operations/results.ts';
 
 export function renderErrors(): string {
   const lines = [

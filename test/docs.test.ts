@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { SERVE_NODE_FLAGS } from '../src/config/serve-flags.ts';
 import { catalogue } from '../src/core/errors.ts';
 import { renderClientTypes, renderErrors, withOperations } from '../src/http/docs.ts';
 import { operations } from '../src/operations/registry.ts';
-import { SERVE_NODE_FLAGS } from '../src/serve-flags.ts';
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
 

@@ -23,7 +23,6 @@ import {
   parsePort,
 } from '../config/index.ts';
 import { ApiError } from '../core/errors.ts';
-import { initDataDir } from '../init.ts';
 import { audited, CLI } from '../operations/audited.ts';
 import { execute } from '../operations/execute.ts';
 import { inspect, ownAccounts, refreshUsage } from '../operations/maintenance.ts';
@@ -38,6 +37,7 @@ import { migrateStore } from '../store/migrate-store.ts';
 import { isPostgresUrl } from '../store/open.ts';
 import { listPackages } from '../store/packages.ts';
 import { listServers, setDraining } from '../store/servers.ts';
+import { initDataDir } from './init.ts';
 
 export class UsageError extends Error {
   override name = 'UsageError';

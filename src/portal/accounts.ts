@@ -18,7 +18,7 @@ import type { PortalSession } from '../store/portal-sessions.ts';
 import { auditTable } from './audit.ts';
 import { type FormSpec, formView, refusal } from './kit/form.ts';
 import { formatDate } from './kit/format.ts';
-import { field, notFound, type Portal, type WithSession } from './portal.ts';
+import { field, notFound, type Portal, type WithSession } from './page.ts';
 
 const PER_PAGE = 50;
 const STATES = ['all', 'active', 'suspended'] as const;

@@ -9,8 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.ts';
-import { ApiError, apiError, catalogue, type ErrorCode, invalid } from '../core/errors.ts';
-import { nodeUnavailable } from '../operations/common.ts';
+import { ApiError, apiError, catalogue, type ErrorCode, invalid, nodeUnavailable } from '../core/errors.ts';
 import { changeMessage, type SystemChange, stepsFor } from '../provision/changes.ts';
 import {
   type AccountExport,

@@ -9,9 +9,9 @@ import {
   type AccountQuery,
   type AccountSort,
   accountOwners,
-  findAccount,
   queryAccounts,
-} from '../store/accounts.ts';
+} from '../store/account-query.ts';
+import { findAccount } from '../store/accounts.ts';
 import { listAudit } from '../store/audit.ts';
 import { listPackages } from '../store/packages.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';

@@ -1,7 +1,7 @@
 // npm run docs: rewrites docs/errors.md, the operation reference of docs/api.md and the client's
 // types from the code.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { renderClientTypes, renderErrors, withOperations } from '../src/docs.ts';
+import { renderClientTypes, renderErrors, withOperations } from '../src/http/docs.ts';
 
 const root = new URL('../', import.meta.url);
 writeFileSync(new URL('docs/errors.md', root), renderErrors());

@@ -3,16 +3,16 @@
 import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { ApiError, apiError } from './errors.ts';
+import { ApiError, apiError } from './core/errors.ts';
 import { registerFleet } from './fleet/routes.ts';
 import { auditRefusal, type Listener, registerApi, sendError } from './http/api.ts';
 import { BODY_LIMIT, registerBodyParsers } from './http/body.ts';
 import { guardConnections } from './http/connections.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { lazyChildLogger, RequestLog } from './http/request-log.ts';
+import type { TlsFiles } from './http/tls.ts';
 import { portalNotFound, registerPortal } from './portal/portal.ts';
 import type { Services } from './services.ts';
-import type { TlsFiles } from './tls.ts';
 
 export interface AppOptions {
   listener: Listener;

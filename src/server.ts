@@ -5,8 +5,10 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
-import type { Config } from './config.ts';
+import { ensurePortalPassword, PORTAL_PASSWORD_FILE, portalPasswordNotice } from './auth/portal-password.ts';
+import type { Config } from './config/index.ts';
 import { profileOf } from './fleet/fleet.ts';
+import { loadCertificate } from './http/tls.ts';
 import {
   claimUnplacedAccounts,
   inspect,
@@ -15,12 +17,10 @@ import {
   refreshUsage,
   settleUids,
   USAGE_REFRESH_MS,
-} from './maintenance.ts';
-import { ensurePortalPassword, PORTAL_PASSWORD_FILE, portalPasswordNotice } from './portal-password.ts';
+} from './operations/maintenance.ts';
 import { openServices, type Services } from './services.ts';
 import { findAccount } from './store/accounts.ts';
 import { forgetCommitsBefore, HEARTBEAT_MS, heartbeat, registerServer } from './store/servers.ts';
-import { loadCertificate } from './tls.ts';
 
 /** A transaction's commit mark is kept a day: long after every server has settled its steps. */
 const COMMIT_MARKS_KEPT_MS = 24 * 3600_000;

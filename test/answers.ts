@@ -4,7 +4,7 @@
 // results.ts or the operation's errors say so.
 import assert from 'node:assert/strict';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { openApiDocument } from '../src/openapi.ts';
+import { openApiDocument } from '../src/http/openapi.ts';
 
 type Responses = Record<string, { content: { 'application/json': { schema: object } } }>;
 type Document = {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ConfigError, FILE_KEYS, loadConfig } from '../src/config.ts';
+import { ConfigError, FILE_KEYS, loadConfig } from '../src/config/index.ts';
 import { tempDir } from './helpers.ts';
 
 describe('configuration', () => {

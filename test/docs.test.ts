@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, it } from 'node:test';
-import { renderClientTypes, renderErrors, withOperations } from '../src/docs.ts';
-import { catalogue } from '../src/errors.ts';
+import { SERVE_NODE_FLAGS } from '../src/config/serve-flags.ts';
+import { catalogue } from '../src/core/errors.ts';
+import { renderClientTypes, renderErrors, withOperations } from '../src/http/docs.ts';
 import { operations } from '../src/operations/registry.ts';
-import { SERVE_NODE_FLAGS } from '../src/serve-flags.ts';
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
 

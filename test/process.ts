@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
+import { SERVE_NODE_FLAGS } from '../src/config/serve-flags.ts';
 import type { SandboxInfo } from '../src/sandbox/sandbox.ts';
-import { SERVE_NODE_FLAGS } from '../src/serve-flags.ts';
 
 export const BERTH = fileURLToPath(new URL('../bin/berth.js', import.meta.url));
 

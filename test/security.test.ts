@@ -4,9 +4,9 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bindApiUser, createApiUser, deleteApiUser } from '../src/api-users.ts';
-import { CLI } from '../src/audited.ts';
+import { bindApiUser, createApiUser, deleteApiUser } from '../src/auth/api-users.ts';
 import { Lockout } from '../src/auth/lockout.ts';
+import { CLI } from '../src/operations/audited.ts';
 import { listAudit } from '../src/store/audit.ts';
 import {
   ADMIN_PASSWORD,

@@ -3,10 +3,10 @@
 // another) takes effect from the next request on.
 import { hash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { ApiError, AUTH_DENIED, apiError } from '../errors.ts';
+import { ApiError, AUTH_DENIED, apiError } from '../core/errors.ts';
+import { passwordLengthOk, RESERVED_API_USERS } from '../core/values.ts';
 import { type ApiUser, findApiUser, touchApiUser } from '../store/api-users.ts';
 import type { Database } from '../store/schema.ts';
-import { passwordLengthOk, RESERVED_API_USERS } from '../values.ts';
 import { addressAllowed } from './access.ts';
 import type { CryptPool } from './crypt-pool.ts';
 import type { Lockout } from './lockout.ts';

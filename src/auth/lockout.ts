@@ -6,8 +6,8 @@
 // refused, so no one can lock them out by failing from them. Any other address locks only itself.
 import type { BlockList } from 'node:net';
 import type { Kysely } from 'kysely';
-import type { Config } from '../config.ts';
-import { ApiError, catalogue } from '../errors.ts';
+import type { Config } from '../config/index.ts';
+import { ApiError, catalogue } from '../core/errors.ts';
 import { countFailure, findLock, forgetExpiredFailures } from '../store/auth-failures.ts';
 import type { Database } from '../store/schema.ts';
 import { addressList, onList } from './access.ts';

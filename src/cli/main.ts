@@ -10,8 +10,8 @@ import {
   listApiUsers,
   resetApiUserPassword,
   setApiUserAccess,
-} from '../api-users.ts';
-import { audited, CLI } from '../audited.ts';
+} from '../auth/api-users.ts';
+import { setPortalPassword } from '../auth/portal-password.ts';
 import {
   ConfigError,
   type ConfigOverrides,
@@ -21,14 +21,13 @@ import {
   parseHost,
   parseNodeName,
   parsePort,
-} from '../config.ts';
-import { ApiError } from '../errors.ts';
-import { initDataDir } from '../init.ts';
-import { inspect, ownAccounts, refreshUsage } from '../maintenance.ts';
+} from '../config/index.ts';
+import { ApiError } from '../core/errors.ts';
+import { audited, CLI } from '../operations/audited.ts';
 import { execute } from '../operations/execute.ts';
+import { inspect, ownAccounts, refreshUsage } from '../operations/maintenance.ts';
 import type { RawParams } from '../operations/operation.ts';
 import { findOperation } from '../operations/registry.ts';
-import { setPortalPassword } from '../portal-password.ts';
 import { runSandbox, sandboxExec } from '../sandbox/sandbox.ts';
 import { serveUntilSignalled } from '../server.ts';
 import { createLogger, openServices, type Services } from '../services.ts';
@@ -38,6 +37,7 @@ import { migrateStore } from '../store/migrate-store.ts';
 import { isPostgresUrl } from '../store/open.ts';
 import { listPackages } from '../store/packages.ts';
 import { listServers, setDraining } from '../store/servers.ts';
+import { initDataDir } from './init.ts';
 
 export class UsageError extends Error {
   override name = 'UsageError';

@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { apiError } from '../errors.ts';
+import { apiError } from '../core/errors.ts';
 import type { Caller, Operation, RawParams } from '../operations/operation.ts';
 import type { Services } from '../services.ts';
 import { hooksDir } from './events.ts';

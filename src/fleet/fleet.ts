@@ -8,9 +8,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import type { Config } from '../config.ts';
-import { ApiError, apiError, catalogue, type ErrorCode, invalid } from '../errors.ts';
-import { nodeUnavailable } from '../operations/common.ts';
+import type { Config } from '../config/index.ts';
+import { ApiError, apiError, catalogue, type ErrorCode, invalid, nodeUnavailable } from '../core/errors.ts';
 import { changeMessage, type SystemChange, stepsFor } from '../provision/changes.ts';
 import {
   type AccountExport,

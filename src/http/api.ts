@@ -3,8 +3,8 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clientAddress } from '../auth/access.ts';
 import { type Credentials, sameDigest } from '../auth/authenticate.ts';
-import { type ApiError, apiError, invalid } from '../errors.ts';
-import { openApiDocument } from '../openapi.ts';
+import { type ApiError, apiError, invalid } from '../core/errors.ts';
+import { auditableApiUser } from '../core/values.ts';
 import { appendRefusal, execute } from '../operations/execute.ts';
 import type { Caller, Operation, RawParams, Result } from '../operations/operation.ts';
 import { findOperation, operations } from '../operations/registry.ts';
@@ -12,7 +12,7 @@ import type { Services } from '../services.ts';
 import { findAccount } from '../store/accounts.ts';
 import type { ApiUser } from '../store/api-users.ts';
 import { sharedChangeCounter } from '../store/prepared.ts';
-import { auditableApiUser } from '../values.ts';
+import { openApiDocument } from './openapi.ts';
 
 export type Listener = 'admin' | 'reseller';
 

@@ -1,7 +1,7 @@
 // Request bodies become RawParams: every value given for each name, in order, so that a parameter
 // given twice can be refused. Form-encoded, multipart (as PHP cURL sends an array) and JSON.
 import type { FastifyInstance } from 'fastify';
-import { type ApiError, apiError } from '../errors.ts';
+import { type ApiError, apiError } from '../core/errors.ts';
 import { NotText, type RawParams } from '../operations/operation.ts';
 
 export const BODY_LIMIT = 64 * 1024;

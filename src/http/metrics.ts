@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { clientAddress } from '../auth/access.ts';
 import type { Credentials } from '../auth/authenticate.ts';
-import { ApiError, apiError } from '../errors.ts';
+import { ApiError, apiError } from '../core/errors.ts';
 import { currentSession, parseCookies, SESSION_COOKIE } from '../portal/session.ts';
 import type { Services } from '../services.ts';
 import { sendError } from './api.ts';

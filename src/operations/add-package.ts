@@ -1,4 +1,4 @@
-import { apiError } from '../errors.ts';
+import { apiError } from '../core/errors.ts';
 import { LIMIT_NAMES, type Limits } from '../store/accounts.ts';
 import { findPackage, insertPackage, type Package } from '../store/packages.ts';
 import { changeState } from './common.ts';

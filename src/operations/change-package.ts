@@ -1,4 +1,4 @@
-import { apiError } from '../errors.ts';
+import { apiError } from '../core/errors.ts';
 import { saveAccount } from '../store/accounts.ts';
 import { findPackage } from '../store/packages.ts';
 import { changeState, enforceLimitsOfChange, targetAccount } from './common.ts';

@@ -2,7 +2,8 @@
 // steps so that a failure leaves nothing behind.
 import { randomInt, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiError, apiError, catalogue } from '../errors.ts';
+import { apiError, nodeUnavailable } from '../core/errors.ts';
+import type { Limit } from '../core/values.ts';
 import { type SystemChange, stepsFor } from '../provision/changes.ts';
 import { runSteps, type Step, undoSteps } from '../provision/driver.ts';
 import { type Account, findAccountInScope, ownedTotals, type Scope } from '../store/accounts.ts';
@@ -15,7 +16,6 @@ import {
   trackWrites,
 } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
-import type { Limit } from '../values.ts';
 import type { Caller, Context } from './operation.ts';
 
 export function scopeOf(caller: Caller): Scope {
@@ -91,15 +91,6 @@ export async function enforceLimitsOfChange(db: Db, caller: Caller, after: Accou
 
 /** Makes a change to an account's system, journalled so that a crash can be recovered. */
 export type RunSystemSteps = (change: SystemChange) => Promise<void>;
-
-/** How long a caller is told to wait after node_unavailable. */
-const NODE_RETRY_SECONDS = 30;
-
-export function nodeUnavailable(args: { server: string; user?: string }): ApiError {
-  return new ApiError('node_unavailable', catalogue.node_unavailable.info(args), undefined, {
-    'retry-after': String(NODE_RETRY_SECONDS),
-  });
-}
 
 /** How long a change waits for another server's change to the same account before giving up. */
 const HELD_WAIT_MS = 60_000;

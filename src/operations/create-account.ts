@@ -1,6 +1,6 @@
 // POST /api/createacct/ — creates a hosting account from a package, with per-account overrides.
 import { randomUUID } from 'node:crypto';
-import { apiError, invalid } from '../errors.ts';
+import { apiError, invalid } from '../core/errors.ts';
 import {
   type Account,
   dedicatedAddressesInUse,

@@ -1,4 +1,4 @@
-import { apiError } from '../errors.ts';
+import { apiError } from '../core/errors.ts';
 import { type Account, accountsOnPackage, LIMIT_NAMES, saveAccount } from '../store/accounts.ts';
 import { findPackage, savePackage } from '../store/packages.ts';
 import { changeState } from './common.ts';

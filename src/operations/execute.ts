@@ -1,6 +1,7 @@
 // The one way an operation runs, whatever called it: identify the caller, refuse what the server
 // or the caller may not do, parse the parameters, run, and append the audit entry.
-import { ApiError, apiError } from '../errors.ts';
+import { ApiError, apiError, nodeUnavailable } from '../core/errors.ts';
+import { auditableApiUser, PACKAGE_NAME } from '../core/values.ts';
 import { EVENTS, recordEvent } from '../events/events.ts';
 import { runVetoHooks } from '../events/vetoes.ts';
 import { StepFailed } from '../provision/driver.ts';
@@ -8,8 +9,6 @@ import type { Services } from '../services.ts';
 import { type AuditEntry, appendAudit } from '../store/audit.ts';
 import { AccountBusy } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
-import { auditableApiUser, PACKAGE_NAME } from '../values.ts';
-import { nodeUnavailable } from './common.ts';
 import { once, parseIdempotencyKey, requestHash } from './idempotency.ts';
 import { type Caller, type Operation, parseParams, type RawParams, type Result } from './operation.ts';
 

@@ -3,7 +3,7 @@
 // and the same key with other parameters is refused.
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ApiError, invalid } from '../errors.ts';
+import { type ApiError, invalid } from '../core/errors.ts';
 import type { Services } from '../services.ts';
 import {
   claimKey,

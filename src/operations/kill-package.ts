@@ -1,4 +1,4 @@
-import { apiError, invalid } from '../errors.ts';
+import { apiError, invalid } from '../core/errors.ts';
 import { accountsOnPackage } from '../store/accounts.ts';
 import { deletePackage, findPackage } from '../store/packages.ts';
 import { changeState } from './common.ts';

@@ -1,11 +1,11 @@
 // What an operation is: its parameter schema, its summary and example, and `run`. Every entry point
 // (HTTP, CLI, portal) goes through execute.ts, which parses the parameters with the schema.
-import { ApiError, catalogue, type ErrorCode, invalid, missing } from '../errors.ts';
+import { ApiError, catalogue, type ErrorCode, invalid, missing } from '../core/errors.ts';
+import * as values from '../core/values.ts';
+import { hasControlCharacters } from '../core/values.ts';
 import type { Services } from '../services.ts';
 import type { Account } from '../store/accounts.ts';
 import type { Db } from '../store/schema.ts';
-import * as values from '../values.ts';
-import { hasControlCharacters } from '../values.ts';
 import type { Schema } from './results.ts';
 
 /** Who is calling: the API account (or `root` for the portal and CLI) and the reseller it acts as. */

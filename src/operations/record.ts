@@ -6,7 +6,7 @@ import type { HostingProfile } from '../store/servers.ts';
 /** What a record takes from the configuration of the account's server. */
 export type Hosting = Pick<HostingProfile, 'sharedIpv4' | 'sharedIpv6' | 'shell'>;
 
-import { formatLimit, formatSwitch } from '../values.ts';
+import { formatLimit, formatSwitch } from '../core/values.ts';
 
 export const NOLOGIN = '/usr/sbin/nologin';
 

@@ -1,4 +1,4 @@
-import { apiError } from '../errors.ts';
+import { apiError } from '../core/errors.ts';
 import { deleteAccount, ownedTotals } from '../store/accounts.ts';
 import { changeState, refuseOwnAccount, targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';

@@ -1,4 +1,4 @@
-import { apiError } from '../errors.ts';
+import { apiError } from '../core/errors.ts';
 import { saveAccount, transferOwnedAccounts } from '../store/accounts.ts';
 import { changeState, refuseOwnAccount, requireAlpha, targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';

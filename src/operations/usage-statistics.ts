@@ -1,5 +1,5 @@
+import { formatLimit } from '../core/values.ts';
 import { type Account, ownedSummaries } from '../store/accounts.ts';
-import { formatLimit } from '../values.ts';
 import { scopeOf } from './common.ts';
 import { streamAccounts } from './listing.ts';
 import { defineOperation } from './operation.ts';

@@ -9,16 +9,16 @@ import {
   type AccountQuery,
   type AccountSort,
   accountOwners,
-  findAccount,
   queryAccounts,
-} from '../store/accounts.ts';
+} from '../store/account-query.ts';
+import { findAccount } from '../store/accounts.ts';
 import { listAudit } from '../store/audit.ts';
 import { listPackages } from '../store/packages.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';
 import { auditTable } from './audit.ts';
 import { type FormSpec, formView, refusal } from './kit/form.ts';
 import { formatDate } from './kit/format.ts';
-import { field, notFound, type Portal, type WithSession } from './portal.ts';
+import { field, notFound, type Portal, type WithSession } from './page.ts';
 
 const PER_PAGE = 50;
 const STATES = ['all', 'active', 'suspended'] as const;

@@ -7,14 +7,14 @@ import {
   newApiUserErrors,
   resetApiUserPassword,
   setApiUserAccess,
-} from '../api-users.ts';
-import { ApiError } from '../errors.ts';
+} from '../auth/api-users.ts';
+import { ApiError } from '../core/errors.ts';
+import { parsePassword } from '../core/values.ts';
 import { findApiUser } from '../store/api-users.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';
-import { parsePassword } from '../values.ts';
 import { type FormErrors, type FormSpec, formView, refusal } from './kit/form.ts';
 import { formatDate } from './kit/format.ts';
-import { actorOf, field, type Portal, type WithSession } from './portal.ts';
+import { actorOf, field, type Portal, type WithSession } from './page.ts';
 
 const BASE = '/preferences/api-manager';
 

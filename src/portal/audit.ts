@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { countAudit, listAudit } from '../store/audit.ts';
 import type { AuditRow } from '../store/schema.ts';
 import { formatDate } from './kit/format.ts';
-import type { Portal, WithSession } from './portal.ts';
+import type { Portal, WithSession } from './page.ts';
 
 const PER_PAGE = 50;
 

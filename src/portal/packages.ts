@@ -4,7 +4,7 @@ import { packageObject } from '../operations/record.ts';
 import { findPackage, listPackages } from '../store/packages.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';
 import { type FormErrors, type FormSpec, formView, refusal } from './kit/form.ts';
-import { field, type Portal, type WithSession } from './portal.ts';
+import { field, type Portal, type WithSession } from './page.ts';
 
 export const LIMIT_FIELDS = [
   ['quota', 'Disk quota (MB)'],

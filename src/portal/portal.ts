@@ -3,23 +3,20 @@
 // with auto-escaping templates; no script runs in the page.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Eta } from 'eta';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Actor } from '../audited.ts';
 import { clientAddress } from '../auth/access.ts';
-import { ApiError, catalogue, FieldErrors } from '../errors.ts';
+import { portalPasswordHash } from '../auth/portal-password.ts';
+import { ApiError, catalogue, FieldErrors } from '../core/errors.ts';
 import { execute } from '../operations/execute.ts';
-import { paramErrors, type RawParams, type Result } from '../operations/operation.ts';
+import { paramErrors, type RawParams } from '../operations/operation.ts';
 import { findOperation, operations } from '../operations/registry.ts';
-import { portalPasswordHash } from '../portal-password.ts';
 import type { Services } from '../services.ts';
-import type { PortalSession } from '../store/portal-sessions.ts';
 import { registerAccountPages } from './accounts.ts';
 import { registerApiManager } from './api-manager.ts';
 import { registerAuditPage } from './audit.ts';
-import { type FormErrors, type FormSpec, type FormView, formView, summaryOf } from './kit/form.ts';
-import { formatDate } from './kit/format.ts';
+import { type FormErrors, type FormSpec, formView } from './kit/form.ts';
 import { registerPackagePages } from './packages.ts';
+import { actorOf, field, notFound, PORTAL_USER, type Portal, renderPage, type WithSession } from './page.ts';
 import {
   closeSession,
   cookie,
@@ -36,8 +33,6 @@ import {
 } from './session.ts';
 
 const HERE = import.meta.dirname;
-/** The portal's one user; no API account may have this name (values.ts). */
-const PORTAL_USER = 'root';
 const LOGIN_FORM: FormSpec = {
   username: { label: 'Username' },
   password: { label: 'Password', secret: true },
@@ -52,59 +47,6 @@ export const SECURITY_HEADERS = {
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
 };
-
-/** What every page handler gets: the services, the session, and how to render and act. */
-export interface Portal {
-  services: Services;
-  render(reply: FastifyReply, view: string, data: Record<string, unknown>, status?: number): FastifyReply;
-  /** Runs an API operation as the administrator, through the same `execute` as the API. */
-  run(request: FastifyRequest, operation: string, params: Record<string, string>): Promise<Result>;
-  /** Redirects (303) to a page that shows `notice` once, carried in the session's signed cookie. */
-  redirectWithNotice(reply: FastifyReply, session: PortalSession, to: string, notice: string): FastifyReply;
-  /** The notice a redirect left for this page (shown once: the cookie is cleared), or ''. */
-  takeNotice(request: FastifyRequest, reply: FastifyReply, session: PortalSession): string;
-}
-
-export type SessionHandler = (
-  request: FastifyRequest,
-  reply: FastifyReply,
-  session: PortalSession,
-) => Promise<unknown>;
-export type WithSession = (
-  handler: SessionHandler,
-) => (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
-
-/** The first value of a form field, or ''. */
-export function field(request: FastifyRequest, name: string): string {
-  const body = request.body instanceof Map ? (request.body as RawParams) : new Map();
-  const value = body.get(name)?.[0];
-  return typeof value === 'string' ? value : '';
-}
-
-/** The portal's administrator, at the client's address, as the audit log shows it. */
-export function actorOf(request: FastifyRequest): Actor {
-  return { apiUser: PORTAL_USER, address: clientAddress(request) };
-}
-
-const views = new Eta({ views: join(HERE, 'views'), autoEscape: true, cache: true });
-
-/** Every form a page shows (each FormView passed to render) takes part in its error summary. */
-const isFormView = (value: unknown): value is FormView =>
-  typeof value === 'object' && value !== null && 'spec' in value && 'errors' in value && 'values' in value;
-
-function renderPage(reply: FastifyReply, view: string, data: Record<string, unknown>, status = 200) {
-  const forms = Object.values(data).filter(isFormView);
-  const summary = summaryOf(forms, (data.errors ?? {}) as FormErrors);
-  const page = { nav: '', errors: {}, values: {}, notice: '', date: formatDate, ...data, summary };
-  const html = views.render(view, page);
-  return reply.code(status).type('text/html; charset=utf-8').send(html);
-}
-
-/** The portal's page for an address it does not have, or a thing that does not exist. */
-export function notFound(reply: FastifyReply, session: PortalSession | null, message: string) {
-  const data = { title: 'Not found', message, csrf: session?.csrf ?? '', nav: session ? 'none' : '' };
-  return renderPage(reply, 'error', data, 404);
-}
 
 /**
  * The admin listener's answer for an unknown address outside /api: a portal page (the API's own

@@ -23,9 +23,9 @@ import { get } from 'node:https';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SERVE_NODE_FLAGS } from '../config/serve-flags.ts';
 import { accountGroups, detectLayout } from '../provision/linux/cgroups.ts';
 import { issueFallback, makeFallbackCa } from '../provision/linux/tls/fallback.ts';
-import { SERVE_NODE_FLAGS } from '../serve-flags.ts';
 import { attachHomes, mountHomes } from './homes.ts';
 import { BIN } from './sandbox.ts';
 

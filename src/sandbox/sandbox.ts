@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { phpVersion } from '../config.ts';
+import { phpVersion } from '../config/linux.ts';
 import { childrenOf } from '../provision/linux/wait.ts';
 import { detachHomes, makeHomesImage } from './homes.ts';
 import type { SandboxFleet } from './inside.ts';

@@ -3,7 +3,7 @@
 // held in pending_changes with that row. While held, no other change may touch the account (it
 // waits: AccountBusy). The steps' success lets the hold go; their failure, or a crash before they
 // end, puts the old rows back.
-import { overlapsOf } from '../values.ts';
+import { overlapsOf } from '../core/values.ts';
 import type { AccountRow, Db, PackageRow } from './schema.ts';
 
 /** Another change holds the account while its system steps run: wait for it, then try again. */

@@ -4,8 +4,8 @@ import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { FILE_KEYS, loadConfig } from '../../src/config.ts';
-import { SERVE_NODE_FLAGS } from '../../src/serve-flags.ts';
+import { FILE_KEYS, loadConfig } from '../../src/config/index.ts';
+import { SERVE_NODE_FLAGS } from '../../src/config/serve-flags.ts';
 import { tempDir } from '../helpers.ts';
 import { berth, serve } from '../process.ts';
 
@@ -100,7 +100,7 @@ describe('berth init', () => {
 
   it('ships a systemd unit that starts berth serve and stops it with SIGTERM', () => {
     const unit = readFileSync(new URL('../../deploy/berth.service', import.meta.url), 'utf8');
-    // With the Node options every start of berth serve has (src/serve-flags.ts).
+    // With the Node options every start of berth serve has (src/config/serve-flags.ts).
     const execStart = `ExecStart=/opt/berth/node_modules/.bin/node ${SERVE_NODE_FLAGS.join(' ')} /opt/berth/bin/berth.js serve`;
     assert.ok(unit.split('\n').includes(execStart), unit);
     assert.match(unit, /^KillSignal=SIGTERM$/m);

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createApiUser, deleteApiUser, resetApiUserPassword, setApiUserAccess } from '../../src/api-users.ts';
-import { CLI } from '../../src/audited.ts';
+import {
+  createApiUser,
+  deleteApiUser,
+  resetApiUserPassword,
+  setApiUserAccess,
+} from '../../src/auth/api-users.ts';
+import { CLI } from '../../src/operations/audited.ts';
 import {
   ADMIN_PASSWORD,
   ADMIN_USER,

@@ -7,7 +7,7 @@ import { request } from 'node:https';
 import { connect as connectTcp, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { connect, type TLSSocket } from 'node:tls';
-import { type LimitsConfig, loadConfig } from '../../src/config.ts';
+import { type LimitsConfig, loadConfig } from '../../src/config/index.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { tempDir } from '../helpers.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createApiUser } from '../../src/api-users.ts';
-import { CLI } from '../../src/audited.ts';
+import { createApiUser } from '../../src/auth/api-users.ts';
+import { CLI } from '../../src/operations/audited.ts';
 import {
   ADMIN_PASSWORD,
   ADMIN_USER,

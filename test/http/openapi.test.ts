@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { catalogue } from '../../src/errors.ts';
+import { catalogue } from '../../src/core/errors.ts';
 import { operations } from '../../src/operations/registry.ts';
 import { type Harness, setup } from '../helpers.ts';
 

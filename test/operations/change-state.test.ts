@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { inspect, recoverInterruptedCalls } from '../../src/maintenance.ts';
+import { inspect, recoverInterruptedCalls } from '../../src/operations/maintenance.ts';
 import type { Step } from '../../src/provision/driver.ts';
 import { findAccount, saveAccount } from '../../src/store/accounts.ts';
 import { countAudit } from '../../src/store/audit.ts';

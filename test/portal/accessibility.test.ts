@@ -10,7 +10,7 @@ import { tempDir } from '../helpers.ts';
 import { post, type Served, serve } from '../process.ts';
 import { auditPage, CHROMIUM_ARGS } from './audit-page.ts';
 
-const ARTIFACTS = new URL('../../test-artifacts/portal/a11y/', import.meta.url).pathname;
+const ARTIFACTS = new URL('../../test-artifacts/portal/a11y', import.meta.url).pathname;
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const API = 'apiuser=auditor&apiauth=auditor-password-1';
 /** A domain of 63-character labels and an address at a 72-character domain: they must wrap. */

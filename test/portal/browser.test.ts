@@ -7,7 +7,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { tempDir } from '../helpers.ts';
 import { post, type Served, serve } from '../process.ts';
 
-const ARTIFACTS = new URL('../../test-artifacts/portal/', import.meta.url).pathname;
+const ARTIFACTS = new URL('../../test-artifacts/portal', import.meta.url).pathname;
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 // As root in a closed network: no sandbox, and none of Chromium's background connections.

@@ -4,7 +4,7 @@
 // typed kept and never a password), and the API Manager's create form shows all of its errors.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FieldErrors, invalid, missing } from '../../src/errors.ts';
+import { FieldErrors, invalid, missing } from '../../src/core/errors.ts';
 import { inLabelWords, refusal } from '../../src/portal/kit/form.ts';
 import { createAccount, type Harness } from '../helpers.ts';
 import { cookieValue, csrfOf, get, login, type Page, portalHarness, postForm } from './pages.ts';

@@ -1,6 +1,7 @@
 // Calls the portal in-process as a browser would: pages, forms with their CSRF token, a login.
-import { CLI } from '../../src/audited.ts';
-import { setPortalPassword } from '../../src/portal-password.ts';
+
+import { setPortalPassword } from '../../src/auth/portal-password.ts';
+import { CLI } from '../../src/operations/audited.ts';
 import { form, type Harness, setup } from '../helpers.ts';
 
 export const PORTAL_PASSWORD = 'portal-password-1';

@@ -2,8 +2,8 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CLI } from '../../src/audited.ts';
-import { setPortalPassword } from '../../src/portal-password.ts';
+import { setPortalPassword } from '../../src/auth/portal-password.ts';
+import { CLI } from '../../src/operations/audited.ts';
 import { listAudit } from '../../src/store/audit.ts';
 import { createAccount, type Harness, setup } from '../helpers.ts';
 import { cookieValue, csrfOf, get, login, PORTAL_PASSWORD, portalHarness, postForm } from './pages.ts';

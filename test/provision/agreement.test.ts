@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { inspect } from '../../src/maintenance.ts';
+import { inspect } from '../../src/operations/maintenance.ts';
 import { domainFile } from '../../src/provision/linux/files.ts';
 import { errorOf } from '../helpers.ts';
 import { type LinuxHarness, linuxSetup, nginxAccepts } from './system-root.ts';

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sha512Crypt } from '../../src/auth/sha512-crypt.js';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/index.ts';
 import { linuxContext } from '../../src/provision/linux/context.ts';
 import { execRunner } from '../../src/provision/linux/run.ts';
 import { tlsComponent } from '../../src/provision/linux/tls/component.ts';

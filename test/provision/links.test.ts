@@ -18,7 +18,7 @@ import {
 } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/maintenance.ts';
+import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/operations/maintenance.ts';
 import { findSystemUser } from '../../src/provision/linux/passwd.ts';
 import { createAccount, errorOf, summary } from '../helpers.ts';
 import { type LinuxHarness, linuxSetup } from './system-root.ts';

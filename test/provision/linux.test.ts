@@ -16,10 +16,10 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CLI } from '../../src/audited.ts';
+import { setPortalPassword } from '../../src/auth/portal-password.ts';
 import { verifySha512Crypt } from '../../src/auth/sha512-crypt.js';
-import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/maintenance.ts';
-import { setPortalPassword } from '../../src/portal-password.ts';
+import { CLI } from '../../src/operations/audited.ts';
+import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/operations/maintenance.ts';
 import { StepFailed } from '../../src/provision/driver.ts';
 import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
 import { findAccount } from '../../src/store/accounts.ts';

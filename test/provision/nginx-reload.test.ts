@@ -8,7 +8,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { sha512Crypt } from '../../src/auth/sha512-crypt.js';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/index.ts';
 import { linuxContext } from '../../src/provision/linux/context.ts';
 import { execRunner } from '../../src/provision/linux/run.ts';
 import { webComponent } from '../../src/provision/linux/web/component.ts';

@@ -16,8 +16,8 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type LinuxConfig, loadConfig } from '../../src/config.ts';
-import { inspect } from '../../src/maintenance.ts';
+import { type LinuxConfig, loadConfig } from '../../src/config/index.ts';
+import { inspect } from '../../src/operations/maintenance.ts';
 import { isSubvolume } from '../../src/provision/linux/filesystems.ts';
 import type { CommandRunner } from '../../src/provision/linux/run.ts';
 import { chooseQuotaBackend, quotaBackend } from '../../src/provision/linux/user/quota.ts';

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha512Crypt } from '../../src/auth/sha512-crypt.js';
-import type { Config } from '../../src/config.ts';
+import type { Config } from '../../src/config/index.ts';
 import { linuxDriver } from '../../src/provision/linux/driver.ts';
 import { type CommandRunner, execRunner } from '../../src/provision/linux/run.ts';
 import { type Harness, setup, tempDir } from '../helpers.ts';

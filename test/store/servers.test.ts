@@ -2,7 +2,7 @@
 // holds, and the guard that keeps a change to an account's system on the account's own server.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { claimUnplacedAccounts } from '../../src/maintenance.ts';
+import { claimUnplacedAccounts } from '../../src/operations/maintenance.ts';
 import { findAccount, saveAccount } from '../../src/store/accounts.ts';
 import {
   DOWN_AFTER_MS,

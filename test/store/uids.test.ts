@@ -2,7 +2,7 @@
 // removed account's is not given again, and a server raises the mark above the ids its system has.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { settleUids } from '../../src/maintenance.ts';
+import { settleUids } from '../../src/operations/maintenance.ts';
 import { findAccount, saveAccount } from '../../src/store/accounts.ts';
 import { createAccount, type Harness, recordingDriver, setup } from '../helpers.ts';
 

@@ -4,7 +4,7 @@
 // `aria-describedby` on the field, a summary announced with `role="alert"` that links to each bad
 // field, the page's title beginning `Error: `, and what was typed kept (never a password).
 // The views' half is views/kit/field.eta (one labelled control) and views/kit/summary.eta.
-import { ApiError, FieldErrors } from '../../errors.ts';
+import { ApiError, FieldErrors } from '../../core/errors.ts';
 
 export interface FieldSpec {
   /** The visible label; errors are worded with it. */

@@ -3,7 +3,7 @@
 // change to take effect; the driver reloads each such service once, after the last step.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config, LinuxComponentName, LinuxConfig } from '../../config.ts';
+import type { Config, LinuxComponentName, LinuxConfig } from '../../config/index.ts';
 import type { Account } from '../../store/accounts.ts';
 import type { MovedAccount, Step } from '../driver.ts';
 import { type AccountGroups, accountGroups, detectLayout } from './cgroups.ts';

@@ -3,9 +3,9 @@
 // checks. A call's steps are every enabled component's, in that order; the services those steps
 // changed are reloaded once, at the end, and again on undo. With a system root other than `/` (the
 // tests), everything happens below it and no service is reloaded.
-import type { Config } from '../../config.ts';
+import type { Config } from '../../config/index.ts';
+import { domainError } from '../../core/values.ts';
 import type { Account } from '../../store/accounts.ts';
-import { domainError } from '../../values.ts';
 import { type CertificateRow, type Driver, type Step, StepFailed } from '../driver.ts';
 import { type Component, coalesceReloads, type LinuxStep, linuxContext, type Service } from './context.ts';
 import { dnsComponent } from './dns/component.ts';

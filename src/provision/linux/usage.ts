@@ -3,7 +3,7 @@
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { Config } from '../../config.ts';
+import type { Config } from '../../config/index.ts';
 import type { Account } from '../../store/accounts.ts';
 import type { Usage } from '../driver.ts';
 import { domainFile, siteLogDir, under } from './files.ts';

@@ -10,7 +10,7 @@
 // (account-session.sh).
 import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
-import { phpVersion } from '../../../config.ts';
+import { phpVersion } from '../../../config/linux.ts';
 import type { Account } from '../../../store/accounts.ts';
 import type { Component, LinuxContext } from '../context.ts';
 import { readIfExists, writeFileAtomic } from '../files.ts';

@@ -3,9 +3,9 @@
 // qgroup limited). Which one is `[linux] quota`; `auto` asks the kernel what the home base is.
 import { lstatSync, readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { LinuxConfig } from '../../../config.ts';
+import type { LinuxConfig } from '../../../config/linux.ts';
+import type { Limit } from '../../../core/values.ts';
 import type { Account } from '../../../store/accounts.ts';
-import type { Limit } from '../../../values.ts';
 import { BTRFS, isSubvolume, onBtrfs, removeTree } from '../filesystems.ts';
 import { createHome, type Owner, removeHome, settleDirectory } from '../home.ts';
 import type { CommandRunner } from '../run.ts';

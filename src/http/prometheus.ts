@@ -1,6 +1,6 @@
 // Counters and histograms for Prometheus, kept in memory and written in its text format at
-// /metrics (admin listener, behind API or portal credentials).
-import type { Db } from './store/schema.ts';
+// /metrics (admin listener, behind API or portal credentials; metrics.ts serves it).
+import type { Db } from '../store/schema.ts';
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 

@@ -1,14 +1,14 @@
 // The portal's `root` password, kept as a SHA-512 crypt hash in the store's settings.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Actor, audited } from './audited.ts';
-import type { CryptPool } from './auth/crypt-pool.ts';
-import { generatePassword } from './operations/common.ts';
-import type { Services } from './services.ts';
-import { deleteAllSessions } from './store/portal-sessions.ts';
-import type { Db } from './store/schema.ts';
-import { getSetting, setSetting } from './store/settings.ts';
-import { parsePassword } from './values.ts';
+import { parsePassword } from '../core/values.ts';
+import { type Actor, audited } from '../operations/audited.ts';
+import { generatePassword } from '../operations/common.ts';
+import type { Services } from '../services.ts';
+import { deleteAllSessions } from '../store/portal-sessions.ts';
+import type { Db } from '../store/schema.ts';
+import { getSetting, setSetting } from '../store/settings.ts';
+import type { CryptPool } from './crypt-pool.ts';
 
 const KEY = 'portal_password_hash';
 

@@ -1,11 +1,11 @@
 // What runs beside the API: comparing the store with the system (`berth doctor`, and at start), and
 // refreshing the accounts' usage (`berth usage refresh`, and every 15 minutes while serving).
 import { sql } from 'kysely';
-import type { Services } from './services.ts';
-import { type Account, findAccount, listAccounts } from './store/accounts.ts';
-import { heldBy, restoreAccounts } from './store/pending.ts';
-import { placeAccounts, unplacedAccounts } from './store/servers.ts';
-import { accountsWithoutUid, raiseUidMark, recordUid } from './store/uids.ts';
+import type { Services } from '../services.ts';
+import { type Account, findAccount, listAccounts } from '../store/accounts.ts';
+import { heldBy, restoreAccounts } from '../store/pending.ts';
+import { placeAccounts, unplacedAccounts } from '../store/servers.ts';
+import { accountsWithoutUid, raiseUidMark, recordUid } from '../store/uids.ts';
 
 export const USAGE_REFRESH_MS = 15 * 60_000;
 

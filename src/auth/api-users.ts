@@ -2,10 +2,10 @@
 // a change takes effect on a running server from its next request on (authenticate.ts reads the
 // store on every request). Every change is audited, refusals included.
 import { randomUUID } from 'node:crypto';
-import { type Actor, audited } from './audited.ts';
-import type { CryptPool } from './auth/crypt-pool.ts';
-import { ApiError, invalid } from './errors.ts';
-import { findAccount } from './store/accounts.ts';
+import { ApiError, invalid } from '../core/errors.ts';
+import { parseAddressRange, parseApiUserName, parsePassword, parseUser } from '../core/values.ts';
+import { type Actor, audited } from '../operations/audited.ts';
+import { findAccount } from '../store/accounts.ts';
 import {
   type ApiUser,
   deleteApiUser as deleteRow,
@@ -13,10 +13,10 @@ import {
   insertApiUser,
   listApiUsers,
   updateApiUser,
-} from './store/api-users.ts';
-import { uniqueViolation } from './store/errors.ts';
-import type { Db } from './store/schema.ts';
-import { parseAddressRange, parseApiUserName, parsePassword, parseUser } from './values.ts';
+} from '../store/api-users.ts';
+import { uniqueViolation } from '../store/errors.ts';
+import type { Db } from '../store/schema.ts';
+import type { CryptPool } from './crypt-pool.ts';
 
 export interface ApiUserSpec {
   name: string;

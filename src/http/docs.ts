@@ -1,9 +1,9 @@
 // Renders the reference docs from the code they describe: docs/errors.md from the error catalogue,
 // and the operation reference of docs/api.md from the registry. `npm run docs` writes them; a test fails
 // when they are out of date.
-import { catalogue } from './errors.ts';
-import { operations } from './operations/registry.ts';
-import { components, type Schema } from './operations/results.ts';
+import { catalogue } from '../core/errors.ts';
+import { operations } from '../operations/registry.ts';
+import { components, type Schema } from '../operations/results.ts';
 
 export function renderErrors(): string {
   const lines = [
@@ -11,7 +11,7 @@ export function renderErrors(): string {
     '',
     'Every error answer has the envelope `{"data": {"code": …, "param"?: …}, "info": "…", "status": N}`, and',
     'the HTTP status equals `status`. `param` names the one parameter at fault, when there is one. `info` is',
-    'a sentence a person can act on. This page is generated from `src/errors.ts` by `npm run docs`.',
+    'a sentence a person can act on. This page is generated from `src/core/errors.ts` by `npm run docs`.',
     '',
     '| status | code | when | how to fix it |',
     '|---|---|---|---|',

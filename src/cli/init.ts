@@ -3,10 +3,10 @@
 // once; with --driver linux, what the system's services must include. What exists is left as it is.
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Config, configTemplate } from './config.ts';
-import { ensurePortalPassword, portalPasswordNotice } from './portal-password.ts';
-import { createLogger, openServices } from './services.ts';
-import { loadCertificate } from './tls.ts';
+import { ensurePortalPassword, portalPasswordNotice } from '../auth/portal-password.ts';
+import { type Config, configTemplate } from '../config/index.ts';
+import { loadCertificate } from '../http/tls.ts';
+import { createLogger, openServices } from '../services.ts';
 
 /**
  * What the system's own configuration must hold for the linux driver's files to take effect, each

@@ -1,10 +1,10 @@
 // Changes made outside the API operations — to API accounts and to the portal password, from the
 // portal or the command line — are audited like calls (CONTRACT §8): who, from where, what, on
 // which API account, and how it ended, refusals included.
-import { ApiError } from './errors.ts';
-import { appendAudit } from './store/audit.ts';
-import type { Db } from './store/schema.ts';
-import { auditableApiUser } from './values.ts';
+import { ApiError } from '../core/errors.ts';
+import { auditableApiUser } from '../core/values.ts';
+import { appendAudit } from '../store/audit.ts';
+import type { Db } from '../store/schema.ts';
 
 /** Who makes a change: `root` from the portal (at its client address) or from the command line. */
 export interface Actor {

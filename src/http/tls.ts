@@ -2,7 +2,7 @@
 // <data-dir>/tls/ and reused afterwards.
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from './config.ts';
+import type { Config } from '../config/index.ts';
 
 export interface TlsFiles {
   key: string;

@@ -1,11 +1,11 @@
 // The OpenAPI 3.1 description of the API, generated from the operations' own schemas and the error
 // catalogue, never written by hand. Served at /api/openapi.json on both listeners.
-import { catalogue, type ErrorCode } from './errors.ts';
-import { KEY_HEADER } from './operations/idempotency.ts';
-import { errorsOf, type Operation, type ParamSpec } from './operations/operation.ts';
-import { operations } from './operations/registry.ts';
-import { components } from './operations/results.ts';
-import { BERTH_VERSION } from './operations/version.ts';
+import { catalogue, type ErrorCode } from '../core/errors.ts';
+import { KEY_HEADER } from '../operations/idempotency.ts';
+import { errorsOf, type Operation, type ParamSpec } from '../operations/operation.ts';
+import { operations } from '../operations/registry.ts';
+import { components } from '../operations/results.ts';
+import { BERTH_VERSION } from '../operations/version.ts';
 
 function paramSchema(spec: ParamSpec): Record<string, unknown> {
   return { ...spec.kind.schema, description: `${spec.description}: ${spec.kind.rule}.` };

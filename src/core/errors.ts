@@ -233,3 +233,13 @@ export function invalid(param: string, reason: string): ApiError {
 export function missing(param: string): ApiError {
   return apiError('missing_parameter', { param });
 }
+
+/** How long a caller is told to wait after node_unavailable. */
+const NODE_RETRY_SECONDS = 30;
+
+/** node_unavailable, with the Retry-After its caller is told to wait. */
+export function nodeUnavailable(args: { server: string; user?: string }): ApiError {
+  return new ApiError('node_unavailable', catalogue.node_unavailable.info(args), undefined, {
+    'retry-after': String(NODE_RETRY_SECONDS),
+  });
+}

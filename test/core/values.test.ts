@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { domainToASCII, domainToUnicode } from 'node:url';
 import fc from 'fast-check';
-import { ApiError } from '../src/errors.ts';
+import { ApiError } from '../../src/core/errors.ts';
 import {
   formatLimit,
   hasControlCharacters,
@@ -17,7 +17,7 @@ import {
   parseUser,
   RESERVED_USERS,
   SYSTEM_PACKAGE_USERS,
-} from '../src/values.ts';
+} from '../../src/core/values.ts';
 
 const HOST = 'panel.example.net';
 const SERVER = { hostName: HOST, nameservers: [`ns1.${HOST}`, 'ns2.dns-host.example'] };

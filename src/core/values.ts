@@ -2,7 +2,7 @@
 // the canonical value, or throws invalid_parameter naming the parameter and the rule it breaks.
 import { isIP } from 'node:net';
 import { domainToASCII, domainToUnicode } from 'node:url';
-import { normalizeAddress } from './auth/access.ts';
+import { normalizeAddress } from '../auth/access.ts';
 import { invalid } from './errors.ts';
 
 /** A limit: a whole number, or null for `unlimited`. */

@@ -1,0 +1,260 @@
+// The [linux] section of berth.toml: where the linux driver puts things, the commands it runs, the
+// components it assembles; their defaults (Debian's) and how each key is read.
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  absolutePath,
+  command,
+  dnsServer,
+  listenAddress,
+  listOf,
+  oneOf,
+  positive,
+  type Reader,
+  Refused,
+  servicePort,
+  textValue,
+  unlimitedOr,
+  wholeNumber,
+} from './readers.ts';
+
+export const LINUX_COMPONENTS = ['user', 'php', 'tls', 'web', 'dns', 'mail', 'shell'] as const;
+export type LinuxComponentName = (typeof LINUX_COMPONENTS)[number];
+export const QUOTA_SETTINGS = ['auto', 'linux', 'btrfs', 'none'] as const;
+export type QuotaSetting = (typeof QUOTA_SETTINGS)[number];
+
+/** Where the linux driver puts things. Paths are absolute within `systemRoot`. */
+export interface LinuxConfig {
+  /** Stands for `/`: every file is read and written below it; services are reloaded only at `/`. */
+  systemRoot: string;
+  /** The parts of the hosting stack this server runs (`user` always). */
+  components: LinuxComponentName[];
+  nginxDir: string;
+  /**
+   * A file nginx reads inside its http block, where Berth sizes the server-name hash so that any
+   * valid domain (up to 253 characters) can be served; empty when the administrator sets it.
+   */
+  nginxHttpSettings: string;
+  zoneDir: string;
+  dkimDir: string;
+  /** `<domain>/access.log` and `error.log` per site, readable by root and the account's group only. */
+  logDir: string;
+  /** Berth's logrotate file for the sites' logs; empty when the administrator rotates them. */
+  logrotateConfig: string;
+  httpPort: number;
+  httpsPort: number;
+  /** The user nginx's workers run as: the only one that may use the PHP pools' sockets. */
+  webUser: string;
+  /** The pid file of nginx's master, watched so that a reload is waited for. */
+  nginxPidFile: string;
+  /**
+   * The error log of nginx's master, where it says why it refused a reload; empty to run
+   * `testWeb` before every reload instead.
+   */
+  nginxErrorLog: string;
+  /** The file of zone statements BIND includes, rewritten whole from the zone directory. */
+  zoneList: string;
+  /** Each account's PHP-FPM master configuration (its pool), `<user>.conf`. */
+  phpPoolDir: string;
+  /** The sockets and pid files of the accounts' PHP-FPM masters. */
+  phpSocketDir: string;
+  /** The accounts' PHP-FPM masters' own logs (root's alone). */
+  phpLogDir: string;
+  /** Debian's PHP-FPM binary, one master per account. */
+  phpFpm: string;
+  /** The name of the control group under each cgroup hierarchy that holds the accounts' groups. */
+  cgroupParent: string;
+  /** The processes (and threads) an account may run at once; null for no bound. */
+  accountProcesses: number | null;
+  /** The memory (MB) an account's processes may use, page cache and tmpfs included; null for none. */
+  accountMemory: number | null;
+  /** Certificates and their state, one directory per domain. */
+  certDir: string;
+  /** Where nginx serves /.well-known/acme-challenge/ from, for every domain. */
+  acmeChallengeDir: string;
+  /**
+   * How disk quotas are enforced: Linux user quotas (`setquota`), btrfs qgroups (a subvolume per
+   * home), none, or `auto`: btrfs when the home base is on btrfs, else Linux quotas when
+   * quotaFilesystem is set, else none.
+   */
+  quota: QuotaSetting;
+  /** The filesystem setquota sets quotas on (Linux user quotas), or null. */
+  quotaFilesystem: string | null;
+  /** Files (inodes) a Linux user quota allows per MB of disk quota. */
+  quotaInodesPerMb: number;
+  /** Commands as argument arrays, run only when systemRoot is `/`. */
+  testWeb: string[];
+  reloadWeb: string[];
+  reloadDns: string[];
+  /** named-checkzone, run on every zone written; empty to skip. */
+  checkZone: string[];
+  /** The mail component's record of each local mail domain, from which every mail table is written. */
+  mailDir: string;
+  /** Postfix's tables of Berth's domains, mailboxes and senders (texthash). */
+  postfixMapDir: string;
+  /** Dovecot's tables of Berth's logins and mail users (passwd-file), re-read by Dovecot itself. */
+  dovecotMapDir: string;
+  /** OpenDKIM's key and signing tables. */
+  opendkimMapDir: string;
+  /** The address IMAP and submission listen on (`*`: every address). */
+  mailAddress: string;
+  imapPort: number;
+  submissionPort: number;
+  /**
+   * Postfix's queue directory: the milters' sockets are in it (`berth/sender-policy.sock`, Berth's;
+   * `opendkim/opendkim.sock`), where its chrooted smtpd finds them.
+   */
+  postfixQueueDir: string;
+  /** The DNS server (`address` or `address:port`) SPF is checked with; empty: the system's. */
+  mailDnsServer: string;
+  reloadMail: string[];
+  /** The pid file of Postfix's master, watched so that a reload is waited for. */
+  postfixPidFile: string;
+  reloadImap: string[];
+  reloadDkim: string[];
+  /** The jail template (made with jailkit) every shell account's jail is hard-linked from. */
+  jailTemplate: string;
+  /** The file sshd includes with Berth's chroot rules. */
+  sshdConfig: string;
+  /** sshd's PAM configuration, where Berth adds its session hook (control groups, the jail's /proc). */
+  pamSshd: string;
+  reloadSsh: string[];
+}
+
+/** Debian's PHP version with PHP-FPM installed (the newest when there are several). */
+export function phpVersion(): string {
+  try {
+    const versions = readdirSync('/etc/php').filter(
+      (name) => /^\d+\.\d+$/.test(name) && existsSync(join('/etc/php', name, 'fpm')),
+    );
+    versions.sort(
+      (a, b) =>
+        Number(b.split('.')[0]) - Number(a.split('.')[0]) ||
+        Number(b.split('.')[1]) - Number(a.split('.')[1]),
+    );
+    return versions[0] ?? '8.2';
+  } catch {
+    return '8.2';
+  }
+}
+
+/** A reload by a signal to the master named in a pid file. */
+export function signalThroughPidFile(signal: string, pidFile: string): string[] {
+  return ['/usr/bin/pkill', signal, '--pidfile', pidFile];
+}
+
+/** The linux driver's settings on Debian. */
+export function linuxDefaults(): LinuxConfig {
+  const php = phpVersion();
+  return {
+    systemRoot: '/',
+    components: [...LINUX_COMPONENTS],
+    nginxDir: '/etc/nginx/sites-enabled',
+    nginxHttpSettings: '/etc/nginx/conf.d/berth.conf',
+    zoneDir: '/etc/bind/zones',
+    dkimDir: '/etc/berth/dkim',
+    logDir: '/var/log/nginx',
+    logrotateConfig: '/etc/logrotate.d/berth-sites',
+    httpPort: 80,
+    httpsPort: 443,
+    webUser: 'www-data',
+    nginxPidFile: '/run/nginx.pid',
+    nginxErrorLog: '/var/log/nginx/error.log',
+    zoneList: '/etc/bind/named.conf.berth',
+    phpPoolDir: '/etc/berth/php-fpm',
+    phpSocketDir: '/run/berth/php',
+    phpLogDir: '/var/log/berth/php-fpm',
+    phpFpm: `/usr/sbin/php-fpm${php}`,
+    cgroupParent: 'berth',
+    accountProcesses: 256,
+    accountMemory: 2048,
+    certDir: '/etc/berth/certs',
+    acmeChallengeDir: '/var/www/berth-acme',
+    quota: 'auto',
+    quotaFilesystem: null,
+    quotaInodesPerMb: 100,
+    testWeb: ['/usr/sbin/nginx', '-t', '-q'],
+    // SIGHUP to the master: `nginx -s reload` parses the whole configuration (every site's
+    // certificate) only to find the pid file, a second full parse on every reload.
+    reloadWeb: signalThroughPidFile('-HUP', '/run/nginx.pid'),
+    reloadDns: ['/usr/sbin/rndc', 'reload'],
+    checkZone: ['/usr/bin/named-checkzone', '-q'],
+    mailDir: '/etc/berth/mail',
+    postfixMapDir: '/etc/postfix/berth',
+    dovecotMapDir: '/etc/dovecot/berth',
+    opendkimMapDir: '/etc/opendkim/berth',
+    mailAddress: '*',
+    imapPort: 143,
+    submissionPort: 587,
+    postfixQueueDir: '/var/spool/postfix',
+    mailDnsServer: '',
+    reloadMail: ['/usr/sbin/postfix', 'reload'],
+    postfixPidFile: '/var/spool/postfix/pid/master.pid',
+    reloadImap: ['/usr/bin/doveadm', 'reload'],
+    reloadDkim: ['/usr/bin/pkill', '-USR1', '--pidfile', '/run/opendkim/opendkim.pid'],
+    jailTemplate: '/home/.berth-jail',
+    sshdConfig: '/etc/ssh/sshd_config.d/berth.conf',
+    pamSshd: '/etc/pam.d/sshd',
+    reloadSsh: ['/usr/bin/pkill', '-HUP', '--pidfile', '/run/sshd.pid'],
+  };
+}
+
+const components: Reader = (value) => {
+  const names = listOf(oneOf(...LINUX_COMPONENTS))(value) as string[];
+  if (!names.includes('user')) throw new Refused('must include "user", which cannot be left out');
+  return names;
+};
+
+/** The keys of [linux] in berth.toml: the LinuxConfig field each sets and how its value is read. */
+export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
+  'linux.system_root': ['linux.systemRoot', absolutePath],
+  'linux.components': ['linux.components', components],
+  'linux.nginx_dir': ['linux.nginxDir', absolutePath],
+  'linux.nginx_http_settings': ['linux.nginxHttpSettings', (v) => (v === '' ? '' : absolutePath(v))],
+  'linux.zone_dir': ['linux.zoneDir', absolutePath],
+  'linux.dkim_dir': ['linux.dkimDir', absolutePath],
+  'linux.log_dir': ['linux.logDir', absolutePath],
+  'linux.logrotate_config': ['linux.logrotateConfig', (v) => (v === '' ? '' : absolutePath(v))],
+  'linux.http_port': ['linux.httpPort', servicePort],
+  'linux.https_port': ['linux.httpsPort', servicePort],
+  'linux.web_user': ['linux.webUser', textValue({ pattern: /^[a-z_][a-z0-9_-]*$/, what: 'a user name' })],
+  'linux.nginx_pid_file': ['linux.nginxPidFile', absolutePath],
+  'linux.nginx_error_log': ['linux.nginxErrorLog', (v) => (v === '' ? '' : absolutePath(v))],
+  'linux.zone_list': ['linux.zoneList', absolutePath],
+  'linux.php_pool_dir': ['linux.phpPoolDir', absolutePath],
+  'linux.php_socket_dir': ['linux.phpSocketDir', absolutePath],
+  'linux.php_log_dir': ['linux.phpLogDir', absolutePath],
+  'linux.php_fpm': ['linux.phpFpm', absolutePath],
+  'linux.cgroup_parent': [
+    'linux.cgroupParent',
+    textValue({ pattern: /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, what: 'a control group name' }),
+  ],
+  'linux.account_processes': ['linux.accountProcesses', unlimitedOr(wholeNumber(16, 1_000_000))],
+  'linux.account_memory': ['linux.accountMemory', unlimitedOr(wholeNumber(64, 1_048_576))],
+  'linux.cert_dir': ['linux.certDir', absolutePath],
+  'linux.acme_challenge_dir': ['linux.acmeChallengeDir', absolutePath],
+  'linux.quota': ['linux.quota', oneOf(...QUOTA_SETTINGS)],
+  'linux.quota_filesystem': ['linux.quotaFilesystem', (v) => (v === '' ? null : absolutePath(v))],
+  'linux.quota_inodes_per_mb': ['linux.quotaInodesPerMb', positive],
+  'linux.test_web': ['linux.testWeb', command],
+  'linux.reload_web': ['linux.reloadWeb', command],
+  'linux.reload_dns': ['linux.reloadDns', command],
+  'linux.check_zone': ['linux.checkZone', command],
+  'linux.mail_dir': ['linux.mailDir', absolutePath],
+  'linux.postfix_map_dir': ['linux.postfixMapDir', absolutePath],
+  'linux.dovecot_map_dir': ['linux.dovecotMapDir', absolutePath],
+  'linux.opendkim_map_dir': ['linux.opendkimMapDir', absolutePath],
+  'linux.mail_address': ['linux.mailAddress', (v) => (v === '*' ? '*' : listenAddress(v))],
+  'linux.imap_port': ['linux.imapPort', servicePort],
+  'linux.submission_port': ['linux.submissionPort', servicePort],
+  'linux.postfix_queue_dir': ['linux.postfixQueueDir', absolutePath],
+  'linux.mail_dns_server': ['linux.mailDnsServer', dnsServer],
+  'linux.reload_mail': ['linux.reloadMail', command],
+  'linux.postfix_pid_file': ['linux.postfixPidFile', absolutePath],
+  'linux.reload_imap': ['linux.reloadImap', command],
+  'linux.reload_dkim': ['linux.reloadDkim', command],
+  'linux.jail_template': ['linux.jailTemplate', absolutePath],
+  'linux.sshd_config': ['linux.sshdConfig', absolutePath],
+  'linux.pam_sshd': ['linux.pamSshd', absolutePath],
+  'linux.reload_ssh': ['linux.reloadSsh', command],
+};

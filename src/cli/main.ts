@@ -1,13 +1,15 @@
 // `berth <command>`: the server and the administrator's shell tools. Every command takes
 // --data-dir and works while a server runs on the same data directory. Each command is a file of
-// commands/; a new one is added to `commands` below.
+// commands/ (copy a sibling), listed once in `commands` below; --help is made from what it declares.
 
 import { parseArgs } from 'node:util';
+import { BERTH_VERSION } from '../operations/version.ts';
 import {
   COMMON_OPTIONS,
   type Command,
   type Flags,
   type Io,
+  type Options,
   parseArgsOptions,
   UsageError,
 } from './command.ts';
@@ -27,6 +29,7 @@ import { sandboxInsideCommand } from './commands/sandbox-inside.ts';
 import { serveCommand } from './commands/serve.ts';
 import { usageCommand } from './commands/usage.ts';
 import { SERVER_OPTIONS } from './configuration.ts';
+import { commandHelp, commandUsage, overview } from './help.ts';
 import { readStdin } from './input.ts';
 
 export { UsageError } from './command.ts';
@@ -50,72 +53,100 @@ export const commands: readonly Command[] = [
   sandboxInsideCommand,
 ];
 
-const USAGE = `usage: berth <command> [--data-dir DIR] [--database postgres://…]
+const TOP_OPTIONS = {
+  ...COMMON_OPTIONS,
+  version: { type: 'boolean', help: "prints Berth's version" },
+} as const satisfies Options;
 
-  init
-  serve [--host H] [--port P] [--reseller-port Q] [--no-tls] [--driver record|linux]
-        [--system-root DIR] [--demo] [--node NAME] [--advertise URL]
-  sandbox [--node NAME --database postgres://…]
-                                   a throwaway hosting server on this machine (needs root);
-                                   sandboxes on one PostgreSQL store make a fleet
-  sandbox exec -- CMD [ARG]...     runs a command inside the running sandbox
-  doctor [--system-root DIR]
-  certs [--json] [--system-root DIR]
-  usage refresh [--system-root DIR]
-  api-user create NAME --password-stdin [--allow-ip IP_OR_CIDR]... [--reseller R]
-  api-user list [--json]
-  api-user reset-password NAME --password-stdin
-  api-user set-access NAME (--open | --allow-ip IP_OR_CIDR...)
-  api-user set-reseller NAME (--reseller R | --none)
-  api-user delete NAME
-  package add NAME [--quota N] [--bandwidth N] [--addondomains N] [--parkeddomains N] [--subdomains N]
-                   [--email-accounts N] [--ftp N] [--sql N] [--maillist N] [--mailquota N]
-                   [--feature NAME] [--ipv4 on|off] [--ipv6 on|off] [--shell on|off]
-  package list [--json]
-  package delete NAME
-  admin set-password --password-stdin
-  audit [--limit N] [--json]
-  events [--limit N] [--json]
-  nodes [--json]                   the servers of this store's fleet
-  nodes drain NAME | undrain NAME  stop or resume placing new accounts on a server
-  move-account USER --to NAME      moves an account, its files, mail and certificate to another server
-  migrate-store --from sqlite:PATH --to postgres://…
-`;
-
-const OPTIONS = parseArgsOptions(
-  Object.assign({}, COMMON_OPTIONS, SERVER_OPTIONS, ...commands.map((command) => command.options)),
+/** Every option any command takes: enough to find the command's name among the words. */
+const ANY_OPTION = parseArgsOptions(
+  Object.assign({}, TOP_OPTIONS, SERVER_OPTIONS, ...commands.map((command) => command.options)),
 );
+
+type Parsed = { positionals: string[]; flags: Flags };
+
+function parse(argv: string[], options: Options, strict = true): Parsed {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    options: parseArgsOptions(options),
+    allowPositionals: true,
+    strict,
+  });
+  return { positionals, flags: values as Flags };
+}
+
+/** parseArgs' complaint, shorter: its unknown option is the usual one. */
+function parseError(error: unknown, command?: Command): string {
+  const message = (error as Error).message;
+  const unknown = /^Unknown option '([^']+)'/.exec(message)?.[1];
+  if (unknown === undefined) return message.split('\n')[0]!;
+  return command ? `${command.name} has no option ${unknown}` : `unknown option ${unknown}`;
+}
+
+/** A mistake in the command line: its reason, then the usage that would have been right. */
+function usageError(message: string, usage: string): number {
+  process.stderr.write(`berth: ${message}\n${usage}`);
+  return 2;
+}
 
 /** Runs one command line; returns the exit status. */
 export async function main(
   argv: string[],
   io: Io = { stdin: readStdin, out: (t) => process.stdout.write(t) },
 ) {
-  let parsed: ReturnType<typeof parseArgs>;
+  const name = parseArgs({ args: argv, options: ANY_OPTION, allowPositionals: true, strict: false })
+    .positionals[0];
+  const command = commands.find((c) => c.name === name);
+  if (command === undefined) return topLevel(argv, io);
+  const options = {
+    ...COMMON_OPTIONS,
+    ...(command.configured && SERVER_OPTIONS),
+    ...command.options,
+  } as Options;
+  let parsed: Parsed;
   try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parse(argv, options);
   } catch (error) {
-    process.stderr.write(`berth: ${(error as Error).message.split('\n')[0]}\n${USAGE}`);
-    return 2;
+    return usageError(parseError(error, command), commandUsage(command));
   }
-  const [name, ...args] = parsed.positionals;
-  const flags = parsed.values as Flags;
-  if (flags.help || name === undefined || name === 'help') {
-    io.out(USAGE);
-    return name === undefined && !flags.help ? 2 : 0;
+  if (parsed.flags.help) {
+    io.out(commandHelp(command));
+    return 0;
   }
   try {
-    const command = commands.find((c) => c.name === name);
-    if (!command) throw new UsageError(`unknown command ${name}`);
-    return await command.run(args, flags, io);
+    return await command.run(parsed.positionals.slice(1), parsed.flags, io);
   } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`berth: ${error.message}\n${USAGE}`);
-      return 2;
-    }
+    if (error instanceof UsageError) return usageError(error.message, commandUsage(command));
     process.stderr.write(`berth: ${(error as Error).message.replace(/\s+/g, ' ')}\n`);
     return 1;
   }
+}
+
+/** `berth`, `berth --help`, `berth help [COMMAND]`, `berth --version`, or an unknown command. */
+function topLevel(argv: string[], io: Io): number {
+  let parsed: Parsed;
+  try {
+    parsed = parse(argv, TOP_OPTIONS);
+  } catch (error) {
+    return usageError(parseError(error), overview(commands));
+  }
+  const [name, topic] = parsed.positionals;
+  if (parsed.flags.version || name === 'version') {
+    io.out(`berth ${BERTH_VERSION}\n`);
+    return 0;
+  }
+  if (name === 'help' && topic !== undefined) {
+    const command = commands.find((c) => c.name === topic);
+    if (command === undefined) return usageError(`unknown command ${topic}`, overview(commands));
+    io.out(commandHelp(command));
+    return 0;
+  }
+  if (name === undefined || name === 'help') {
+    io.out(overview(commands));
+    // A bare `berth` did not do what was asked of it.
+    return name === undefined && !parsed.flags.help ? 2 : 0;
+  }
+  return usageError(`unknown command ${name}`, overview(commands));
 }
 
 if (import.meta.main) {

@@ -4,7 +4,7 @@ import { SERVER_OPTIONS, withServices } from '../configuration.ts';
 
 export const doctorCommand: Command = {
   name: 'doctor',
-  summary: 'shows what differs between the store and the system (exit status 1 when something does)',
+  summary: 'what differs between the store and the system (exit status 1 when something does)',
   usage: ['doctor [--driver record|linux] [--system-root DIR]'],
   options: { driver: SERVER_OPTIONS.driver, 'system-root': SERVER_OPTIONS['system-root'] },
   configured: true,

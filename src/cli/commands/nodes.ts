@@ -7,7 +7,7 @@ import { JSON_OPTION, printListing } from '../output.ts';
 /** The fleet's servers; `drain` and `undrain` stop and resume placing new accounts on one. */
 export const nodesCommand: Command = {
   name: 'nodes',
-  summary: "the servers of this store's fleet; drain and undrain stop and resume placing accounts on one",
+  summary: "the servers of this store's fleet; drain stops placing new accounts on one, undrain resumes",
   usage: ['nodes [--json]', 'nodes drain NAME', 'nodes undrain NAME'],
   options: { json: JSON_OPTION },
   configured: true,

@@ -17,7 +17,11 @@ const valueName = (kind: unknown) =>
 const PACKAGE_OPTIONS: Options = Object.fromEntries(
   Object.entries(packageFields).map(([name, spec]) => [
     name.replace('_', '-'),
-    { type: 'string', value: valueName(spec.kind), help: spec.description.replaceAll('`', '') },
+    {
+      type: 'string',
+      value: valueName(spec.kind),
+      help: `${spec.description[0]!.toLowerCase()}${spec.description.slice(1).replaceAll('`', '')}`,
+    },
   ]),
 );
 

@@ -4,7 +4,7 @@ import { SERVER_OPTIONS, withServices } from '../configuration.ts';
 
 export const usageCommand: Command = {
   name: 'usage',
-  summary: "measures every account's disk and bandwidth usage now (serve does it every 15 minutes)",
+  summary: "measures every account's disk and bandwidth usage now (serve does it every 15 min)",
   usage: ['usage refresh [--system-root DIR]'],
   options: { 'system-root': SERVER_OPTIONS['system-root'] },
   configured: true,

@@ -65,12 +65,12 @@ const ANY_OPTION = parseArgsOptions(
 
 type Parsed = { positionals: string[]; flags: Flags };
 
-function parse(argv: string[], options: Options, strict = true): Parsed {
+function parse(argv: string[], options: Options): Parsed {
   const { positionals, values } = parseArgs({
     args: argv,
     options: parseArgsOptions(options),
     allowPositionals: true,
-    strict,
+    strict: true,
   });
   return { positionals, flags: values as Flags };
 }

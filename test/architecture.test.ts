@@ -16,8 +16,6 @@ const MAX_LINES = 450;
 
 /** The files allowed over MAX_LINES for now, each with what is to come out of it; the list only shrinks. */
 const LONG_FILES = [
-  // Being split into src/cli/commands/, one file per command.
-  'cli/main.ts',
   // One class: placement, changes on another server kept open and settled, and moves; the moves
   // are the part to take out.
   'fleet/fleet.ts',

@@ -64,6 +64,14 @@ interface Outcome {
   result: 'passed' | 'failed' | 'out of time';
 }
 
+/** The process groups of the files running now: stopped with the run when it is stopped. */
+const runningGroups = new Set<number>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    for (const pid of runningGroups) signalGroup(pid, 'SIGTERM');
+    process.exit(1);
+  });
+
 /** Runs one file; its output is printed whole when it ends. */
 function runFile(lane: Lane, file: string): Promise<Outcome> {
   const started = performance.now();
@@ -74,6 +82,7 @@ function runFile(lane: Lane, file: string): Promise<Outcome> {
       // Its own process group: when its time is up, whatever it started goes with it.
       detached: true,
     });
+    runningGroups.add(child.pid!);
     const output: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
@@ -85,6 +94,7 @@ function runFile(lane: Lane, file: string): Promise<Outcome> {
       setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), 30_000).unref();
     }, lane.minutes * 60_000);
     child.on('close', (code) => {
+      runningGroups.delete(child.pid!);
       clearTimeout(timer);
       const seconds = (performance.now() - started) / 1000;
       const result = outOfTime ? 'out of time' : code === 0 ? 'passed' : 'failed';

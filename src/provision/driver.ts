@@ -101,6 +101,8 @@ export interface Driver {
   prepare?(): Promise<void>;
   /** Starts what runs for each of this server's accounts (their PHP), when `serve` starts. */
   resume?(accounts: readonly Account[]): Promise<string[]>;
+  /** Brings what each account made since under its disk quota (the linux driver's btrfs homes). */
+  enforceQuotas?(accounts: readonly Account[]): Promise<void>;
   /** Work beside the calls while serving (certificates: obtained and renewed); close() stops it. */
   startBackgroundWork?(store: AccountSource, log: BackgroundLog): void;
   /** How many times each system service was reloaded since start, by name (the linux driver's). */

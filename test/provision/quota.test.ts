@@ -21,7 +21,7 @@ import { inspect } from '../../src/operations/maintenance.ts';
 import { isSubvolume } from '../../src/provision/linux/filesystems.ts';
 import type { CommandRunner } from '../../src/provision/linux/run.ts';
 import { chooseQuotaBackend, quotaBackend } from '../../src/provision/linux/user/quota.ts';
-import type { Account } from '../../src/store/accounts.ts';
+import { type Account, findAccount } from '../../src/store/accounts.ts';
 import { tempDir } from '../helpers.ts';
 import { type LinuxHarness, linuxSetup } from './system-root.ts';
 
@@ -71,14 +71,20 @@ function mountBtrfs(dir: string): () => void {
   return unmount;
 }
 
-const limitOf = (home: string) => {
-  const shown = execFileSync(BTRFS, ['qgroup', 'show', '-reF', '--raw', '--', home], { encoding: 'utf8' });
-  return shown
+/** The account's qgroup (level 1, numbered by the home's group). */
+const groupOf = (home: string) => `1/${lstatSync(home).gid}`;
+/** A qgroup's row: its limit of exclusive space, and the qgroups it is in. */
+const qgroupRow = (home: string, id: string) => {
+  const shown = execFileSync(BTRFS, ['qgroup', 'show', '-pre', '--raw', '--', home], { encoding: 'utf8' });
+  const row = shown
     .split('\n')
-    .find((line) => line.startsWith('0/'))!
-    .trim()
-    .split(/\s+/)[4];
+    .map((line) => line.trim().split(/\s+/))
+    .find((fields) => fields[0] === id);
+  return { exclusive: Number(row?.[2]), limit: row?.[4], parents: row?.[5] };
 };
+const limitOf = (home: string) => qgroupRow(home, groupOf(home)).limit;
+const subvolumeId = (path: string) =>
+  execFileSync(BTRFS, ['inspect-internal', 'rootid', '--', path], { encoding: 'utf8' }).trim();
 
 describe('the quota backend', () => {
   it('is btrfs on btrfs, Linux quotas where quota_filesystem is set, else none (auto)', () => {
@@ -219,6 +225,9 @@ function btrfsInNamespace() {
         assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
         assert.ok(isSubvolume(home(user)), `${user}'s home is a subvolume`);
         assert.equal(limitOf(home(user)), String(10 * 1024 * 1024));
+        // The home is in the account's qgroup, and carries no limit of its own.
+        const own = qgroupRow(home(user), `0/${subvolumeId(home(user))}`);
+        assert.deepEqual([own.limit, own.parents], ['none', groupOf(home(user))]);
         assert.equal(statSync(home(user)).mode & 0o777, 0o751);
       }
       // The jail is a reflink copy of the template (no hard link leaves a subvolume), its usr a
@@ -239,7 +248,14 @@ function btrfsInNamespace() {
       assert.equal((await h.call('editquota', { user: 'quinn', quota: 'unlimited' })).statusCode, 200);
       assert.equal(limitOf(home('quinn')), 'none');
       assert.equal(limitOf(home('rhea')), String(10 * 1024 * 1024), 'the other account is unchanged');
-      execFileSync(BTRFS, ['qgroup', 'limit', '-e', String(3 * 1024 * 1024), '--', home('quinn')]);
+      execFileSync(BTRFS, [
+        'qgroup',
+        'limit',
+        '-e',
+        String(3 * 1024 * 1024),
+        groupOf(home('quinn')),
+        home('quinn'),
+      ]);
       assert.deepEqual(await inspect(h.services), ['quinn: btrfs quota is 3 MB, not unlimited']);
       assert.equal((await h.call('editquota', { user: 'quinn', quota: '10' })).statusCode, 200);
       assert.deepEqual(await inspect(h.services), []);
@@ -251,7 +267,9 @@ function btrfsInNamespace() {
       const reply = await h.call('changepackage', { user: 'quinn', package: 'default' });
       h.failAt.step = null;
       assert.notEqual(reply.statusCode, 200);
-      const limits = h.commands.filter((argv) => argv[1] === 'qgroup' && argv[2] === 'limit');
+      const limits = h.commands.filter(
+        (argv) => argv[1] === 'qgroup' && argv[2] === 'limit' && argv[5]?.startsWith('1/'),
+      );
       assert.deepEqual(
         limits.map((argv) => argv[4]),
         ['none', String(10 * 1024 * 1024)],
@@ -260,11 +278,21 @@ function btrfsInNamespace() {
       assert.equal(limitOf(home('quinn')), String(10 * 1024 * 1024));
     });
 
-    it('has doctor name a subvolume the account made inside its home: its qgroup is not the home’s', async () => {
-      execFileSync(BTRFS, ['subvolume', 'create', '--', join(home('rhea'), 'public_html', 'escape')]);
+    it('brings a subvolume the account made inside its home under its quota, with what it holds', async () => {
+      const escape = join(home('rhea'), 'public_html', 'escape');
+      execFileSync(BTRFS, ['subvolume', 'create', '--', escape]);
+      writeFileSync(join(escape, 'fill'), Buffer.alloc(4 * 1024 * 1024, 1));
+      execFileSync(BTRFS, ['filesystem', 'sync', '--', escape]);
       assert.deepEqual(await inspect(h.services), [
         'rhea: subvolume rhea/public_html/escape inside the home is outside its quota',
       ]);
+      const before = qgroupRow(home('rhea'), groupOf(home('rhea'))).exclusive;
+      const rhea = await findAccount(h.services.store.db, 'rhea');
+      await h.services.driver.enforceQuotas!([rhea!]);
+      assert.equal(qgroupRow(home('rhea'), `0/${subvolumeId(escape)}`).parents, groupOf(home('rhea')));
+      const after = qgroupRow(home('rhea'), groupOf(home('rhea'))).exclusive;
+      assert.ok(after - before >= 4 * 1024 * 1024, `the account's qgroup counts it: ${before} → ${after}`);
+      assert.deepEqual(await inspect(h.services), []);
     });
 
     it('removeacct deletes the subvolume, the account’s own subvolumes in it too, and follows no link', async () => {

@@ -125,4 +125,42 @@ describe('disk quotas in the sandbox', () => {
     const still = fillFromPhp('uwe', 'second.bin', 8);
     assert.equal(still.refused, true, 'uwe is still held at 10 MB');
   });
+
+  it('counts a btrfs subvolume the account makes inside its home in its quota', async () => {
+    await call('createacct', {
+      user: 'vera',
+      domain: 'vera.example',
+      email: 'vera@example.org',
+      package: 'tiny',
+      password: 'Pass-vera-1234',
+    });
+    const asVera = (script: string) =>
+      running.exec(['/usr/sbin/runuser', '-u', 'vera', '--', '/bin/sh', '-c', script]);
+    // Any user may make a subvolume where it may write: its own qgroup, outside the home's.
+    const made = await asVera('/usr/bin/btrfs subvolume create /home/vera/public_html/sv');
+    assert.equal(made.code, 0, made.stderr);
+    const id = (
+      await running.exec(['/usr/bin/btrfs', 'inspect-internal', 'rootid', '/home/vera/public_html/sv'])
+    ).stdout.trim();
+    const group = `1/${(await running.exec(['/usr/bin/stat', '-c', '%g', '/home/vera'])).stdout.trim()}`;
+    // Berth puts it in vera's qgroup within seconds, while it serves.
+    let parent = '';
+    for (let i = 0; i < 60 && parent !== group; i++) {
+      const shown = await running.exec(['/usr/bin/btrfs', 'qgroup', 'show', '-pre', '--raw', '/home/vera']);
+      parent =
+        shown.stdout
+          .split('\n')
+          .find((line) => line.trim().startsWith(`0/${id} `))
+          ?.trim()
+          .split(/\s+/)[5] ?? '';
+      if (parent !== group) await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    assert.equal(parent, group, 'the subvolume is in the account’s qgroup');
+    const filled = await asVera(
+      'dd if=/dev/zero of=/home/vera/public_html/sv/fill bs=1M count=30 2>&1; echo "dd-exit=$?"; wc -c </home/vera/public_html/sv/fill',
+    );
+    assert.match(filled.stdout, /dd-exit=[1-9]/, `dd past the quota was refused: ${filled.stdout}`);
+    const size = Number(filled.stdout.trim().split('\n').at(-1));
+    assert.ok(size <= 10 * MiB, `${size} bytes written into the subvolume with a quota of 10 MB`);
+  });
 });

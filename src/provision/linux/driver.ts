@@ -23,6 +23,9 @@ import { measureUsage } from './usage.ts';
 import { userComponent } from './user/component.ts';
 import { webComponent } from './web/component.ts';
 
+/** How often what escaped an account's quota is brought under it while serving. */
+const QUOTA_SWEEP_MS = 5_000;
+
 export { gecosOf } from './user/component.ts';
 
 const USER = /^[a-z][a-z0-9]{0,15}$/;
@@ -72,6 +75,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   for (const service of new Set(components.flatMap((c) => c.services ?? [])))
     coalesceReloads(service, () => reloadCounts.set(service.name, (reloadCounts.get(service.name) ?? 0) + 1));
   let keeper: CertificateKeeper | null = null;
+  let quotaTimer: NodeJS.Timeout | null = null;
 
   /**
    * Reloads each service the steps changed, once, after them; and again if they are undone. A
@@ -260,6 +264,23 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     measureUsage: (account) => measureUsage(config, account),
 
     startBackgroundWork(store, log) {
+      // Whatever an account made since that its quota does not count yet (a btrfs subvolume of its
+      // own inside its home) is brought under it, every few seconds.
+      if (ctx.live && !quotaTimer) {
+        let running = false;
+        quotaTimer = setInterval(() => {
+          if (running) return;
+          running = true;
+          void store
+            .accounts()
+            .then((accounts) => user.enforce(accounts))
+            .catch((error: unknown) => log.warn({ err: error }, 'quota enforcement failed'))
+            .finally(() => {
+              running = false;
+            });
+        }, QUOTA_SWEEP_MS);
+        quotaTimer.unref();
+      }
       // Certificates are obtained only on a live system: below a test root there is no nginx.
       if (!tls || !web || !ctx.live || keeper) return;
       const nginx = web.services![0]!;
@@ -276,7 +297,11 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       }));
     },
 
+    enforceQuotas: (accounts) => user.enforce(accounts),
+
     close: async () => {
+      if (quotaTimer) clearInterval(quotaTimer);
+      quotaTimer = null;
       await mail?.close();
       await keeper?.close();
       keeper = null;

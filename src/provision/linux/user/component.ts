@@ -40,6 +40,8 @@ export interface UserComponent extends Component {
   removeUser(account: Account): LinuxStep;
   /** Ends every process of the account (suspension's last step): its group, then its uid's. */
   endProcesses(account: Account): LinuxStep;
+  /** Brings what the accounts made since under their disk quotas (QuotaBackend.enforce). */
+  enforce(accounts: readonly Account[]): Promise<void>;
 }
 
 export function userComponent(ctx: LinuxContext): UserComponent {
@@ -144,6 +146,17 @@ export function userComponent(ctx: LinuxContext): UserComponent {
   const quotaOf = (account: Account): QuotaBackend =>
     quotaBackend(ctx, chooseQuotaBackend(linux, dirname(ctx.path(account.homedir))));
   const housed = (account: Account) => ({ account, home: ctx.path(account.homedir) });
+
+  /** The accounts whose homes are there, by the quota backend of each home's filesystem. */
+  function byBackend(accounts: readonly Account[]) {
+    const homes = new Map<QuotaBackend['name'], ReturnType<typeof housed>[]>();
+    for (const account of accounts) {
+      if (kindOf(ctx.path(account.homedir), []) !== 'directory') continue;
+      const name = quotaOf(account).name;
+      homes.set(name, [...(homes.get(name) ?? []), housed(account)]);
+    }
+    return homes;
+  }
 
   function quotaSteps(account: Account, before: Account | null): LinuxStep[] {
     const quota = quotaOf(account);
@@ -289,15 +302,13 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       if (findSystemUser(root, account.user)?.gecos === gecosOf(account)) await forgetUser(account);
     },
 
+    async enforce(accounts: readonly Account[]) {
+      for (const [name, homes] of byBackend(accounts)) await quotaBackend(ctx, name).enforce?.(homes);
+    },
+
     async inspect(accounts) {
       const differences: string[] = [];
-      const byBackend = new Map<QuotaBackend['name'], ReturnType<typeof housed>[]>();
-      for (const account of accounts) {
-        if (kindOf(ctx.path(account.homedir), []) !== 'directory') continue;
-        const name = quotaOf(account).name;
-        byBackend.set(name, [...(byBackend.get(name) ?? []), housed(account)]);
-      }
-      for (const [name, homes] of byBackend)
+      for (const [name, homes] of byBackend(accounts))
         differences.push(...(await quotaBackend(ctx, name).inspect(homes)));
       for (const account of accounts) {
         const say = (what: string) => differences.push(`${account.user}: ${what}`);

@@ -59,6 +59,8 @@ export interface QuotaBackend {
   removeHome(home: string): Promise<void>;
   /** Puts `quota` (MB, null for none) in force for the account. */
   setLimit(housed: Housed, quota: Limit): Promise<void>;
+  /** Brings what the account made since into its quota (while serving, every few seconds). */
+  enforce?(housed: readonly Housed[]): Promise<void>;
   /** What `berth doctor` says: quotas not enforced, or limits other than the store's. */
   inspect(housed: readonly Housed[]): Promise<string[]>;
 }
@@ -143,15 +145,52 @@ function linuxQuotas({ linux, runner, live }: QuotaContext): QuotaBackend {
 }
 
 /**
- * btrfs qgroups: the home is a subvolume, whose qgroup's limit of exclusive space is the quota. A
- * shell jail in the home shares its extents with the template (reflink copies), so only what the
- * account itself writes counts. btrfs counts metadata too, so a limit also bounds the number of
- * files. The commands act on the paths given alone, so they run below another system root too.
+ * btrfs qgroups. The home is a subvolume, in a qgroup of the account's own one level up (`1/<gid>`,
+ * the home's group id), whose limit of exclusive space is the quota: the home, and every subvolume
+ * the account makes inside it, which a level-0 limit would leave out (the kernel lets any user make
+ * one where it may write). Such a subvolume is put in the account's qgroup by `enforce` (while
+ * serving, every few seconds) with what it already holds counted at once; doctor names one not yet
+ * put there. A shell jail's usr is a read-only snapshot of root's, outside the qgroup on purpose,
+ * and the rest of the jail shares the template's extents, so only what the account writes counts.
+ * btrfs counts metadata too, so a limit also bounds the number of files. The commands act on the
+ * paths given alone, so they run below another system root too.
  */
 function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
   const subvolume = (home: string) => {
     if (!isSubvolume(home))
       throw new Error(`${home} is not a btrfs subvolume: no quota can be set on it alone`);
+  };
+  /** The account's qgroup: level 1, numbered by the home's group (the account's own). */
+  const groupOf = (home: string) => `1/${lstatSync(home).gid}`;
+  const idOf = async (path: string) =>
+    (await runner.run([BTRFS, 'inspect-internal', 'rootid', '--', path])).stdout.trim();
+  // btrfs-progs takes no `--` where a qgroup id comes first: the paths are absolute, never options.
+  /** Runs a qgroup command whose "already so" answer is no failure. */
+  const idempotent = (argv: string[]) =>
+    runner.run(argv).catch((error: Error) => {
+      if (!/exist/i.test(error.message)) throw error;
+    });
+  /** The account's subvolumes inside its home (not the home, not Berth's own jail usr). */
+  const accountSubvolumes = async (home: string): Promise<{ id: string; path: string }[]> => {
+    const jail = rootSubvolumes(home).map((name) => `${basename(home)}/${name}`);
+    const listed = await runner.run([BTRFS, 'subvolume', 'list', '-o', '--', home]);
+    return listed.stdout
+      .split('\n')
+      .map((line) => / ID (\d+) .* path (.+)$/.exec(` ${line}`))
+      .filter((match) => match !== null)
+      .map((match) => ({ id: match[1]!, path: match[2]! }))
+      .filter(({ path }) => !jail.some((own) => path === own || path.endsWith(`/${own}`)));
+  };
+  /** Each qgroup of the filesystem: its exclusive limit and the qgroups it is in. */
+  const qgroups = async (home: string) => {
+    const shown = await runner.run([BTRFS, 'qgroup', 'show', '-pre', '--raw', '--', home]);
+    const rows = new Map<string, { limit: string; parents: string[] }>();
+    for (const line of shown.stdout.split('\n')) {
+      const [id, , , , limit, parents] = line.trim().split(/\s+/);
+      if (id && /^\d+\/\d+$/.test(id))
+        rows.set(id, { limit: limit ?? 'none', parents: (parents ?? '').split(',') });
+    }
+    return rows;
   };
   return {
     name: 'btrfs',
@@ -161,6 +200,7 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
       settleDirectory(home, [], owner, mode);
     },
     async removeHome(home) {
+      const group = isSubvolume(home) ? groupOf(home) : null;
       // One ioctl on the home's name in the home base (root's): nothing in the home is followed.
       // It refuses a subvolume with another inside (the account's own): then file by file.
       if (isSubvolume(home)) {
@@ -171,14 +211,30 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
           () => true,
           () => false,
         );
-        if (deleted) return;
-      }
-      removeHome(home);
+        if (!deleted) removeHome(home);
+      } else removeHome(home);
+      if (group) await runner.run([BTRFS, 'qgroup', 'destroy', group, dirname(home)]).catch(() => {});
     },
     async setLimit({ home }, quota) {
       subvolume(home);
+      const group = groupOf(home);
+      const own = `0/${await idOf(home)}`;
+      // Each command names the home base, not the home: one in a full home fails (EDQUOT).
+      const base = dirname(home);
+      await idempotent([BTRFS, 'qgroup', 'create', group, base]);
+      await idempotent([BTRFS, 'qgroup', 'assign', own, group, base]);
+      // The limit is the account's qgroup's; the home's own carries none (an older Berth's did).
+      await runner.run([BTRFS, 'qgroup', 'limit', '-e', 'none', own, base]);
       const limit = quota === null ? 'none' : String(quota * MB);
-      await runner.run([BTRFS, 'qgroup', 'limit', '-e', limit, '--', home]);
+      await runner.run([BTRFS, 'qgroup', 'limit', '-e', limit, group, base]);
+    },
+    async enforce(housed) {
+      for (const { home } of housed) {
+        if (!isSubvolume(home)) continue;
+        const group = groupOf(home);
+        for (const { id } of await accountSubvolumes(home))
+          await idempotent([BTRFS, 'qgroup', 'assign', `0/${id}`, group, dirname(home)]);
+      }
     },
     async inspect(housed) {
       const differences: string[] = [];
@@ -189,28 +245,24 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
             differences.push(notEnforced(h, 'the home is not a btrfs subvolume'));
           continue;
         }
-        const shown = await runner
-          .run([BTRFS, 'qgroup', 'show', '-reF', '--raw', '--', home])
-          .catch((error: Error) => error);
-        if (shown instanceof Error) {
+        const rows = await qgroups(home).catch((error: Error) => error);
+        if (rows instanceof Error) {
           if (account.limits.quota !== null)
-            differences.push(notEnforced(h, `btrfs quotas are off on ${dirname(home)} (${shown.message})`));
+            differences.push(notEnforced(h, `btrfs quotas are off on ${dirname(home)} (${rows.message})`));
           continue;
         }
-        // The home's own qgroup is the level-0 one; its fifth column is the exclusive limit.
-        const row = shown.stdout.split('\n').find((line) => line.startsWith('0/'));
-        const field = row?.trim().split(/\s+/)[4];
+        const group = groupOf(home);
+        const field = rows.get(group)?.limit;
         const have: Limit = field === undefined || field === 'none' ? null : Number(field) / MB;
         if (have !== account.limits.quota)
           differences.push(say(h, `btrfs quota is ${show(have)}, not ${show(account.limits.quota)}`));
-        // A subvolume the account made inside its home has a qgroup of its own, outside the limit.
-        const nested = await runner.run([BTRFS, 'subvolume', 'list', '-o', '--', home]);
-        const jail = rootSubvolumes(home).map((name) => `${basename(home)}/${name}`);
-        for (const line of nested.stdout.split('\n')) {
-          const path = / path (.+)$/.exec(line)?.[1];
-          if (path && !jail.some((own) => path === own || path.endsWith(`/${own}`)))
+        const homeRow = rows.get(`0/${await idOf(home)}`);
+        if (account.limits.quota !== null && !homeRow?.parents.includes(group))
+          differences.push(notEnforced(h, `the home is not in its qgroup ${group}`));
+        // A subvolume the account made inside its home counts once it is in the account's qgroup.
+        for (const { id, path } of await accountSubvolumes(home))
+          if (!rows.get(`0/${id}`)?.parents.includes(group))
             differences.push(say(h, `subvolume ${path} inside the home is outside its quota`));
-        }
       }
       return differences;
     },

@@ -279,17 +279,17 @@ function btrfsInNamespace() {
     });
 
     it('brings a subvolume the account made inside its home under its quota, with what it holds', async () => {
-      const escape = join(home('rhea'), 'public_html', 'escape');
-      execFileSync(BTRFS, ['subvolume', 'create', '--', escape]);
-      writeFileSync(join(escape, 'fill'), Buffer.alloc(4 * 1024 * 1024, 1));
-      execFileSync(BTRFS, ['filesystem', 'sync', '--', escape]);
+      const nested = join(home('rhea'), 'public_html', 'nested');
+      execFileSync(BTRFS, ['subvolume', 'create', '--', nested]);
+      writeFileSync(join(nested, 'fill'), Buffer.alloc(4 * 1024 * 1024, 1));
+      execFileSync(BTRFS, ['filesystem', 'sync', '--', nested]);
       assert.deepEqual(await inspect(h.services), [
-        'rhea: subvolume rhea/public_html/escape inside the home is outside its quota',
+        'rhea: subvolume rhea/public_html/nested inside the home is outside its quota',
       ]);
       const before = qgroupRow(home('rhea'), groupOf(home('rhea'))).exclusive;
       const rhea = await findAccount(h.services.store.db, 'rhea');
       await h.services.driver.enforceQuotas!([rhea!]);
-      assert.equal(qgroupRow(home('rhea'), `0/${subvolumeId(escape)}`).parents, groupOf(home('rhea')));
+      assert.equal(qgroupRow(home('rhea'), `0/${subvolumeId(nested)}`).parents, groupOf(home('rhea')));
       const after = qgroupRow(home('rhea'), groupOf(home('rhea'))).exclusive;
       assert.ok(after - before >= 4 * 1024 * 1024, `the account's qgroup counts it: ${before} → ${after}`);
       assert.deepEqual(await inspect(h.services), []);
@@ -298,7 +298,7 @@ function btrfsInNamespace() {
     it('removeacct deletes the subvolume, the account’s own subvolumes in it too, and follows no link', async () => {
       const outside = join(tempDir(), 'keep');
       writeFileSync(outside, 'kept');
-      symlinkSync(outside, join(home('rhea'), 'public_html', 'escape', 'link'));
+      symlinkSync(outside, join(home('rhea'), 'public_html', 'nested', 'link'));
       for (const user of ['quinn', 'rhea']) {
         const reply = await h.call('removeacct', { user });
         assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));

@@ -13,12 +13,12 @@ describe('the benchmark runner', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('runs every scenario against its baseline and writes the report with its chart', {
-    timeout: 450_000,
+    timeout: 690_000,
   }, async () => {
     const out = join(dir, 'benchmarks.md');
     await promisify(execFile)(process.execPath, ['bench/run.ts', '--smoke', '--out', out], {
-      // Two sandboxes among them (the whole stack): minutes on a busy machine.
-      timeout: 420_000,
+      // Two sandboxes among them (the whole stack): up to ten minutes on a busy machine.
+      timeout: 660_000,
     });
     const report = readFileSync(out, 'utf8');
     for (const scenario of [

@@ -169,6 +169,11 @@ describe('the portal for every user: axe-core, phones, the keyboard', () => {
     await page.getByLabel('Contact e-mail', { exact: true }).fill('nobody');
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.waitForLoadState();
+    // The browser moves the focus to an autofocus element at its next rendering after the load:
+    // wait for that moment (a summary never focused fails below).
+    await page
+      .waitForFunction("document.activeElement?.className === 'error-summary'", undefined, { timeout: 5_000 })
+      .catch(() => {});
     assert.equal((await focused()).cls, 'error-summary', 'the summary has the focus on arrival');
     await page.keyboard.press('Tab');
     assert.match((await focused()).text, /^User name: /);

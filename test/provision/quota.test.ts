@@ -281,17 +281,23 @@ function btrfsInNamespace() {
     it('brings a subvolume the account made inside its home under its quota, with what it holds', async () => {
       const nested = join(home('rhea'), 'public_html', 'nested');
       execFileSync(BTRFS, ['subvolume', 'create', '--', nested]);
+      // One inside that one too: every depth is the account's.
+      const deeper = join(nested, 'deeper');
+      execFileSync(BTRFS, ['subvolume', 'create', '--', deeper]);
       writeFileSync(join(nested, 'fill'), Buffer.alloc(4 * 1024 * 1024, 1));
+      writeFileSync(join(deeper, 'fill'), Buffer.alloc(1024 * 1024, 1));
       execFileSync(BTRFS, ['filesystem', 'sync', '--', nested]);
       assert.deepEqual(await inspect(h.services), [
         'rhea: subvolume rhea/public_html/nested inside the home is outside its quota',
+        'rhea: subvolume rhea/public_html/nested/deeper inside the home is outside its quota',
       ]);
       const before = qgroupRow(home('rhea'), groupOf(home('rhea'))).exclusive;
       const rhea = await findAccount(h.services.store.db, 'rhea');
       await h.services.driver.enforceQuotas!([rhea!]);
-      assert.equal(qgroupRow(home('rhea'), `0/${subvolumeId(nested)}`).parents, groupOf(home('rhea')));
+      for (const subvolume of [nested, deeper])
+        assert.equal(qgroupRow(home('rhea'), `0/${subvolumeId(subvolume)}`).parents, groupOf(home('rhea')));
       const after = qgroupRow(home('rhea'), groupOf(home('rhea'))).exclusive;
-      assert.ok(after - before >= 4 * 1024 * 1024, `the account's qgroup counts it: ${before} → ${after}`);
+      assert.ok(after - before >= 5 * 1024 * 1024, `the account's qgroup counts them: ${before} → ${after}`);
       assert.deepEqual(await inspect(h.services), []);
     });
 

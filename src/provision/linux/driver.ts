@@ -24,7 +24,7 @@ import { userComponent } from './user/component.ts';
 import { webComponent } from './web/component.ts';
 
 /** How often what escaped an account's quota is brought under it while serving. */
-const QUOTA_SWEEP_MS = 5_000;
+const QUOTA_SWEEP_MS = 1_000;
 
 export { gecosOf } from './user/component.ts';
 
@@ -265,7 +265,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
 
     startBackgroundWork(store, log) {
       // Whatever an account made since that its quota does not count yet (a btrfs subvolume of its
-      // own inside its home) is brought under it, every few seconds.
+      // own inside its home) is brought under it, every second.
       if (ctx.live && !quotaTimer) {
         let running = false;
         quotaTimer = setInterval(() => {

@@ -23,6 +23,9 @@ function rootSubvolumes(home: string): string[] {
   });
 }
 
+/** Each home's subvolume id, by the home's path, with when that subvolume was made. */
+const homeIds = new Map<string, { made: string; id: string }>();
+
 /** The backend for homes made in `homeBase` (a real path below the system root). */
 export function chooseQuotaBackend(linux: LinuxConfig, homeBase: string): QuotaBackendName {
   switch (linux.quota) {
@@ -59,7 +62,7 @@ export interface QuotaBackend {
   removeHome(home: string): Promise<void>;
   /** Puts `quota` (MB, null for none) in force for the account. */
   setLimit(housed: Housed, quota: Limit): Promise<void>;
-  /** Brings what the account made since into its quota (while serving, every few seconds). */
+  /** Brings what the account made since into its quota (while serving, every second). */
   enforce?(housed: readonly Housed[]): Promise<void>;
   /** What `berth doctor` says: quotas not enforced, or limits other than the store's. */
   inspect(housed: readonly Housed[]): Promise<string[]>;
@@ -149,7 +152,7 @@ function linuxQuotas({ linux, runner, live }: QuotaContext): QuotaBackend {
  * the home's group id), whose limit of exclusive space is the quota: the home, and every subvolume
  * the account makes inside it, which a level-0 limit would leave out (the kernel lets any user make
  * one where it may write). Such a subvolume is put in the account's qgroup by `enforce` (while
- * serving, every few seconds) with what it already holds counted at once; doctor names one not yet
+ * serving, every second) with what it already holds counted at once; doctor names one not yet
  * put there. A shell jail's usr is a read-only snapshot of root's, outside the qgroup on purpose,
  * and the rest of the jail shares the template's extents, so only what the account writes counts.
  * btrfs counts metadata too, so a limit also bounds the number of files. The commands act on the
@@ -170,17 +173,6 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
     runner.run(argv).catch((error: Error) => {
       if (!/exist/i.test(error.message)) throw error;
     });
-  /** The account's subvolumes inside its home (not the home, not Berth's own jail usr). */
-  const accountSubvolumes = async (home: string): Promise<{ id: string; path: string }[]> => {
-    const jail = rootSubvolumes(home).map((name) => `${basename(home)}/${name}`);
-    const listed = await runner.run([BTRFS, 'subvolume', 'list', '-o', '--', home]);
-    return listed.stdout
-      .split('\n')
-      .map((line) => / ID (\d+) .* path (.+)$/.exec(` ${line}`))
-      .filter((match) => match !== null)
-      .map((match) => ({ id: match[1]!, path: match[2]! }))
-      .filter(({ path }) => !jail.some((own) => path === own || path.endsWith(`/${own}`)));
-  };
   /** Each qgroup of the filesystem: its exclusive limit and the qgroups it is in. */
   const qgroups = async (home: string) => {
     const shown = await runner.run([BTRFS, 'qgroup', 'show', '-pre', '--raw', '--', home]);
@@ -191,6 +183,49 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
         rows.set(id, { limit: limit ?? 'none', parents: (parents ?? '').split(',') });
     }
     return rows;
+  };
+  /** The home's subvolume id, asked once for as long as the home is the same subvolume. */
+  const homeId = async (home: string) => {
+    const { dev, birthtimeMs } = lstatSync(home);
+    const made = `${dev}:${birthtimeMs}`;
+    const known = homeIds.get(home);
+    if (known?.made === made) return known.id;
+    const id = await idOf(home);
+    homeIds.set(home, { made, id });
+    return id;
+  };
+  /**
+   * The subvolumes each account made inside its home, at any depth (not the home, not Berth's own
+   * jail usr), each with whether its qgroup is in the account's: two commands for each home base
+   * (every subvolume of the filesystem, every qgroup), whatever the number of homes.
+   */
+  const nestedSubvolumes = async (homes: readonly string[]) => {
+    const found: { home: string; group: string; id: string; path: string; counted: boolean }[] = [];
+    for (const base of new Set(homes.map((home) => dirname(home)))) {
+      const listed = await runner.run([BTRFS, 'subvolume', 'list', '-p', '--', base]);
+      const children = new Map<string, { id: string; path: string }[]>();
+      for (const line of listed.stdout.split('\n')) {
+        const match = /^ID (\d+) gen \d+ parent (\d+) top level \d+ path (.+)$/.exec(line);
+        if (!match) continue;
+        const [, id = '', parent = '', path = ''] = match;
+        children.set(parent, [...(children.get(parent) ?? []), { id, path }]);
+      }
+      const rows = await qgroups(base);
+      for (const home of homes.filter((h) => dirname(h) === base)) {
+        const group = groupOf(home);
+        const jail = new Set(rootSubvolumes(home));
+        const visit = (parent: string, top: boolean) => {
+          for (const child of children.get(parent) ?? []) {
+            if (top && jail.has(basename(child.path))) continue;
+            const counted = rows.get(`0/${child.id}`)?.parents.includes(group) ?? false;
+            found.push({ home, group, ...child, counted });
+            visit(child.id, false);
+          }
+        };
+        visit(await homeId(home), true);
+      }
+    }
+    return found;
   };
   return {
     name: 'btrfs',
@@ -229,12 +264,9 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
       await runner.run([BTRFS, 'qgroup', 'limit', '-e', limit, group, base]);
     },
     async enforce(housed) {
-      for (const { home } of housed) {
-        if (!isSubvolume(home)) continue;
-        const group = groupOf(home);
-        for (const { id } of await accountSubvolumes(home))
-          await idempotent([BTRFS, 'qgroup', 'assign', `0/${id}`, group, dirname(home)]);
-      }
+      const homes = housed.map(({ home }) => home).filter((home) => isSubvolume(home));
+      for (const { id, group, home, counted } of await nestedSubvolumes(homes))
+        if (!counted) await idempotent([BTRFS, 'qgroup', 'assign', `0/${id}`, group, dirname(home)]);
     },
     async inspect(housed) {
       const differences: string[] = [];
@@ -260,9 +292,8 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
         if (account.limits.quota !== null && !homeRow?.parents.includes(group))
           differences.push(notEnforced(h, `the home is not in its qgroup ${group}`));
         // A subvolume the account made inside its home counts once it is in the account's qgroup.
-        for (const { id, path } of await accountSubvolumes(home))
-          if (!rows.get(`0/${id}`)?.parents.includes(group))
-            differences.push(say(h, `subvolume ${path} inside the home is outside its quota`));
+        for (const { path, counted } of await nestedSubvolumes([home]))
+          if (!counted) differences.push(say(h, `subvolume ${path} inside the home is outside its quota`));
       }
       return differences;
     },

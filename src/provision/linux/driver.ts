@@ -23,8 +23,11 @@ import { measureUsage } from './usage.ts';
 import { userComponent } from './user/component.ts';
 import { webComponent } from './web/component.ts';
 
-/** How often what escaped an account's quota is brought under it while serving. */
-const QUOTA_SWEEP_MS = 5_000;
+/**
+ * How often, while serving, what escaped an account's quota is brought under it, and what it has
+ * waiting in Postfix's queue is counted again (its mail budget).
+ */
+const SWEEP_MS = 5_000;
 
 export { gecosOf } from './user/component.ts';
 
@@ -75,7 +78,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   for (const service of new Set(components.flatMap((c) => c.services ?? [])))
     coalesceReloads(service, () => reloadCounts.set(service.name, (reloadCounts.get(service.name) ?? 0) + 1));
   let keeper: CertificateKeeper | null = null;
-  let quotaTimer: NodeJS.Timeout | null = null;
+  let sweepTimer: NodeJS.Timeout | null = null;
 
   /**
    * Reloads each service the steps changed, once, after them; and again if they are undone. A
@@ -264,22 +267,25 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     measureUsage: (account) => measureUsage(config, account),
 
     startBackgroundWork(store, log) {
-      // Whatever an account made since that its quota does not count yet (a btrfs subvolume of its
-      // own inside its home) is brought under it, every few seconds.
-      if (ctx.live && !quotaTimer) {
-        let running = false;
-        quotaTimer = setInterval(() => {
-          if (running) return;
-          running = true;
-          void store
-            .accounts()
-            .then((accounts) => user.enforce(accounts))
-            .catch((error: unknown) => log.warn({ err: error }, 'quota enforcement failed'))
-            .finally(() => {
-              running = false;
-            });
-        }, QUOTA_SWEEP_MS);
-        quotaTimer.unref();
+      // Every few seconds: whatever an account made since that its quota does not count yet (a
+      // btrfs subvolume of its own inside its home) is brought under it, and what each account has
+      // waiting in Postfix's queue is counted. Each sweep starts again only once it has ended.
+      if (ctx.live && !sweepTimer) {
+        const sweeps = new Map<string, () => Promise<void>>([
+          ['quota enforcement', async () => user.enforce(await store.accounts())],
+        ]);
+        if (mail) sweeps.set('counting the mail queue', () => mail.listQueue());
+        const running = new Set<string>();
+        sweepTimer = setInterval(() => {
+          for (const [what, run] of sweeps) {
+            if (running.has(what)) continue;
+            running.add(what);
+            void run()
+              .catch((error: unknown) => log.warn({ err: error }, `${what} failed`))
+              .finally(() => running.delete(what));
+          }
+        }, SWEEP_MS);
+        sweepTimer.unref();
       }
       // Certificates are obtained only on a live system: below a test root there is no nginx.
       if (!tls || !web || !ctx.live || keeper) return;
@@ -300,8 +306,8 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     enforceQuotas: (accounts) => user.enforce(accounts),
 
     close: async () => {
-      if (quotaTimer) clearInterval(quotaTimer);
-      quotaTimer = null;
+      if (sweepTimer) clearInterval(sweepTimer);
+      sweepTimer = null;
       await mail?.close();
       await keeper?.close();
       keeper = null;

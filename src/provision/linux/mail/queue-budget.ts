@@ -1,0 +1,194 @@
+// What an account may have waiting in Postfix's queue (CONTRACT §10: one account must not crowd
+// out another). The queue (/var/spool/postfix) is outside every account's disk quota: mail an
+// account sends to a destination that does not answer waits there for days, and an account that
+// sends enough of it fills /var, and every other account's mail stops. So each account has a
+// budget of bytes and of messages waiting; over it, Berth's milters answer its new mail with a
+// temporary refusal (the client, or the account's program, tries again later).
+//
+// Whose mail a message is: its envelope sender's account, as the local-senders table says (an
+// address of the account's domains, or its login completed with Postfix's myorigin). Only what
+// Postfix itself enforces makes the sender the account's: SASL and reject_sender_login_mismatch
+// on submission, postdrop's local_login_sender_maps for sendmail. Mail of no account (root's,
+// the system's users', bounces, mail from outside) is never counted nor refused.
+//
+// What is waiting is learnt from `postqueue -j` every few seconds; what the milters accepted since
+// that listing began is added to it, so that a burst between two listings is counted too.
+import { createInterface } from 'node:readline';
+import { streamCommand } from '../run.ts';
+import { CONTINUE, type Envelope, type MilterPolicy, type Verdict } from './milter.ts';
+
+/** The bounds, each null for none. */
+export interface QueueLimits {
+  /** Bytes of messages waiting (the queue files' message sizes). */
+  bytes: number | null;
+  messages: number | null;
+}
+
+/** The account (login) whose mail a sender address is, or null when it is no account's. */
+export type SenderOwner = (sender: string) => string | null;
+
+/**
+ * The owner of each sender, from the local-senders table (`login login, @domain`, one line an
+ * account): an address of one of its domains, or its login, bare (as sendmail gives it) or
+ * completed with `origin` (Postfix's myorigin, as the queue has it).
+ */
+export function senderOwners(localSenders: string, origin: string): SenderOwner {
+  const byAddress = new Map<string, string>();
+  const byDomain = new Map<string, string>();
+  for (const line of localSenders.split('\n')) {
+    const [login, ...rest] = line.trim().split(/[\s,]+/);
+    if (!login || login.startsWith('#')) continue;
+    for (const value of rest.map((v) => v.toLowerCase())) {
+      if (value.startsWith('@')) byDomain.set(value.slice(1), login);
+      else if (!value.includes('@')) {
+        byAddress.set(value, login);
+        byAddress.set(`${value}@${origin.toLowerCase()}`, login);
+      }
+    }
+  }
+  return (sender) => {
+    const lower = sender.toLowerCase();
+    const domain = lower.includes('@') ? lower.slice(lower.lastIndexOf('@') + 1) : null;
+    return byAddress.get(lower) ?? (domain === null ? null : (byDomain.get(domain) ?? null));
+  };
+}
+
+/** One message of `postqueue -j` (a JSON object a line), or null for a line that is none. */
+export function queuedMessage(line: string): { sender: string; size: number } | null {
+  try {
+    const entry = JSON.parse(line) as { sender?: unknown; message_size?: unknown };
+    if (typeof entry.sender !== 'string' || typeof entry.message_size !== 'number') return null;
+    return { sender: entry.sender, size: entry.message_size };
+  } catch {
+    return null;
+  }
+}
+
+/** Bytes and messages of one account's. */
+export interface QueueUsage {
+  bytes: number;
+  messages: number;
+}
+
+/** A message the milters accepted after a listing had begun, counted until a later one sees it. */
+const LISTING_GRACE_MS = 2_000;
+
+export interface QueueBudget {
+  /**
+   * What the queue held, by account, in a listing begun at `takenAt`: it replaces the last one,
+   * and what the milters accepted well before it began is in it now (or gone: delivered).
+   */
+  observe(waiting: ReadonlyMap<string, QueueUsage>, takenAt: number): void;
+  /** What the account has waiting, as far as Berth knows. */
+  usage(login: string): QueueUsage;
+  /** Whether a message of `size` bytes more (0 when not yet known) keeps the account in budget. */
+  allows(login: string, size: number): boolean;
+  /** A message the milters let by: counted at once, before the next is decided. */
+  accepted(login: string, size: number): void;
+}
+
+export function queueBudget(limits: QueueLimits, now: () => number = Date.now): QueueBudget {
+  let waiting: ReadonlyMap<string, QueueUsage> = new Map();
+  let since: { login: string; size: number; at: number }[] = [];
+  const usage = (login: string): QueueUsage => {
+    const listed = waiting.get(login) ?? { bytes: 0, messages: 0 };
+    const recent = since.filter((entry) => entry.login === login);
+    return {
+      bytes: listed.bytes + recent.reduce((sum, entry) => sum + entry.size, 0),
+      messages: listed.messages + recent.length,
+    };
+  };
+  return {
+    observe(listed, takenAt) {
+      waiting = listed;
+      since = since.filter((entry) => entry.at >= takenAt - LISTING_GRACE_MS);
+    },
+    usage,
+    allows(login, size) {
+      const { bytes, messages } = usage(login);
+      if (limits.messages !== null && messages >= limits.messages) return false;
+      if (limits.bytes === null) return true;
+      // A message larger than the whole budget still goes when nothing else of the account's waits.
+      return size === 0 ? bytes < limits.bytes : bytes === 0 || bytes + size <= limits.bytes;
+    },
+    accepted(login, size) {
+      since.push({ login, size, at: now() });
+    },
+  };
+}
+
+/** The limits as a reply names them. */
+function described(limits: QueueLimits): string {
+  const parts = [
+    limits.bytes === null ? null : `${Math.round(limits.bytes / 1_048_576)} MB`,
+    limits.messages === null ? null : `${limits.messages} message${limits.messages === 1 ? '' : 's'}`,
+  ];
+  return parts.filter(Boolean).join(' or ');
+}
+
+/**
+ * `policy`, and then the budget, for the mail `counts` picks: refused when its sender's account
+ * is over budget, at MAIL FROM and again at the end, when the message's size is known; counted
+ * when let by.
+ */
+export function withQueueBudget(
+  policy: MilterPolicy,
+  budget: QueueBudget,
+  limits: QueueLimits,
+  owners: () => SenderOwner,
+  counts: (envelope: Envelope) => boolean,
+): MilterPolicy {
+  const full = (login: string): Verdict => ({
+    action: 'tempfail',
+    reply: `452 4.3.1 Mail of ${login} waiting to be sent is at its limit (${described(limits)}); try again later`,
+  });
+  const ownerOf = (envelope: Envelope) =>
+    envelope.sender && counts(envelope) ? owners()(envelope.sender) : null;
+  return {
+    readsBody: true,
+    async mailFrom(envelope) {
+      const verdict = await policy.mailFrom(envelope);
+      if (verdict.action !== 'continue') return verdict;
+      const login = ownerOf(envelope);
+      return login === null || budget.allows(login, 0) ? CONTINUE : full(login);
+    },
+    async endOfMessage(envelope) {
+      const verdict = await policy.endOfMessage(envelope);
+      if (verdict.action !== 'continue') return verdict;
+      const login = ownerOf(envelope);
+      if (login === null) return CONTINUE;
+      if (!budget.allows(login, envelope.size)) return full(login);
+      budget.accepted(login, envelope.size);
+      return CONTINUE;
+    },
+  };
+}
+
+/** A policy that lets everything by: what the budget wraps for mail no other check applies to. */
+export const LET_BY: MilterPolicy = { mailFrom: () => CONTINUE, endOfMessage: () => CONTINUE };
+
+/**
+ * Lists the queue with `argv` (`postqueue -j`) and gives the budget what each account has
+ * waiting. Read line by line: a queue of many thousand messages is never held whole.
+ */
+export async function listQueue(
+  argv: readonly string[],
+  budget: QueueBudget,
+  owner: SenderOwner,
+  now: () => number = Date.now,
+): Promise<void> {
+  const takenAt = now();
+  const { output, done } = streamCommand(argv);
+  const waiting = new Map<string, QueueUsage>();
+  for await (const line of createInterface({ input: output, crlfDelay: Number.POSITIVE_INFINITY })) {
+    const message = queuedMessage(line);
+    const login = message && owner(message.sender);
+    if (!message || login === null) continue;
+    const usage = waiting.get(login) ?? { bytes: 0, messages: 0 };
+    usage.bytes += message.size;
+    usage.messages += 1;
+    waiting.set(login, usage);
+  }
+  await done;
+  budget.observe(waiting, takenAt);
+}

@@ -49,15 +49,30 @@ describe('the queue budget', () => {
       assert.equal(owner(sender), null, sender);
   });
 
-  it('reads postqueue -j’s lines, and skips what is none', () => {
-    assert.deepEqual(
-      queuedMessage(
-        '{"queue_name": "deferred", "queue_id": "4F2A1", "arrival_time": 1700000000, "message_size": 10485967, "forced_expire": false, "sender": "alice@alice.example", "recipients": [{"address": "x@unreachable.example", "delay_reason": "connect timed out"}]}',
-      ),
-      { sender: 'alice@alice.example', size: 10485967 },
-    );
-    assert.equal(queuedMessage('postqueue: warning: Mail system is down'), null);
-    assert.equal(queuedMessage('{"sender": "alice@alice.example"}'), null);
+  it('reads postqueue -j’s lines as the sender’s mail, a bounce as its recipient’s, and skips what is none', () => {
+    const listed = (sender: string, recipient: string) =>
+      JSON.stringify({
+        queue_name: 'deferred',
+        queue_id: '4F2A1',
+        arrival_time: 1700000000,
+        message_size: 10485967,
+        forced_expire: false,
+        sender,
+        recipients: [{ address: recipient, delay_reason: 'connect to 192.0.2.1[192.0.2.1]:25: timed out' }],
+      });
+    const alice = { login: 'alice', size: 10485967 };
+    assert.deepEqual(queuedMessage(listed('alice@alice.example', 'x@[192.0.2.1]'), owner), alice);
+    assert.deepEqual(queuedMessage(listed('', 'alice@host.example'), owner), alice);
+    assert.deepEqual(queuedMessage(listed('bob@example.net', 'alice@alice.example'), owner), {
+      login: null,
+      size: 10485967,
+    });
+    assert.deepEqual(queuedMessage(listed('', 'someone@example.net'), owner), {
+      login: null,
+      size: 10485967,
+    });
+    assert.equal(queuedMessage('postqueue: warning: Mail system is down', owner), null);
+    assert.equal(queuedMessage('{"sender": "alice@alice.example"}', owner), null);
   });
 
   it('allows an account’s mail until its bytes or its messages are spent', () => {
@@ -185,6 +200,7 @@ describe('the queue budget', () => {
         line('alice@host.example', 2 * MB),
         line('root@host.example', 30 * MB),
         line('', 5_000),
+        JSON.stringify({ message_size: 3_000, sender: '', recipients: [{ address: 'bob@bob.example' }] }),
         'not json',
         line('bob@bob.example', 1_000),
         '',
@@ -193,7 +209,7 @@ describe('the queue budget', () => {
     const budget = queueBudget({ bytes: 12 * MB, messages: null });
     await listQueue(['/usr/bin/cat', listing], budget, owner);
     assert.deepEqual(budget.usage('alice'), { bytes: 12 * MB, messages: 2 });
-    assert.deepEqual(budget.usage('bob'), { bytes: 1_000, messages: 1 });
+    assert.deepEqual(budget.usage('bob'), { bytes: 4_000, messages: 2 });
     assert.deepEqual(budget.usage('root'), { bytes: 0, messages: 0 });
     assert.equal(budget.allows('alice', 0), false);
     await assert.rejects(listQueue(['/usr/bin/false'], budget, owner), /false failed/);

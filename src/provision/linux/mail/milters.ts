@@ -4,7 +4,6 @@
 // any message signed). The sender policy is every smtpd's (submission and port 25); the local
 // milter is cleanup's for the mail the account's own programs hand to sendmail, where the only
 // check left to make is the queue budget (postdrop has already held the sender to the account's).
-import { readFileSync } from 'node:fs';
 import type { Server, Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
@@ -47,11 +46,13 @@ function serverAddress(ip: string): boolean {
 
 /** Postfix's myorigin, which completes a bare sender (`alice` from sendmail) in the queue. */
 async function postfixOrigin(ctx: LinuxContext): Promise<string> {
-  const { stdout } = await ctx.runner.run(['/usr/sbin/postconf', '-x', '-h', 'myorigin']);
-  const origin = stdout.trim();
-  // Debian's main.cf names a file (/etc/mailname) holding it.
+  const setting = async (name: string) =>
+    (await ctx.runner.run(['/usr/sbin/postconf', '-x', '-h', name])).stdout.trim();
+  const origin = await setting('myorigin');
   if (!origin.startsWith('/')) return origin;
-  return readFileSync(ctx.path(origin), 'utf8').split('\n')[0]!.trim();
+  // Debian's main.cf names a file (/etc/mailname) holding it; without one, myhostname stands in.
+  const named = readIfExists(ctx.path(origin))?.split('\n')[0]?.trim();
+  return named || setting('myhostname');
 }
 
 /** The milters' directories and Berth's milters, served; `tables` are the Postfix tables they read. */

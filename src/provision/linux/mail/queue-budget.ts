@@ -9,7 +9,8 @@
 // address of the account's domains, or its login completed with Postfix's myorigin). Only what
 // Postfix itself enforces makes the sender the account's: SASL and reject_sender_login_mismatch
 // on submission, postdrop's local_login_sender_maps for sendmail. Mail of no account (root's,
-// the system's users', bounces, mail from outside) is never counted nor refused.
+// the system's users', mail from outside) is never counted nor refused. A bounce waiting in the
+// queue is the account's it returns to: what an account's mail brings back is its own too.
 //
 // What is waiting is learnt from `postqueue -j` every few seconds; what the milters accepted since
 // that listing began is added to it, so that a burst between two listings is counted too.
@@ -53,15 +54,28 @@ export function senderOwners(localSenders: string, origin: string): SenderOwner 
   };
 }
 
-/** One message of `postqueue -j` (a JSON object a line), or null for a line that is none. */
-export function queuedMessage(line: string): { sender: string; size: number } | null {
+/**
+ * One message of `postqueue -j` (a JSON object a line) and whose it is, or null for a line that is
+ * none: its sender's, or, for a bounce (the null sender), that of the address it returns to. An
+ * account's refused or undeliverable mail comes back to it as bounces, which wait in the queue
+ * too when its own address does not take them.
+ */
+export function queuedMessage(
+  line: string,
+  owner: SenderOwner,
+): { login: string | null; size: number } | null {
+  let entry: { sender?: unknown; message_size?: unknown; recipients?: unknown };
   try {
-    const entry = JSON.parse(line) as { sender?: unknown; message_size?: unknown };
-    if (typeof entry.sender !== 'string' || typeof entry.message_size !== 'number') return null;
-    return { sender: entry.sender, size: entry.message_size };
+    entry = JSON.parse(line);
   } catch {
     return null;
   }
+  if (typeof entry.sender !== 'string' || typeof entry.message_size !== 'number') return null;
+  const recipients = Array.isArray(entry.recipients) ? (entry.recipients as { address?: unknown }[]) : [];
+  const returnedTo = recipients[0]?.address;
+  const bounce = entry.sender === '' || entry.sender === 'MAILER-DAEMON';
+  const login = bounce ? (typeof returnedTo === 'string' ? owner(returnedTo) : null) : owner(entry.sender);
+  return { login, size: entry.message_size };
 }
 
 /** Bytes and messages of one account's. */
@@ -181,13 +195,12 @@ export async function listQueue(
   const { output, done } = streamCommand(argv);
   const waiting = new Map<string, QueueUsage>();
   for await (const line of createInterface({ input: output, crlfDelay: Number.POSITIVE_INFINITY })) {
-    const message = queuedMessage(line);
-    const login = message && owner(message.sender);
-    if (!message || login === null) continue;
-    const usage = waiting.get(login) ?? { bytes: 0, messages: 0 };
+    const message = queuedMessage(line, owner);
+    if (!message?.login) continue;
+    const usage = waiting.get(message.login) ?? { bytes: 0, messages: 0 };
     usage.bytes += message.size;
     usage.messages += 1;
-    waiting.set(login, usage);
+    waiting.set(message.login, usage);
   }
   await done;
   budget.observe(waiting, takenAt);

@@ -60,14 +60,16 @@ describe('the queue budget', () => {
         sender,
         recipients: [{ address: recipient, delay_reason: 'connect to 192.0.2.1[192.0.2.1]:25: timed out' }],
       });
-    const alice = { login: 'alice', size: 10485967 };
+    const alice = { id: '4F2A1', login: 'alice', size: 10485967 };
     assert.deepEqual(queuedMessage(listed('alice@alice.example', 'x@[192.0.2.1]'), owner), alice);
     assert.deepEqual(queuedMessage(listed('', 'alice@host.example'), owner), alice);
     assert.deepEqual(queuedMessage(listed('bob@example.net', 'alice@alice.example'), owner), {
+      id: '4F2A1',
       login: null,
       size: 10485967,
     });
     assert.deepEqual(queuedMessage(listed('', 'someone@example.net'), owner), {
+      id: '4F2A1',
       login: null,
       size: 10485967,
     });
@@ -80,33 +82,41 @@ describe('the queue budget', () => {
     assert.equal(budget.allows('alice', 0), true);
     // Larger than the whole budget, but nothing else of alice's waits: it goes.
     assert.equal(budget.allows('alice', 60 * MB), true);
-    budget.accepted('alice', 45 * MB);
+    budget.accepted('alice', 45 * MB, 'Q1');
     assert.equal(budget.allows('alice', 0), true);
     assert.equal(budget.allows('alice', 5 * MB), true);
     assert.equal(budget.allows('alice', 6 * MB), false, 'over the bytes at the end of the message');
-    budget.accepted('alice', 5 * MB);
+    budget.accepted('alice', 5 * MB, 'Q2');
     assert.equal(budget.allows('alice', 0), false, 'at the bytes: refused at MAIL FROM');
     assert.deepEqual(budget.usage('alice'), { bytes: 50 * MB, messages: 2 });
     assert.equal(budget.allows('bob', 10 * MB), true, 'bob has a budget of his own');
-    budget.accepted('bob', 1);
-    budget.accepted('bob', 1);
+    budget.accepted('bob', 1, 'Q3');
+    budget.accepted('bob', 1, 'Q4');
     assert.equal(budget.allows('bob', 1), true);
-    budget.accepted('bob', 1);
+    budget.accepted('bob', 1, 'Q5');
     assert.equal(budget.allows('bob', 1), false, 'at the messages');
   });
 
-  it('takes a listing’s counts for what was accepted before it began, and keeps what came after', () => {
+  it('counts what it accepted until a listing shows it by its queue ID, or one begun well after it does not', () => {
     let now = 100_000;
     const budget = queueBudget({ bytes: 10 * MB, messages: null }, () => now);
-    budget.accepted('alice', 4 * MB);
+    budget.accepted('alice', 4 * MB, 'A1');
+    budget.accepted('alice', 1 * MB, 'A2');
     now = 110_000;
-    budget.accepted('alice', 3 * MB);
-    // A listing begun at 109,000: the first message is in it (or delivered), the second may not be.
-    budget.observe(new Map([['alice', { bytes: 4 * MB, messages: 1 }]]), 109_000);
-    assert.deepEqual(budget.usage('alice'), { bytes: 7 * MB, messages: 2 });
+    budget.accepted('alice', 3 * MB, 'A3');
+    budget.accepted('alice', 2 * MB, 'A4');
+    // A listing begun at 109,000 shows A1 and A4 (each counted once); A2 was delivered before it;
+    // A3, accepted since, is not in it yet.
+    const listed = (bytes: number, ...ids: string[]) => ({
+      waiting: new Map([['alice', { bytes, messages: ids.length }]]),
+      ids: new Set(ids),
+      takenAt: 109_000,
+    });
+    budget.observe(listed(6 * MB, 'A1', 'A4'));
+    assert.deepEqual(budget.usage('alice'), { bytes: 9 * MB, messages: 3 });
     now = 120_000;
     // Everything delivered: the next listing finds nothing of alice's.
-    budget.observe(new Map(), 119_000);
+    budget.observe({ waiting: new Map(), ids: new Set(), takenAt: 119_000 });
     assert.deepEqual(budget.usage('alice'), { bytes: 0, messages: 0 });
     assert.equal(budget.allows('alice', 9 * MB), true);
   });
@@ -141,7 +151,7 @@ describe('the queue budget', () => {
     assert.deepEqual(budget.usage('alice'), { bytes: 20 * MB, messages: 2 });
   });
 
-  it('on mail from sendmail, tempfails an account over budget and never root’s or the system’s own', async () => {
+  it('on mail from sendmail, returns an account’s mail over budget to it, and never refuses root’s or the system’s own', async () => {
     const limits = { bytes: null, messages: 1 };
     const budget = queueBudget(limits);
     const local = withQueueBudget(
@@ -150,11 +160,12 @@ describe('the queue budget', () => {
       limits,
       () => owner,
       () => true,
+      'reject',
     );
     assert.equal(reply(await local.endOfMessage(envelope('alice@host.example', 100))), 'continue');
     assert.equal(
       reply(await local.mailFrom(envelope('alice@host.example', 0))),
-      '452 4.3.1 Mail of alice waiting to be sent is at its limit (1 message); try again later',
+      '550 5.3.1 Mail of alice waiting to be sent is at its limit (1 message); this message is returned',
     );
     assert.equal(
       reply(await local.mailFrom(envelope('alice@alice.example', 0))),

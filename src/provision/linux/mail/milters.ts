@@ -16,6 +16,7 @@ import {
   listQueue,
   type QueueLimits,
   queueBudget,
+  type Refusal,
   senderOwners,
   withQueueBudget,
 } from './queue-budget.ts';
@@ -77,8 +78,11 @@ export async function startMilters(
   const budget = queueBudget(limits);
   const origin = budgeted ? await postfixOrigin(ctx) : '';
   const owners = () => senderOwners(readIfExists(tables.localSenders) ?? '', origin);
-  const budgeting = (policy: MilterPolicy, counts: Parameters<typeof withQueueBudget>[4]) =>
-    budgeted ? withQueueBudget(policy, budget, limits, owners, counts) : policy;
+  const budgeting = (
+    policy: MilterPolicy,
+    counts: Parameters<typeof withQueueBudget>[4],
+    refusal: Refusal = 'tempfail',
+  ) => (budgeted ? withQueueBudget(policy, budget, limits, owners, counts, refusal) : policy);
 
   const senders = senderPolicy({
     senders: () => parseSenders(readIfExists(tables.senders) ?? ''),
@@ -88,7 +92,7 @@ export async function startMilters(
   // On smtpd, only submission's mail is an account's to count: port 25's comes from elsewhere.
   const served = [await serve(ctx, POLICY_SOCKET, postfix.gid, budgeting(senders, submitted))];
   // From sendmail, every sender an account may give is its own (postdrop saw to it).
-  const local = budgeting(LET_BY, () => true);
+  const local = budgeting(LET_BY, () => true, 'reject');
   if (budgeted) served.push(await serve(ctx, LOCAL_SOCKET, postfix.gid, local));
 
   return {

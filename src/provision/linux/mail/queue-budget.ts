@@ -63,8 +63,8 @@ export function senderOwners(localSenders: string, origin: string): SenderOwner 
 export function queuedMessage(
   line: string,
   owner: SenderOwner,
-): { login: string | null; size: number } | null {
-  let entry: { sender?: unknown; message_size?: unknown; recipients?: unknown };
+): { id: string; login: string | null; size: number } | null {
+  let entry: { queue_id?: unknown; sender?: unknown; message_size?: unknown; recipients?: unknown };
   try {
     entry = JSON.parse(line);
   } catch {
@@ -75,7 +75,7 @@ export function queuedMessage(
   const returnedTo = recipients[0]?.address;
   const bounce = entry.sender === '' || entry.sender === 'MAILER-DAEMON';
   const login = bounce ? (typeof returnedTo === 'string' ? owner(returnedTo) : null) : owner(entry.sender);
-  return { login, size: entry.message_size };
+  return { id: String(entry.queue_id ?? ''), login, size: entry.message_size };
 }
 
 /** Bytes and messages of one account's. */
@@ -84,26 +84,35 @@ export interface QueueUsage {
   messages: number;
 }
 
-/** A message the milters accepted after a listing had begun, counted until a later one sees it. */
+/**
+ * A message the milters accepted is counted until a listing shows it by its queue ID, or, when none
+ * does, until one begun this long after it (it was delivered before): Postfix writes the queue
+ * file's last records just after the milter's answer.
+ */
 const LISTING_GRACE_MS = 2_000;
 
+/** What a listing of the queue found: each account's waiting mail, and every queue ID it saw. */
+export interface QueueListing {
+  waiting: ReadonlyMap<string, QueueUsage>;
+  ids: ReadonlySet<string>;
+  /** When the listing began. */
+  takenAt: number;
+}
+
 export interface QueueBudget {
-  /**
-   * What the queue held, by account, in a listing begun at `takenAt`: it replaces the last one,
-   * and what the milters accepted well before it began is in it now (or gone: delivered).
-   */
-  observe(waiting: ReadonlyMap<string, QueueUsage>, takenAt: number): void;
+  /** What the queue held: it replaces the last listing; what the milters accepted and it saw is in it. */
+  observe(listing: QueueListing): void;
   /** What the account has waiting, as far as Berth knows. */
   usage(login: string): QueueUsage;
   /** Whether a message of `size` bytes more (0 when not yet known) keeps the account in budget. */
   allows(login: string, size: number): boolean;
-  /** A message the milters let by: counted at once, before the next is decided. */
-  accepted(login: string, size: number): void;
+  /** A message the milters let by (`id`: its queue ID): counted at once, before the next is decided. */
+  accepted(login: string, size: number, id: string): void;
 }
 
 export function queueBudget(limits: QueueLimits, now: () => number = Date.now): QueueBudget {
   let waiting: ReadonlyMap<string, QueueUsage> = new Map();
-  let since: { login: string; size: number; at: number }[] = [];
+  let since: { login: string; size: number; id: string; at: number }[] = [];
   const usage = (login: string): QueueUsage => {
     const listed = waiting.get(login) ?? { bytes: 0, messages: 0 };
     const recent = since.filter((entry) => entry.login === login);
@@ -113,9 +122,11 @@ export function queueBudget(limits: QueueLimits, now: () => number = Date.now): 
     };
   };
   return {
-    observe(listed, takenAt) {
-      waiting = listed;
-      since = since.filter((entry) => entry.at >= takenAt - LISTING_GRACE_MS);
+    observe(listing) {
+      waiting = listing.waiting;
+      since = since.filter(
+        (entry) => !listing.ids.has(entry.id) && entry.at >= listing.takenAt - LISTING_GRACE_MS,
+      );
     },
     usage,
     allows(login, size) {
@@ -125,8 +136,8 @@ export function queueBudget(limits: QueueLimits, now: () => number = Date.now): 
       // A message larger than the whole budget still goes when nothing else of the account's waits.
       return size === 0 ? bytes < limits.bytes : bytes === 0 || bytes + size <= limits.bytes;
     },
-    accepted(login, size) {
-      since.push({ login, size, at: now() });
+    accepted(login, size, id) {
+      since.push({ login, size, id, at: now() });
     },
   };
 }
@@ -140,10 +151,15 @@ function described(limits: QueueLimits): string {
   return parts.filter(Boolean).join(' or ');
 }
 
+/** How mail over budget is refused: for now (a client tries again), or for good (returned). */
+export type Refusal = 'tempfail' | 'reject';
+
 /**
  * `policy`, and then the budget, for the mail `counts` picks: refused when its sender's account
  * is over budget, at MAIL FROM and again at the end, when the message's size is known; counted
- * when let by.
+ * when let by. An SMTP client is told to try again later; mail from sendmail is returned to its
+ * sender (`reject`): Postfix keeps mail a milter tempfails in the maildrop and offers it again at
+ * once, over and over, and the maildrop fills as the queue would have.
  */
 export function withQueueBudget(
   policy: MilterPolicy,
@@ -151,11 +167,18 @@ export function withQueueBudget(
   limits: QueueLimits,
   owners: () => SenderOwner,
   counts: (envelope: Envelope) => boolean,
+  refusal: Refusal = 'tempfail',
 ): MilterPolicy {
-  const full = (login: string): Verdict => ({
-    action: 'tempfail',
-    reply: `452 4.3.1 Mail of ${login} waiting to be sent is at its limit (${described(limits)}); try again later`,
-  });
+  const full = (login: string): Verdict =>
+    refusal === 'tempfail'
+      ? {
+          action: 'tempfail',
+          reply: `452 4.3.1 Mail of ${login} waiting to be sent is at its limit (${described(limits)}); try again later`,
+        }
+      : {
+          action: 'reject',
+          reply: `550 5.3.1 Mail of ${login} waiting to be sent is at its limit (${described(limits)}); this message is returned`,
+        };
   const ownerOf = (envelope: Envelope) =>
     envelope.sender && counts(envelope) ? owners()(envelope.sender) : null;
   return {
@@ -172,7 +195,7 @@ export function withQueueBudget(
       const login = ownerOf(envelope);
       if (login === null) return CONTINUE;
       if (!budget.allows(login, envelope.size)) return full(login);
-      budget.accepted(login, envelope.size);
+      budget.accepted(login, envelope.size, envelope.macros.get('i') ?? '');
       return CONTINUE;
     },
   };
@@ -194,8 +217,10 @@ export async function listQueue(
   const takenAt = now();
   const { output, done } = streamCommand(argv);
   const waiting = new Map<string, QueueUsage>();
+  const ids = new Set<string>();
   for await (const line of createInterface({ input: output, crlfDelay: Number.POSITIVE_INFINITY })) {
     const message = queuedMessage(line, owner);
+    if (message) ids.add(message.id);
     if (!message?.login) continue;
     const usage = waiting.get(message.login) ?? { bytes: 0, messages: 0 };
     usage.bytes += message.size;
@@ -203,5 +228,5 @@ export async function listQueue(
     waiting.set(message.login, usage);
   }
   await done;
-  budget.observe(waiting, takenAt);
+  budget.observe({ waiting, ids, takenAt });
 }

@@ -101,8 +101,9 @@ export interface LinuxConfig {
   imapPort: number;
   submissionPort: number;
   /**
-   * Postfix's queue directory: the milters' sockets are in it (`berth/sender-policy.sock`, Berth's;
-   * `opendkim/opendkim.sock`), where its chrooted smtpd finds them.
+   * Postfix's queue directory: the milters' sockets are in it (`berth/sender-policy.sock` and
+   * `berth/local-mail.sock`, Berth's; `opendkim/opendkim.sock`), where its chrooted daemons find
+   * them.
    */
   postfixQueueDir: string;
   /** The DNS server (`address` or `address:port`) SPF is checked with; empty: the system's. */

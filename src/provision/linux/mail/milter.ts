@@ -12,7 +12,11 @@ const SMFIP_NOBODY = 0x10;
 const MAX_PACKET = 1 << 20;
 
 /** What the filter answers at a stage: go on, or refuse with an SMTP reply. */
-export type Verdict = { action: 'continue' } | { action: 'reject' | 'tempfail'; reply: string };
+export type Verdict =
+  | { action: 'continue' }
+  | { action: 'reject' | 'tempfail'; reply: string }
+  /** Accepted and dropped: no delivery, no bounce (Postfix logs it). */
+  | { action: 'discard' };
 
 export const CONTINUE: Verdict = { action: 'continue' };
 
@@ -63,9 +67,10 @@ export function packet(command: string, data: Buffer = Buffer.alloc(0)): Buffer 
   return Buffer.concat([head, data]);
 }
 
-/** The packet answering a verdict: continue, or a reply code of the policy's own. */
+/** The packet answering a verdict: continue, discard, or a reply code of the policy's own. */
 export function verdictPacket(verdict: Verdict): Buffer {
   if (verdict.action === 'continue') return packet('c');
+  if (verdict.action === 'discard') return packet('d');
   return packet('y', Buffer.from(`${verdict.reply}\0`, 'latin1'));
 }
 

@@ -155,11 +155,20 @@ function described(limits: QueueLimits): string {
 export type Refusal = 'tempfail' | 'reject';
 
 /**
+ * How often an account's mail over budget is returned to it (`reject`); the rest of its mail over
+ * budget in between is dropped. Each return is a bounce waiting in the queue when the account's
+ * address does not take it: returning every message would let a loop of sendmail fill the queue
+ * with bounces instead.
+ */
+const RETURN_EVERY_MS = 60_000;
+
+/**
  * `policy`, and then the budget, for the mail `counts` picks: refused when its sender's account
  * is over budget, at MAIL FROM and again at the end, when the message's size is known; counted
  * when let by. An SMTP client is told to try again later; mail from sendmail is returned to its
  * sender (`reject`): Postfix keeps mail a milter tempfails in the maildrop and offers it again at
- * once, over and over, and the maildrop fills as the queue would have.
+ * once, over and over, and the maildrop fills as the queue would have. Of that, one message a
+ * minute is returned, the rest dropped (RETURN_EVERY_MS).
  */
 export function withQueueBudget(
   policy: MilterPolicy,
@@ -168,9 +177,16 @@ export function withQueueBudget(
   owners: () => SenderOwner,
   counts: (envelope: Envelope) => boolean,
   refusal: Refusal = 'tempfail',
+  now: () => number = Date.now,
 ): MilterPolicy {
-  const full = (login: string): Verdict =>
-    refusal === 'tempfail'
+  const returned = new Map<string, number>();
+  const full = (login: string): Verdict => {
+    if (refusal === 'reject') {
+      const last = returned.get(login);
+      if (last !== undefined && now() - last < RETURN_EVERY_MS) return { action: 'discard' };
+      returned.set(login, now());
+    }
+    return refusal === 'tempfail'
       ? {
           action: 'tempfail',
           reply: `452 4.3.1 Mail of ${login} waiting to be sent is at its limit (${described(limits)}); try again later`,
@@ -179,6 +195,7 @@ export function withQueueBudget(
           action: 'reject',
           reply: `550 5.3.1 Mail of ${login} waiting to be sent is at its limit (${described(limits)}); this message is returned`,
         };
+  };
   const ownerOf = (envelope: Envelope) =>
     envelope.sender && counts(envelope) ? owners()(envelope.sender) : null;
   return {

@@ -101,12 +101,17 @@ export interface LinuxConfig {
   imapPort: number;
   submissionPort: number;
   /**
-   * Postfix's queue directory: the milters' sockets are in it (`berth/sender-policy.sock`, Berth's;
-   * `opendkim/opendkim.sock`), where its chrooted smtpd finds them.
+   * Postfix's queue directory: the milters' sockets are in it (`berth/sender-policy.sock` and
+   * `berth/local-mail.sock`, Berth's; `opendkim/opendkim.sock`), where its chrooted daemons find
+   * them.
    */
   postfixQueueDir: string;
   /** The DNS server (`address` or `address:port`) SPF is checked with; empty: the system's. */
   mailDnsServer: string;
+  /** The MB of mail an account may have waiting in Postfix's queue; null for no bound. */
+  mailQueueLimit: number | null;
+  /** The messages an account may have waiting in Postfix's queue; null for no bound. */
+  mailQueueMessages: number | null;
   reloadMail: string[];
   /** The pid file of Postfix's master, watched so that a reload is waited for. */
   postfixPidFile: string;
@@ -188,6 +193,8 @@ export function linuxDefaults(): LinuxConfig {
     submissionPort: 587,
     postfixQueueDir: '/var/spool/postfix',
     mailDnsServer: '',
+    mailQueueLimit: 50,
+    mailQueueMessages: 1000,
     reloadMail: ['/usr/sbin/postfix', 'reload'],
     postfixPidFile: '/var/spool/postfix/pid/master.pid',
     reloadImap: ['/usr/bin/doveadm', 'reload'],
@@ -249,6 +256,8 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.submission_port': ['linux.submissionPort', servicePort],
   'linux.postfix_queue_dir': ['linux.postfixQueueDir', absolutePath],
   'linux.mail_dns_server': ['linux.mailDnsServer', dnsServer],
+  'linux.mail_queue_limit': ['linux.mailQueueLimit', unlimitedOr(wholeNumber(1, 1_048_576))],
+  'linux.mail_queue_messages': ['linux.mailQueueMessages', unlimitedOr(wholeNumber(1, 10_000_000))],
   'linux.reload_mail': ['linux.reloadMail', command],
   'linux.postfix_pid_file': ['linux.postfixPidFile', absolutePath],
   'linux.reload_imap': ['linux.reloadImap', command],

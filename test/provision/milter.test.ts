@@ -4,7 +4,13 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { packet, packetReader, serveMilter } from '../../src/provision/linux/mail/milter.ts';
+import {
+  CONTINUE,
+  type Envelope,
+  packet,
+  packetReader,
+  serveMilter,
+} from '../../src/provision/linux/mail/milter.ts';
 import {
   fromAddresses,
   namedDomains,
@@ -128,6 +134,39 @@ describe('the milter protocol', () => {
     }
   });
 
+  it('asks for the body when the policy counts it, and sizes the message by its headers and body', async () => {
+    const socketPath = join(tempDir('berth-milter-'), 'policy.sock');
+    const sizes: number[] = [];
+    const counting = {
+      readsBody: true,
+      mailFrom: () => CONTINUE,
+      endOfMessage: (envelope: Envelope) => {
+        sizes.push(envelope.size);
+        return CONTINUE;
+      },
+    };
+    const { server } = serveMilter(counting, (error) => assert.fail(String(error)));
+    await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+    try {
+      const postfix = await postfixTalking(socketPath);
+      postfix.send(optneg());
+      assert.equal((await postfix.next()).data.readUInt32BE(8), 0, 'no step skipped');
+      assert.equal(await postfix.ask(packet('M', z('<alice@alice.example>'))), 'c');
+      assert.equal(await postfix.ask(packet('L', z('Subject', 'hi'))), 'c');
+      assert.equal(await postfix.ask(packet('N')), 'c');
+      assert.equal(await postfix.ask(packet('B', Buffer.alloc(65_535, 'a'))), 'c');
+      assert.equal(await postfix.ask(packet('B', Buffer.from('end\r\n'))), 'c');
+      assert.equal(await postfix.ask(packet('E')), 'c');
+      // The next message starts from nothing.
+      assert.equal(await postfix.ask(packet('M', z('<alice@alice.example>'))), 'c');
+      assert.equal(await postfix.ask(packet('E')), 'c');
+      assert.deepEqual(sizes, ['Subject: hi\r\n'.length + 65_535 + 5, 0]);
+      postfix.socket.destroy();
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('tempfails a message when the policy fails, and drops a connection that sends no milter packet', async () => {
     const socketPath = join(tempDir('berth-milter-'), 'policy.sock');
     const errors: unknown[] = [];
@@ -166,6 +205,7 @@ describe('the sender policy', () => {
     helo: 'client.example',
     sender,
     headers: froms.map((value) => ({ name: 'From', value })),
+    size: 0,
   });
   const inbound = (address: string, sender: string, ...froms: string[]) => ({
     macros: new Map([['daemon_name', 'mail.example']]),
@@ -173,6 +213,7 @@ describe('the sender policy', () => {
     helo: 'client.example',
     sender,
     headers: [...froms.map((value) => ({ name: 'From', value })), { name: 'Subject', value: 'hi' }],
+    size: 0,
   });
   const reply = (verdict: { action: string; reply?: string }) => verdict.reply ?? verdict.action;
 

@@ -23,8 +23,13 @@ import { measureUsage } from './usage.ts';
 import { userComponent } from './user/component.ts';
 import { webComponent } from './web/component.ts';
 
-/** How often what escaped an account's quota is brought under it while serving. */
+/**
+ * How often, while serving, what escaped an account's quota is brought under it (a sweep of two
+ * commands), and what each account has waiting in Postfix's queue is counted again (its mail
+ * budget: a listing of the whole queue).
+ */
 const QUOTA_SWEEP_MS = 1_000;
+const QUEUE_SWEEP_MS = 5_000;
 
 export { gecosOf } from './user/component.ts';
 
@@ -75,7 +80,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   for (const service of new Set(components.flatMap((c) => c.services ?? [])))
     coalesceReloads(service, () => reloadCounts.set(service.name, (reloadCounts.get(service.name) ?? 0) + 1));
   let keeper: CertificateKeeper | null = null;
-  let quotaTimer: NodeJS.Timeout | null = null;
+  const sweepTimers: NodeJS.Timeout[] = [];
 
   /**
    * Reloads each service the steps changed, once, after them; and again if they are undone. A
@@ -265,21 +270,27 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
 
     startBackgroundWork(store, log) {
       // Whatever an account made since that its quota does not count yet (a btrfs subvolume of its
-      // own inside its home) is brought under it, every second.
-      if (ctx.live && !quotaTimer) {
-        let running = false;
-        quotaTimer = setInterval(() => {
-          if (running) return;
-          running = true;
-          void store
-            .accounts()
-            .then((accounts) => user.enforce(accounts))
-            .catch((error: unknown) => log.warn({ err: error }, 'quota enforcement failed'))
-            .finally(() => {
-              running = false;
-            });
-        }, QUOTA_SWEEP_MS);
-        quotaTimer.unref();
+      // own inside its home) is brought under it, and what each account has waiting in Postfix's
+      // queue is counted. Each sweep starts again only once it has ended.
+      if (ctx.live && sweepTimers.length === 0) {
+        const sweeps: [string, number, () => Promise<void>][] = [
+          ['quota enforcement', QUOTA_SWEEP_MS, async () => user.enforce(await store.accounts())],
+        ];
+        if (mail) sweeps.push(['counting the mail queue', QUEUE_SWEEP_MS, () => mail.listQueue()]);
+        for (const [what, every, run] of sweeps) {
+          let running = false;
+          const timer = setInterval(() => {
+            if (running) return;
+            running = true;
+            void run()
+              .catch((error: unknown) => log.warn({ err: error }, `${what} failed`))
+              .finally(() => {
+                running = false;
+              });
+          }, every);
+          timer.unref();
+          sweepTimers.push(timer);
+        }
       }
       // Certificates are obtained only on a live system: below a test root there is no nginx.
       if (!tls || !web || !ctx.live || keeper) return;
@@ -300,8 +311,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     enforceQuotas: (accounts) => user.enforce(accounts),
 
     close: async () => {
-      if (quotaTimer) clearInterval(quotaTimer);
-      quotaTimer = null;
+      for (const timer of sweepTimers.splice(0)) clearInterval(timer);
       await mail?.close();
       await keeper?.close();
       keeper = null;

@@ -12,8 +12,6 @@
 // reloaded once per call. Suspension takes the account's logins out of the logins
 // table (and the user component locks the password): nothing can log in, but mail still arrives.
 import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
-import type { Server, Socket } from 'node:net';
-import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { type Component, type LinuxContext, type LinuxStep, type Service, strayFiles } from '../context.ts';
@@ -21,11 +19,8 @@ import { dkimKeyFile, signsMail } from '../dns/dkim.ts';
 import {
   domainFile,
   giveFile,
-  giveSocket,
   makePrivateDirectory,
-  makeServiceDirectory,
   readIfExists,
-  removeFile,
   restoreFile,
   writeFileAtomic,
 } from '../files.ts';
@@ -33,21 +28,14 @@ import { findSystemUser, shadowPasswords, systemGroupId } from '../passwd.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
 import { childrenOf, waitFor } from '../wait.ts';
-import { serveMilter } from './milter.ts';
-import { ORIGINATING, parseSenders, senderPolicy, spfChecker } from './sender-policy.ts';
+import { DKIM_SOCKET, LOCAL_SOCKET, type Milters, POLICY_SOCKET, startMilters } from './milters.ts';
+import { ORIGINATING } from './sender-policy.ts';
 
 const MAILDIR_MODE = 0o700;
 /** Tables that list the tenants: readable by root and the one service that reads them. */
 const TABLE_MODE = 0o640;
 /** The records of mail domains, and their directory: root's alone. */
 const RECORD_MODE = 0o600;
-/**
- * The milters' sockets, in directories of Postfix's queue directory (where its chrooted smtpd finds
- * them by a relative name) that only root, Postfix's group and the milter's user may enter: no
- * account reaches a milter (one that reached OpenDKIM would have any message signed).
- */
-const POLICY_SOCKET = 'berth/sender-policy.sock';
-const DKIM_SOCKET = 'opendkim/opendkim.sock';
 
 /** What the tables say about one mail domain. */
 interface MailDomain {
@@ -64,16 +52,10 @@ interface MailDomain {
 }
 
 export interface MailComponent extends Component {
-  /** Stops the sender-policy milter (Postfix then tempfails mail until it is back). */
+  /** Learns what each account has waiting in Postfix's queue (its budget: milters.ts). */
+  listQueue(): Promise<void>;
+  /** Stops Berth's milters (Postfix then tempfails mail until they are back). */
   close(): Promise<void>;
-}
-
-/** Whether `ip` is an address of this server's interfaces, as they are now (loopback included). */
-function serverAddress(ip: string): boolean {
-  const plain = ip.replace(/^::ffff:(?=\d+\.)/i, '').toLowerCase();
-  return Object.values(networkInterfaces()).some((addresses) =>
-    (addresses ?? []).some((address) => address.address.toLowerCase() === plain),
-  );
 }
 
 export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): MailComponent {
@@ -129,33 +111,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     },
   };
 
-  let policyServer: { server: Server; connections: Set<Socket> } | null = null;
-
-  /** The milters' directories in Postfix's queue directory, and Berth's sender-policy milter. */
-  async function startSenderPolicy(): Promise<void> {
-    if (policyServer) return;
-    const postfix = findSystemUser(ctx.root, 'postfix');
-    const opendkim = findSystemUser(ctx.root, 'opendkim');
-    if (!postfix) throw new Error('the mail component needs Postfix (no postfix user)');
-    const socket = ctx.path(join(linux.postfixQueueDir, POLICY_SOCKET));
-    const socketDirectory = (path: string, owner: number, mode: number) =>
-      makeServiceDirectory(ctx.path(join(linux.postfixQueueDir, path, '..')), owner, postfix.gid, mode);
-    socketDirectory(POLICY_SOCKET, 0, 0o750);
-    if (opendkim) socketDirectory(DKIM_SOCKET, opendkim.uid, 0o2750);
-    const policy = senderPolicy({
-      senders: () => parseSenders(readIfExists(tables.senders) ?? ''),
-      spfPasses: spfChecker(linux.mailDnsServer, config.hostName),
-      isOwnAddress: serverAddress,
-    });
-    const served = serveMilter(policy, (error) => process.emitWarning(`sender policy: ${String(error)}`));
-    removeFile(socket);
-    await new Promise<void>((resolve, reject) => {
-      served.server.once('error', reject);
-      served.server.listen(socket, () => resolve());
-    });
-    giveSocket(socket, 0, postfix.gid, 0o660);
-    policyServer = served;
-  }
+  let milters: Milters | null = null;
 
   function records(): MailDomain[] {
     const dir = ctx.path(linux.mailDir);
@@ -304,7 +260,8 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       makePrivateDirectory(ctx.path(linux.mailDir));
       writeTables();
       if (!ctx.live) return;
-      await startSenderPolicy();
+      milters ??= await startMilters(ctx, tables);
+      const served = milters;
       const certificate = tls ? tls.hostCertificateFile : '/etc/ssl/certs/ssl-cert-snakeoil.pem';
       writeFileAtomic(
         ctx.path('/etc/dovecot/dovecot.conf'),
@@ -346,6 +303,8 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
         // sendmail -f: an account only as itself (local-senders); root and the system's own
         // users (not accounts, not in the table) as before.
         `local_login_sender_maps=${maps('local-senders')}, static:*`,
+        // Mail from sendmail: the account's queue budget (cleanup asks the local milter).
+        `non_smtpd_milters=${served.budgeted ? `unix:${LOCAL_SOCKET}` : ''}`,
       ]);
       // master.cf names a service by where it listens: 587 on every address, or ADDRESS:PORT.
       const listen =
@@ -375,13 +334,14 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       ]);
     },
 
+    async listQueue() {
+      await milters?.listQueue();
+    },
+
     async close() {
-      const served = policyServer;
-      policyServer = null;
-      if (!served) return;
-      const closed = new Promise<void>((resolve) => served.server.close(() => resolve()));
-      for (const connection of served.connections) connection.destroy();
-      await closed;
+      const served = milters;
+      milters = null;
+      await served?.close();
     },
 
     create: (account) => (local(account) ? [maildirStep(account), ...update('mail domain', account)] : []),

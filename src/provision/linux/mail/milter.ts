@@ -6,13 +6,17 @@ import { createServer, type Server, type Socket } from 'node:net';
 
 /** The protocol version Postfix 2.6 and later speak. */
 const VERSION = 6;
-/** Postfix need not send the body: the policy reads the envelope and the headers alone. */
+/** Postfix need not send the body, unless the policy counts it (the queue budget). */
 const SMFIP_NOBODY = 0x10;
 /** A packet longer than this is no milter packet: the connection is dropped. */
 const MAX_PACKET = 1 << 20;
 
 /** What the filter answers at a stage: go on, or refuse with an SMTP reply. */
-export type Verdict = { action: 'continue' } | { action: 'reject' | 'tempfail'; reply: string };
+export type Verdict =
+  | { action: 'continue' }
+  | { action: 'reject' | 'tempfail'; reply: string }
+  /** Accepted and dropped: no delivery, no bounce (Postfix logs it). */
+  | { action: 'discard' };
 
 export const CONTINUE: Verdict = { action: 'continue' };
 
@@ -27,10 +31,14 @@ export interface Envelope {
   sender: string | null;
   /** Every header as it came: name and value. */
   headers: { name: string; value: string }[];
+  /** The message's bytes seen so far: headers (as `name: value` lines), and the body when read. */
+  size: number;
 }
 
 /** The filter: asked after MAIL FROM and at the end of the message. */
 export interface MilterPolicy {
+  /** Whether Postfix is to send the body (to be counted in `size`); else only the headers. */
+  readsBody?: boolean;
   mailFrom(envelope: Envelope): Promise<Verdict> | Verdict;
   endOfMessage(envelope: Envelope): Promise<Verdict> | Verdict;
 }
@@ -59,9 +67,10 @@ export function packet(command: string, data: Buffer = Buffer.alloc(0)): Buffer 
   return Buffer.concat([head, data]);
 }
 
-/** The packet answering a verdict: continue, or a reply code of the policy's own. */
+/** The packet answering a verdict: continue, discard, or a reply code of the policy's own. */
 export function verdictPacket(verdict: Verdict): Buffer {
   if (verdict.action === 'continue') return packet('c');
+  if (verdict.action === 'discard') return packet('d');
   return packet('y', Buffer.from(`${verdict.reply}\0`, 'latin1'));
 }
 
@@ -90,23 +99,25 @@ export function packetReader(onPacket: (command: string, data: Buffer) => void):
 export function milterSession(policy: MilterPolicy, send: (reply: Buffer) => void, end: () => void) {
   let envelope: Envelope;
   const newConnection = () => {
-    envelope = { macros: new Map(), clientAddress: '', helo: '', sender: null, headers: [] };
+    envelope = { macros: new Map(), clientAddress: '', helo: '', sender: null, headers: [], size: 0 };
   };
   const newMessage = () => {
     envelope.sender = null;
     envelope.headers = [];
+    envelope.size = 0;
   };
   newConnection();
 
   const answer = async (command: string, data: Buffer): Promise<Buffer | null> => {
     switch (command) {
       case 'O': {
-        // Our version and no change to the message; of the steps Postfix offers, skip the body.
+        // Our version and no change to the message; of the steps Postfix offers, skip the body
+        // unless the policy counts it.
         const offered = data.length >= 12 ? data.readUInt32BE(8) : 0;
         const reply = Buffer.alloc(12);
         reply.writeUInt32BE(VERSION, 0);
         reply.writeUInt32BE(0, 4);
-        reply.writeUInt32BE(offered & SMFIP_NOBODY, 8);
+        reply.writeUInt32BE(policy.readsBody ? 0 : offered & SMFIP_NOBODY, 8);
         return packet('O', reply);
       }
       case 'D': {
@@ -133,9 +144,14 @@ export function milterSession(policy: MilterPolicy, send: (reply: Buffer) => voi
       }
       case 'L': {
         const [name, afterName] = cString(data, 0);
-        envelope.headers.push({ name, value: cString(data, afterName)[0] });
+        const value = cString(data, afterName)[0];
+        envelope.headers.push({ name, value });
+        envelope.size += name.length + value.length + 4;
         return verdictPacket(CONTINUE);
       }
+      case 'B':
+        envelope.size += data.length;
+        return verdictPacket(CONTINUE);
       case 'E':
         return verdictPacket(await policy.endOfMessage(envelope));
       case 'A':
@@ -173,6 +189,7 @@ export function serveMilter(
 ): { server: Server; connections: Set<Socket> } {
   const connections = new Set<Socket>();
   const guarded: MilterPolicy = {
+    readsBody: policy.readsBody,
     mailFrom: async (envelope) => guard(() => policy.mailFrom(envelope)),
     endOfMessage: async (envelope) => guard(() => policy.endOfMessage(envelope)),
   };

@@ -148,9 +148,11 @@ export interface SenderPolicyOptions {
 
 const refuse = (reply: string): Verdict => ({ action: 'reject', reply });
 
+/** Whether the mail came by submission (or with a login): an account's, not another server's. */
+export const submitted = (envelope: Envelope) =>
+  envelope.macros.get('daemon_name') === ORIGINATING || (envelope.macros.get('auth_authen') ?? '') !== '';
+
 export function senderPolicy(options: SenderPolicyOptions): MilterPolicy {
-  const submitted = (envelope: Envelope) =>
-    envelope.macros.get('daemon_name') === ORIGINATING || (envelope.macros.get('auth_authen') ?? '') !== '';
   const mayUse = (login: string, address: string) =>
     options.senders().loginsFor(address).includes(login.toLowerCase());
 

@@ -1,0 +1,130 @@
+// The milters Berth serves itself, on Unix sockets in directories of Postfix's queue directory
+// (where its chrooted daemons find them by a relative name) that only root, Postfix's group and
+// the milter's user may enter: no account reaches a milter (one that reached OpenDKIM would have
+// any message signed). The sender policy is every smtpd's (submission and port 25); the local
+// milter is cleanup's for the mail the account's own programs hand to sendmail, where the only
+// check left to make is the queue budget (postdrop has already held the sender to the account's).
+import type { Server, Socket } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import { join } from 'node:path';
+import type { LinuxContext } from '../context.ts';
+import { giveSocket, makeServiceDirectory, readIfExists, removeFile } from '../files.ts';
+import { findSystemUser } from '../passwd.ts';
+import { type MilterPolicy, serveMilter } from './milter.ts';
+import {
+  LET_BY,
+  listQueue,
+  type QueueLimits,
+  queueBudget,
+  type Refusal,
+  senderOwners,
+  withQueueBudget,
+} from './queue-budget.ts';
+import { parseSenders, senderPolicy, spfChecker, submitted } from './sender-policy.ts';
+
+export const POLICY_SOCKET = 'berth/sender-policy.sock';
+export const LOCAL_SOCKET = 'berth/local-mail.sock';
+export const DKIM_SOCKET = 'opendkim/opendkim.sock';
+
+const POSTQUEUE = ['/usr/sbin/postqueue', '-j'];
+
+export interface Milters {
+  /** Whether mail waiting in the queue is bounded (the local milter is served only then). */
+  budgeted: boolean;
+  /** Learns what each account has waiting in the queue now. */
+  listQueue(): Promise<void>;
+  /** Stops serving (Postfix then tempfails mail until they are back). */
+  close(): Promise<void>;
+}
+
+/** Whether `ip` is an address of this server's interfaces, as they are now (loopback included). */
+function serverAddress(ip: string): boolean {
+  const plain = ip.replace(/^::ffff:(?=\d+\.)/i, '').toLowerCase();
+  return Object.values(networkInterfaces()).some((addresses) =>
+    (addresses ?? []).some((address) => address.address.toLowerCase() === plain),
+  );
+}
+
+/** Postfix's myorigin, which completes a bare sender (`alice` from sendmail) in the queue. */
+async function postfixOrigin(ctx: LinuxContext): Promise<string> {
+  const setting = async (name: string) =>
+    (await ctx.runner.run(['/usr/sbin/postconf', '-x', '-h', name])).stdout.trim();
+  const origin = await setting('myorigin');
+  if (!origin.startsWith('/')) return origin;
+  // Debian's main.cf names a file (/etc/mailname) holding it; without one, myhostname stands in.
+  const named = readIfExists(ctx.path(origin))?.split('\n')[0]?.trim();
+  return named || setting('myhostname');
+}
+
+/** The milters' directories and Berth's milters, served; `tables` are the Postfix tables they read. */
+export async function startMilters(
+  ctx: LinuxContext,
+  tables: { senders: string; localSenders: string },
+): Promise<Milters> {
+  const { linux, config } = ctx;
+  const postfix = findSystemUser(ctx.root, 'postfix');
+  const opendkim = findSystemUser(ctx.root, 'opendkim');
+  if (!postfix) throw new Error('the mail component needs Postfix (no postfix user)');
+  const socketDirectory = (path: string, owner: number, mode: number) =>
+    makeServiceDirectory(ctx.path(join(linux.postfixQueueDir, path, '..')), owner, postfix.gid, mode);
+  socketDirectory(POLICY_SOCKET, 0, 0o750);
+  if (opendkim) socketDirectory(DKIM_SOCKET, opendkim.uid, 0o2750);
+
+  const limits: QueueLimits = {
+    bytes: linux.mailQueueLimit === null ? null : linux.mailQueueLimit * 1_048_576,
+    messages: linux.mailQueueMessages,
+  };
+  const budgeted = limits.bytes !== null || limits.messages !== null;
+  const budget = queueBudget(limits);
+  const origin = budgeted ? await postfixOrigin(ctx) : '';
+  const owners = () => senderOwners(readIfExists(tables.localSenders) ?? '', origin);
+  const budgeting = (
+    policy: MilterPolicy,
+    counts: Parameters<typeof withQueueBudget>[4],
+    refusal: Refusal = 'tempfail',
+  ) => (budgeted ? withQueueBudget(policy, budget, limits, owners, counts, refusal) : policy);
+
+  const senders = senderPolicy({
+    senders: () => parseSenders(readIfExists(tables.senders) ?? ''),
+    spfPasses: spfChecker(linux.mailDnsServer, config.hostName),
+    isOwnAddress: serverAddress,
+  });
+  // On smtpd, only submission's mail is an account's to count: port 25's comes from elsewhere.
+  const served = [await serve(ctx, POLICY_SOCKET, postfix.gid, budgeting(senders, submitted))];
+  // From sendmail, every sender an account may give is its own (postdrop saw to it).
+  const local = budgeting(LET_BY, () => true, 'reject');
+  if (budgeted) served.push(await serve(ctx, LOCAL_SOCKET, postfix.gid, local));
+
+  return {
+    budgeted,
+    async listQueue() {
+      if (budgeted) await listQueue(POSTQUEUE, budget, owners());
+    },
+    async close() {
+      await Promise.all(
+        served.map(({ server, connections }) => {
+          const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+          for (const connection of connections) connection.destroy();
+          return closed;
+        }),
+      );
+    },
+  };
+}
+
+async function serve(
+  ctx: LinuxContext,
+  name: string,
+  gid: number,
+  policy: MilterPolicy,
+): Promise<{ server: Server; connections: Set<Socket> }> {
+  const socket = ctx.path(join(ctx.linux.postfixQueueDir, name));
+  const served = serveMilter(policy, (error) => process.emitWarning(`${name}: ${String(error)}`));
+  removeFile(socket);
+  await new Promise<void>((resolve, reject) => {
+    served.server.once('error', reject);
+    served.server.listen(socket, () => resolve());
+  });
+  giveSocket(socket, 0, gid, 0o660);
+  return served;
+}

@@ -1,0 +1,249 @@
+// What an account may have waiting in Postfix's queue (CONTRACT §10: one account must not crowd
+// out another). The queue (/var/spool/postfix) is outside every account's disk quota: mail an
+// account sends to a destination that does not answer waits there for days, and an account that
+// sends enough of it fills /var, and every other account's mail stops. So each account has a
+// budget of bytes and of messages waiting; over it, Berth's milters answer its new mail with a
+// temporary refusal (the client, or the account's program, tries again later).
+//
+// Whose mail a message is: its envelope sender's account, as the local-senders table says (an
+// address of the account's domains, or its login completed with Postfix's myorigin). Only what
+// Postfix itself enforces makes the sender the account's: SASL and reject_sender_login_mismatch
+// on submission, postdrop's local_login_sender_maps for sendmail. Mail of no account (root's,
+// the system's users', mail from outside) is never counted nor refused. A bounce waiting in the
+// queue is the account's it returns to: what an account's mail brings back is its own too.
+//
+// What is waiting is learnt from `postqueue -j` every few seconds; what the milters accepted since
+// that listing began is added to it, so that a burst between two listings is counted too.
+import { createInterface } from 'node:readline';
+import { streamCommand } from '../run.ts';
+import { CONTINUE, type Envelope, type MilterPolicy, type Verdict } from './milter.ts';
+
+/** The bounds, each null for none. */
+export interface QueueLimits {
+  /** Bytes of messages waiting (the queue files' message sizes). */
+  bytes: number | null;
+  messages: number | null;
+}
+
+/** The account (login) whose mail a sender address is, or null when it is no account's. */
+export type SenderOwner = (sender: string) => string | null;
+
+/**
+ * The owner of each sender, from the local-senders table (`login login, @domain`, one line an
+ * account): an address of one of its domains, or its login, bare (as sendmail gives it) or
+ * completed with `origin` (Postfix's myorigin, as the queue has it).
+ */
+export function senderOwners(localSenders: string, origin: string): SenderOwner {
+  const byAddress = new Map<string, string>();
+  const byDomain = new Map<string, string>();
+  for (const line of localSenders.split('\n')) {
+    const [login, ...rest] = line.trim().split(/[\s,]+/);
+    if (!login || login.startsWith('#')) continue;
+    for (const value of rest.map((v) => v.toLowerCase())) {
+      if (value.startsWith('@')) byDomain.set(value.slice(1), login);
+      else if (!value.includes('@')) {
+        byAddress.set(value, login);
+        byAddress.set(`${value}@${origin.toLowerCase()}`, login);
+      }
+    }
+  }
+  return (sender) => {
+    const lower = sender.toLowerCase();
+    const domain = lower.includes('@') ? lower.slice(lower.lastIndexOf('@') + 1) : null;
+    return byAddress.get(lower) ?? (domain === null ? null : (byDomain.get(domain) ?? null));
+  };
+}
+
+/**
+ * One message of `postqueue -j` (a JSON object a line) and whose it is, or null for a line that is
+ * none: its sender's, or, for a bounce (the null sender), that of the address it returns to. An
+ * account's refused or undeliverable mail comes back to it as bounces, which wait in the queue
+ * too when its own address does not take them.
+ */
+export function queuedMessage(
+  line: string,
+  owner: SenderOwner,
+): { id: string; login: string | null; size: number } | null {
+  let entry: { queue_id?: unknown; sender?: unknown; message_size?: unknown; recipients?: unknown };
+  try {
+    entry = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  if (typeof entry.sender !== 'string' || typeof entry.message_size !== 'number') return null;
+  const recipients = Array.isArray(entry.recipients) ? (entry.recipients as { address?: unknown }[]) : [];
+  const returnedTo = recipients[0]?.address;
+  const bounce = entry.sender === '' || entry.sender === 'MAILER-DAEMON';
+  const login = bounce ? (typeof returnedTo === 'string' ? owner(returnedTo) : null) : owner(entry.sender);
+  return { id: String(entry.queue_id ?? ''), login, size: entry.message_size };
+}
+
+/** Bytes and messages of one account's. */
+export interface QueueUsage {
+  bytes: number;
+  messages: number;
+}
+
+/**
+ * A message the milters accepted is counted until a listing shows it by its queue ID, or, when none
+ * does, until one begun this long after it (it was delivered before): Postfix writes the queue
+ * file's last records just after the milter's answer.
+ */
+const LISTING_GRACE_MS = 2_000;
+
+/** What a listing of the queue found: each account's waiting mail, and every queue ID it saw. */
+export interface QueueListing {
+  waiting: ReadonlyMap<string, QueueUsage>;
+  ids: ReadonlySet<string>;
+  /** When the listing began. */
+  takenAt: number;
+}
+
+export interface QueueBudget {
+  /** What the queue held: it replaces the last listing; what the milters accepted and it saw is in it. */
+  observe(listing: QueueListing): void;
+  /** What the account has waiting, as far as Berth knows. */
+  usage(login: string): QueueUsage;
+  /** Whether a message of `size` bytes more (0 when not yet known) keeps the account in budget. */
+  allows(login: string, size: number): boolean;
+  /** A message the milters let by (`id`: its queue ID): counted at once, before the next is decided. */
+  accepted(login: string, size: number, id: string): void;
+}
+
+export function queueBudget(limits: QueueLimits, now: () => number = Date.now): QueueBudget {
+  let waiting: ReadonlyMap<string, QueueUsage> = new Map();
+  let since: { login: string; size: number; id: string; at: number }[] = [];
+  const usage = (login: string): QueueUsage => {
+    const listed = waiting.get(login) ?? { bytes: 0, messages: 0 };
+    const recent = since.filter((entry) => entry.login === login);
+    return {
+      bytes: listed.bytes + recent.reduce((sum, entry) => sum + entry.size, 0),
+      messages: listed.messages + recent.length,
+    };
+  };
+  return {
+    observe(listing) {
+      waiting = listing.waiting;
+      since = since.filter(
+        (entry) => !listing.ids.has(entry.id) && entry.at >= listing.takenAt - LISTING_GRACE_MS,
+      );
+    },
+    usage,
+    allows(login, size) {
+      const { bytes, messages } = usage(login);
+      if (limits.messages !== null && messages >= limits.messages) return false;
+      if (limits.bytes === null) return true;
+      // A message larger than the whole budget still goes when nothing else of the account's waits.
+      return size === 0 ? bytes < limits.bytes : bytes === 0 || bytes + size <= limits.bytes;
+    },
+    accepted(login, size, id) {
+      since.push({ login, size, id, at: now() });
+    },
+  };
+}
+
+/** The limits as a reply names them. */
+function described(limits: QueueLimits): string {
+  const parts = [
+    limits.bytes === null ? null : `${Math.round(limits.bytes / 1_048_576)} MB`,
+    limits.messages === null ? null : `${limits.messages} message${limits.messages === 1 ? '' : 's'}`,
+  ];
+  return parts.filter(Boolean).join(' or ');
+}
+
+/** How mail over budget is refused: for now (a client tries again), or for good (returned). */
+export type Refusal = 'tempfail' | 'reject';
+
+/**
+ * How often an account's mail over budget is returned to it (`reject`); the rest of its mail over
+ * budget in between is dropped. Each return is a bounce waiting in the queue when the account's
+ * address does not take it: returning every message would let a loop of sendmail fill the queue
+ * with bounces instead.
+ */
+const RETURN_EVERY_MS = 60_000;
+
+/**
+ * `policy`, and then the budget, for the mail `counts` picks: refused when its sender's account
+ * is over budget, at MAIL FROM and again at the end, when the message's size is known; counted
+ * when let by. An SMTP client is told to try again later; mail from sendmail is returned to its
+ * sender (`reject`): Postfix keeps mail a milter tempfails in the maildrop and offers it again at
+ * once, over and over, and the maildrop fills as the queue would have. Of that, one message a
+ * minute is returned, the rest dropped (RETURN_EVERY_MS).
+ */
+export function withQueueBudget(
+  policy: MilterPolicy,
+  budget: QueueBudget,
+  limits: QueueLimits,
+  owners: () => SenderOwner,
+  counts: (envelope: Envelope) => boolean,
+  refusal: Refusal = 'tempfail',
+  now: () => number = Date.now,
+): MilterPolicy {
+  const returned = new Map<string, number>();
+  const full = (login: string): Verdict => {
+    if (refusal === 'reject') {
+      const last = returned.get(login);
+      if (last !== undefined && now() - last < RETURN_EVERY_MS) return { action: 'discard' };
+      returned.set(login, now());
+    }
+    return refusal === 'tempfail'
+      ? {
+          action: 'tempfail',
+          reply: `452 4.3.1 Mail of ${login} waiting to be sent is at its limit (${described(limits)}); try again later`,
+        }
+      : {
+          action: 'reject',
+          reply: `550 5.3.1 Mail of ${login} waiting to be sent is at its limit (${described(limits)}); this message is returned`,
+        };
+  };
+  const ownerOf = (envelope: Envelope) =>
+    envelope.sender && counts(envelope) ? owners()(envelope.sender) : null;
+  return {
+    readsBody: true,
+    async mailFrom(envelope) {
+      const verdict = await policy.mailFrom(envelope);
+      if (verdict.action !== 'continue') return verdict;
+      const login = ownerOf(envelope);
+      return login === null || budget.allows(login, 0) ? CONTINUE : full(login);
+    },
+    async endOfMessage(envelope) {
+      const verdict = await policy.endOfMessage(envelope);
+      if (verdict.action !== 'continue') return verdict;
+      const login = ownerOf(envelope);
+      if (login === null) return CONTINUE;
+      if (!budget.allows(login, envelope.size)) return full(login);
+      budget.accepted(login, envelope.size, envelope.macros.get('i') ?? '');
+      return CONTINUE;
+    },
+  };
+}
+
+/** A policy that lets everything by: what the budget wraps for mail no other check applies to. */
+export const LET_BY: MilterPolicy = { mailFrom: () => CONTINUE, endOfMessage: () => CONTINUE };
+
+/**
+ * Lists the queue with `argv` (`postqueue -j`) and gives the budget what each account has
+ * waiting. Read line by line: a queue of many thousand messages is never held whole.
+ */
+export async function listQueue(
+  argv: readonly string[],
+  budget: QueueBudget,
+  owner: SenderOwner,
+  now: () => number = Date.now,
+): Promise<void> {
+  const takenAt = now();
+  const { output, done } = streamCommand(argv);
+  const waiting = new Map<string, QueueUsage>();
+  const ids = new Set<string>();
+  for await (const line of createInterface({ input: output, crlfDelay: Number.POSITIVE_INFINITY })) {
+    const message = queuedMessage(line, owner);
+    if (message) ids.add(message.id);
+    if (!message?.login) continue;
+    const usage = waiting.get(message.login) ?? { bytes: 0, messages: 0 };
+    usage.bytes += message.size;
+    usage.messages += 1;
+    waiting.set(message.login, usage);
+  }
+  await done;
+  budget.observe({ waiting, ids, takenAt });
+}

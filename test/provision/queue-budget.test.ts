@@ -1,0 +1,237 @@
+// The queue budget: whose mail a sender is, how much an account may have waiting in Postfix's
+// queue, and what Berth's milters answer when it is over (CONTRACT §10: one account must not
+// crowd out another).
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { CONTINUE, type Envelope } from '../../src/provision/linux/mail/milter.ts';
+import {
+  LET_BY,
+  listQueue,
+  queueBudget,
+  queuedMessage,
+  senderOwners,
+  withQueueBudget,
+} from '../../src/provision/linux/mail/queue-budget.ts';
+import { ORIGINATING, submitted } from '../../src/provision/linux/mail/sender-policy.ts';
+import { tempDir } from '../helpers.ts';
+
+const LOCAL_SENDERS = 'alice alice, @alice.example\nbob bob, @bob.example\n';
+const owner = senderOwners(LOCAL_SENDERS, 'host.example');
+const MB = 1_048_576;
+
+const envelope = (sender: string, size: number, macros: Record<string, string> = {}): Envelope => ({
+  macros: new Map(Object.entries(macros)),
+  clientAddress: '127.0.0.1',
+  helo: 'localhost',
+  sender,
+  headers: [],
+  size,
+});
+const login = (user: string) => ({ daemon_name: ORIGINATING, auth_authen: user });
+const reply = (verdict: { action: string; reply?: string }) => verdict.reply ?? verdict.action;
+
+describe('the queue budget', () => {
+  it('knows an account’s mail by its domains and its login, bare or completed with myorigin, and no one else’s', () => {
+    assert.equal(owner('alice@alice.example'), 'alice');
+    assert.equal(owner('Info@Alice.Example'), 'alice');
+    assert.equal(owner('alice'), 'alice');
+    assert.equal(owner('alice@host.example'), 'alice');
+    assert.equal(owner('bob@bob.example'), 'bob');
+    for (const sender of [
+      'root@host.example',
+      'root',
+      'www-data@host.example',
+      'alice@elsewhere.example',
+      '',
+    ])
+      assert.equal(owner(sender), null, sender);
+  });
+
+  it('reads postqueue -j’s lines as the sender’s mail, a bounce as its recipient’s, and skips what is none', () => {
+    const listed = (sender: string, recipient: string) =>
+      JSON.stringify({
+        queue_name: 'deferred',
+        queue_id: '4F2A1',
+        arrival_time: 1700000000,
+        message_size: 10485967,
+        forced_expire: false,
+        sender,
+        recipients: [{ address: recipient, delay_reason: 'connect to 192.0.2.1[192.0.2.1]:25: timed out' }],
+      });
+    const alice = { id: '4F2A1', login: 'alice', size: 10485967 };
+    assert.deepEqual(queuedMessage(listed('alice@alice.example', 'x@[192.0.2.1]'), owner), alice);
+    assert.deepEqual(queuedMessage(listed('', 'alice@host.example'), owner), alice);
+    assert.deepEqual(queuedMessage(listed('bob@example.net', 'alice@alice.example'), owner), {
+      id: '4F2A1',
+      login: null,
+      size: 10485967,
+    });
+    assert.deepEqual(queuedMessage(listed('', 'someone@example.net'), owner), {
+      id: '4F2A1',
+      login: null,
+      size: 10485967,
+    });
+    assert.equal(queuedMessage('postqueue: warning: Mail system is down', owner), null);
+    assert.equal(queuedMessage('{"sender": "alice@alice.example"}', owner), null);
+  });
+
+  it('allows an account’s mail until its bytes or its messages are spent', () => {
+    const budget = queueBudget({ bytes: 50 * MB, messages: 3 });
+    assert.equal(budget.allows('alice', 0), true);
+    // Larger than the whole budget, but nothing else of alice's waits: it goes.
+    assert.equal(budget.allows('alice', 60 * MB), true);
+    budget.accepted('alice', 45 * MB, 'Q1');
+    assert.equal(budget.allows('alice', 0), true);
+    assert.equal(budget.allows('alice', 5 * MB), true);
+    assert.equal(budget.allows('alice', 6 * MB), false, 'over the bytes at the end of the message');
+    budget.accepted('alice', 5 * MB, 'Q2');
+    assert.equal(budget.allows('alice', 0), false, 'at the bytes: refused at MAIL FROM');
+    assert.deepEqual(budget.usage('alice'), { bytes: 50 * MB, messages: 2 });
+    assert.equal(budget.allows('bob', 10 * MB), true, 'bob has a budget of his own');
+    budget.accepted('bob', 1, 'Q3');
+    budget.accepted('bob', 1, 'Q4');
+    assert.equal(budget.allows('bob', 1), true);
+    budget.accepted('bob', 1, 'Q5');
+    assert.equal(budget.allows('bob', 1), false, 'at the messages');
+  });
+
+  it('counts what it accepted until a listing shows it by its queue ID, or one begun well after it does not', () => {
+    let now = 100_000;
+    const budget = queueBudget({ bytes: 10 * MB, messages: null }, () => now);
+    budget.accepted('alice', 4 * MB, 'A1');
+    budget.accepted('alice', 1 * MB, 'A2');
+    now = 110_000;
+    budget.accepted('alice', 3 * MB, 'A3');
+    budget.accepted('alice', 2 * MB, 'A4');
+    // A listing begun at 109,000 shows A1 and A4 (each counted once); A2 was delivered before it;
+    // A3, accepted since, is not in it yet.
+    const listed = (bytes: number, ...ids: string[]) => ({
+      waiting: new Map([['alice', { bytes, messages: ids.length }]]),
+      ids: new Set(ids),
+      takenAt: 109_000,
+    });
+    budget.observe(listed(6 * MB, 'A1', 'A4'));
+    assert.deepEqual(budget.usage('alice'), { bytes: 9 * MB, messages: 3 });
+    now = 120_000;
+    // Everything delivered: the next listing finds nothing of alice's.
+    budget.observe({ waiting: new Map(), ids: new Set(), takenAt: 119_000 });
+    assert.deepEqual(budget.usage('alice'), { bytes: 0, messages: 0 });
+    assert.equal(budget.allows('alice', 9 * MB), true);
+  });
+
+  it('tempfails an account over budget on submission, at MAIL FROM and at the end, and counts what it lets by', async () => {
+    const limits = { bytes: 20 * MB, messages: null };
+    const budget = queueBudget(limits);
+    const policy = withQueueBudget(LET_BY, budget, limits, () => owner, submitted);
+    assert.equal(policy.readsBody, true);
+    assert.equal(
+      reply(await policy.mailFrom(envelope('alice@alice.example', 0, login('alice')))),
+      'continue',
+    );
+    assert.equal(
+      reply(await policy.endOfMessage(envelope('alice@alice.example', 15 * MB, login('alice')))),
+      'continue',
+    );
+    const tooBig = await policy.endOfMessage(envelope('alice@alice.example', 6 * MB, login('alice')));
+    assert.deepEqual(tooBig, {
+      action: 'tempfail',
+      reply: '452 4.3.1 Mail of alice waiting to be sent is at its limit (20 MB); try again later',
+    });
+    await policy.endOfMessage(envelope('alice@alice.example', 5 * MB, login('alice')));
+    assert.equal(
+      reply(await policy.mailFrom(envelope('alice@alice.example', 0, login('alice')))),
+      '452 4.3.1 Mail of alice waiting to be sent is at its limit (20 MB); try again later',
+    );
+    // bob's submission, and port 25's mail from outside (even naming alice's domain), go on.
+    assert.equal(reply(await policy.mailFrom(envelope('bob@bob.example', 0, login('bob')))), 'continue');
+    assert.equal(reply(await policy.mailFrom(envelope('alice@alice.example', 0))), 'continue');
+    assert.equal(reply(await policy.endOfMessage(envelope('alice@alice.example', 5 * MB))), 'continue');
+    assert.deepEqual(budget.usage('alice'), { bytes: 20 * MB, messages: 2 });
+  });
+
+  it('on mail from sendmail, returns an account’s mail over budget to it once a minute, drops the rest, and never refuses root’s or the system’s own', async () => {
+    const limits = { bytes: null, messages: 1 };
+    let clock = 1_000_000;
+    const budget = queueBudget(limits, () => clock);
+    const local = withQueueBudget(
+      LET_BY,
+      budget,
+      limits,
+      () => owner,
+      () => true,
+      'reject',
+      () => clock,
+    );
+    const returned =
+      '550 5.3.1 Mail of alice waiting to be sent is at its limit (1 message); this message is returned';
+    assert.equal(reply(await local.endOfMessage(envelope('alice@host.example', 100))), 'continue');
+    assert.equal(reply(await local.mailFrom(envelope('alice@host.example', 0))), returned);
+    // Each return is a bounce in the queue: a loop of sendmail gets one a minute, the rest dropped.
+    for (const sender of ['alice@alice.example', 'alice', 'alice@host.example'])
+      assert.equal(reply(await local.mailFrom(envelope(sender, 0))), 'discard', sender);
+    clock += 59_000;
+    assert.equal(reply(await local.endOfMessage(envelope('alice', 10))), 'discard');
+    clock += 1_000;
+    assert.equal(reply(await local.mailFrom(envelope('alice@alice.example', 0))), returned);
+    for (const sender of ['root@host.example', 'www-data@host.example', ''])
+      for (let i = 0; i < 3; i++) {
+        assert.equal(reply(await local.mailFrom(envelope(sender, 0))), 'continue', sender);
+        assert.equal(reply(await local.endOfMessage(envelope(sender, 10 * MB))), 'continue', sender);
+      }
+  });
+
+  it('answers first with the refusal of the policy it wraps', async () => {
+    const limits = { bytes: 1, messages: null };
+    const refusing = {
+      mailFrom: () => ({
+        action: 'reject' as const,
+        reply: '553 5.7.1 alice may not send as <ceo@bob.example>',
+      }),
+      endOfMessage: () => CONTINUE,
+    };
+    const policy = withQueueBudget(
+      refusing,
+      queueBudget(limits),
+      limits,
+      () => owner,
+      () => true,
+    );
+    assert.equal(
+      reply(await policy.mailFrom(envelope('ceo@bob.example', 0, login('alice')))),
+      '553 5.7.1 alice may not send as <ceo@bob.example>',
+    );
+  });
+
+  it('learns each account’s waiting mail from a listing of the queue', async () => {
+    const listing = join(tempDir('berth-queue-'), 'postqueue.json');
+    const line = (sender: string, size: number) =>
+      JSON.stringify({ queue_name: 'deferred', queue_id: 'A1', message_size: size, sender, recipients: [] });
+    writeFileSync(
+      listing,
+      [
+        line('alice@alice.example', 10 * MB),
+        line('alice@host.example', 2 * MB),
+        line('root@host.example', 30 * MB),
+        line('', 5_000),
+        JSON.stringify({ message_size: 3_000, sender: '', recipients: [{ address: 'bob@bob.example' }] }),
+        'not json',
+        line('bob@bob.example', 1_000),
+        '',
+      ].join('\n'),
+    );
+    const budget = queueBudget({ bytes: 12 * MB, messages: null });
+    await listQueue(['/usr/bin/cat', listing], budget, owner);
+    assert.deepEqual(budget.usage('alice'), { bytes: 12 * MB, messages: 2 });
+    assert.deepEqual(budget.usage('bob'), { bytes: 4_000, messages: 2 });
+    assert.deepEqual(budget.usage('root'), { bytes: 0, messages: 0 });
+    assert.equal(budget.allows('alice', 0), false);
+    await assert.rejects(listQueue(['/usr/bin/false'], budget, owner), /false failed/);
+    assert.deepEqual(
+      budget.usage('alice'),
+      { bytes: 12 * MB, messages: 2 },
+      'a failed listing changes nothing',
+    );
+  });
+});

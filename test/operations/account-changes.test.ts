@@ -1,23 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import {
-  createAccount,
-  createChild,
-  createReseller,
-  errorOf,
-  type Harness,
-  setup,
-  summary,
-} from '../helpers.ts';
+import { describe, it } from 'node:test';
+import { createAccount, createChild, createReseller, errorOf, suiteHarness, summary } from '../helpers.ts';
 
 describe('changecontactemail', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createAccount(h, 'alice');
-    await createReseller(h, 'res');
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createAccount(h, 'alice');
+      await createReseller(h, 'res');
+    },
   });
-  after(() => h.close());
 
   it('changes the address and answers with the seed sentence', async () => {
     const reply = await h.callAs('res', 'changecontactemail', { user: 'alice', email: 'x@example.com' });
@@ -42,15 +33,14 @@ describe('changecontactemail', () => {
 });
 
 describe('editquota', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createAccount(h, 'alice');
-    await createReseller(h, 'res', { reseller_quota: '1000' });
-    await createChild(h, 'res', 'kid', { quota: '100' });
-    await createChild(h, 'res', 'kid2', { quota: '100' });
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createAccount(h, 'alice');
+      await createReseller(h, 'res', { reseller_quota: '1000' });
+      await createChild(h, 'res', 'kid', { quota: '100' });
+      await createChild(h, 'res', 'kid2', { quota: '100' });
+    },
   });
-  after(() => h.close());
 
   it('changes the quota, in canonical form, and answers with the seed sentence', async () => {
     const reply = await h.call('editquota', { user: 'alice', quota: '0250' });
@@ -99,23 +89,22 @@ describe('editquota', () => {
 });
 
 describe('changepackage', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await h.call('addpkg', {
-      name: 'gold',
-      quota: '5000',
-      bandwidth: '9000',
-      feature: 'goldfeat',
-      shell: 'on',
-      sql: '3',
-    });
-    await h.call('addpkg', { name: 'huge', quota: '999999' });
-    await createAccount(h, 'alice', { quota: '10', ftp: '2' });
-    await createReseller(h, 'res', { reseller_quota: '6000' });
-    await createChild(h, 'res', 'kid', { quota: '1', bandwidth: '1' });
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await h.call('addpkg', {
+        name: 'gold',
+        quota: '5000',
+        bandwidth: '9000',
+        feature: 'goldfeat',
+        shell: 'on',
+        sql: '3',
+      });
+      await h.call('addpkg', { name: 'huge', quota: '999999' });
+      await createAccount(h, 'alice', { quota: '10', ftp: '2' });
+      await createReseller(h, 'res', { reseller_quota: '6000' });
+      await createChild(h, 'res', 'kid', { quota: '1', bandwidth: '1' });
+    },
   });
-  after(() => h.close());
 
   it("gives the account the package's limits, feature list and shell", async () => {
     const reply = await h.call('changepackage', { user: 'alice', package: 'gold' });
@@ -167,14 +156,13 @@ describe('changepackage', () => {
 });
 
 describe('removeacct', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createAccount(h, 'alice');
-    await createReseller(h, 'res');
-    await createChild(h, 'res', 'kid');
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createAccount(h, 'alice');
+      await createReseller(h, 'res');
+      await createChild(h, 'res', 'kid');
+    },
   });
-  after(() => h.close());
 
   it('removes the account and frees its user name and domain', async () => {
     const reply = await h.call('removeacct', { user: 'alice' });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { inspect, recoverInterruptedCalls } from '../../src/operations/maintenance.ts';
@@ -12,7 +12,7 @@ import { findAccount, saveAccount } from '../../src/store/accounts.ts';
 import { countAudit } from '../../src/store/audit.ts';
 import { findPackage } from '../../src/store/packages.ts';
 import { holdAccounts, trackWrites } from '../../src/store/pending.ts';
-import { createAccount, errorOf, type Harness, recordingDriver, setup } from '../helpers.ts';
+import { createAccount, errorOf, recordingDriver, suiteHarness } from '../helpers.ts';
 
 /** A system step that waits, once it runs (`started`), until the test opens it. */
 function gatedStep(name: string) {
@@ -48,11 +48,10 @@ function answeredYet<T>(reply: Promise<T>) {
 
 describe('changing state', () => {
   const driver = recordingDriver();
-  let h: Harness;
-  before(async () => {
-    h = await setup({ ipPool: { ipv4: ['198.51.100.1', '198.51.100.2'], ipv6: [] } }, { driver });
+  const h = suiteHarness({
+    config: { ipPool: { ipv4: ['198.51.100.1', '198.51.100.2'], ipv6: [] } },
+    driver,
   });
-  after(() => h.close());
   /** `call`, with the recording driver failing at `step`. */
   const failingAt = async <T>(step: string, call: () => Promise<T>): Promise<T> => {
     driver.failAt = step;

@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { listAudit } from '../../src/store/audit.ts';
-import { createAccount, createReseller, errorOf, type Harness, recordingDriver, setup } from '../helpers.ts';
+import {
+  createAccount,
+  createReseller,
+  errorOf,
+  type Harness,
+  recordingDriver,
+  setup,
+  suiteHarness,
+} from '../helpers.ts';
 
 const BASE = { domain: 'alice.example.com', user: 'alice', email: 'alice@example.org', package: 'default' };
 
@@ -10,19 +18,19 @@ async function count(h: Harness): Promise<number> {
 }
 
 describe('createacct', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup({ ipPool: { ipv4: ['198.51.100.10'], ipv6: [] } });
-    await h.call('addpkg', {
-      name: 'gold',
-      quota: '5000',
-      bandwidth: '20000',
-      feature: 'goldfeatures',
-      shell: 'on',
-      ftp: '5',
-    });
+  const h = suiteHarness({
+    config: { ipPool: { ipv4: ['198.51.100.10'], ipv6: [] } },
+    prepare: async (h) => {
+      await h.call('addpkg', {
+        name: 'gold',
+        quota: '5000',
+        bandwidth: '20000',
+        feature: 'goldfeatures',
+        shell: 'on',
+        ftp: '5',
+      });
+    },
   });
-  after(() => h.close());
 
   it('creates an account and answers with its record', async () => {
     const reply = await h.call('createacct', BASE);
@@ -239,16 +247,15 @@ describe('createacct', () => {
 });
 
 describe('createacct under a reseller', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createReseller(h, 'res', {
-      reseller_limt: '2',
-      reseller_quota: '1000',
-      reseller_bandwidth: '5000',
-    });
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createReseller(h, 'res', {
+        reseller_limt: '2',
+        reseller_quota: '1000',
+        reseller_bandwidth: '5000',
+      });
+    },
   });
-  after(() => h.close());
 
   const child = (user: string, extra: Record<string, string> = {}) => ({
     user,

@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { createAccount, createReseller, errorOf, type Harness, setup } from '../helpers.ts';
+import { describe, it } from 'node:test';
+import { createAccount, createReseller, errorOf, suiteHarness } from '../helpers.ts';
 
 describe('addpkg, editpkg and killpkg', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createReseller(h, 'res');
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createReseller(h, 'res');
+    },
   });
-  after(() => h.close());
 
   it('addpkg answers the whole package, with unlimited and off for what is not given', async () => {
     const reply = await h.call('addpkg', { name: 'Gold', quota: '1000', ipv4: 'yes' });

@@ -1,25 +1,24 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   createAccount,
   createChild,
   createReseller,
   errorOf,
-  type Harness,
   recordingDriver,
-  setup,
+  suiteHarness,
 } from '../helpers.ts';
 
 describe('passwd', () => {
   const driver = recordingDriver();
-  let h: Harness;
-  before(async () => {
-    h = await setup({}, { driver });
-    await createAccount(h, 'alice');
-    await createReseller(h, 'res');
-    await createChild(h, 'res', 'kid');
+  const h = suiteHarness({
+    driver,
+    prepare: async (h) => {
+      await createAccount(h, 'alice');
+      await createReseller(h, 'res');
+      await createChild(h, 'res', 'kid');
+    },
   });
-  after(() => h.close());
 
   it('changes the password, given or generated, and answers with the seed sentence', async () => {
     const cases: Record<string, string>[] = [

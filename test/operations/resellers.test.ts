@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   createAccount,
   createChild,
   createReseller,
   errorOf,
   type Harness,
-  setup,
+  suiteHarness,
   summary,
 } from '../helpers.ts';
 
@@ -18,13 +18,12 @@ async function resellerData(h: Harness, user: string): Promise<Record<string, un
 }
 
 describe('setupreseller', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createAccount(h, 'alice');
-    await createAccount(h, 'bob');
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createAccount(h, 'alice');
+      await createAccount(h, 'bob');
+    },
   });
-  after(() => h.close());
 
   it('makes an account a reseller with unlimited limits by default', async () => {
     const reply = await h.call('setupreseller', { user: 'alice' });
@@ -101,14 +100,13 @@ describe('setupreseller', () => {
 });
 
 describe('terminatereseller', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createReseller(h, 'res');
-    await createChild(h, 'res', 'kid');
-    await createAccount(h, 'plain');
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createReseller(h, 'res');
+      await createChild(h, 'res', 'kid');
+      await createAccount(h, 'plain');
+    },
   });
-  after(() => h.close());
 
   it('removes reseller status and passes its accounts to its own owner', async () => {
     const reply = await h.call('terminatereseller', { user: 'res' });

@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { BERTH_VERSION } from '../../src/operations/version.ts';
-import { type Harness, setup } from '../helpers.ts';
+import { suiteHarness } from '../helpers.ts';
 
 describe('server information', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   it('test_connection answers Connection successful', async () => {
     assert.deepEqual((await h.call('test_connection')).body, {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   createAccount,
   createChild,
@@ -7,7 +7,7 @@ import {
   errorOf,
   type Harness,
   recordingDriver,
-  setup,
+  suiteHarness,
 } from '../helpers.ts';
 
 async function suspended(h: Harness): Promise<Record<string, { reason: string; suspendtime: string }>> {
@@ -20,15 +20,15 @@ async function suspended(h: Harness): Promise<Record<string, { reason: string; s
 
 describe('suspendacct and unsuspendacct', () => {
   const driver = recordingDriver();
-  let h: Harness;
-  before(async () => {
-    h = await setup({}, { driver });
-    await createAccount(h, 'alice');
-    await createReseller(h, 'res');
-    await createChild(h, 'res', 'kid');
-    await createChild(h, 'res', 'kid2');
+  const h = suiteHarness({
+    driver,
+    prepare: async (h) => {
+      await createAccount(h, 'alice');
+      await createReseller(h, 'res');
+      await createChild(h, 'res', 'kid');
+      await createChild(h, 'res', 'kid2');
+    },
   });
-  after(() => h.close());
 
   it('suspends with the seed sentence, records reason and time, and runs the system steps', async () => {
     driver.log.length = 0;

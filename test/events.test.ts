@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errorOf, type Harness, recordingDriver, setup } from './helpers.ts';
+import { callCreateacct, errorOf, type Harness, recordingDriver, setup } from './helpers.ts';
 
 const SECRET = 'webhook-secret-0123456789';
 
@@ -179,12 +179,7 @@ describe('the delivery log', () => {
       webhooks: [{ url: 'http://127.0.0.1:9/nowhere', secret: SECRET, events: ['account.created'] }],
     });
     try {
-      await h.call('createacct', {
-        user: 'logged',
-        domain: 'logged.example',
-        email: 'a@example.com',
-        package: 'default',
-      });
+      await callCreateacct(h, 'logged', { domain: 'logged.example', email: 'a@example.com' });
       await new Promise((resolve) => setTimeout(resolve, 300));
       const result = await berth(['events', '--json', '--data-dir', h.dataDir]);
       assert.equal(result.code, 0, result.stderr);

@@ -1,23 +1,21 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { createApiUser } from '../../src/auth/api-users.ts';
-import { CLI } from '../../src/operations/audited.ts';
+import { describe, it } from 'node:test';
 import { countAudit, listAudit } from '../../src/store/audit.ts';
 import {
   ADMIN_PASSWORD,
   ADMIN_USER,
+  addApiUser,
   errorOf,
   form,
-  type Harness,
   recordingDriver,
-  setup,
+  suiteHarness,
 } from '../helpers.ts';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 describe('Idempotency-Key', () => {
   const driver = recordingDriver();
-  let h: Harness;
+  const h = suiteHarness({ driver });
   const send = (
     op: string,
     params: Record<string, string>,
@@ -37,11 +35,6 @@ describe('Idempotency-Key', () => {
     email: 'a@example.com',
     package: 'default',
   });
-
-  before(async () => {
-    h = await setup({}, { driver });
-  });
-  after(() => h.close());
 
   it('acts once: a retry with the same key gets the same answer back without acting again', async () => {
     const first = await send('createacct', account('once'), 'order-1001');
@@ -64,17 +57,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('keeps keys apart per API account', async () => {
-    await createApiUser(
-      h.services.store.db,
-      h.services.crypt,
-      {
-        name: 'second',
-        password: 'second-password',
-        allowedIps: [],
-        reseller: null,
-      },
-      CLI,
-    );
+    await addApiUser(h.services, { name: 'second', password: 'second-password' });
     const mine = await send('createacct', account('mine'), 'shared-key');
     const theirs = await send('createacct', account('theirs'), 'shared-key', 'second', 'second-password');
     assert.equal(mine.statusCode, 200);

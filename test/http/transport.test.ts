@@ -1,16 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { ADMIN_PASSWORD, ADMIN_USER, createAccount, errorOf, form, type Harness, setup } from '../helpers.ts';
+import { describe, it } from 'node:test';
+import { ADMIN_PASSWORD, ADMIN_USER, createAccount, errorOf, form, suiteHarness } from '../helpers.ts';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const CREDS = { apiuser: ADMIN_USER, apiauth: ADMIN_PASSWORD };
 
 describe('transport (CONTRACT §1)', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   it('serves every operation under /api/ and /api/v1/, with or without the trailing slash', async () => {
     for (const url of [

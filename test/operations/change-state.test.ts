@@ -12,7 +12,7 @@ import { findAccount, saveAccount } from '../../src/store/accounts.ts';
 import { countAudit } from '../../src/store/audit.ts';
 import { findPackage } from '../../src/store/packages.ts';
 import { holdAccounts, trackWrites } from '../../src/store/pending.ts';
-import { createAccount, errorOf, recordingDriver, suiteHarness } from '../helpers.ts';
+import { callCreateacct, createAccount, errorOf, recordingDriver, suiteHarness } from '../helpers.ts';
 
 /** A system step that waits, once it runs (`started`), until the test opens it. */
 function gatedStep(name: string) {
@@ -77,11 +77,9 @@ describe('changing state', () => {
       );
     }
     const audits = await countAudit(db);
-    const reply = await h.call('createacct', {
-      user: 'auditfail',
+    const reply = await callCreateacct(h, 'auditfail', {
       domain: 'auditfail.example',
       email: 'a@example.com',
-      package: 'default',
     });
     assert.deepEqual(errorOf(reply), { status: 500, code: 'internal', param: undefined });
     assert.equal(await findAccount(db, 'auditfail'), undefined);
@@ -104,11 +102,9 @@ describe('changing state', () => {
     };
     driver.createAccount = (account, password) => [...original(account, password), look];
     try {
-      const reply = await h.call('createacct', {
-        user: 'journaled',
+      const reply = await callCreateacct(h, 'journaled', {
         domain: 'journaled.example',
         email: 'a@example.com',
-        package: 'default',
       });
       assert.equal(reply.statusCode, 200);
       assert.equal(seen[0]?.files.length, 1);
@@ -116,12 +112,7 @@ describe('changing state', () => {
       assert.deepEqual([user, domain, homedir], ['journaled', 'journaled.example', '/home/journaled']);
       assert.deepEqual(readdirSync(journalDir), []);
       driver.failAt = 'create:third';
-      await h.call('createacct', {
-        user: 'unjournal',
-        domain: 'unjournal.example',
-        email: 'a@example.com',
-        package: 'default',
-      });
+      await callCreateacct(h, 'unjournal', { domain: 'unjournal.example', email: 'a@example.com' });
       assert.deepEqual(readdirSync(journalDir), []);
     } finally {
       driver.failAt = null;
@@ -132,13 +123,7 @@ describe('changing state', () => {
   it('gives each of two racing calls its own dedicated address', async () => {
     const replies = await Promise.all(
       ['ipa', 'ipb'].map((user) =>
-        h.call('createacct', {
-          user,
-          domain: `${user}.example`,
-          email: 'a@example.com',
-          package: 'default',
-          ipv4: 'on',
-        }),
+        callCreateacct(h, user, { domain: `${user}.example`, email: 'a@example.com', ipv4: 'on' }),
       ),
     );
     const addresses = replies

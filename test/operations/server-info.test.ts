@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BERTH_VERSION } from '../../src/operations/version.ts';
-import { suiteHarness } from '../helpers.ts';
+import { callCreateacct, suiteHarness } from '../helpers.ts';
 
 describe('server information', () => {
   const h = suiteHarness();
@@ -29,13 +29,7 @@ describe('server information', () => {
   });
 
   it('answers the same under a reseller', async () => {
-    await h.call('createacct', {
-      user: 'res',
-      domain: 'res.example',
-      email: 'r@example.com',
-      package: 'default',
-      reseller: 'on',
-    });
+    await callCreateacct(h, 'res', { domain: 'res.example', email: 'r@example.com', reseller: 'on' });
     assert.equal((await h.callAs('res', 'version')).statusCode, 200);
     assert.equal((await h.callAs('res', 'test_connection')).statusCode, 200);
     assert.equal((await h.callAs('res', 'load-average')).statusCode, 200);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { findSystemUser, systemGroupExists } from '../../src/provision/linux/passwd.ts';
 import { findAccount } from '../../src/store/accounts.ts';
-import { createAccount } from '../helpers.ts';
+import { callCreateacct, createAccount } from '../helpers.ts';
 import { type LinuxHarness, linuxSetup } from './system-root.ts';
 
 describe('uids on the system', () => {
@@ -41,12 +41,7 @@ describe('uids on the system', () => {
   it('refuses an id the system already has (a group made by hand), leaving nothing behind', async () => {
     const next = (await storedUid('alice'))! + 1;
     appendFileSync(join(h.root, 'etc/group'), `squatter:x:${next}:\n`);
-    const reply = await h.call('createacct', {
-      user: 'bob',
-      domain: 'bob.example.com',
-      email: 'b@example.org',
-      package: 'default',
-    });
+    const reply = await callCreateacct(h, 'bob', { email: 'b@example.org' });
     assert.equal(reply.statusCode, 500);
     assert.equal(findSystemUser(h.root, 'bob'), undefined);
     assert.equal(systemGroupExists(h.root, 'bob'), false);

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { callCreateacct, errorOf, type Harness, recordingDriver, setup } from './helpers.ts';
+import { assertRefused, callCreateacct, type Harness, recordingDriver, setup } from './helpers.ts';
 
 const SECRET = 'webhook-secret-0123456789';
 
@@ -144,7 +144,7 @@ describe('events', () => {
     chmodSync(join(dir, 'capacity'), 0o755);
     driver.log.length = 0;
     const refused = await h.call('createacct', account('vetoed'));
-    assert.deepEqual(errorOf(refused), { status: 403, code: 'forbidden', param: undefined });
+    assertRefused(refused, 403, 'forbidden', undefined);
     assert.match(refused.body.info, /refused by the hook capacity: no capacity left on this node/);
     assert.deepEqual(driver.log, []);
     rmSync(dir, { recursive: true });

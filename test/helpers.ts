@@ -279,6 +279,11 @@ export function assertSentence(reply: Reply, sentence: string): void {
   assert.deepEqual(reply.body, { data: sentence, info: sentence, status: 200 });
 }
 
+/** Asserts that a call was refused with this status, error code and parameter (undefined: none). */
+export function assertRefused(reply: Reply, status: number, code: string, param: string | undefined): void {
+  assert.deepEqual(errorOf(reply), { status, code, param });
+}
+
 export function errorOf(reply: Reply): { status: number; code: unknown; param: unknown } {
   const data = reply.body.data as { code?: unknown; param?: unknown };
   return { status: reply.statusCode, code: data?.code, param: data?.param };

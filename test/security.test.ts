@@ -12,6 +12,7 @@ import {
   ADMIN_PASSWORD,
   ADMIN_USER,
   addApiUser,
+  assertRefused,
   callCreateacct,
   createAccount,
   createChild,
@@ -157,7 +158,7 @@ describe('main domains', () => {
   it('nor a domain above another customer’s', async () => {
     await createAccount(h, 'shopper', { domain: 'www.shop.example' });
     const reply = await callCreateacct(h, 'above', { domain: 'shop.example', email: 'a@example.com' });
-    assert.deepEqual(errorOf(reply), { status: 400, code: 'domain_in_use', param: 'domain' });
+    assertRefused(reply, 400, 'domain_in_use', 'domain');
     assert.match(reply.body.info, /overlaps www\.shop\.example/);
   });
 
@@ -208,11 +209,7 @@ describe('suspensions and resellers', () => {
       200,
     );
     assert.equal((await h.call('suspendacct', { user: 'cust', reason: 'admin: abuse' })).statusCode, 200);
-    assert.deepEqual(errorOf(await h.callAs('resc', 'unsuspendacct', { user: 'cust' })), {
-      status: 403,
-      code: 'forbidden',
-      param: undefined,
-    });
+    assertRefused(await h.callAs('resc', 'unsuspendacct', { user: 'cust' }), 403, 'forbidden', undefined);
     assert.equal((await h.callAs('resc', 'suspendacct', { user: 'cust', reason: 'mine' })).statusCode, 200);
     const listed = (await h.call('listsuspended')).body.data as {
       accounts: Record<string, { reason: string }>;
@@ -292,7 +289,7 @@ describe('the dedicated address pool', () => {
       package: 'default',
       ipv4: 'on',
     });
-    assert.deepEqual(errorOf(refused), { status: 400, code: 'no_free_ip', param: 'ipv4' });
+    assertRefused(refused, 400, 'no_free_ip', 'ipv4');
     assert.match(refused.body.info, /resellers' share/);
     await createAccount(h, 'qa', { ipv4: 'on' });
     await createAccount(h, 'qb', { ipv4: 'on' });
@@ -391,7 +388,7 @@ describe('request bodies', () => {
         headers: { 'content-type': 'application/json' },
         body,
       });
-      assert.deepEqual(errorOf(reply), { status: 400, code: 'invalid_parameter', param: 'user' });
+      assertRefused(reply, 400, 'invalid_parameter', 'user');
     }
     assert.equal(await accountCount(h), 0);
   });

@@ -12,7 +12,14 @@ import { findAccount, saveAccount } from '../../src/store/accounts.ts';
 import { countAudit } from '../../src/store/audit.ts';
 import { findPackage } from '../../src/store/packages.ts';
 import { holdAccounts, trackWrites } from '../../src/store/pending.ts';
-import { callCreateacct, createAccount, errorOf, recordingDriver, suiteHarness } from '../helpers.ts';
+import {
+  assertRefused,
+  callCreateacct,
+  createAccount,
+  errorOf,
+  recordingDriver,
+  suiteHarness,
+} from '../helpers.ts';
 
 /** A system step that waits, once it runs (`started`), until the test opens it. */
 function gatedStep(name: string) {
@@ -81,7 +88,7 @@ describe('changing state', () => {
       domain: 'auditfail.example',
       email: 'a@example.com',
     });
-    assert.deepEqual(errorOf(reply), { status: 500, code: 'internal', param: undefined });
+    assertRefused(reply, 500, 'internal', undefined);
     assert.equal(await findAccount(db, 'auditfail'), undefined);
     assert.equal(await countAudit(db), audits);
     // Its system steps were undone.
@@ -171,7 +178,7 @@ describe('changing state', () => {
     await createAccount(h, 'keepme');
     const before = await findAccount(db, 'keepme');
     const removal = await failingAt('remove:third', () => h.call('removeacct', { user: 'keepme' }));
-    assert.deepEqual(errorOf(removal), { status: 500, code: 'provisioning_failed', param: undefined });
+    assertRefused(removal, 500, 'provisioning_failed', undefined);
     assert.deepEqual(await findAccount(db, 'keepme'), before);
     assert.deepEqual(await db.selectFrom('pending_changes').selectAll().execute(), []);
     assert.deepEqual(driver.log.slice(-2), ['undo remove:second keepme', 'undo remove:first keepme']);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { listAudit } from '../../src/store/audit.ts';
 import {
+  assertRefused,
   createAccount,
   createReseller,
   errorOf,
@@ -274,30 +275,34 @@ describe('createacct under a reseller', () => {
   });
 
   it('refuses an unlimited or too large quota under a limited reseller', async () => {
-    assert.deepEqual(errorOf(await h.callAs('res', 'createacct', child('kid2', { quota: 'unlimited' }))), {
-      status: 400,
-      code: 'reseller_limit',
-      param: 'quota',
-    });
-    assert.deepEqual(errorOf(await h.callAs('res', 'createacct', child('kid2', { quota: '601' }))), {
-      status: 400,
-      code: 'reseller_limit',
-      param: 'quota',
-    });
-    assert.deepEqual(errorOf(await h.callAs('res', 'createacct', child('kid2', { bandwidth: '4001' }))), {
-      status: 400,
-      code: 'reseller_limit',
-      param: 'bandwidth',
-    });
+    assertRefused(
+      await h.callAs('res', 'createacct', child('kid2', { quota: 'unlimited' })),
+      400,
+      'reseller_limit',
+      'quota',
+    );
+    assertRefused(
+      await h.callAs('res', 'createacct', child('kid2', { quota: '601' })),
+      400,
+      'reseller_limit',
+      'quota',
+    );
+    assertRefused(
+      await h.callAs('res', 'createacct', child('kid2', { bandwidth: '4001' })),
+      400,
+      'reseller_limit',
+      'bandwidth',
+    );
   });
 
   it('refuses an account past reseller_limt', async () => {
     assert.equal((await h.callAs('res', 'createacct', child('kid3', { quota: '100' }))).statusCode, 200);
-    assert.deepEqual(errorOf(await h.callAs('res', 'createacct', child('kid4', { quota: '100' }))), {
-      status: 400,
-      code: 'reseller_limit',
-      param: undefined,
-    });
+    assertRefused(
+      await h.callAs('res', 'createacct', child('kid4', { quota: '100' })),
+      400,
+      'reseller_limit',
+      undefined,
+    );
   });
 
   it('needs the alpha feature for reseller=on, and never allows resellerself', async () => {

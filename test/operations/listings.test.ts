@@ -3,10 +3,10 @@ import { describe, it } from 'node:test';
 import { findAccount, toRow } from '../../src/store/accounts.ts';
 import { openStore } from '../../src/store/open.ts';
 import {
+  assertRefused,
   createAccount,
   createChild,
   createReseller,
-  errorOf,
   suiteHarness,
   TEST_DIALECT,
 } from '../helpers.ts';
@@ -50,14 +50,10 @@ describe('listaccts, accountsummary and listsuspended', () => {
   });
 
   it('accountsummary refuses a missing user, an unknown one, and one outside the scope alike', async () => {
-    assert.deepEqual(errorOf(await h.call('accountsummary')), {
-      status: 400,
-      code: 'missing_parameter',
-      param: 'user',
-    });
+    assertRefused(await h.call('accountsummary'), 400, 'missing_parameter', 'user');
     const unknown = await h.callAs('res', 'accountsummary', { user: 'ghost' });
     const outside = await h.callAs('res', 'accountsummary', { user: 'alice' });
-    assert.deepEqual(errorOf(outside), { status: 400, code: 'account_not_found', param: 'user' });
+    assertRefused(outside, 400, 'account_not_found', 'user');
     assert.equal(outside.body.info, 'No account named alice exists.');
     assert.equal(unknown.body.info, 'No account named ghost exists.');
   });

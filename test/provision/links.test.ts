@@ -20,7 +20,7 @@ import { join, relative } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/operations/maintenance.ts';
 import { findSystemUser } from '../../src/provision/linux/passwd.ts';
-import { callCreateacct, createAccount, errorOf, summary } from '../helpers.ts';
+import { assertRefused, callCreateacct, createAccount, summary } from '../helpers.ts';
 import { type LinuxHarness, linuxSetup } from './system-root.ts';
 
 /** Owner, mode and content (its hash) of every file and directory below `dir`. */
@@ -177,7 +177,7 @@ describe('links a customer plants in its home', () => {
   it('createacct over a home that is already a link fails without touching its target', async () => {
     symlinkSync(target, join(h.root, 'home', 'trudy'));
     const reply = await callCreateacct(h, 'trudy', { domain: 'trudy.example', email: 't@example.org' });
-    assert.deepEqual(errorOf(reply), { status: 500, code: 'provisioning_failed', param: undefined });
+    assertRefused(reply, 500, 'provisioning_failed', undefined);
     untouched();
     assert.equal(findSystemUser(h.root, 'trudy'), undefined);
     assert.equal(statSync(target).uid, 0);

@@ -23,7 +23,7 @@ import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/operat
 import { StepFailed } from '../../src/provision/driver.ts';
 import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
 import { findAccount } from '../../src/store/accounts.ts';
-import { callCreateacct, createAccount, errorOf, summary } from '../helpers.ts';
+import { assertRefused, callCreateacct, createAccount, summary } from '../helpers.ts';
 import { get, login, PORTAL_PASSWORD } from '../portal/pages.ts';
 import { berth } from '../process.ts';
 import { type LinuxHarness, linuxSetup, nginxAccepts } from './system-root.ts';
@@ -370,7 +370,7 @@ describe('the linux driver through a whole account lifecycle', () => {
       );
     assert.ok(taken, 'a system user to collide with');
     const reply = await callCreateacct(h, taken, { domain: 'taken.example', email: 'a@example.org' });
-    assert.deepEqual(errorOf(reply), { status: 400, code: 'invalid_parameter', param: 'user' });
+    assertRefused(reply, 400, 'invalid_parameter', 'user');
   });
 
   it('a dedicated address goes into the server block and the zone', async () => {

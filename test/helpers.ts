@@ -178,9 +178,24 @@ export async function setup(
 }
 
 /**
- * The harness of one describe block: built (and `prepare`d) before its first test, closed after its
- * last. The object stands for that harness from the start, so the block's tests can name it.
+ * What `build` makes, for one describe block: built before its first test, closed after its last.
+ * The object stands for it from the start, so the block's tests can name it.
  */
+export function forSuite<T extends { close(): Promise<void> }>(build: () => Promise<T>): T {
+  let current: T | null = null;
+  before(async () => {
+    current = await build();
+  });
+  after(() => current?.close());
+  return new Proxy({} as T, {
+    get(_target, key) {
+      if (!current) throw new Error(`the suite's ${String(key)} is used before it is built`);
+      return Reflect.get(current, key);
+    },
+  });
+}
+
+/** The harness of one describe block (see forSuite), `prepare`d once it is set up. */
 export function suiteHarness(
   options: {
     config?: ConfigOverrides;
@@ -189,17 +204,10 @@ export function suiteHarness(
     prepare?: (h: Harness) => Promise<unknown>;
   } = {},
 ): Harness {
-  let current: Harness | null = null;
-  before(async () => {
-    current = await setup(options.config, { driver: options.driver, log: options.log });
-    await options.prepare?.(current);
-  });
-  after(() => current?.close());
-  return new Proxy({} as Harness, {
-    get(_target, key) {
-      if (!current) throw new Error(`the suite's harness is used before it is set up (${String(key)})`);
-      return Reflect.get(current, key);
-    },
+  return forSuite(async () => {
+    const h = await setup(options.config, { driver: options.driver, log: options.log });
+    await options.prepare?.(h);
+    return h;
   });
 }
 

@@ -18,12 +18,11 @@ import {
   createChild,
   createReseller,
   errorOf,
+  FORM,
   form,
   type Harness,
   suiteHarness,
 } from './helpers.ts';
-
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 /** Counts the password hashes the server computes (each is a verify in the crypt pool). */
 function countHashes(h: Harness): { count: number } {

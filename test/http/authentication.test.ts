@@ -11,11 +11,11 @@ import {
   createChild,
   createReseller,
   errorOf,
+  FORM,
   form,
   suiteHarness,
 } from '../helpers.ts';
 
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const NOT_PROVIDED = 'Authentication credentials were not provided';
 const DENIED = 'You do not have permission to perform this action.';
 

@@ -7,12 +7,11 @@ import {
   addApiUser,
   assertRefused,
   errorOf,
+  FORM,
   form,
   recordingDriver,
   suiteHarness,
 } from '../helpers.ts';
-
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 describe('Idempotency-Key', () => {
   const driver = recordingDriver();

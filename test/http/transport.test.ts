@@ -6,11 +6,11 @@ import {
   assertRefused,
   createAccount,
   errorOf,
+  FORM,
   form,
   suiteHarness,
 } from '../helpers.ts';
 
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const CREDS = { apiuser: ADMIN_USER, apiauth: ADMIN_PASSWORD };
 
 describe('transport (CONTRACT §1)', () => {

@@ -3,9 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { operations } from '../../src/operations/registry.ts';
 import { countAudit } from '../../src/store/audit.ts';
-import { ADMIN_PASSWORD, ADMIN_USER, createReseller, errorOf, form, suiteHarness } from '../helpers.ts';
+import { ADMIN_PASSWORD, ADMIN_USER, createReseller, errorOf, FORM, form, suiteHarness } from '../helpers.ts';
 
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const named = [...operations.values()].filter((op) => op.name !== '');
 
 describe('every operation', () => {

@@ -23,7 +23,7 @@ import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/operat
 import { StepFailed } from '../../src/provision/driver.ts';
 import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
 import { findAccount } from '../../src/store/accounts.ts';
-import { assertRefused, callCreateacct, createAccount, summary } from '../helpers.ts';
+import { assertRefused, callCreateacct, createAccount, forSuite, summary } from '../helpers.ts';
 import { get, login, PORTAL_PASSWORD } from '../portal/pages.ts';
 import { berth } from '../process.ts';
 import { type LinuxHarness, linuxSetup, nginxAccepts } from './system-root.ts';
@@ -453,11 +453,7 @@ describe('a failure at any step of createacct', () => {
     'SSH keys directory',
     'jail',
   ];
-  let h: LinuxHarness;
-  before(async () => {
-    h = await linuxSetup();
-  });
-  after(() => h.close());
+  const h = forSuite(linuxSetup);
 
   for (const step of steps) {
     it(`at "${step}" answers 500 naming it and leaves no trace`, async () => {

@@ -4,18 +4,14 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { findSystemUser, systemGroupExists } from '../../src/provision/linux/passwd.ts';
 import { findAccount } from '../../src/store/accounts.ts';
-import { callCreateacct, createAccount } from '../helpers.ts';
-import { type LinuxHarness, linuxSetup } from './system-root.ts';
+import { callCreateacct, createAccount, forSuite } from '../helpers.ts';
+import { linuxSetup } from './system-root.ts';
 
 describe('uids on the system', () => {
-  let h: LinuxHarness;
-  before(async () => {
-    h = await linuxSetup();
-  });
-  after(() => h.close());
+  const h = forSuite(linuxSetup);
   const storedUid = async (user: string) => (await findAccount(h.services.store.db, user))?.uid;
 
   it('createacct makes the user with the account’s uid and its group with the same gid', async () => {

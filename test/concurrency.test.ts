@@ -1,23 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { createReseller, errorOf, type Harness, setup } from './helpers.ts';
+import { describe, it } from 'node:test';
+import { callCreateacct, createReseller, errorOf, suiteHarness } from './helpers.ts';
 
 describe('concurrent calls', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   it('one user name raced ten times gives exactly one 200', async () => {
     const replies = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        h.call('createacct', {
-          user: 'racer',
-          domain: `racer${i}.example`,
-          email: 'r@example.com',
-          package: 'default',
-        }),
+        callCreateacct(h, 'racer', { domain: `racer${i}.example`, email: 'r@example.com' }),
       ),
     );
     const codes = replies.map((reply) => (reply.statusCode === 200 ? 200 : errorOf(reply).code));
@@ -28,12 +19,7 @@ describe('concurrent calls', () => {
   it('one domain raced ten times gives exactly one 200', async () => {
     const replies = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        h.call('createacct', {
-          user: `dom${i}`,
-          domain: 'contested.example',
-          email: 'r@example.com',
-          package: 'default',
-        }),
+        callCreateacct(h, `dom${i}`, { domain: 'contested.example', email: 'r@example.com' }),
       ),
     );
     assert.equal(replies.filter((reply) => reply.statusCode === 200).length, 1);

@@ -9,11 +9,9 @@ import { describe, it } from 'node:test';
 import { findSystemUser } from '../src/provision/linux/passwd.ts';
 import { findAccount } from '../src/store/accounts.ts';
 import { openStore } from '../src/store/open.ts';
-import { tempDir } from './helpers.ts';
+import { FORM, tempDir } from './helpers.ts';
 import { berth, post, type Served, serve } from './process.ts';
 import { makeSystemRoot } from './provision/system-root.ts';
-
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 /** createacct from `workers` clients until the server goes away; the users that got a 200. */
 function load(dataDir: string, port: number, prefix: string, workers = 10): Promise<string[]> {

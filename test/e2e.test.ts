@@ -6,10 +6,8 @@ import { readFileSync, rmSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { tempDir } from './helpers.ts';
+import { FORM, tempDir } from './helpers.ts';
 import { berth, post, type Served, serve } from './process.ts';
-
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 describe('berth serve over HTTPS, driven like billing software', () => {
   const dataDir = tempDir('berth-e2e-');

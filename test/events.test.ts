@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errorOf, type Harness, recordingDriver, setup } from './helpers.ts';
+import { assertRefused, callCreateacct, type Harness, recordingDriver, setup } from './helpers.ts';
 
 const SECRET = 'webhook-secret-0123456789';
 
@@ -144,7 +144,7 @@ describe('events', () => {
     chmodSync(join(dir, 'capacity'), 0o755);
     driver.log.length = 0;
     const refused = await h.call('createacct', account('vetoed'));
-    assert.deepEqual(errorOf(refused), { status: 403, code: 'forbidden', param: undefined });
+    assertRefused(refused, 403, 'forbidden', undefined);
     assert.match(refused.body.info, /refused by the hook capacity: no capacity left on this node/);
     assert.deepEqual(driver.log, []);
     rmSync(dir, { recursive: true });
@@ -179,12 +179,7 @@ describe('the delivery log', () => {
       webhooks: [{ url: 'http://127.0.0.1:9/nowhere', secret: SECRET, events: ['account.created'] }],
     });
     try {
-      await h.call('createacct', {
-        user: 'logged',
-        domain: 'logged.example',
-        email: 'a@example.com',
-        package: 'default',
-      });
+      await callCreateacct(h, 'logged', { domain: 'logged.example', email: 'a@example.com' });
       await new Promise((resolve) => setTimeout(resolve, 300));
       const result = await berth(['events', '--json', '--data-dir', h.dataDir]);
       assert.equal(result.code, 0, result.stderr);

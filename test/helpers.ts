@@ -1,9 +1,11 @@
 // Builds Berth in-process on a throwaway data directory, and calls it as billing software would.
 
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -15,10 +17,14 @@ import { CLI } from '../src/operations/audited.ts';
 import type { Driver, Step } from '../src/provision/driver.ts';
 import { recordDriver } from '../src/provision/record/driver.ts';
 import { createLogger, openServices, type Services } from '../src/services.ts';
+import type { ApiUser } from '../src/store/api-users.ts';
 import { checkAnswer } from './answers.ts';
 
 export const ADMIN_USER = 'billing';
 export const ADMIN_PASSWORD = 'billing-secret-1';
+
+/** The content type of a form post, as billing software and browsers send it. */
+export const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 export interface Envelope {
   data: unknown;
@@ -119,17 +125,7 @@ export async function setup(
     cryptThreads: 1,
     driver: options.driver ?? (await options.makeDriver?.(config)),
   });
-  await createApiUser(
-    services.store.db,
-    services.crypt,
-    {
-      name: ADMIN_USER,
-      password: ADMIN_PASSWORD,
-      allowedIps: [],
-      reseller: null,
-    },
-    CLI,
-  );
+  await addApiUser(services, { name: ADMIN_USER, password: ADMIN_PASSWORD });
   const admin = buildApp(services, { listener: 'admin', tls: null });
   const reseller = buildApp(services, { listener: 'reseller', tls: null });
 
@@ -157,7 +153,7 @@ export async function setup(
     call: (op, params = {}) =>
       request({
         url: `/api/v1/${op}/`,
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        headers: FORM,
         body: form({ apiuser: ADMIN_USER, apiauth: ADMIN_PASSWORD, ...params }),
       }),
     callAs: (resellerName, op, params = {}) =>
@@ -165,7 +161,7 @@ export async function setup(
         url: `/api/v1/${op}/`,
         listener: 'reseller',
         headers: {
-          'content-type': 'application/x-www-form-urlencoded',
+          ...FORM,
           'x-api-user': ADMIN_USER,
           'x-api-password': ADMIN_PASSWORD,
           'x-reseller': resellerName,
@@ -181,19 +177,73 @@ export async function setup(
   };
 }
 
-/** Creates an account as the administrator and fails the test if that is refused. */
-export async function createAccount(
+/**
+ * What `build` makes, for one describe block: built before its first test, closed after its last.
+ * The object stands for it from the start, so the block's tests can name it.
+ */
+export function forSuite<T extends { close(): Promise<void> }>(build: () => Promise<T>): T {
+  let current: T | null = null;
+  before(async () => {
+    current = await build();
+  });
+  after(() => current?.close());
+  return new Proxy({} as T, {
+    get(_target, key) {
+      if (!current) throw new Error(`the suite's ${String(key)} is used before it is built`);
+      return Reflect.get(current, key);
+    },
+  });
+}
+
+/** The harness of one describe block (see forSuite), `prepare`d once it is set up. */
+export function suiteHarness(
+  options: {
+    config?: ConfigOverrides;
+    driver?: Driver;
+    log?: Logger;
+    prepare?: (h: Harness) => Promise<unknown>;
+  } = {},
+): Harness {
+  return forSuite(async () => {
+    const h = await setup(options.config, { driver: options.driver, log: options.log });
+    await options.prepare?.(h);
+    return h;
+  });
+}
+
+/** Adds an API user as `berth api-user add` would: from anywhere and for no reseller unless given. */
+export function addApiUser(
+  services: Pick<Services, 'store' | 'crypt'>,
+  user: { name: string; password: string; allowedIps?: string[]; reseller?: string | null },
+): Promise<ApiUser> {
+  return createApiUser(services.store.db, services.crypt, { allowedIps: [], reseller: null, ...user }, CLI);
+}
+
+/**
+ * Calls createacct as the administrator for `user` (on `user`.example.com, package default unless
+ * given) and answers whatever it answers.
+ */
+export function callCreateacct(
   h: Harness,
   user: string,
   params: Record<string, string> = {},
 ): Promise<Reply> {
-  const reply = await h.call('createacct', {
+  return h.call('createacct', {
     user,
     domain: `${user}.example.com`,
     email: `${user}@example.org`,
     package: 'default',
     ...params,
   });
+}
+
+/** Creates an account as the administrator and fails the test if that is refused. */
+export async function createAccount(
+  h: Harness,
+  user: string,
+  params: Record<string, string> = {},
+): Promise<Reply> {
+  const reply = await callCreateacct(h, user, params);
   if (reply.statusCode !== 200) throw new Error(`createacct ${user}: ${JSON.stringify(reply.body)}`);
   return reply;
 }
@@ -230,6 +280,16 @@ export async function createChild(
   if (reply.statusCode !== 200)
     throw new Error(`createacct ${user} as ${reseller}: ${JSON.stringify(reply.body)}`);
   return reply;
+}
+
+/** Asserts the whole answer of a change that went through: its sentence as data and info, 200. */
+export function assertSentence(reply: Reply, sentence: string): void {
+  assert.deepEqual(reply.body, { data: sentence, info: sentence, status: 200 });
+}
+
+/** Asserts that a call was refused with this status, error code and parameter (undefined: none). */
+export function assertRefused(reply: Reply, status: number, code: string, param: string | undefined): void {
+  assert.deepEqual(errorOf(reply), { status, code, param });
 }
 
 export function errorOf(reply: Reply): { status: number; code: unknown; param: unknown } {

@@ -3,24 +3,26 @@
 // test/provision/links.test.ts.)
 
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { bindApiUser, createApiUser, deleteApiUser } from '../src/auth/api-users.ts';
+import { describe, it } from 'node:test';
+import { bindApiUser, deleteApiUser } from '../src/auth/api-users.ts';
 import { Lockout } from '../src/auth/lockout.ts';
 import { CLI } from '../src/operations/audited.ts';
 import { listAudit } from '../src/store/audit.ts';
 import {
   ADMIN_PASSWORD,
   ADMIN_USER,
+  addApiUser,
+  assertRefused,
+  callCreateacct,
   createAccount,
   createChild,
   createReseller,
   errorOf,
+  FORM,
   form,
   type Harness,
-  setup,
+  suiteHarness,
 } from './helpers.ts';
-
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 /** Counts the password hashes the server computes (each is a verify in the crypt pool). */
 function countHashes(h: Harness): { count: number } {
@@ -43,11 +45,7 @@ async function accountCount(h: Harness): Promise<number> {
 }
 
 describe('password cost', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   it('never hashes a password outside 8-128 characters, API and credential check alike', async () => {
     const hashes = countHashes(h);
@@ -70,17 +68,7 @@ describe('password cost', () => {
       ['eight', 'abcdefgh'],
       ['longest', '€'.repeat(128)],
     ] as const) {
-      await createApiUser(
-        h.services.store.db,
-        h.services.crypt,
-        {
-          name,
-          password,
-          allowedIps: [],
-          reseller: null,
-        },
-        CLI,
-      );
+      await addApiUser(h.services, { name, password });
       const reply = await h.request({
         url: '/api/v1/test_connection/',
         headers: { 'x-api-user': name, 'x-api-password': password },
@@ -141,16 +129,16 @@ describe('password cost', () => {
 });
 
 describe('main domains', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup({
+  const h = suiteHarness({
+    config: {
       hostName: 'panel.example.net',
       nameservers: ['ns1.panel.example.net', 'ns2.dns.example'],
-    });
-    await createAccount(h, 'owner', { domain: 'yy.example' });
-    await createReseller(h, 'resa', { domain: 'resa.example' });
+    },
+    prepare: async (h) => {
+      await createAccount(h, 'owner', { domain: 'yy.example' });
+      await createReseller(h, 'resa', { domain: 'resa.example' });
+    },
   });
-  after(() => h.close());
 
   it('a reseller cannot take www., mail. or any name under another customer’s domain', async () => {
     const before = await accountCount(h);
@@ -168,13 +156,8 @@ describe('main domains', () => {
 
   it('nor a domain above another customer’s', async () => {
     await createAccount(h, 'shopper', { domain: 'www.shop.example' });
-    const reply = await h.call('createacct', {
-      user: 'above',
-      domain: 'shop.example',
-      email: 'a@example.com',
-      package: 'default',
-    });
-    assert.deepEqual(errorOf(reply), { status: 400, code: 'domain_in_use', param: 'domain' });
+    const reply = await callCreateacct(h, 'above', { domain: 'shop.example', email: 'a@example.com' });
+    assertRefused(reply, 400, 'domain_in_use', 'domain');
     assert.match(reply.body.info, /overlaps www\.shop\.example/);
   });
 
@@ -185,12 +168,7 @@ describe('main domains', () => {
       'ns1.panel.example.net',
       'ns2.dns.example',
     ]) {
-      const reply = await h.call('createacct', {
-        user: 'hostile',
-        domain,
-        email: 'a@example.com',
-        package: 'default',
-      });
+      const reply = await callCreateacct(h, 'hostile', { domain, email: 'a@example.com' });
       assert.deepEqual(errorOf(reply), { status: 400, code: 'invalid_parameter', param: 'domain' }, domain);
     }
   });
@@ -199,12 +177,7 @@ describe('main domains', () => {
     for (let round = 0; round < 5; round++) {
       const replies = await Promise.all(
         [`race${round}.example`, `www.race${round}.example`].map((domain, i) =>
-          h.call('createacct', {
-            user: `race${round}x${i}`,
-            domain,
-            email: 'r@example.com',
-            package: 'default',
-          }),
+          callCreateacct(h, `race${round}x${i}`, { domain, email: 'r@example.com' }),
         ),
       );
       assert.deepEqual(
@@ -222,13 +195,12 @@ describe('main domains', () => {
 });
 
 describe('suspensions and resellers', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createReseller(h, 'resc', { domain: 'resc.example' });
-    await createChild(h, 'resc', 'cust');
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createReseller(h, 'resc', { domain: 'resc.example' });
+      await createChild(h, 'resc', 'cust');
+    },
   });
-  after(() => h.close());
 
   it('a reseller cannot lift a suspension the administrator renewed, nor replace its reason', async () => {
     assert.equal(
@@ -236,11 +208,7 @@ describe('suspensions and resellers', () => {
       200,
     );
     assert.equal((await h.call('suspendacct', { user: 'cust', reason: 'admin: abuse' })).statusCode, 200);
-    assert.deepEqual(errorOf(await h.callAs('resc', 'unsuspendacct', { user: 'cust' })), {
-      status: 403,
-      code: 'forbidden',
-      param: undefined,
-    });
+    assertRefused(await h.callAs('resc', 'unsuspendacct', { user: 'cust' }), 403, 'forbidden', undefined);
     assert.equal((await h.callAs('resc', 'suspendacct', { user: 'cust', reason: 'mine' })).statusCode, 200);
     const listed = (await h.call('listsuspended')).body.data as {
       accounts: Record<string, { reason: string }>;
@@ -260,17 +228,7 @@ describe('suspensions and resellers', () => {
   it('an API account bound to a removed reseller does not act for a new account of that name', async () => {
     const { db } = h.services.store;
     await createReseller(h, 'resd', { domain: 'resd.example' });
-    await createApiUser(
-      db,
-      h.services.crypt,
-      {
-        name: 'boundd',
-        password: 'bound-password-1',
-        allowedIps: [],
-        reseller: 'resd',
-      },
-      CLI,
-    );
+    await addApiUser(h.services, { name: 'boundd', password: 'bound-password-1', reseller: 'resd' });
     const asBound = (op: string, params: Record<string, string> = {}) =>
       h.request({
         url: `/api/v1/${op}/`,
@@ -311,14 +269,14 @@ describe('suspensions and resellers', () => {
 });
 
 describe('the dedicated address pool', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup({
+  const h = suiteHarness({
+    config: {
       ipPool: { ipv4: ['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4'], ipv6: [] },
-    });
-    await createReseller(h, 'resp', { domain: 'resp.example' });
+    },
+    prepare: async (h) => {
+      await createReseller(h, 'resp', { domain: 'resp.example' });
+    },
   });
-  after(() => h.close());
 
   it('resellers together may hold half of it; the rest stays for the administrator', async () => {
     await createChild(h, 'resp', 'pa', { ipv4: 'on' });
@@ -330,32 +288,23 @@ describe('the dedicated address pool', () => {
       package: 'default',
       ipv4: 'on',
     });
-    assert.deepEqual(errorOf(refused), { status: 400, code: 'no_free_ip', param: 'ipv4' });
+    assertRefused(refused, 400, 'no_free_ip', 'ipv4');
     assert.match(refused.body.info, /resellers' share/);
     await createAccount(h, 'qa', { ipv4: 'on' });
     await createAccount(h, 'qb', { ipv4: 'on' });
     assert.deepEqual(
-      errorOf(
-        await h.call('createacct', {
-          user: 'qc',
-          domain: 'qc.example',
-          email: 'q@example.com',
-          package: 'default',
-          ipv4: 'on',
-        }),
-      ),
+      errorOf(await callCreateacct(h, 'qc', { domain: 'qc.example', email: 'q@example.com', ipv4: 'on' })),
       { status: 400, code: 'no_free_ip', param: 'ipv4' },
     );
   });
 });
 
 describe('the audit log', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createReseller(h, 'resx', { domain: 'resx.example' });
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createReseller(h, 'resx', { domain: 'resx.example' });
+    },
   });
-  after(() => h.close());
 
   it('shows a claimed user name that is no valid API user name as ?', async () => {
     for (const claimed of ['evil\u001b[2J', 'a\nforged row', 'root', 'cli', 'x'.repeat(40)]) {
@@ -426,11 +375,7 @@ describe('the audit log', () => {
 });
 
 describe('request bodies', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   it('refuse a JSON key given twice, however it is spelled, like a repeated form field', async () => {
     for (const body of [
@@ -442,7 +387,7 @@ describe('request bodies', () => {
         headers: { 'content-type': 'application/json' },
         body,
       });
-      assert.deepEqual(errorOf(reply), { status: 400, code: 'invalid_parameter', param: 'user' });
+      assertRefused(reply, 400, 'invalid_parameter', 'user');
     }
     assert.equal(await accountCount(h), 0);
   });
@@ -461,28 +406,11 @@ describe('request bodies', () => {
 });
 
 describe('API account names and identities', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   it('root and cli are reserved for the portal and the command line', async () => {
     for (const name of ['root', 'cli']) {
-      await assert.rejects(
-        createApiUser(
-          h.services.store.db,
-          h.services.crypt,
-          {
-            name,
-            password: 'reserved-password',
-            allowedIps: [],
-            reseller: null,
-          },
-          CLI,
-        ),
-        /reserved/,
-      );
+      await assert.rejects(addApiUser(h.services, { name, password: 'reserved-password' }), /reserved/);
     }
     // Even a row written by an older version does not authenticate.
     await h.services.store.db
@@ -509,18 +437,7 @@ describe('API account names and identities', () => {
 
   it('an Idempotency-Key answer does not outlive its API account', async () => {
     const { db } = h.services.store;
-    const make = () =>
-      createApiUser(
-        db,
-        h.services.crypt,
-        {
-          name: 'temp',
-          password: 'temp-password',
-          allowedIps: [],
-          reseller: null,
-        },
-        CLI,
-      );
+    const make = () => addApiUser(h.services, { name: 'temp', password: 'temp-password' });
     const create = () =>
       h.request({
         url: '/api/v1/createacct/',
@@ -543,17 +460,11 @@ describe('API account names and identities', () => {
   });
 
   it('an allow-list entry written as an IPv4-mapped address means the IPv4 address', async () => {
-    const user = await createApiUser(
-      h.services.store.db,
-      h.services.crypt,
-      {
-        name: 'mapped',
-        password: 'mapped-password',
-        allowedIps: ['::ffff:192.0.2.9', '::ffff:198.51.100.0/120'],
-        reseller: null,
-      },
-      CLI,
-    );
+    const user = await addApiUser(h.services, {
+      name: 'mapped',
+      password: 'mapped-password',
+      allowedIps: ['::ffff:192.0.2.9', '::ffff:198.51.100.0/120'],
+    });
     assert.deepEqual(user.allowedIps, ['192.0.2.9', '198.51.100.0/24']);
     for (const remoteAddress of ['192.0.2.9', '::ffff:192.0.2.9', '198.51.100.77']) {
       const reply = await h.request({
@@ -567,11 +478,7 @@ describe('API account names and identities', () => {
 });
 
 describe('the lock-out', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup({ trustedProxies: ['127.0.0.1'] });
-  });
-  after(() => h.close());
+  const h = suiteHarness({ config: { trustedProxies: ['127.0.0.1'] } });
 
   it('counts in a sliding window: failures on both sides of a window’s edge lock', async () => {
     let now = Date.UTC(2026, 10, 21, 10, 0, 0);

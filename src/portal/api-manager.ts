@@ -14,7 +14,7 @@ import { findApiUser } from '../store/api-users.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';
 import { type FormErrors, type FormSpec, formView, refusal } from './kit/form.ts';
 import { formatDate } from './kit/format.ts';
-import { actorOf, field, type Portal, type WithSession } from './page.ts';
+import { actorOf, field, listPage, type Portal, type WithSession } from './page.ts';
 
 const BASE = '/preferences/api-manager';
 
@@ -74,13 +74,11 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
   const { db } = portal.services.store;
   const { crypt } = portal.services;
 
-  const list = async (
-    reply: FastifyReply,
-    session: PortalSession,
-    data: { notice?: string; values?: Record<string, string>; errors?: FormErrors },
-    status = 200,
-  ) => {
-    const rows = (await listApiUsers(db)).map((user) => ({
+  const list = listPage(portal, 'api-manager', CREATE_FORM, async () => ({
+    title: 'Preferences › API Manager',
+    nav: 'api',
+    columns: COLUMNS,
+    rows: (await listApiUsers(db)).map((user) => ({
       cells: [
         { text: user.name, href: `${BASE}/${encodeURIComponent(user.name)}` },
         user.access === 'open' ? 'Open Access' : 'Restricted',
@@ -89,22 +87,8 @@ export function registerApiManager(app: FastifyInstance, portal: Portal, route: 
         formatDate(user.createdAt),
         user.lastUsedAt ? formatDate(user.lastUsedAt) : 'never',
       ],
-    }));
-    return portal.render(
-      reply,
-      'api-manager',
-      {
-        title: 'Preferences › API Manager',
-        nav: 'api',
-        csrf: session.csrf,
-        columns: COLUMNS,
-        rows,
-        notice: data.notice ?? '',
-        form: formView(CREATE_FORM, data.values, data.errors),
-      },
-      status,
-    );
-  };
+    })),
+  }));
 
   const detail = async (
     reply: FastifyReply,

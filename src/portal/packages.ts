@@ -4,7 +4,7 @@ import { packageObject } from '../operations/record.ts';
 import { findPackage, listPackages } from '../store/packages.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';
 import { type FormErrors, type FormSpec, formView, refusal } from './kit/form.ts';
-import { field, type Portal, type WithSession } from './page.ts';
+import { field, listPage, type Portal, type WithSession } from './page.ts';
 
 export const LIMIT_FIELDS = [
   ['quota', 'Disk quota (MB)'],
@@ -62,13 +62,10 @@ export function registerPackagePages(app: FastifyInstance, portal: Portal, route
   const { db } = portal.services.store;
   const common = { nav: 'packages', limitFields: LIMIT_FIELDS, switchFields: SWITCH_FIELDS };
 
-  const list = async (
-    reply: FastifyReply,
-    session: PortalSession,
-    data: { notice?: string; values?: Record<string, string>; errors?: FormErrors },
-    status = 200,
-  ) => {
-    const rows = (await listPackages(db)).map(packageObject).map((p) => ({
+  const list = listPage(portal, 'packages', ADD_FORM, async () => ({
+    title: 'Packages',
+    columns: COLUMNS,
+    rows: (await listPackages(db)).map(packageObject).map((p) => ({
       cells: [
         { text: p.name, href: `/packages/${encodeURIComponent(p.name)}` },
         p.quota,
@@ -79,22 +76,9 @@ export function registerPackagePages(app: FastifyInstance, portal: Portal, route
         p.feature,
         p.shell,
       ],
-    }));
-    return portal.render(
-      reply,
-      'packages',
-      {
-        title: 'Packages',
-        csrf: session.csrf,
-        columns: COLUMNS,
-        rows,
-        notice: data.notice ?? '',
-        form: formView(ADD_FORM, data.values, data.errors),
-        ...common,
-      },
-      status,
-    );
-  };
+    })),
+    ...common,
+  }));
 
   const edit = (
     reply: FastifyReply,

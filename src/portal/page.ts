@@ -9,7 +9,7 @@ import type { Actor } from '../operations/audited.ts';
 import type { RawParams, Result } from '../operations/operation.ts';
 import type { Services } from '../services.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';
-import { type FormErrors, type FormView, summaryOf } from './kit/form.ts';
+import { type FormErrors, type FormSpec, type FormView, formView, summaryOf } from './kit/form.ts';
 import { formatDate } from './kit/format.ts';
 
 const HERE = import.meta.dirname;
@@ -67,4 +67,35 @@ export function renderPage(reply: FastifyReply, view: string, data: Record<strin
 export function notFound(reply: FastifyReply, session: PortalSession | null, message: string) {
   const data = { title: 'Not found', message, csrf: session?.csrf ?? '', nav: session ? 'none' : '' };
   return renderPage(reply, 'error', data, 404);
+}
+
+/** What a list page shows besides its rows: the notice a change left, or its refused form. */
+export interface ListState {
+  notice?: string;
+  values?: Record<string, string>;
+  errors?: FormErrors;
+}
+
+/**
+ * A list page with its create form `spec` below the rows: `content` gives its title, columns, rows
+ * and the rest of what `view` shows, read afresh each time it is shown.
+ */
+export function listPage(
+  portal: Portal,
+  view: string,
+  spec: FormSpec,
+  content: () => Promise<Record<string, unknown>>,
+) {
+  return async (reply: FastifyReply, session: PortalSession, state: ListState, status = 200) =>
+    portal.render(
+      reply,
+      view,
+      {
+        csrf: session.csrf,
+        notice: state.notice ?? '',
+        form: formView(spec, state.values, state.errors),
+        ...(await content()),
+      },
+      status,
+    );
 }

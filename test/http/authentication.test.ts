@@ -1,24 +1,21 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import {
-  createApiUser,
-  deleteApiUser,
-  resetApiUserPassword,
-  setApiUserAccess,
-} from '../../src/auth/api-users.ts';
+import { describe, it } from 'node:test';
+import { deleteApiUser, resetApiUserPassword, setApiUserAccess } from '../../src/auth/api-users.ts';
 import { CLI } from '../../src/operations/audited.ts';
 import {
   ADMIN_PASSWORD,
   ADMIN_USER,
+  addApiUser,
+  assertRefused,
+  callCreateacct,
   createChild,
   createReseller,
   errorOf,
+  FORM,
   form,
-  type Harness,
-  setup,
+  suiteHarness,
 } from '../helpers.ts';
 
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const NOT_PROVIDED = 'Authentication credentials were not provided';
 const DENIED = 'You do not have permission to perform this action.';
 
@@ -27,11 +24,7 @@ function headers(user: string, password: string, extra: Record<string, string> =
 }
 
 describe('authentication (CONTRACT §3)', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   it('answers missing credentials, or half a style, with 403 not_authenticated', async () => {
     const cases: { headers?: Record<string, string>; body?: string }[] = [
@@ -72,17 +65,11 @@ describe('authentication (CONTRACT §3)', () => {
   });
 
   it('lets restricted access in only from the listed addresses and ranges', async () => {
-    await createApiUser(
-      h.services.store.db,
-      h.services.crypt,
-      {
-        name: 'restricted',
-        password: 'restricted-pass',
-        allowedIps: ['203.0.113.0/24', '2001:db8::5'],
-        reseller: null,
-      },
-      CLI,
-    );
+    await addApiUser(h.services, {
+      name: 'restricted',
+      password: 'restricted-pass',
+      allowedIps: ['203.0.113.0/24', '2001:db8::5'],
+    });
     const call = (remoteAddress: string) =>
       h.request({
         url: '/api/v1/test_connection/',
@@ -98,17 +85,7 @@ describe('authentication (CONTRACT §3)', () => {
 
   it('takes a reset, an access change and a deletion into account from the next request on', async () => {
     const { db } = h.services.store;
-    await createApiUser(
-      db,
-      h.services.crypt,
-      {
-        name: 'rotating',
-        password: 'first-password',
-        allowedIps: [],
-        reseller: null,
-      },
-      CLI,
-    );
+    await addApiUser(h.services, { name: 'rotating', password: 'first-password' });
     const call = (password: string) =>
       h.request({
         url: '/api/v1/test_connection/',
@@ -131,17 +108,7 @@ describe('authentication (CONTRACT §3)', () => {
   it('makes a bound API account act as its reseller, and refuses another X-RESELLER', async () => {
     await createReseller(h, 'boundres');
     await createChild(h, 'boundres', 'boundchild');
-    await createApiUser(
-      h.services.store.db,
-      h.services.crypt,
-      {
-        name: 'boundapi',
-        password: 'bound-password',
-        allowedIps: [],
-        reseller: 'boundres',
-      },
-      CLI,
-    );
+    await addApiUser(h.services, { name: 'boundapi', password: 'bound-password', reseller: 'boundres' });
     const list = await h.request({
       url: '/api/v1/listaccts/',
       headers: headers('boundapi', 'bound-password'),
@@ -157,15 +124,13 @@ describe('authentication (CONTRACT §3)', () => {
       url: '/api/v1/listaccts/',
       headers: headers('boundapi', 'bound-password', { 'x-reseller': 'someoneelse' }),
     });
-    assert.deepEqual(errorOf(other), { status: 403, code: 'forbidden', param: undefined });
+    assertRefused(other, 403, 'forbidden', undefined);
   });
 
   it('never shows a password in an answer', async () => {
-    const reply = await h.call('createacct', {
-      user: 'pwshown',
+    const reply = await callCreateacct(h, 'pwshown', {
       domain: 'pwshown.example',
       email: 'p@example.com',
-      package: 'default',
       password: 'Visible-Secret-99',
     });
     assert.equal(reply.statusCode, 200);
@@ -174,11 +139,7 @@ describe('authentication (CONTRACT §3)', () => {
 });
 
 describe('the reseller listener', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   it('refuses a call without X-RESELLER with 403 and the port message', async () => {
     const reply = await h.request({
@@ -196,12 +157,7 @@ describe('the reseller listener', () => {
   it('refuses an X-RESELLER that names no active reseller', async () => {
     await createReseller(h, 'suspres');
     await h.call('suspendacct', { user: 'suspres' });
-    await h.call('createacct', {
-      user: 'plainacct',
-      domain: 'plainacct.example',
-      email: 'p@example.com',
-      package: 'default',
-    });
+    await callCreateacct(h, 'plainacct', { domain: 'plainacct.example', email: 'p@example.com' });
     for (const name of ['ghost', 'plainacct', 'suspres']) {
       const reply = await h.callAs(name, 'listaccts');
       assert.deepEqual(errorOf(reply), { status: 403, code: 'forbidden', param: undefined }, name);
@@ -210,18 +166,14 @@ describe('the reseller listener', () => {
 });
 
 describe('brute-force lock-out', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup({ lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 } });
-  });
-  after(() => h.close());
+  const h = suiteHarness({ config: { lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 } } });
 
   it('locks an address out after the configured failures, correct credentials included, with Retry-After', async () => {
     const attempt = (password: string, remoteAddress = '198.51.100.9') =>
       h.request({ url: '/api/v1/test_connection/', headers: headers(ADMIN_USER, password), remoteAddress });
     for (let i = 0; i < 3; i++) assert.equal((await attempt('wrong-password')).statusCode, 403);
     const locked = await attempt(ADMIN_PASSWORD);
-    assert.deepEqual(errorOf(locked), { status: 429, code: 'rate_limited', param: undefined });
+    assertRefused(locked, 429, 'rate_limited', undefined);
     const seconds = Number(locked.headers['retry-after']);
     assert.ok(seconds > 14 * 60 && seconds <= 15 * 60, `Retry-After ${seconds}`);
     // Another address is not affected.
@@ -230,14 +182,12 @@ describe('brute-force lock-out', () => {
 });
 
 describe('trusted addresses (a billing system on the same server)', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup({
+  const h = suiteHarness({
+    config: {
       trustedAddresses: ['127.0.0.1', '::1', '10.20.0.0/16'],
       lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 },
-    });
+    },
   });
-  after(() => h.close());
   const attempt = (password: string, remoteAddress: string) =>
     h.request({ url: '/api/v1/test_connection/', headers: headers(ADMIN_USER, password), remoteAddress });
 
@@ -266,22 +216,16 @@ describe('trusted addresses (a billing system on the same server)', () => {
 });
 
 describe('trusted proxies', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup({ trustedProxies: ['10.0.0.1'] });
-    await createApiUser(
-      h.services.store.db,
-      h.services.crypt,
-      {
+  const h = suiteHarness({
+    config: { trustedProxies: ['10.0.0.1'] },
+    prepare: async (h) => {
+      await addApiUser(h.services, {
         name: 'viaproxy',
         password: 'proxy-password',
         allowedIps: ['203.0.113.9'],
-        reseller: null,
-      },
-      CLI,
-    );
+      });
+    },
   });
-  after(() => h.close());
 
   it('honours X-Forwarded-For from a trusted proxy only', async () => {
     const call = (remoteAddress: string) =>
@@ -296,19 +240,10 @@ describe('trusted proxies', () => {
 });
 
 describe('demonstration server', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup({ demo: true });
-  });
-  after(() => h.close());
+  const h = suiteHarness({ config: { demo: true } });
 
   it('refuses every state-changing operation with 403 demo_server and keeps reads working', async () => {
-    const reply = await h.call('createacct', {
-      user: 'demo1',
-      domain: 'demo1.example',
-      email: 'd@example.com',
-      package: 'default',
-    });
+    const reply = await callCreateacct(h, 'demo1', { domain: 'demo1.example', email: 'd@example.com' });
     assert.deepEqual(reply.body, {
       data: { code: 'demo_server' },
       info: 'This is a demonstration server: changes are disabled',
@@ -324,11 +259,7 @@ describe('demonstration server', () => {
 });
 
 describe('password checks under a burst', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   it('lets a burst of calls with the right, not yet verified password all in', async () => {
     const replies = await Promise.all(

@@ -1,23 +1,21 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { createApiUser } from '../../src/auth/api-users.ts';
-import { CLI } from '../../src/operations/audited.ts';
+import { describe, it } from 'node:test';
 import { countAudit, listAudit } from '../../src/store/audit.ts';
 import {
   ADMIN_PASSWORD,
   ADMIN_USER,
+  addApiUser,
+  assertRefused,
   errorOf,
+  FORM,
   form,
-  type Harness,
   recordingDriver,
-  setup,
+  suiteHarness,
 } from '../helpers.ts';
-
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 describe('Idempotency-Key', () => {
   const driver = recordingDriver();
-  let h: Harness;
+  const h = suiteHarness({ driver });
   const send = (
     op: string,
     params: Record<string, string>,
@@ -38,11 +36,6 @@ describe('Idempotency-Key', () => {
     package: 'default',
   });
 
-  before(async () => {
-    h = await setup({}, { driver });
-  });
-  after(() => h.close());
-
   it('acts once: a retry with the same key gets the same answer back without acting again', async () => {
     const first = await send('createacct', account('once'), 'order-1001');
     assert.equal(first.statusCode, 200);
@@ -60,21 +53,11 @@ describe('Idempotency-Key', () => {
   it('refuses the same key with other parameters, naming the header', async () => {
     await send('suspendacct', { user: 'once', reason: 'a' }, 'order-1002');
     const other = await send('suspendacct', { user: 'once', reason: 'b' }, 'order-1002');
-    assert.deepEqual(errorOf(other), { status: 400, code: 'invalid_parameter', param: 'Idempotency-Key' });
+    assertRefused(other, 400, 'invalid_parameter', 'Idempotency-Key');
   });
 
   it('keeps keys apart per API account', async () => {
-    await createApiUser(
-      h.services.store.db,
-      h.services.crypt,
-      {
-        name: 'second',
-        password: 'second-password',
-        allowedIps: [],
-        reseller: null,
-      },
-      CLI,
-    );
+    await addApiUser(h.services, { name: 'second', password: 'second-password' });
     const mine = await send('createacct', account('mine'), 'shared-key');
     const theirs = await send('createacct', account('theirs'), 'shared-key', 'second', 'second-password');
     assert.equal(mine.statusCode, 200);
@@ -126,7 +109,7 @@ describe('Idempotency-Key', () => {
 
   it('refuses a malformed key, and ignores the header on reads', async () => {
     const bad = await send('createacct', account('badkey'), 'has space');
-    assert.deepEqual(errorOf(bad), { status: 400, code: 'invalid_parameter', param: 'Idempotency-Key' });
+    assertRefused(bad, 400, 'invalid_parameter', 'Idempotency-Key');
     const long = await send('createacct', account('badkey'), 'k'.repeat(256));
     assert.equal(errorOf(long).param, 'Idempotency-Key');
     const auditBefore = await countAudit(h.services.store.db);

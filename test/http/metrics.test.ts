@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createApiUser } from '../../src/auth/api-users.ts';
-import { CLI } from '../../src/operations/audited.ts';
 import {
   ADMIN_PASSWORD,
   ADMIN_USER,
+  addApiUser,
+  callCreateacct,
   createReseller,
   type Harness,
   recordingDriver,
@@ -35,26 +35,11 @@ describe('metrics', () => {
   before(async () => {
     h = await setup({ lockout: { maxFailures: 2, windowMinutes: 15, lockMinutes: 15 } }, { driver });
     await h.call('test_connection');
-    await h.call('createacct', {
-      user: 'alice',
-      domain: 'alice.example',
-      email: 'a@example.com',
-      package: 'default',
-    });
-    await h.call('createacct', {
-      user: 'Bad',
-      domain: 'x.example',
-      email: 'a@example.com',
-      package: 'default',
-    });
+    await callCreateacct(h, 'alice', { domain: 'alice.example', email: 'a@example.com' });
+    await callCreateacct(h, 'Bad', { domain: 'x.example', email: 'a@example.com' });
     await h.call('suspendacct', { user: 'alice' });
     driver.failAt = 'create:second';
-    await h.call('createacct', {
-      user: 'bob',
-      domain: 'bob.example',
-      email: 'a@example.com',
-      package: 'default',
-    });
+    await callCreateacct(h, 'bob', { domain: 'bob.example', email: 'a@example.com' });
     driver.failAt = null;
     for (let i = 0; i < 2; i++) {
       await h.request({
@@ -103,17 +88,7 @@ describe('metrics', () => {
   it("is the administrator's: refused without credentials, to a reseller's API user, and on the reseller listener", async () => {
     assert.equal((await scrape({})).statusCode, 403);
     await createReseller(h, 'res');
-    await createApiUser(
-      h.services.store.db,
-      h.services.crypt,
-      {
-        name: 'resapi',
-        password: 'reseller-password',
-        allowedIps: [],
-        reseller: 'res',
-      },
-      CLI,
-    );
+    await addApiUser(h.services, { name: 'resapi', password: 'reseller-password', reseller: 'res' });
     assert.equal(
       (await scrape({ 'x-api-user': 'resapi', 'x-api-password': 'reseller-password' })).statusCode,
       403,

@@ -5,9 +5,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/services.ts';
-import { ADMIN_PASSWORD, ADMIN_USER, form, type Harness, setup } from '../helpers.ts';
-
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+import { ADMIN_PASSWORD, ADMIN_USER, FORM, form, type Harness, setup } from '../helpers.ts';
 
 async function logging(level: string): Promise<{ h: Harness; lines: () => Record<string, unknown>[] }> {
   const written: string[] = [];

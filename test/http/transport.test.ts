@@ -1,16 +1,20 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { ADMIN_PASSWORD, ADMIN_USER, createAccount, errorOf, form, type Harness, setup } from '../helpers.ts';
+import { describe, it } from 'node:test';
+import {
+  ADMIN_PASSWORD,
+  ADMIN_USER,
+  assertRefused,
+  createAccount,
+  errorOf,
+  FORM,
+  form,
+  suiteHarness,
+} from '../helpers.ts';
 
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const CREDS = { apiuser: ADMIN_USER, apiauth: ADMIN_PASSWORD };
 
 describe('transport (CONTRACT §1)', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   it('serves every operation under /api/ and /api/v1/, with or without the trailing slash', async () => {
     for (const url of [
@@ -70,7 +74,7 @@ describe('transport (CONTRACT §1)', () => {
       headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
       body: `${multipart}--${boundary}--\r\n`,
     });
-    assert.deepEqual(errorOf(reply), { status: 400, code: 'account_not_found', param: 'user' });
+    assertRefused(reply, 400, 'account_not_found', 'user');
   });
 
   it('takes numbers in a JSON body as their text, and refuses other JSON values', async () => {
@@ -86,7 +90,7 @@ describe('transport (CONTRACT §1)', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ ...CREDS, user: 'jsonquota', quota: [1] }),
     });
-    assert.deepEqual(errorOf(bad), { status: 400, code: 'invalid_parameter', param: 'quota' });
+    assertRefused(bad, 400, 'invalid_parameter', 'quota');
     for (const [value, what] of [
       [true, 'true (a JSON boolean)'],
       [null, 'null'],
@@ -108,7 +112,7 @@ describe('transport (CONTRACT §1)', () => {
       headers: { 'content-type': 'application/json' },
       body: '{"apiuser":',
     });
-    assert.deepEqual(errorOf(broken), { status: 400, code: 'invalid_parameter', param: undefined });
+    assertRefused(broken, 400, 'invalid_parameter', undefined);
   });
 
   it('accepts a header-style call with no body and no Content-Type', async () => {
@@ -125,13 +129,13 @@ describe('transport (CONTRACT §1)', () => {
       headers: { 'content-type': 'text/plain' },
       body: 'hello',
     });
-    assert.deepEqual(errorOf(text), { status: 415, code: 'unsupported_media_type', param: undefined });
+    assertRefused(text, 415, 'unsupported_media_type', undefined);
     const big = await h.request({
       url: '/api/v1/listaccts/',
       headers: FORM,
       body: form({ ...CREDS, pad: 'x'.repeat(70_000) }),
     });
-    assert.deepEqual(errorOf(big), { status: 413, code: 'payload_too_large', param: undefined });
+    assertRefused(big, 413, 'payload_too_large', undefined);
     assert.equal(big.body.status, 413);
   });
 
@@ -142,7 +146,7 @@ describe('transport (CONTRACT §1)', () => {
         headers: FORM,
         body: `${form(CREDS)}&${encodeURIComponent(key)}=alice`,
       });
-      assert.deepEqual(errorOf(reply), { status: 400, code: 'invalid_parameter', param: 'user' });
+      assertRefused(reply, 400, 'invalid_parameter', 'user');
       assert.equal(
         reply.body.info,
         `The parameter user is invalid: it was sent as ${key}, a list: send user once, as text.`,
@@ -156,7 +160,7 @@ describe('transport (CONTRACT §1)', () => {
       headers: FORM,
       body: `${form(CREDS)}&user=a1&user=a2`,
     });
-    assert.deepEqual(errorOf(twice), { status: 400, code: 'invalid_parameter', param: 'user' });
+    assertRefused(twice, 400, 'invalid_parameter', 'user');
     const unknown = await h.request({
       url: '/api/v1/test_connection/',
       headers: FORM,
@@ -176,7 +180,7 @@ describe('transport (CONTRACT §1)', () => {
       );
     }
     const nul = await h.call('suspendacct', { user: 'ctrl', reason: 'nul\u0000' });
-    assert.deepEqual(errorOf(nul), { status: 400, code: 'invalid_parameter', param: 'reason' });
+    assertRefused(nul, 400, 'invalid_parameter', 'reason');
     const ok = await h.call('suspendacct', { user: 'ctrl', reason: 'line one\nline\ttwo' });
     assert.equal(ok.statusCode, 200);
     const listed = await h.call('listsuspended');

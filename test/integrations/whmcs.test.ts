@@ -10,12 +10,10 @@ import type { Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect as connectTls, createServer as createTlsServer } from 'node:tls';
-import { createApiUser } from '../../src/auth/api-users.ts';
 import { loadConfig } from '../../src/config/index.ts';
-import { CLI } from '../../src/operations/audited.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { listAudit } from '../../src/store/audit.ts';
-import { tempDir } from '../helpers.ts';
+import { addApiUser, tempDir } from '../helpers.ts';
 
 const HARNESS = join(import.meta.dirname, '../../integrations/whmcs/test/harness.php');
 const ADMIN = { user: 'whmcs', password: 'whmcs-api-secret' };
@@ -117,19 +115,7 @@ describe('the WHMCS module', () => {
     server = await startServer(config);
     port = server.ports.admin;
     certificate = readFileSync(join(dir, 'tls/cert.pem'), 'utf8');
-    const { db } = server.services.store;
-    const { crypt } = server.services;
-    await createApiUser(
-      db,
-      crypt,
-      {
-        name: ADMIN.user,
-        password: ADMIN.password,
-        allowedIps: [],
-        reseller: null,
-      },
-      CLI,
-    );
+    await addApiUser(server.services, { name: ADMIN.user, password: ADMIN.password });
     // A TLS front with Berth's own certificate that passes each call on and, once Berth has
     // answered, drops the answer: a timeout after Berth acted, before the module read it.
     const key = readFileSync(join(dir, 'tls/key.pem'), 'utf8');
@@ -309,17 +295,7 @@ describe('the WHMCS module', () => {
     assert.equal(reseller.result, 'success');
     const res = (await berth('accountsummary', { user: 'svc10' })).data.acct as Record<string, unknown>;
     assert.equal((res.reseller as { status: string }).status, 'on');
-    await createApiUser(
-      server.services.store.db,
-      server.services.crypt,
-      {
-        name: BOUND.user,
-        password: BOUND.password,
-        allowedIps: [],
-        reseller: 'svc10',
-      },
-      CLI,
-    );
+    await addApiUser(server.services, { name: BOUND.user, password: BOUND.password, reseller: 'svc10' });
     // Under a quota limit an account needs a package with a quota of its own.
     const bound = { serverusername: BOUND.user, serverpassword: BOUND.password, configoption1: 'gold' };
     assert.equal((await whmcs('CreateAccount', service(11, bound))).result, 'success');

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { inspect, recoverInterruptedCalls } from '../../src/operations/maintenance.ts';
@@ -12,7 +12,14 @@ import { findAccount, saveAccount } from '../../src/store/accounts.ts';
 import { countAudit } from '../../src/store/audit.ts';
 import { findPackage } from '../../src/store/packages.ts';
 import { holdAccounts, trackWrites } from '../../src/store/pending.ts';
-import { createAccount, errorOf, type Harness, recordingDriver, setup } from '../helpers.ts';
+import {
+  assertRefused,
+  callCreateacct,
+  createAccount,
+  errorOf,
+  recordingDriver,
+  suiteHarness,
+} from '../helpers.ts';
 
 /** A system step that waits, once it runs (`started`), until the test opens it. */
 function gatedStep(name: string) {
@@ -48,11 +55,10 @@ function answeredYet<T>(reply: Promise<T>) {
 
 describe('changing state', () => {
   const driver = recordingDriver();
-  let h: Harness;
-  before(async () => {
-    h = await setup({ ipPool: { ipv4: ['198.51.100.1', '198.51.100.2'], ipv6: [] } }, { driver });
+  const h = suiteHarness({
+    config: { ipPool: { ipv4: ['198.51.100.1', '198.51.100.2'], ipv6: [] } },
+    driver,
   });
-  after(() => h.close());
   /** `call`, with the recording driver failing at `step`. */
   const failingAt = async <T>(step: string, call: () => Promise<T>): Promise<T> => {
     driver.failAt = step;
@@ -78,13 +84,11 @@ describe('changing state', () => {
       );
     }
     const audits = await countAudit(db);
-    const reply = await h.call('createacct', {
-      user: 'auditfail',
+    const reply = await callCreateacct(h, 'auditfail', {
       domain: 'auditfail.example',
       email: 'a@example.com',
-      package: 'default',
     });
-    assert.deepEqual(errorOf(reply), { status: 500, code: 'internal', param: undefined });
+    assertRefused(reply, 500, 'internal', undefined);
     assert.equal(await findAccount(db, 'auditfail'), undefined);
     assert.equal(await countAudit(db), audits);
     // Its system steps were undone.
@@ -105,11 +109,9 @@ describe('changing state', () => {
     };
     driver.createAccount = (account, password) => [...original(account, password), look];
     try {
-      const reply = await h.call('createacct', {
-        user: 'journaled',
+      const reply = await callCreateacct(h, 'journaled', {
         domain: 'journaled.example',
         email: 'a@example.com',
-        package: 'default',
       });
       assert.equal(reply.statusCode, 200);
       assert.equal(seen[0]?.files.length, 1);
@@ -117,12 +119,7 @@ describe('changing state', () => {
       assert.deepEqual([user, domain, homedir], ['journaled', 'journaled.example', '/home/journaled']);
       assert.deepEqual(readdirSync(journalDir), []);
       driver.failAt = 'create:third';
-      await h.call('createacct', {
-        user: 'unjournal',
-        domain: 'unjournal.example',
-        email: 'a@example.com',
-        package: 'default',
-      });
+      await callCreateacct(h, 'unjournal', { domain: 'unjournal.example', email: 'a@example.com' });
       assert.deepEqual(readdirSync(journalDir), []);
     } finally {
       driver.failAt = null;
@@ -133,13 +130,7 @@ describe('changing state', () => {
   it('gives each of two racing calls its own dedicated address', async () => {
     const replies = await Promise.all(
       ['ipa', 'ipb'].map((user) =>
-        h.call('createacct', {
-          user,
-          domain: `${user}.example`,
-          email: 'a@example.com',
-          package: 'default',
-          ipv4: 'on',
-        }),
+        callCreateacct(h, user, { domain: `${user}.example`, email: 'a@example.com', ipv4: 'on' }),
       ),
     );
     const addresses = replies
@@ -187,7 +178,7 @@ describe('changing state', () => {
     await createAccount(h, 'keepme');
     const before = await findAccount(db, 'keepme');
     const removal = await failingAt('remove:third', () => h.call('removeacct', { user: 'keepme' }));
-    assert.deepEqual(errorOf(removal), { status: 500, code: 'provisioning_failed', param: undefined });
+    assertRefused(removal, 500, 'provisioning_failed', undefined);
     assert.deepEqual(await findAccount(db, 'keepme'), before);
     assert.deepEqual(await db.selectFrom('pending_changes').selectAll().execute(), []);
     assert.deepEqual(driver.log.slice(-2), ['undo remove:second keepme', 'undo remove:first keepme']);

@@ -1,18 +1,17 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { createAccount, createChild, createReseller, type Harness, setup } from '../helpers.ts';
+import { describe, it } from 'node:test';
+import { createAccount, createChild, createReseller, suiteHarness } from '../helpers.ts';
 
 describe('get_current_users_count and get_current_reseller_count', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createAccount(h, 'alice');
-    await createReseller(h, 'res');
-    await h.call('setupreseller', { user: 'res', alpha: 'on' });
-    await createChild(h, 'res', 'kid');
-    await createChild(h, 'res', 'subres', { reseller: 'on' });
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createAccount(h, 'alice');
+      await createReseller(h, 'res');
+      await h.call('setupreseller', { user: 'res', alpha: 'on' });
+      await createChild(h, 'res', 'kid');
+      await createChild(h, 'res', 'subres', { reseller: 'on' });
+    },
   });
-  after(() => h.close());
 
   it('count every account and every reseller for the administrator', async () => {
     assert.deepEqual((await h.call('get_current_users_count')).body, {

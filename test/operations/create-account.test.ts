@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { listAudit } from '../../src/store/audit.ts';
-import { createAccount, createReseller, errorOf, type Harness, recordingDriver, setup } from '../helpers.ts';
+import {
+  assertRefused,
+  createAccount,
+  createReseller,
+  errorOf,
+  type Harness,
+  recordingDriver,
+  setup,
+  suiteHarness,
+} from '../helpers.ts';
 
 const BASE = { domain: 'alice.example.com', user: 'alice', email: 'alice@example.org', package: 'default' };
 
@@ -10,19 +19,19 @@ async function count(h: Harness): Promise<number> {
 }
 
 describe('createacct', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup({ ipPool: { ipv4: ['198.51.100.10'], ipv6: [] } });
-    await h.call('addpkg', {
-      name: 'gold',
-      quota: '5000',
-      bandwidth: '20000',
-      feature: 'goldfeatures',
-      shell: 'on',
-      ftp: '5',
-    });
+  const h = suiteHarness({
+    config: { ipPool: { ipv4: ['198.51.100.10'], ipv6: [] } },
+    prepare: async (h) => {
+      await h.call('addpkg', {
+        name: 'gold',
+        quota: '5000',
+        bandwidth: '20000',
+        feature: 'goldfeatures',
+        shell: 'on',
+        ftp: '5',
+      });
+    },
   });
-  after(() => h.close());
 
   it('creates an account and answers with its record', async () => {
     const reply = await h.call('createacct', BASE);
@@ -239,16 +248,15 @@ describe('createacct', () => {
 });
 
 describe('createacct under a reseller', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createReseller(h, 'res', {
-      reseller_limt: '2',
-      reseller_quota: '1000',
-      reseller_bandwidth: '5000',
-    });
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createReseller(h, 'res', {
+        reseller_limt: '2',
+        reseller_quota: '1000',
+        reseller_bandwidth: '5000',
+      });
+    },
   });
-  after(() => h.close());
 
   const child = (user: string, extra: Record<string, string> = {}) => ({
     user,
@@ -267,30 +275,34 @@ describe('createacct under a reseller', () => {
   });
 
   it('refuses an unlimited or too large quota under a limited reseller', async () => {
-    assert.deepEqual(errorOf(await h.callAs('res', 'createacct', child('kid2', { quota: 'unlimited' }))), {
-      status: 400,
-      code: 'reseller_limit',
-      param: 'quota',
-    });
-    assert.deepEqual(errorOf(await h.callAs('res', 'createacct', child('kid2', { quota: '601' }))), {
-      status: 400,
-      code: 'reseller_limit',
-      param: 'quota',
-    });
-    assert.deepEqual(errorOf(await h.callAs('res', 'createacct', child('kid2', { bandwidth: '4001' }))), {
-      status: 400,
-      code: 'reseller_limit',
-      param: 'bandwidth',
-    });
+    assertRefused(
+      await h.callAs('res', 'createacct', child('kid2', { quota: 'unlimited' })),
+      400,
+      'reseller_limit',
+      'quota',
+    );
+    assertRefused(
+      await h.callAs('res', 'createacct', child('kid2', { quota: '601' })),
+      400,
+      'reseller_limit',
+      'quota',
+    );
+    assertRefused(
+      await h.callAs('res', 'createacct', child('kid2', { bandwidth: '4001' })),
+      400,
+      'reseller_limit',
+      'bandwidth',
+    );
   });
 
   it('refuses an account past reseller_limt', async () => {
     assert.equal((await h.callAs('res', 'createacct', child('kid3', { quota: '100' }))).statusCode, 200);
-    assert.deepEqual(errorOf(await h.callAs('res', 'createacct', child('kid4', { quota: '100' }))), {
-      status: 400,
-      code: 'reseller_limit',
-      param: undefined,
-    });
+    assertRefused(
+      await h.callAs('res', 'createacct', child('kid4', { quota: '100' })),
+      400,
+      'reseller_limit',
+      undefined,
+    );
   });
 
   it('needs the alpha feature for reseller=on, and never allows resellerself', async () => {

@@ -1,29 +1,27 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { findAccount, toRow } from '../../src/store/accounts.ts';
 import { openStore } from '../../src/store/open.ts';
 import {
+  assertRefused,
   createAccount,
   createChild,
   createReseller,
-  errorOf,
-  type Harness,
-  setup,
+  suiteHarness,
   TEST_DIALECT,
 } from '../helpers.ts';
 
 type Accounts = { accounts: Record<string, Record<string, unknown>> };
 
 describe('listaccts, accountsummary and listsuspended', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createAccount(h, 'zed');
-    await createAccount(h, 'alice');
-    await createReseller(h, 'res');
-    await createChild(h, 'res', 'kid');
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createAccount(h, 'zed');
+      await createAccount(h, 'alice');
+      await createReseller(h, 'res');
+      await createChild(h, 'res', 'kid');
+    },
   });
-  after(() => h.close());
 
   it('listaccts lists every account by user name, with is_reseller and is_suspended', async () => {
     const reply = await h.call('listaccts');
@@ -52,14 +50,10 @@ describe('listaccts, accountsummary and listsuspended', () => {
   });
 
   it('accountsummary refuses a missing user, an unknown one, and one outside the scope alike', async () => {
-    assert.deepEqual(errorOf(await h.call('accountsummary')), {
-      status: 400,
-      code: 'missing_parameter',
-      param: 'user',
-    });
+    assertRefused(await h.call('accountsummary'), 400, 'missing_parameter', 'user');
     const unknown = await h.callAs('res', 'accountsummary', { user: 'ghost' });
     const outside = await h.callAs('res', 'accountsummary', { user: 'alice' });
-    assert.deepEqual(errorOf(outside), { status: 400, code: 'account_not_found', param: 'user' });
+    assertRefused(outside, 400, 'account_not_found', 'user');
     assert.equal(outside.body.info, 'No account named alice exists.');
     assert.equal(unknown.body.info, 'No account named ghost exists.');
   });
@@ -79,11 +73,7 @@ describe('listaccts, accountsummary and listsuspended', () => {
 });
 
 describe('listpackages', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   it('lists the names sorted by code point, comma-separated', async () => {
     for (const name of ['beta', 'Alpha', 'gold plan', 'Zeta']) await h.call('addpkg', { name });
@@ -94,19 +84,18 @@ describe('listpackages', () => {
 });
 
 describe('usagestatistics', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createAccount(h, 'alice');
-    await createReseller(h, 'res', { reseller_limt: '5', reseller_quota: '1000' });
-    await createChild(h, 'res', 'kid', { quota: '10', bandwidth: '10' });
-    await h.services.store.db
-      .updateTable('accounts')
-      .set({ quota_usage: 7, bandwidth_usage: 30 })
-      .where('user', '=', 'kid')
-      .execute();
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createAccount(h, 'alice');
+      await createReseller(h, 'res', { reseller_limt: '5', reseller_quota: '1000' });
+      await createChild(h, 'res', 'kid', { quota: '10', bandwidth: '10' });
+      await h.services.store.db
+        .updateTable('accounts')
+        .set({ quota_usage: 7, bandwidth_usage: 30 })
+        .where('user', '=', 'kid')
+        .execute();
+    },
   });
-  after(() => h.close());
 
   it('adds usage to every record, reseller sums, and reseller_data for resellers only', async () => {
     const { accounts } = (await h.call('usagestatistics')).body.data as Accounts;
@@ -136,23 +125,22 @@ describe('usagestatistics', () => {
 });
 
 describe('listaccts on a large store', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    const { db } = h.services.store;
-    await createAccount(h, 'template');
-    const base = (await findAccount(db, 'template'))!;
-    await db.transaction().execute(async (trx) => {
-      for (let i = 0; i < 1200; i++) {
-        const user = `bulk${String(i).padStart(4, '0')}`;
-        await trx
-          .insertInto('accounts')
-          .values(toRow({ ...base, user, domain: `${user}.example`, uid: null }))
-          .execute();
-      }
-    });
+  const h = suiteHarness({
+    prepare: async (h) => {
+      const { db } = h.services.store;
+      await createAccount(h, 'template');
+      const base = (await findAccount(db, 'template'))!;
+      await db.transaction().execute(async (trx) => {
+        for (let i = 0; i < 1200; i++) {
+          const user = `bulk${String(i).padStart(4, '0')}`;
+          await trx
+            .insertInto('accounts')
+            .values(toRow({ ...base, user, domain: `${user}.example`, uid: null }))
+            .execute();
+        }
+      });
+    },
   });
-  after(() => h.close());
 
   it('lists every account once, in order, across the pages it is built in', async () => {
     const reply = await h.call('listaccts');

@@ -1,14 +1,20 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { createAccount, createReseller, errorOf, type Harness, setup } from '../helpers.ts';
+import { describe, it } from 'node:test';
+import {
+  assertRefused,
+  assertSentence,
+  createAccount,
+  createReseller,
+  errorOf,
+  suiteHarness,
+} from '../helpers.ts';
 
 describe('addpkg, editpkg and killpkg', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createReseller(h, 'res');
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createReseller(h, 'res');
+    },
   });
-  after(() => h.close());
 
   it('addpkg answers the whole package, with unlimited and off for what is not given', async () => {
     const reply = await h.call('addpkg', { name: 'Gold', quota: '1000', ipv4: 'yes' });
@@ -36,21 +42,9 @@ describe('addpkg, editpkg and killpkg', () => {
   });
 
   it('addpkg refuses a taken name, a missing name and bad values', async () => {
-    assert.deepEqual(errorOf(await h.call('addpkg', { name: 'Gold' })), {
-      status: 400,
-      code: 'package_exists',
-      param: 'name',
-    });
-    assert.deepEqual(errorOf(await h.call('addpkg', {})), {
-      status: 400,
-      code: 'missing_parameter',
-      param: 'name',
-    });
-    assert.deepEqual(errorOf(await h.call('addpkg', { name: 'x', ftp: 'ten' })), {
-      status: 400,
-      code: 'invalid_parameter',
-      param: 'ftp',
-    });
+    assertRefused(await h.call('addpkg', { name: 'Gold' }), 400, 'package_exists', 'name');
+    assertRefused(await h.call('addpkg', {}), 400, 'missing_parameter', 'name');
+    assertRefused(await h.call('addpkg', { name: 'x', ftp: 'ten' }), 400, 'invalid_parameter', 'ftp');
   });
 
   it('editpkg changes the package and every account on it takes the values given', async () => {
@@ -74,26 +68,14 @@ describe('addpkg, editpkg and killpkg', () => {
       acct: Record<string, unknown>;
     };
     assert.equal(acct.bandwidth, '7');
-    assert.deepEqual(errorOf(await h.call('editpkg', { name: 'nosuch', quota: '1' })), {
-      status: 400,
-      code: 'package_not_found',
-      param: 'name',
-    });
+    assertRefused(await h.call('editpkg', { name: 'nosuch', quota: '1' }), 400, 'package_not_found', 'name');
   });
 
   it('killpkg deletes an unused package and refuses one in use', async () => {
-    assert.deepEqual(errorOf(await h.call('killpkg', { name: 'silver' })), {
-      status: 400,
-      code: 'package_in_use',
-      param: 'name',
-    });
+    assertRefused(await h.call('killpkg', { name: 'silver' }), 400, 'package_in_use', 'name');
     const reply = await h.call('killpkg', { name: 'Gold' });
-    assert.deepEqual(reply.body, { data: 'Package deleted Gold', info: 'Package deleted Gold', status: 200 });
-    assert.deepEqual(errorOf(await h.call('killpkg', { name: 'Gold' })), {
-      status: 400,
-      code: 'package_not_found',
-      param: 'name',
-    });
+    assertSentence(reply, 'Package deleted Gold');
+    assertRefused(await h.call('killpkg', { name: 'Gold' }), 400, 'package_not_found', 'name');
     assert.deepEqual(errorOf(await h.call('killpkg', { name: 'default' })).code, 'invalid_parameter');
   });
 

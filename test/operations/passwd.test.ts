@@ -1,25 +1,25 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
+  assertRefused,
+  assertSentence,
   createAccount,
   createChild,
   createReseller,
-  errorOf,
-  type Harness,
   recordingDriver,
-  setup,
+  suiteHarness,
 } from '../helpers.ts';
 
 describe('passwd', () => {
   const driver = recordingDriver();
-  let h: Harness;
-  before(async () => {
-    h = await setup({}, { driver });
-    await createAccount(h, 'alice');
-    await createReseller(h, 'res');
-    await createChild(h, 'res', 'kid');
+  const h = suiteHarness({
+    driver,
+    prepare: async (h) => {
+      await createAccount(h, 'alice');
+      await createReseller(h, 'res');
+      await createChild(h, 'res', 'kid');
+    },
   });
-  after(() => h.close());
 
   it('changes the password, given or generated, and answers with the seed sentence', async () => {
     const cases: Record<string, string>[] = [
@@ -29,11 +29,7 @@ describe('passwd', () => {
     for (const params of cases) {
       driver.log.length = 0;
       const reply = await h.call('passwd', params);
-      assert.deepEqual(reply.body, {
-        data: 'User password changed for alice',
-        info: 'User password changed for alice',
-        status: 200,
-      });
+      assertSentence(reply, 'User password changed for alice');
       assert.deepEqual(driver.log, [
         'run passwd:first alice',
         'run passwd:second alice',
@@ -56,30 +52,19 @@ describe('passwd', () => {
   });
 
   it('refuses a missing user, a bad password, and an unknown account', async () => {
-    assert.deepEqual(errorOf(await h.call('passwd', {})), {
-      status: 400,
-      code: 'missing_parameter',
-      param: 'user',
-    });
-    assert.deepEqual(errorOf(await h.call('passwd', { user: 'alice', password: 'short' })), {
-      status: 400,
-      code: 'invalid_parameter',
-      param: 'password',
-    });
-    assert.deepEqual(errorOf(await h.call('passwd', { user: 'ghost' })), {
-      status: 400,
-      code: 'account_not_found',
-      param: 'user',
-    });
+    assertRefused(await h.call('passwd', {}), 400, 'missing_parameter', 'user');
+    assertRefused(
+      await h.call('passwd', { user: 'alice', password: 'short' }),
+      400,
+      'invalid_parameter',
+      'password',
+    );
+    assertRefused(await h.call('passwd', { user: 'ghost' }), 400, 'account_not_found', 'user');
   });
 
   it("reaches only the reseller's own accounts", async () => {
     assert.equal((await h.callAs('res', 'passwd', { user: 'kid' })).statusCode, 200);
-    assert.deepEqual(errorOf(await h.callAs('res', 'passwd', { user: 'alice' })), {
-      status: 400,
-      code: 'account_not_found',
-      param: 'user',
-    });
+    assertRefused(await h.callAs('res', 'passwd', { user: 'alice' }), 400, 'account_not_found', 'user');
   });
 
   it('undoes the finished steps when one fails', async () => {
@@ -87,7 +72,7 @@ describe('passwd', () => {
     driver.failAt = 'passwd:second';
     const reply = await h.call('passwd', { user: 'alice' });
     driver.failAt = null;
-    assert.deepEqual(errorOf(reply), { status: 500, code: 'provisioning_failed', param: undefined });
+    assertRefused(reply, 500, 'provisioning_failed', undefined);
     assert.deepEqual(driver.log, ['run passwd:first alice', 'undo passwd:first alice']);
   });
 });

@@ -1,28 +1,18 @@
 // Rules that hold for every operation in the registry, checked against each one.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { operations } from '../../src/operations/registry.ts';
 import { countAudit } from '../../src/store/audit.ts';
-import {
-  ADMIN_PASSWORD,
-  ADMIN_USER,
-  createReseller,
-  errorOf,
-  form,
-  type Harness,
-  setup,
-} from '../helpers.ts';
+import { ADMIN_PASSWORD, ADMIN_USER, createReseller, errorOf, FORM, form, suiteHarness } from '../helpers.ts';
 
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const named = [...operations.values()].filter((op) => op.name !== '');
 
 describe('every operation', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createReseller(h, 'res');
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createReseller(h, 'res');
+    },
   });
-  after(() => h.close());
 
   it('is served under /api/ and /api/v1/ and refuses calls without credentials', async () => {
     for (const op of named) {
@@ -132,11 +122,7 @@ describe('every operation', () => {
 });
 
 describe('every state-changing operation on a demonstration server', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup({ demo: true });
-  });
-  after(() => h.close());
+  const h = suiteHarness({ config: { demo: true } });
 
   it('answers 403 demo_server and changes nothing; every read answers 200', async () => {
     for (const op of named) {

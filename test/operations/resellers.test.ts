@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
+  assertRefused,
+  assertSentence,
   createAccount,
   createChild,
   createReseller,
   errorOf,
   type Harness,
-  setup,
+  suiteHarness,
   summary,
 } from '../helpers.ts';
 
@@ -18,21 +20,16 @@ async function resellerData(h: Harness, user: string): Promise<Record<string, un
 }
 
 describe('setupreseller', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createAccount(h, 'alice');
-    await createAccount(h, 'bob');
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createAccount(h, 'alice');
+      await createAccount(h, 'bob');
+    },
   });
-  after(() => h.close());
 
   it('makes an account a reseller with unlimited limits by default', async () => {
     const reply = await h.call('setupreseller', { user: 'alice' });
-    assert.deepEqual(reply.body, {
-      data: 'User account converted to reseller alice',
-      info: 'User account converted to reseller alice',
-      status: 200,
-    });
+    assertSentence(reply, 'User account converted to reseller alice');
     const acct = await summary(h, 'alice');
     assert.equal(acct.is_reseller, 'yes');
     assert.deepEqual(acct.reseller, { status: 'on', selfown: 'off', alpha: 'off' });
@@ -62,17 +59,14 @@ describe('setupreseller', () => {
   });
 
   it('refuses missing, unknown and malformed values', async () => {
-    assert.deepEqual(errorOf(await h.call('setupreseller')), {
-      status: 400,
-      code: 'missing_parameter',
-      param: 'user',
-    });
+    assertRefused(await h.call('setupreseller'), 400, 'missing_parameter', 'user');
     assert.deepEqual(errorOf(await h.call('setupreseller', { user: 'ghost' })).code, 'account_not_found');
-    assert.deepEqual(errorOf(await h.call('setupreseller', { user: 'bob', reseller_limt: 'many' })), {
-      status: 400,
-      code: 'invalid_parameter',
-      param: 'reseller_limt',
-    });
+    assertRefused(
+      await h.call('setupreseller', { user: 'bob', reseller_limt: 'many' }),
+      400,
+      'invalid_parameter',
+      'reseller_limt',
+    );
   });
 
   it('under a reseller: needs alpha, never grants alpha or selfown, never on itself', async () => {
@@ -101,22 +95,17 @@ describe('setupreseller', () => {
 });
 
 describe('terminatereseller', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-    await createReseller(h, 'res');
-    await createChild(h, 'res', 'kid');
-    await createAccount(h, 'plain');
+  const h = suiteHarness({
+    prepare: async (h) => {
+      await createReseller(h, 'res');
+      await createChild(h, 'res', 'kid');
+      await createAccount(h, 'plain');
+    },
   });
-  after(() => h.close());
 
   it('removes reseller status and passes its accounts to its own owner', async () => {
     const reply = await h.call('terminatereseller', { user: 'res' });
-    assert.deepEqual(reply.body, {
-      data: 'Reseller privileges removed from res',
-      info: 'Reseller privileges removed from res',
-      status: 200,
-    });
+    assertSentence(reply, 'Reseller privileges removed from res');
     assert.equal((await summary(h, 'res')).is_reseller, 'no');
     assert.equal((await summary(h, 'kid')).owner, 'root');
   });
@@ -134,11 +123,7 @@ describe('terminatereseller', () => {
   });
 
   it('refuses an account that is no reseller, and unknown ones', async () => {
-    assert.deepEqual(errorOf(await h.call('terminatereseller', { user: 'plain' })), {
-      status: 400,
-      code: 'not_reseller',
-      param: 'user',
-    });
+    assertRefused(await h.call('terminatereseller', { user: 'plain' }), 400, 'not_reseller', 'user');
     assert.deepEqual(errorOf(await h.call('terminatereseller', { user: 'ghost' })).code, 'account_not_found');
     assert.deepEqual(errorOf(await h.call('terminatereseller')).code, 'missing_parameter');
   });

@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { BERTH_VERSION } from '../../src/operations/version.ts';
-import { type Harness, setup } from '../helpers.ts';
+import { callCreateacct, suiteHarness } from '../helpers.ts';
 
 describe('server information', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup();
-  });
-  after(() => h.close());
+  const h = suiteHarness();
 
   it('test_connection answers Connection successful', async () => {
     assert.deepEqual((await h.call('test_connection')).body, {
@@ -33,13 +29,7 @@ describe('server information', () => {
   });
 
   it('answers the same under a reseller', async () => {
-    await h.call('createacct', {
-      user: 'res',
-      domain: 'res.example',
-      email: 'r@example.com',
-      package: 'default',
-      reseller: 'on',
-    });
+    await callCreateacct(h, 'res', { domain: 'res.example', email: 'r@example.com', reseller: 'on' });
     assert.equal((await h.callAs('res', 'version')).statusCode, 200);
     assert.equal((await h.callAs('res', 'test_connection')).statusCode, 200);
     assert.equal((await h.callAs('res', 'load-average')).statusCode, 200);

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
+  assertRefused,
+  assertSentence,
   createAccount,
   createChild,
   createReseller,
-  errorOf,
   type Harness,
   recordingDriver,
-  setup,
+  suiteHarness,
 } from '../helpers.ts';
 
 async function suspended(h: Harness): Promise<Record<string, { reason: string; suspendtime: string }>> {
@@ -20,24 +21,20 @@ async function suspended(h: Harness): Promise<Record<string, { reason: string; s
 
 describe('suspendacct and unsuspendacct', () => {
   const driver = recordingDriver();
-  let h: Harness;
-  before(async () => {
-    h = await setup({}, { driver });
-    await createAccount(h, 'alice');
-    await createReseller(h, 'res');
-    await createChild(h, 'res', 'kid');
-    await createChild(h, 'res', 'kid2');
+  const h = suiteHarness({
+    driver,
+    prepare: async (h) => {
+      await createAccount(h, 'alice');
+      await createReseller(h, 'res');
+      await createChild(h, 'res', 'kid');
+      await createChild(h, 'res', 'kid2');
+    },
   });
-  after(() => h.close());
 
   it('suspends with the seed sentence, records reason and time, and runs the system steps', async () => {
     driver.log.length = 0;
     const reply = await h.call('suspendacct', { user: 'alice', reason: 'Unpaid invoice' });
-    assert.deepEqual(reply.body, {
-      data: 'User account suspended alice',
-      info: 'User account suspended alice',
-      status: 200,
-    });
+    assertSentence(reply, 'User account suspended alice');
     assert.equal((await suspended(h)).alice?.reason, 'Unpaid invoice');
     assert.equal(driver.log.length, 3);
     const summary = await h.call('accountsummary', { user: 'alice' });
@@ -57,48 +54,28 @@ describe('suspendacct and unsuspendacct', () => {
 
   it('unsuspends with its sentence, and answers 200 on an active account', async () => {
     const reply = await h.call('unsuspendacct', { user: 'alice' });
-    assert.deepEqual(reply.body, {
-      data: 'User account unsuspended alice',
-      info: 'User account unsuspended alice',
-      status: 200,
-    });
+    assertSentence(reply, 'User account unsuspended alice');
     assert.deepEqual(await suspended(h), {});
     assert.equal((await h.call('unsuspendacct', { user: 'alice' })).statusCode, 200);
   });
 
   it('refuses missing and unknown users', async () => {
     for (const op of ['suspendacct', 'unsuspendacct']) {
-      assert.deepEqual(errorOf(await h.call(op)), { status: 400, code: 'missing_parameter', param: 'user' });
-      assert.deepEqual(errorOf(await h.call(op, { user: 'ghost' })), {
-        status: 400,
-        code: 'account_not_found',
-        param: 'user',
-      });
+      assertRefused(await h.call(op), 400, 'missing_parameter', 'user');
+      assertRefused(await h.call(op, { user: 'ghost' }), 400, 'account_not_found', 'user');
     }
   });
 
   it('lets a reseller suspend its own accounts but not itself or others', async () => {
     assert.equal((await h.callAs('res', 'suspendacct', { user: 'kid', reason: 'x' })).statusCode, 200);
     assert.equal((await h.callAs('res', 'unsuspendacct', { user: 'kid' })).statusCode, 200);
-    assert.deepEqual(errorOf(await h.callAs('res', 'suspendacct', { user: 'res' })), {
-      status: 403,
-      code: 'forbidden',
-      param: undefined,
-    });
-    assert.deepEqual(errorOf(await h.callAs('res', 'suspendacct', { user: 'alice' })), {
-      status: 400,
-      code: 'account_not_found',
-      param: 'user',
-    });
+    assertRefused(await h.callAs('res', 'suspendacct', { user: 'res' }), 403, 'forbidden', undefined);
+    assertRefused(await h.callAs('res', 'suspendacct', { user: 'alice' }), 400, 'account_not_found', 'user');
   });
 
   it('keeps a reseller from lifting a suspension the administrator made', async () => {
     await h.call('suspendacct', { user: 'kid2', reason: 'admin says' });
-    assert.deepEqual(errorOf(await h.callAs('res', 'unsuspendacct', { user: 'kid2' })), {
-      status: 403,
-      code: 'forbidden',
-      param: undefined,
-    });
+    assertRefused(await h.callAs('res', 'unsuspendacct', { user: 'kid2' }), 403, 'forbidden', undefined);
     assert.equal((await h.call('unsuspendacct', { user: 'kid2' })).statusCode, 200);
   });
 
@@ -106,7 +83,7 @@ describe('suspendacct and unsuspendacct', () => {
     driver.failAt = 'suspend:third';
     const reply = await h.call('suspendacct', { user: 'alice' });
     driver.failAt = null;
-    assert.deepEqual(errorOf(reply), { status: 500, code: 'provisioning_failed', param: undefined });
+    assertRefused(reply, 500, 'provisioning_failed', undefined);
     assert.deepEqual(await suspended(h), {});
   });
 });

@@ -5,13 +5,12 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { type Browser, chromium, type Page } from 'playwright-core';
-import { tempDir } from '../helpers.ts';
+import type { Browser, Page } from 'playwright-core';
+import { FORM, tempDir } from '../helpers.ts';
 import { post, type Served, serve } from '../process.ts';
-import { auditPage, CHROMIUM_ARGS } from './audit-page.ts';
+import { auditPage, launchChromium } from './audit-page.ts';
 
 const ARTIFACTS = new URL('../../test-artifacts/portal/a11y', import.meta.url).pathname;
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const API = 'apiuser=auditor&apiauth=auditor-password-1';
 /** A domain of 63-character labels and an address at a 72-character domain: they must wrap. */
 const LONG_DOMAIN = `${'a'.repeat(30)}-${'b'.repeat(32)}.${'c'.repeat(40)}.example`;
@@ -41,7 +40,7 @@ describe('the portal for every user: axe-core, phones, the keyboard', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     server = await serve(dataDir);
     base = `https://localhost:${server.adminPort}`;
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     // The pages allow no script; axe-core is injected past the policy.
     const context = await browser.newContext({ ignoreHTTPSErrors: true, bypassCSP: true });
     page = await context.newPage();

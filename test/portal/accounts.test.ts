@@ -2,22 +2,19 @@
 // account page, creating, suspending (with a reason) and removing, every field error at once, and
 // the portal's own page for an address it does not have.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { createAccount, type Harness } from '../helpers.ts';
-import { cookieValue, csrfOf, get, login, portalHarness, postForm } from './pages.ts';
+import { describe, it } from 'node:test';
+import { createAccount, forSuite } from '../helpers.ts';
+import { cookieValue, get, portalHarness, postForm, signedIn } from './pages.ts';
 
 /** The user names of a rendered account list, in the order shown. */
 const usersOf = (html: string) => [...html.matchAll(/<tr id="account-([a-z0-9]+)">/g)].map((m) => m[1]);
 
 describe('the portal’s account pages', () => {
-  let h: Harness;
   let cookie: string;
   let csrf: string;
-
-  before(async () => {
-    h = await portalHarness();
-    ({ cookie } = await login(h));
-    csrf = csrfOf((await get(h, '/accounts', cookie)).body);
+  const h = forSuite(async () => {
+    const h = await portalHarness();
+    ({ cookie, csrf } = await signedIn(h));
     // 55 accounts of root, and a reseller with two of its own: more than one page of 50.
     for (let i = 1; i <= 55; i++) await createAccount(h, `user${String(i).padStart(2, '0')}`);
     await createAccount(h, 'resel', { reseller: 'on' });
@@ -32,8 +29,8 @@ describe('the portal’s account pages', () => {
     }
     await h.call('suspendacct', { user: 'user07', reason: 'Unpaid' });
     await h.call('suspendacct', { user: 'rtwo', reason: 'Abuse' });
+    return h;
   });
-  after(() => h.close());
 
   it('shows 50 accounts a page, with links to the next and previous pages', async () => {
     const first = await get(h, '/accounts', cookie);

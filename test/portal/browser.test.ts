@@ -3,23 +3,12 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { tempDir } from '../helpers.ts';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { FORM, tempDir } from '../helpers.ts';
 import { post, type Served, serve } from '../process.ts';
+import { launchChromium } from './audit-page.ts';
 
 const ARTIFACTS = new URL('../../test-artifacts/portal', import.meta.url).pathname;
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-
-// As root in a closed network: no sandbox, and none of Chromium's background connections.
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 describe('the portal in a real browser', () => {
   const dataDir = tempDir('berth-portal-');
@@ -37,7 +26,7 @@ describe('the portal in a real browser', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     server = await serve(dataDir);
     base = `https://localhost:${server.adminPort}`;
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
   });

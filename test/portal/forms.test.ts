@@ -3,11 +3,11 @@
 // field, an announced summary linking to each bad field, the title beginning "Error: ", what was
 // typed kept and never a password), and the API Manager's create form shows all of its errors.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { FieldErrors, invalid, missing } from '../../src/core/errors.ts';
 import { inLabelWords, refusal } from '../../src/portal/kit/form.ts';
-import { createAccount, type Harness } from '../helpers.ts';
-import { cookieValue, csrfOf, get, login, type Page, portalHarness, postForm } from './pages.ts';
+import { createAccount, forSuite } from '../helpers.ts';
+import { cookieValue, csrfOf, get, type Page, portalHarness, postForm, signedIn } from './pages.ts';
 
 /** Checks a refused page the way assistive technology reads it; returns the bad fields' ids. */
 function assertRefused(page: Page, title: string): string[] {
@@ -30,17 +30,14 @@ function assertRefused(page: Page, title: string): string[] {
 }
 
 describe('the portal’s refused forms', () => {
-  let h: Harness;
   let cookie: string;
   let csrf: string;
-
-  before(async () => {
-    h = await portalHarness();
-    ({ cookie } = await login(h));
-    csrf = csrfOf((await get(h, '/accounts', cookie)).body);
+  const h = forSuite(async () => {
+    const h = await portalHarness();
+    ({ cookie, csrf } = await signedIn(h));
     await createAccount(h, 'alice');
+    return h;
   });
-  after(() => h.close());
 
   it('words an operation’s refusal with the field’s label', () => {
     assert.equal(

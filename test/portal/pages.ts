@@ -2,10 +2,9 @@
 
 import { setPortalPassword } from '../../src/auth/portal-password.ts';
 import { CLI } from '../../src/operations/audited.ts';
-import { form, type Harness, setup } from '../helpers.ts';
+import { FORM, form, type Harness, setup } from '../helpers.ts';
 
 export const PORTAL_PASSWORD = 'portal-password-1';
-export const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 export interface Page {
   status: number;
@@ -67,4 +66,10 @@ export async function portalHarness(): Promise<Harness> {
   const h = await setup({ lockout: { maxFailures: 3, windowMinutes: 15, lockMinutes: 15 } });
   await setPortalPassword(h.services, PORTAL_PASSWORD, CLI);
   return h;
+}
+
+/** A session of the portal's administrator: its cookie, and the CSRF token its forms carry. */
+export async function signedIn(h: Harness): Promise<{ cookie: string; csrf: string }> {
+  const { cookie } = await login(h);
+  return { cookie, csrf: csrfOf((await get(h, '/accounts', cookie)).body) };
 }

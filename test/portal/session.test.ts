@@ -1,19 +1,15 @@
 // The portal's sessions, CSRF tokens, lock-out and escaping, called in-process.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { setPortalPassword } from '../../src/auth/portal-password.ts';
 import { CLI } from '../../src/operations/audited.ts';
 import { listAudit } from '../../src/store/audit.ts';
-import { createAccount, type Harness, setup } from '../helpers.ts';
+import { createAccount, forSuite, setup } from '../helpers.ts';
 import { cookieValue, csrfOf, get, login, PORTAL_PASSWORD, portalHarness, postForm } from './pages.ts';
 
 describe('portal sessions', () => {
-  let h: Harness;
-  before(async () => {
-    h = await portalHarness();
-  });
-  after(() => h.close());
+  const h = forSuite(portalHarness);
 
   it('sends every page but the login to the login form without a session', async () => {
     for (const url of ['/', '/accounts', '/packages', '/preferences/api-manager', '/audit']) {
@@ -149,11 +145,7 @@ describe('portal sessions', () => {
 });
 
 describe('portal logins and passwords', () => {
-  let h: Harness;
-  before(async () => {
-    h = await portalHarness();
-  });
-  after(() => h.close());
+  const h = forSuite(portalHarness);
 
   it('ends every session when the portal password changes', async () => {
     const first = await login(h);

@@ -2,10 +2,9 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { postgresForTest, tempDir } from '../helpers.ts';
+import { FORM, postgresForTest, tempDir } from '../helpers.ts';
 import { berth, type HttpsReply, post, type Served, serve } from '../process.ts';
 
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const CREDS = 'apiuser=lb&apiauth=lb-password-1';
 
 describe('two servers sharing one PostgreSQL store', () => {

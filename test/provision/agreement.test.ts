@@ -2,22 +2,18 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { inspect } from '../../src/operations/maintenance.ts';
 import { domainFile } from '../../src/provision/linux/files.ts';
-import { errorOf } from '../helpers.ts';
-import { type LinuxHarness, linuxSetup, nginxAccepts } from './system-root.ts';
+import { errorOf, forSuite } from '../helpers.ts';
+import { linuxSetup, nginxAccepts } from './system-root.ts';
 
 /** A label of exactly `n` characters, letters and digits. */
 const label = (n: number, c = 'a') => c.repeat(n);
 
 describe('the linux driver accepts what validation accepts', () => {
-  let h: LinuxHarness;
-  before(async () => {
-    h = await linuxSetup();
-  });
-  after(() => h.close());
+  const h = forSuite(linuxSetup);
 
   const create = (user: string, domain: string) =>
     h.call('createacct', { user, domain, email: 'owner@example.org', package: 'default' });

@@ -4,18 +4,14 @@
 import assert from 'node:assert/strict';
 import { lchownSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { submittedBy } from '../../src/provision/linux/user/leftovers.ts';
 import { findAccount } from '../../src/store/accounts.ts';
-import { createAccount } from '../helpers.ts';
-import { type LinuxHarness, linuxSetup } from './system-root.ts';
+import { createAccount, forSuite } from '../helpers.ts';
+import { linuxSetup } from './system-root.ts';
 
 describe('removeacct removes what the account left outside its home', () => {
-  let h: LinuxHarness;
-  before(async () => {
-    h = await linuxSetup();
-  });
-  after(() => h.close());
+  const h = forSuite(linuxSetup);
 
   it('its files in the shared writable directories, its crontab and its maildrop files, nothing else', async () => {
     await createAccount(h, 'alice');

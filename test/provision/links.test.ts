@@ -20,7 +20,7 @@ import { join, relative } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/operations/maintenance.ts';
 import { findSystemUser } from '../../src/provision/linux/passwd.ts';
-import { createAccount, errorOf, summary } from '../helpers.ts';
+import { assertRefused, callCreateacct, createAccount, summary } from '../helpers.ts';
 import { type LinuxHarness, linuxSetup } from './system-root.ts';
 
 /** Owner, mode and content (its hash) of every file and directory below `dir`. */
@@ -51,11 +51,9 @@ describe('links a customer plants in its home', () => {
     writeFileSync(join(target, 'README'), 'root only\n', { mode: 0o440 });
     writeFileSync(join(target, 'big'), 'x'.repeat(4 * 1024 * 1024), { mode: 0o440 });
     targetBefore = state(target);
-    const reply = await h.call('createacct', {
-      user: 'mallory',
+    const reply = await callCreateacct(h, 'mallory', {
       domain: 'mallory.example',
       email: 'm@example.org',
-      package: 'default',
       password: 'Mallory-pass-1',
     });
     assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
@@ -178,13 +176,8 @@ describe('links a customer plants in its home', () => {
 
   it('createacct over a home that is already a link fails without touching its target', async () => {
     symlinkSync(target, join(h.root, 'home', 'trudy'));
-    const reply = await h.call('createacct', {
-      user: 'trudy',
-      domain: 'trudy.example',
-      email: 't@example.org',
-      package: 'default',
-    });
-    assert.deepEqual(errorOf(reply), { status: 500, code: 'provisioning_failed', param: undefined });
+    const reply = await callCreateacct(h, 'trudy', { domain: 'trudy.example', email: 't@example.org' });
+    assertRefused(reply, 500, 'provisioning_failed', undefined);
     untouched();
     assert.equal(findSystemUser(h.root, 'trudy'), undefined);
     assert.equal(statSync(target).uid, 0);

@@ -6,11 +6,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { verifySha512Crypt } from '../../src/auth/sha512-crypt.js';
 import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
-import { tempDir } from '../helpers.ts';
+import { FORM, tempDir } from '../helpers.ts';
 import { berth, post, type Served, serve } from '../process.ts';
 import { makeSystemRoot, nginxAccepts } from './system-root.ts';
-
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 describe('berth serve with the linux driver', () => {
   const dataDir = tempDir('berth-linux-e2e-');

@@ -23,7 +23,7 @@ import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/operat
 import { StepFailed } from '../../src/provision/driver.ts';
 import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
 import { findAccount } from '../../src/store/accounts.ts';
-import { createAccount, errorOf, summary } from '../helpers.ts';
+import { assertRefused, callCreateacct, createAccount, forSuite, summary } from '../helpers.ts';
 import { get, login, PORTAL_PASSWORD } from '../portal/pages.ts';
 import { berth } from '../process.ts';
 import { type LinuxHarness, linuxSetup, nginxAccepts } from './system-root.ts';
@@ -70,9 +70,7 @@ describe('the linux driver through a whole account lifecycle', () => {
   after(() => h.close());
 
   it('createacct makes the system user, its password, home, web server block, zone and DKIM key', async () => {
-    const reply = await h.call('createacct', {
-      user: 'alice',
-      domain: 'alice.example.com',
+    const reply = await callCreateacct(h, 'alice', {
       email: 'a@example.org',
       package: 'shell',
       password: 'Alice-pass-1',
@@ -371,21 +369,14 @@ describe('the linux driver through a whole account lifecycle', () => {
           !name.startsWith('test'),
       );
     assert.ok(taken, 'a system user to collide with');
-    const reply = await h.call('createacct', {
-      user: taken,
-      domain: 'taken.example',
-      email: 'a@example.org',
-      package: 'default',
-    });
-    assert.deepEqual(errorOf(reply), { status: 400, code: 'invalid_parameter', param: 'user' });
+    const reply = await callCreateacct(h, taken, { domain: 'taken.example', email: 'a@example.org' });
+    assertRefused(reply, 400, 'invalid_parameter', 'user');
   });
 
   it('a dedicated address goes into the server block and the zone', async () => {
-    const reply = await h.call('createacct', {
-      user: 'bob',
+    const reply = await callCreateacct(h, 'bob', {
       domain: 'bob.example',
       email: 'b@example.org',
-      package: 'default',
       ipv4: 'on',
       ipv6: 'on',
       dkim: 'off',
@@ -427,12 +418,7 @@ describe('the linux driver through a whole account lifecycle', () => {
   });
 
   it('doctor lists what differs between the store and the system', async () => {
-    await h.call('createacct', {
-      user: 'carol',
-      domain: 'carol.example',
-      email: 'c@example.org',
-      package: 'default',
-    });
+    await callCreateacct(h, 'carol', { domain: 'carol.example', email: 'c@example.org' });
     rmSync(file('etc/bind/zones/carol.example.db'));
     rmSync(file('etc/berth/mail/carol.example.json'));
     writeFileSync(file('etc/berth/mail/stray.example.json'), '{}', { mode: 0o600 });
@@ -467,21 +453,15 @@ describe('a failure at any step of createacct', () => {
     'SSH keys directory',
     'jail',
   ];
-  let h: LinuxHarness;
-  before(async () => {
-    h = await linuxSetup();
-  });
-  after(() => h.close());
+  const h = forSuite(linuxSetup);
 
   for (const step of steps) {
     it(`at "${step}" answers 500 naming it and leaves no trace`, async () => {
       const before = snapshot(h.root);
       h.failAt.step = step;
-      const reply = await h.call('createacct', {
-        user: 'dana',
+      const reply = await callCreateacct(h, 'dana', {
         domain: 'dana.example',
         email: 'd@example.org',
-        package: 'default',
         shell: 'on',
       });
       h.failAt.step = null;
@@ -500,12 +480,7 @@ describe('hostile identifiers', () => {
   it('never reach a command', async () => {
     const h = await linuxSetup();
     try {
-      const created = await h.call('createacct', {
-        user: 'erin',
-        domain: 'erin.example',
-        email: 'e@example.org',
-        package: 'default',
-      });
+      const created = await callCreateacct(h, 'erin', { domain: 'erin.example', email: 'e@example.org' });
       assert.equal(created.statusCode, 200);
       const account = (await findAccount(h.services.store.db, 'erin'))!;
       h.commands.length = 0;

@@ -22,7 +22,7 @@ import { isSubvolume } from '../../src/provision/linux/filesystems.ts';
 import type { CommandRunner } from '../../src/provision/linux/run.ts';
 import { chooseQuotaBackend, quotaBackend } from '../../src/provision/linux/user/quota.ts';
 import { type Account, findAccount } from '../../src/store/accounts.ts';
-import { tempDir } from '../helpers.ts';
+import { callCreateacct, tempDir } from '../helpers.ts';
 import { type LinuxHarness, linuxSetup } from './system-root.ts';
 
 const BTRFS = '/usr/bin/btrfs';
@@ -216,8 +216,7 @@ function btrfsInNamespace() {
 
     it('makes each home a subvolume whose qgroup limits its exclusive space to the quota', async () => {
       for (const user of ['quinn', 'rhea']) {
-        const reply = await h.call('createacct', {
-          user,
+        const reply = await callCreateacct(h, user, {
           domain: `${user}.example`,
           email: 'q@example.org',
           package: 'small',

@@ -4,18 +4,14 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { findSystemUser, systemGroupExists } from '../../src/provision/linux/passwd.ts';
 import { findAccount } from '../../src/store/accounts.ts';
-import { createAccount } from '../helpers.ts';
-import { type LinuxHarness, linuxSetup } from './system-root.ts';
+import { callCreateacct, createAccount, forSuite } from '../helpers.ts';
+import { linuxSetup } from './system-root.ts';
 
 describe('uids on the system', () => {
-  let h: LinuxHarness;
-  before(async () => {
-    h = await linuxSetup();
-  });
-  after(() => h.close());
+  const h = forSuite(linuxSetup);
   const storedUid = async (user: string) => (await findAccount(h.services.store.db, user))?.uid;
 
   it('createacct makes the user with the account’s uid and its group with the same gid', async () => {
@@ -41,12 +37,7 @@ describe('uids on the system', () => {
   it('refuses an id the system already has (a group made by hand), leaving nothing behind', async () => {
     const next = (await storedUid('alice'))! + 1;
     appendFileSync(join(h.root, 'etc/group'), `squatter:x:${next}:\n`);
-    const reply = await h.call('createacct', {
-      user: 'bob',
-      domain: 'bob.example.com',
-      email: 'b@example.org',
-      package: 'default',
-    });
+    const reply = await callCreateacct(h, 'bob', { email: 'b@example.org' });
     assert.equal(reply.statusCode, 500);
     assert.equal(findSystemUser(h.root, 'bob'), undefined);
     assert.equal(systemGroupExists(h.root, 'bob'), false);

@@ -1,7 +1,7 @@
 // The fleet's servers in the store: registration, heartbeat and state, drain, the accounts each
 // holds, and the guard that keeps a change to an account's system on the account's own server.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { claimUnplacedAccounts } from '../../src/operations/maintenance.ts';
 import { findAccount, saveAccount } from '../../src/store/accounts.ts';
 import {
@@ -13,7 +13,7 @@ import {
   setDraining,
   unplacedAccounts,
 } from '../../src/store/servers.ts';
-import { createAccount, type Harness, recordingDriver, setup } from '../helpers.ts';
+import { createAccount, recordingDriver, setup, suiteHarness } from '../helpers.ts';
 
 /** A server as it registers; without TLS, so that no other server could call it. */
 function registration(name: string, driver: string) {
@@ -35,11 +35,7 @@ function registration(name: string, driver: string) {
 }
 
 describe('the fleet’s servers', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup({ nodeName: 'web1' }, { driver: recordingDriver() });
-  });
-  after(() => h.close());
+  const h = suiteHarness({ config: { nodeName: 'web1' }, driver: recordingDriver() });
 
   it('registers servers, tells up from down by the heartbeat, and keeps a drain across restarts', async () => {
     const { db } = h.services.store;

@@ -4,7 +4,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { settleUids } from '../../src/operations/maintenance.ts';
 import { findAccount, saveAccount } from '../../src/store/accounts.ts';
-import { createAccount, type Harness, recordingDriver, setup } from '../helpers.ts';
+import {
+  callCreateacct,
+  createAccount,
+  type Harness,
+  recordingDriver,
+  setup,
+  suiteHarness,
+} from '../helpers.ts';
 
 const uidOf = async (h: Harness, user: string) => (await findAccount(h.services.store.db, user))?.uid;
 
@@ -36,12 +43,7 @@ describe('uids', () => {
   });
 
   it('a refused createacct takes no uid', async () => {
-    const reply = await h.call('createacct', {
-      user: 'carol',
-      domain: 'bob.example.com',
-      email: 'c@example.org',
-      package: 'default',
-    });
+    const reply = await callCreateacct(h, 'carol', { domain: 'bob.example.com', email: 'c@example.org' });
     assert.equal(reply.statusCode, 400);
     await createAccount(h, 'carol');
     assert.equal(await uidOf(h, 'carol'), 10011);
@@ -59,22 +61,13 @@ describe('uids', () => {
 });
 
 describe('the uid range', () => {
-  let h: Harness;
-  before(async () => {
-    h = await setup({ uids: { min: 20000, max: 20001 } }, { driver: recordingDriver() });
-  });
-  after(() => h.close());
+  const h = suiteHarness({ config: { uids: { min: 20000, max: 20001 } }, driver: recordingDriver() });
 
   it('starts at uid_min and, once used up, refuses createacct with nothing made', async () => {
     await createAccount(h, 'alice');
     await createAccount(h, 'bob');
     assert.deepEqual([await uidOf(h, 'alice'), await uidOf(h, 'bob')], [20000, 20001]);
-    const reply = await h.call('createacct', {
-      user: 'carol',
-      domain: 'carol.example.com',
-      email: 'c@example.org',
-      package: 'default',
-    });
+    const reply = await callCreateacct(h, 'carol', { email: 'c@example.org' });
     assert.equal(reply.statusCode, 500);
     assert.equal(await findAccount(h.services.store.db, 'carol'), undefined);
   });

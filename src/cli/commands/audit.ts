@@ -1,32 +1,21 @@
 import { listAudit } from '../../store/audit.ts';
-import type { Command } from '../command.ts';
-import { withServices } from '../configuration.ts';
-import { LIMIT_OPTION, limitFlag } from '../input.ts';
-import { JSON_OPTION, printable, printListing } from '../output.ts';
+import { logCommand } from '../log-command.ts';
+import { printable } from '../output.ts';
 
-export const auditCommand: Command = {
+export const auditCommand = logCommand({
   name: 'audit',
   summary: 'the audit log, newest first: who called what, from where, with what result',
-  usage: ['audit [--limit N] [--json]'],
-  options: { limit: LIMIT_OPTION, json: JSON_OPTION },
-  configured: true,
-  async run(_args, flags, io) {
-    const limit = limitFlag(flags);
-    return withServices(flags, async (services) => {
-      const entries = await listAudit(services.store.db, { limit });
-      printListing(
-        io,
-        flags,
-        entries,
-        ['TIME', 'API USER', 'RESELLER', 'ADDRESS', 'OPERATION', 'TARGET', 'STATUS'],
-        entries.map((e) => {
-          const status = e.code ? `${e.status} ${e.code}` : String(e.status);
-          return [e.at, e.api_user, e.reseller ?? '-', e.address, e.operation, e.target ?? '-', status].map(
-            printable,
-          );
-        }),
-      );
-      return 0;
-    });
+  async list(services, limit) {
+    const entries = await listAudit(services.store.db, { limit });
+    return {
+      json: entries,
+      header: ['TIME', 'API USER', 'RESELLER', 'ADDRESS', 'OPERATION', 'TARGET', 'STATUS'],
+      rows: entries.map((e) => {
+        const status = e.code ? `${e.status} ${e.code}` : String(e.status);
+        return [e.at, e.api_user, e.reseller ?? '-', e.address, e.operation, e.target ?? '-', status].map(
+          printable,
+        );
+      }),
+    };
   },
-};
+});

@@ -17,6 +17,7 @@ import {
   openSync,
   readdirSync,
   rmdirSync,
+  type Stats,
   unlinkSync,
 } from 'node:fs';
 import { basename, dirname } from 'node:path';
@@ -173,6 +174,25 @@ export function kindOf(home: string, components: readonly string[]): Kind {
   }
 }
 
+/** The entries of the directory open as `fd`, each with its lstat; one gone meanwhile is left out. */
+function* statsIn(fd: number): Generator<{ name: string; path: string; stat: Stats }> {
+  for (const name of readdirSync(`/proc/self/fd/${fd}`)) {
+    const path = beneath(fd, name);
+    let stat: Stats;
+    try {
+      stat = lstatSync(path);
+    } catch {
+      continue;
+    }
+    yield { name, path, stat };
+  }
+}
+
+/** Whether an error means a path was replaced by a link or removed meanwhile (not followed). */
+function replacedOrGone(error: unknown): boolean {
+  return error instanceof UnsafePath || (error as NodeJS.ErrnoException).code === 'ENOENT';
+}
+
 /** Empties the directory open as `fd`, depth first, unlinking links rather than following them. */
 function emptyDirectory(fd: number): void {
   for (const name of readdirSync(`/proc/self/fd/${fd}`)) {
@@ -218,14 +238,7 @@ export function removeOwnedBy(dir: string, uid: number): string[] {
   if (kindAt(dir) !== 'directory') return [];
   const removed: string[] = [];
   const walk = (fd: number, device: number, at: string) => {
-    for (const name of readdirSync(`/proc/self/fd/${fd}`)) {
-      const path = beneath(fd, name);
-      let stat: ReturnType<typeof lstatSync>;
-      try {
-        stat = lstatSync(path);
-      } catch {
-        continue; // gone meanwhile
-      }
+    for (const { name, path, stat } of statsIn(fd)) {
       // A directory of another filesystem is a mount: not entered. (Only directories: overlayfs
       // gives a file the device of the layer it lies in, not the overlay's.)
       if (stat.isDirectory() && stat.dev !== device) continue;
@@ -239,7 +252,7 @@ export function removeOwnedBy(dir: string, uid: number): string[] {
         } else if (stat.isDirectory()) withDirectory(path, (inner) => walk(inner, device, `${at}/${name}`));
       } catch (error) {
         // Replaced by a link or removed meanwhile (by another account): not followed.
-        if (!(error instanceof UnsafePath) && (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        if (!replacedOrGone(error)) throw error;
       }
     }
   };
@@ -256,21 +269,13 @@ export function diskBytes(home: string): number {
   const walk = (fd: number): number => {
     const self = fstatSync(fd);
     let total = self.uid === 0 ? 0 : self.blocks * 512;
-    for (const name of readdirSync(`/proc/self/fd/${fd}`)) {
-      const path = beneath(fd, name);
-      let stat: ReturnType<typeof lstatSync>;
-      try {
-        stat = lstatSync(path);
-      } catch {
-        continue; // gone meanwhile
-      }
+    for (const { path, stat } of statsIn(fd)) {
       if (!stat.isDirectory()) total += stat.uid === 0 ? 0 : stat.blocks * 512;
       else {
         try {
           total += withDirectory(path, walk);
         } catch (error) {
-          if (!(error instanceof UnsafePath) && (error as NodeJS.ErrnoException).code !== 'ENOENT')
-            throw error;
+          if (!replacedOrGone(error)) throw error;
         }
       }
     }

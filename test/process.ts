@@ -258,6 +258,45 @@ export function mailCurl(sandbox: SandboxInfo, port: number, args: string[]) {
   ]);
 }
 
+/** The message with this UID in a login's INBOX (IMAP over TLS, `login:password`), or '' when none. */
+export function inboxMessage(sandbox: SandboxInfo, login: string, uid: number): string {
+  return mailCurl(sandbox, sandbox.imap_port, [
+    `imap://sandbox.test:${sandbox.imap_port}/INBOX;UID=${uid}`,
+    '-u',
+    login,
+  ]).body;
+}
+
+/** The message with this UID in a login's INBOX once it has arrived (within 20 s). */
+export async function arrivedMessage(sandbox: SandboxInfo, login: string, uid: number): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const body = inboxMessage(sandbox, login, uid);
+    if (body !== '') return body;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`no message ${uid} for ${login}`);
+}
+
+/** A sandbox with shell accounts of the default package, each `<user>.example`, password `<User>-pass-1234`. */
+export async function sandboxWithAccounts(
+  dataDir: string,
+  users: readonly string[],
+): Promise<RunningSandbox> {
+  const running = await startSandbox(dataDir);
+  for (const user of users) {
+    const made = await sandboxCall(running.info, 'createacct', {
+      user,
+      domain: `${user}.example`,
+      email: `${user}@example.org`,
+      package: 'default',
+      password: `${user[0]!.toUpperCase()}${user.slice(1)}-pass-1234`,
+      shell: '1',
+    });
+    if (made.status !== 200) throw new Error(`createacct ${user}: ${made.info}`);
+  }
+  return running;
+}
+
 /**
  * A request over HTTPS to `127.0.0.1:port` without checking the certificate (the sandbox's API has
  * its own; a site may still have its fallback one), named `servername` for TLS and Host.

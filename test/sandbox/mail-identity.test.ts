@@ -10,7 +10,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { verifyDkim } from '../dkim.ts';
 import { tempDir } from '../helpers.ts';
-import { mailCurl, type RunningSandbox, sandboxCall, smtpSend, startSandbox } from '../process.ts';
+import {
+  arrivedMessage,
+  inboxMessage,
+  type RunningSandbox,
+  sandboxWithAccounts,
+  smtpSend,
+} from '../process.ts';
 
 describe('mail identity in the sandbox', () => {
   const dataDir = tempDir('berth-mail-identity-');
@@ -30,38 +36,14 @@ describe('mail identity in the sandbox', () => {
     });
   const inbound = (localAddress: string, from: string, body: string, to = ['alice@alice.example']) =>
     smtpSend(sandbox, { port: sandbox.smtp_port, localAddress, from, to, message: body });
-  /** The message with this UID in the login's INBOX, or '' when there is none. */
-  const fetch = (login: string, uid: number) =>
-    mailCurl(sandbox, sandbox.imap_port, [
-      `imap://sandbox.test:${sandbox.imap_port}/INBOX;UID=${uid}`,
-      '-u',
-      login,
-    ]).body;
-  const arrived = async (login: string, uid: number) => {
-    for (let i = 0; i < 100; i++) {
-      const body = fetch(login, uid);
-      if (body !== '') return body;
-      await sleep(200);
-    }
-    throw new Error(`no message ${uid} for ${login}`);
-  };
+  const fetch = (login: string, uid: number) => inboxMessage(sandbox, login, uid);
+  const arrived = (login: string, uid: number) => arrivedMessage(sandbox, login, uid);
   /** A command as alice (`runuser`), inside the sandbox: its exit status and output. */
   const asAlice = (argv: string[]) => running.exec(['/usr/sbin/runuser', '-u', 'alice', '--', ...argv]);
 
   before(async () => {
-    running = await startSandbox(dataDir);
+    running = await sandboxWithAccounts(dataDir, ['alice', 'bob']);
     sandbox = running.info;
-    for (const user of ['alice', 'bob']) {
-      const made = await sandboxCall(sandbox, 'createacct', {
-        user,
-        domain: `${user}.example`,
-        email: `${user}@example.org`,
-        package: 'default',
-        password: `${user[0]!.toUpperCase()}${user.slice(1)}-pass-1234`,
-        shell: '1',
-      });
-      assert.equal(made.status, 200, made.info);
-    }
   });
   after(async () => {
     if (running.child.exitCode === null) await running.stop();

@@ -8,7 +8,13 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { tempDir } from '../helpers.ts';
-import { mailCurl, type RunningSandbox, sandboxCall, smtpSend, startSandbox } from '../process.ts';
+import {
+  arrivedMessage,
+  inboxMessage,
+  type RunningSandbox,
+  sandboxWithAccounts,
+  smtpSend,
+} from '../process.ts';
 
 const MB = 1_048_576;
 const BUDGET = 50 * MB;
@@ -47,20 +53,8 @@ describe('mail waiting in the queue in the sandbox', () => {
     }
     return usage;
   };
-  const fetch = (login: string, uid: number) =>
-    mailCurl(sandbox, sandbox.imap_port, [
-      `imap://sandbox.test:${sandbox.imap_port}/INBOX;UID=${uid}`,
-      '-u',
-      login,
-    ]).body;
-  const arrived = async (login: string, uid: number) => {
-    for (let i = 0; i < 100; i++) {
-      const body = fetch(login, uid);
-      if (body !== '') return body;
-      await sleep(200);
-    }
-    throw new Error(`no message ${uid} for ${login}`);
-  };
+  const fetch = (login: string, uid: number) => inboxMessage(sandbox, login, uid);
+  const arrived = (login: string, uid: number) => arrivedMessage(sandbox, login, uid);
   /** Postfix's queue emptied (root's postsuper), and Berth's next listing taken. */
   const emptyQueue = async () => {
     assert.equal((await running.exec(['/usr/sbin/postsuper', '-d', 'ALL'])).code, 0);
@@ -68,19 +62,8 @@ describe('mail waiting in the queue in the sandbox', () => {
   };
 
   before(async () => {
-    running = await startSandbox(dataDir);
+    running = await sandboxWithAccounts(dataDir, ['alice', 'bob']);
     sandbox = running.info;
-    for (const user of ['alice', 'bob']) {
-      const made = await sandboxCall(sandbox, 'createacct', {
-        user,
-        domain: `${user}.example`,
-        email: `${user}@example.org`,
-        package: 'default',
-        password: `${user[0]!.toUpperCase()}${user.slice(1)}-pass-1234`,
-        shell: '1',
-      });
-      assert.equal(made.status, 200, made.info);
-    }
   });
   after(async () => {
     if (running.child.exitCode === null) await running.stop();

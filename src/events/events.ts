@@ -4,7 +4,15 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Caller, Operation, RawParams } from '../operations/operation.ts';
+import type { Operation, RawParams } from '../operations/operation.ts';
+import {
+  actorName,
+  auditedPrincipal,
+  holderAccountOf,
+  type Principal,
+  type PrincipalKind,
+  resellerOf,
+} from '../operations/principal.ts';
 import type { Services } from '../services.ts';
 import type { Db } from '../store/schema.ts';
 
@@ -27,6 +35,10 @@ export interface Event {
   account: string;
   reseller: string | null;
   api_user: string;
+  /** Who acted: `admin`, `reseller` or `holder` (an account's holder, `api_user` `customer:<user>`). */
+  principal: PrincipalKind;
+  /** The account holder an administrator or reseller acted for, when one did. */
+  acting_for?: string;
   /** The call's parameters, passwords left out. */
   data: Record<string, string>;
 }
@@ -53,7 +65,7 @@ export async function recordEvent(
   db: Db,
   services: Services,
   operation: Operation,
-  caller: Caller,
+  principal: Principal,
   params: RawParams,
 ): Promise<void> {
   const type = EVENTS[operation.name];
@@ -64,13 +76,16 @@ export async function recordEvent(
     if (typeof value === 'string' && value !== '' && name !== 'password') data[name] = value;
   }
   const now = Date.now();
+  const actingFor = auditedPrincipal(principal).acting_for;
   const event: Event = {
     id: randomUUID(),
     type,
     time: new Date(now).toISOString(),
-    account: data.user ?? '',
-    reseller: caller.reseller?.user ?? null,
-    api_user: caller.apiUser,
+    account: holderAccountOf(principal)?.user ?? data.user ?? '',
+    reseller: resellerOf(principal)?.user ?? null,
+    api_user: actorName(principal),
+    principal: principal.kind,
+    ...(actingFor !== null && { acting_for: actingFor }),
     data,
   };
   const targets = [

@@ -5,7 +5,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiError } from '../core/errors.ts';
-import type { Caller, Operation, RawParams } from '../operations/operation.ts';
+import type { Operation, RawParams } from '../operations/operation.ts';
+import { actorName, type Principal, resellerOf } from '../operations/principal.ts';
 import type { Services } from '../services.ts';
 import { hooksDir } from './events.ts';
 
@@ -14,7 +15,7 @@ export const VETOABLE = new Set(['createacct', 'removeacct']);
 export async function runVetoHooks(
   services: Services,
   operation: Operation,
-  caller: Caller,
+  principal: Principal,
   params: RawParams,
 ): Promise<void> {
   if (!VETOABLE.has(operation.name)) return;
@@ -27,8 +28,9 @@ export async function runVetoHooks(
   }
   const input = JSON.stringify({
     operation: operation.name,
-    api_user: caller.apiUser,
-    reseller: caller.reseller?.user ?? null,
+    api_user: actorName(principal),
+    reseller: resellerOf(principal)?.user ?? null,
+    principal: principal.kind,
     data,
   });
   for (const name of readdirSync(dir).sort()) {

@@ -6,7 +6,8 @@ import { type Credentials, sameDigest } from '../auth/authenticate.ts';
 import { type ApiError, apiError, invalid } from '../core/errors.ts';
 import { auditableApiUser } from '../core/values.ts';
 import { appendRefusal, execute } from '../operations/execute.ts';
-import type { Caller, Operation, RawParams, Result } from '../operations/operation.ts';
+import type { Operation, RawParams, Result } from '../operations/operation.ts';
+import type { ApiPrincipal } from '../operations/principal.ts';
 import { findOperation, operations } from '../operations/registry.ts';
 import type { Services } from '../services.ts';
 import { findAccount } from '../store/accounts.ts';
@@ -112,9 +113,9 @@ async function actingReseller(services: Services, apiUser: ApiUser, named: strin
 }
 
 /**
- * The caller each keep-alive connection was last identified as, with the store's change counter
+ * The principal each keep-alive connection was last identified as, with the store's change counter
  * read before the checks. The next call on that connection with the same credentials, address and
- * X-RESELLER is the same caller while the counter stands still: no reset, lock-out, deletion,
+ * X-RESELLER is the same principal while the counter stands still: no reset, lock-out, deletion,
  * access change or reseller change (from this process or another) can have happened since. The
  * counter a call compares is read after the call arrived, once for all calls of the same turn of
  * the event loop (sharedChangeCounter). The password is kept only as its keyed hash (CONTRACT §3),
@@ -128,17 +129,20 @@ const identified = new WeakMap<
     address: string;
     reseller: string | undefined;
     fingerprint: string;
-    caller: Caller;
+    principal: ApiPrincipal;
   }
 >();
 
-/** The caller of a request: the one its connection was last identified as while nothing changed. */
+/**
+ * The principal of a request: the administrator or a reseller through an API account, the one its
+ * connection was last identified as while nothing changed.
+ */
 async function identify(
   services: Services,
   request: FastifyRequest,
   params: RawParams,
   address: string,
-): Promise<Caller> {
+): Promise<ApiPrincipal> {
   const credentials = credentialsOf(request, params);
   const named = header(request, 'x-reseller');
   const version = await sharedChangeCounter(services.store.db);
@@ -152,9 +156,9 @@ async function identify(
     known.reseller === named &&
     sameDigest(services.auth.fingerprint(credentials.password), known.fingerprint)
   ) {
-    const touching = services.auth.used(known.caller.apiUser);
+    const touching = services.auth.used(known.principal.apiAccount.name);
     if (touching) await touching;
-    return known.caller;
+    return known.principal;
   }
   return identifyAnew(services, request, credentials, named, version, address);
 }
@@ -166,10 +170,13 @@ async function identifyAnew(
   named: string | undefined,
   version: string | null,
   address: string,
-): Promise<Caller> {
+): Promise<ApiPrincipal> {
   const apiUser = await services.auth.authenticate(credentials, address);
   const reseller = await actingReseller(services, apiUser, named);
-  const caller = { apiUser: apiUser.name, apiUserId: apiUser.id, address, reseller };
+  const apiAccount = { name: apiUser.name, id: apiUser.id };
+  const principal: ApiPrincipal = reseller
+    ? { kind: 'reseller', via: 'api', apiAccount, reseller, address }
+    : { kind: 'admin', via: 'api', apiAccount, address };
   if (version !== null && credentials)
     identified.set(request.socket, {
       version,
@@ -177,9 +184,9 @@ async function identifyAnew(
       address,
       reseller: named,
       fingerprint: services.auth.fingerprint(credentials.password),
-      caller,
+      principal,
     });
-  return caller;
+  return principal;
 }
 
 declare module 'fastify' {

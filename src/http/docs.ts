@@ -48,7 +48,7 @@ export function renderOperations(): string {
     out.push(`### ${title}`, '', operation.summary, '');
     const notes: string[] = [];
     if (operation.changesState) notes.push('changes state (audited; refused on a demonstration server)');
-    if (operation.adminOnly) notes.push('administrator only');
+    if (!operation.audiences.includes('reseller')) notes.push('administrator only');
     if (notes.length > 0) out.push(`*${notes.join('; ')}.*`, '');
     const params = Object.entries(operation.params);
     if (params.length > 0) {

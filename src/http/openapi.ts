@@ -128,7 +128,7 @@ function tagOf(operation: Operation): string {
 function describe(operation: Operation): string {
   return [
     operation.summary,
-    operation.adminOnly && 'Administrator only: 403 forbidden under a reseller.',
+    !operation.audiences.includes('reseller') && 'Administrator only: 403 forbidden under a reseller.',
     operation.changesState &&
       `A change: audited, refused on a demonstration server; send ${KEY_HEADER} to retry it safely.`,
   ]

@@ -73,16 +73,16 @@ export function registerPortal(app: FastifyInstance, services: Services, options
     services,
     render: renderPage,
     async run(request, name, params) {
-      const { apiUser, address } = actorOf(request);
+      const actor = actorOf(request);
       const operation = findOperation(name)!;
       const raw: RawParams = new Map(Object.entries(params).map(([key, value]) => [key, [value]]));
       try {
         return await execute(services, {
           operation,
           params: raw,
-          address,
-          claimedUser: apiUser,
-          identify: async () => ({ apiUser, address, reseller: null }),
+          address: actor.address,
+          claimedUser: PORTAL_USER,
+          identify: async () => actor,
         });
       } catch (error) {
         // The call stops at its first bad parameter (and is audited so); the form shows them all.

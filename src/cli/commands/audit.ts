@@ -1,4 +1,4 @@
-import { listAudit } from '../../store/audit.ts';
+import { listAudit, principalText } from '../../store/audit.ts';
 import type { Command } from '../command.ts';
 import { withServices } from '../configuration.ts';
 import { LIMIT_OPTION, limitFlag } from '../input.ts';
@@ -18,12 +18,19 @@ export const auditCommand: Command = {
         io,
         flags,
         entries,
-        ['TIME', 'API USER', 'RESELLER', 'ADDRESS', 'OPERATION', 'TARGET', 'STATUS'],
+        ['TIME', 'API USER', 'PRINCIPAL', 'RESELLER', 'ADDRESS', 'OPERATION', 'TARGET', 'STATUS'],
         entries.map((e) => {
           const status = e.code ? `${e.status} ${e.code}` : String(e.status);
-          return [e.at, e.api_user, e.reseller ?? '-', e.address, e.operation, e.target ?? '-', status].map(
-            printable,
-          );
+          return [
+            e.at,
+            e.api_user,
+            principalText(e),
+            e.reseller ?? '-',
+            e.address,
+            e.operation,
+            e.target ?? '-',
+            status,
+          ].map(printable);
         }),
       );
       return 0;

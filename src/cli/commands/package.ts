@@ -34,8 +34,8 @@ async function runAsAdministrator(services: Services, name: string, params: Reco
     operation,
     params: raw,
     address: CLI.address,
-    claimedUser: CLI.apiUser,
-    identify: async () => ({ ...CLI, reseller: null }),
+    claimedUser: 'root',
+    identify: async () => CLI,
   });
 }
 

@@ -16,18 +16,6 @@ import {
 import type { Services } from '../services.ts';
 import type { Db } from '../store/schema.ts';
 
-/** The event each operation emits when it succeeds. */
-export const EVENTS: Readonly<Record<string, string>> = {
-  createacct: 'account.created',
-  suspendacct: 'account.suspended',
-  unsuspendacct: 'account.unsuspended',
-  removeacct: 'account.removed',
-  changepackage: 'account.package_changed',
-  passwd: 'account.password_changed',
-  setupreseller: 'reseller.setup',
-  terminatereseller: 'reseller.terminated',
-};
-
 export interface Event {
   id: string;
   type: string;
@@ -60,7 +48,7 @@ export function eventHooks(services: Services): string[] {
     .sort();
 }
 
-/** Records the call's event and its deliveries inside the call's own transaction. */
+/** Records the call's event (Operation.event) and its deliveries inside the call's own transaction. */
 export async function recordEvent(
   db: Db,
   services: Services,
@@ -68,7 +56,7 @@ export async function recordEvent(
   principal: Principal,
   params: RawParams,
 ): Promise<void> {
-  const type = EVENTS[operation.name];
+  const type = operation.event;
   if (!type) return;
   const data: Record<string, string> = {};
   for (const name of Object.keys(operation.params)) {

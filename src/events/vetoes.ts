@@ -1,6 +1,6 @@
 // Veto hooks: executables in <data-dir>/hooks/pre-<operation>/ run before a vetoable call acts,
 // with the call's parameters (passwords left out) as JSON on standard input. A non-zero exit
-// refuses the call with 403. Only the operations listed here can be vetoed.
+// refuses the call with 403. Only the operations that declare themselves vetoable can be vetoed.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,15 +10,13 @@ import { actorName, type Principal, resellerOf } from '../operations/principal.t
 import type { Services } from '../services.ts';
 import { hooksDir } from './events.ts';
 
-export const VETOABLE = new Set(['createacct', 'removeacct']);
-
 export async function runVetoHooks(
   services: Services,
   operation: Operation,
   principal: Principal,
   params: RawParams,
 ): Promise<void> {
-  if (!VETOABLE.has(operation.name)) return;
+  if (!operation.vetoable) return;
   const dir = join(hooksDir(services), `pre-${operation.name}`);
   if (!existsSync(dir)) return;
   const data: Record<string, string> = {};

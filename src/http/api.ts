@@ -8,7 +8,7 @@ import { auditableApiUser } from '../core/values.ts';
 import { appendRefusal, execute } from '../operations/execute.ts';
 import type { Operation, RawParams, Result } from '../operations/operation.ts';
 import type { ApiPrincipal } from '../operations/principal.ts';
-import { findOperation, operations } from '../operations/registry.ts';
+import type { Registry } from '../operations/registry.ts';
 import type { Services } from '../services.ts';
 import { findAccount } from '../store/accounts.ts';
 import type { ApiUser } from '../store/api-users.ts';
@@ -32,17 +32,18 @@ export function operationName(path: string): string | null {
  * Every operation by each path that names it exactly, as a call without a query string is sent:
  * one lookup instead of splitting and matching the path on every call.
  */
-const operationPaths = new Map<string, Operation>(
-  [...operations].flatMap(([name, operation]) =>
-    ['/api', '/api/v1'].flatMap((base) => {
-      const path = name === '' ? base : `${base}/${name}`;
-      return [
-        [path, operation],
-        [`${path}/`, operation],
-      ] as const;
-    }),
-  ),
-);
+const pathsOf = (registry: Registry) =>
+  new Map<string, Operation>(
+    [...registry.operations].flatMap(([name, operation]) =>
+      ['/api', '/api/v1'].flatMap((base) => {
+        const path = name === '' ? base : `${base}/${name}`;
+        return [
+          [path, operation],
+          [`${path}/`, operation],
+        ] as const;
+      }),
+    ),
+  );
 
 /** Sends what an operation returned. */
 function answer(reply: FastifyReply, result: Result): void {
@@ -223,13 +224,20 @@ export async function auditRefusal(
   });
 }
 
-export function registerApi(app: FastifyInstance, services: Services, listener: Listener): void {
+/** The API of `registry`'s operations, for the principals the listener serves. */
+export function registerApi(
+  app: FastifyInstance,
+  services: Services,
+  listener: Listener,
+  registry: Registry,
+): void {
+  const operationPaths = pathsOf(registry);
   app.decorateRequest('apiOperation', null);
   app.decorateRequest('apiExecuted', false);
   app.decorateRequest('apiAddress', null);
 
   // The API's description, for client generators: public, on both listeners.
-  const description = JSON.stringify(openApiDocument());
+  const description = JSON.stringify(openApiDocument(registry));
   app.get(OPENAPI_PATH, async (_request, reply) =>
     reply.type('application/json; charset=utf-8').send(description),
   );
@@ -256,7 +264,7 @@ export function registerApi(app: FastifyInstance, services: Services, listener: 
       if (path === OPENAPI_PATH && (request.method === 'GET' || request.method === 'HEAD')) return done();
       const name = operationName(path);
       if (name === null) return done();
-      operation = findOperation(name);
+      operation = registry.find(name);
       if (!operation) {
         sendError(reply, apiError('unknown_operation', { path }));
         return;

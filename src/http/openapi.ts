@@ -3,7 +3,7 @@
 import { catalogue, type ErrorCode } from '../core/errors.ts';
 import { KEY_HEADER } from '../operations/idempotency.ts';
 import { errorsOf, type Operation, type ParamSpec } from '../operations/operation.ts';
-import { operations } from '../operations/registry.ts';
+import type { Registry } from '../operations/registry.ts';
 import { components } from '../operations/results.ts';
 import { BERTH_VERSION } from '../operations/version.ts';
 
@@ -136,9 +136,10 @@ function describe(operation: Operation): string {
     .join(' ');
 }
 
-export function openApiDocument(): Record<string, unknown> {
+/** The OpenAPI document of a registry's operations. */
+export function openApiDocument(registry: Registry): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
-  for (const operation of operations.values()) {
+  for (const operation of registry.operations.values()) {
     const body = requestSchema(operation);
     const headers = [
       {

@@ -10,6 +10,7 @@ export const changePackage = defineOperation({
   summary: "Move an account to another package: it takes the package's limits, feature list and shell.",
   changesState: true,
   audiences: ['admin', 'reseller'],
+  event: 'account.package_changed',
   params: {
     user: required(kinds.user, 'Account user name'),
     package: required(kinds.packageName, 'Package name'),

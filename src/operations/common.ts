@@ -17,7 +17,15 @@ import {
 } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
 import type { Context } from './operation.ts';
-import { type Principal, resellerOf, scopeOf } from './principal.ts';
+import {
+  type Administrator,
+  actingFor,
+  holderAccountOf,
+  type Principal,
+  type Reseller,
+  resellerOf,
+  scopeOf,
+} from './principal.ts';
 
 /**
  * The named account in the caller's scope; outside it, the account does not exist. Inside
@@ -27,6 +35,29 @@ export async function targetAccount(db: Db, principal: Principal, user: string):
   const account = await findAccountInScope(db, user, scopeOf(principal), { lock: db.isTransaction });
   if (!account) throw apiError('account_not_found', { user }, 'user');
   return account;
+}
+
+/**
+ * The account on whose holder's side a call is (the holder's own, or the one acted for), read
+ * afresh in the principal's scope; 403 for a principal on no holder's side.
+ */
+export async function holderAccount(db: Db, principal: Principal): Promise<Account> {
+  const holder = holderAccountOf(principal);
+  if (!holder) throw forbidden('This is an operation of an account holder.');
+  return await targetAccount(db, principal, holder.user);
+}
+
+/**
+ * The administrator or a reseller acting for the holder of `user` (CONTRACT §14), an account in
+ * its scope: outside it, the account does not exist.
+ */
+export async function actingForHolder(
+  db: Db,
+  principal: Principal,
+  user: string,
+): Promise<Administrator | Reseller> {
+  if (principal.kind === 'holder') throw forbidden('An account holder acts for its own account only.');
+  return actingFor(principal, await targetAccount(db, principal, user));
 }
 
 export function forbidden(reason: string) {

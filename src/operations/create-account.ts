@@ -56,6 +56,8 @@ export const createAccount = defineOperation({
   summary: 'Create a hosting account.',
   changesState: true,
   audiences: ['admin', 'reseller'],
+  event: 'account.created',
+  vetoable: true,
   params: {
     domain: required(kinds.domain, 'Main domain'),
     user: required(kinds.user, 'Account user name'),

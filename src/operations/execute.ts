@@ -2,13 +2,14 @@
 // server or the principal may not do, parse the parameters, run, and append the audit entry.
 import { ApiError, apiError, nodeUnavailable } from '../core/errors.ts';
 import { auditableApiUser, PACKAGE_NAME } from '../core/values.ts';
-import { EVENTS, recordEvent } from '../events/events.ts';
+import { recordEvent } from '../events/events.ts';
 import { runVetoHooks } from '../events/vetoes.ts';
 import { StepFailed } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import { type AuditEntry, appendAudit } from '../store/audit.ts';
 import { AccountBusy } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
+import { actingForHolder } from './common.ts';
 import { once, parseIdempotencyKey, requestHash } from './idempotency.ts';
 import { type Operation, parseParams, type RawParams, type Result } from './operation.ts';
 import {
@@ -31,6 +32,11 @@ export interface Call {
   identify(): Promise<Principal>;
   /** The Idempotency-Key the caller sent, if any. */
   idempotencyKey?: string;
+  /**
+   * The account whose holder the administrator or reseller acts for (`user` of
+   * /api/account/<op>/, CONTRACT §14): it must be in the principal's scope.
+   */
+  actingFor?: string;
 }
 
 /** Turns anything thrown into the error the caller sees; internals go to the log only. */
@@ -102,7 +108,12 @@ export async function execute(services: Services, call: Call): Promise<Result> {
     recorded = true;
   };
   try {
-    const who = await call.identify();
+    const identified = await call.identify();
+    principal = identified;
+    const who =
+      call.actingFor === undefined
+        ? identified
+        : await actingForHolder(services.store.db, identified, call.actingFor);
     principal = who;
     const act = async () => {
       if (operation.changesState && services.config.demo) throw apiError('demo_server', {});
@@ -113,7 +124,7 @@ export async function execute(services: Services, call: Call): Promise<Result> {
     };
     if (!operation.changesState || call.idempotencyKey === undefined) {
       const result = await act();
-      if (EVENTS[operation.name]) services.dispatcher.poke();
+      if (operation.event) services.dispatcher.poke();
       return result;
     }
     const key = parseIdempotencyKey(call.idempotencyKey);
@@ -126,7 +137,7 @@ export async function execute(services: Services, call: Call): Promise<Result> {
       }
     });
     if (outcome.error) throw outcome.error;
-    if (EVENTS[operation.name]) services.dispatcher.poke();
+    if (operation.event) services.dispatcher.poke();
     if (outcome.replayed) {
       status = outcome.result.status ?? 200;
       code = 'replayed';

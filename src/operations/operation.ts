@@ -192,6 +192,10 @@ export interface Operation<S extends ParamSchema = ParamSchema> {
    * Anyone else gets 403; package changes, for one, are the administrator's alone.
    */
   audiences: readonly Audience[];
+  /** The event its success sends to hooks and webhooks (docs/events.md), if any. */
+  event?: string;
+  /** Whether veto hooks (`<data-dir>/hooks/pre-<name>/`) may refuse it before it acts. */
+  vetoable?: boolean;
   params: S;
   example: Record<string, string>;
   /** The JSON Schema of `data` in its answer (results.ts). */

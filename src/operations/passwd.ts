@@ -7,6 +7,7 @@ export const passwd = defineOperation({
   summary: "Change an account's password.",
   changesState: true,
   audiences: ['admin', 'reseller'],
+  event: 'account.password_changed',
   params: {
     user: required(kinds.user, 'Account user name'),
     password: optional(kinds.password, 'New password; 20 random characters when omitted (never returned)'),

@@ -9,6 +9,8 @@ export const removeAccount = defineOperation({
   summary: 'Remove an account and everything it has on the server.',
   changesState: true,
   audiences: ['admin', 'reseller'],
+  event: 'account.removed',
+  vetoable: true,
   params: { user: required(kinds.user, 'Account user name') },
   example: { user: 'alice' },
   result: results.message,

@@ -10,6 +10,7 @@ export const setupReseller = defineOperation({
   summary: 'Make an account a reseller, or update the limits of one that is.',
   changesState: true,
   audiences: ['admin', 'reseller'],
+  event: 'reseller.setup',
   params: {
     user: required(kinds.user, 'Account user name'),
     selfown: optional(kinds.switch, 'The reseller owns its own account (administrator only)'),

@@ -10,6 +10,7 @@ export const suspendAccount = defineOperation({
     "Suspend an account. Again on a suspended account: the time is kept, the reason replaced if given (a reseller cannot replace the administrator's).",
   changesState: true,
   audiences: ['admin', 'reseller'],
+  event: 'account.suspended',
   params: {
     user: required(kinds.user, 'Account user name'),
     reason: optional(kinds.reason, 'Why; shown in listsuspended (may hold tab and newline)'),

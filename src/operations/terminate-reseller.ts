@@ -10,6 +10,7 @@ export const terminateReseller = defineOperation({
     'Remove reseller status. Its accounts pass to its own owner (if it owned itself, to the owner it had before).',
   changesState: true,
   audiences: ['admin', 'reseller'],
+  event: 'reseller.terminated',
   params: { user: required(kinds.user, 'Account user name') },
   example: { user: 'bob' },
   result: results.message,

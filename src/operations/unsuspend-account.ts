@@ -9,6 +9,7 @@ export const unsuspendAccount = defineOperation({
   summary: 'Lift the suspension of an account. On an active account: 200, nothing changes.',
   changesState: true,
   audiences: ['admin', 'reseller'],
+  event: 'account.unsuspended',
   params: { user: required(kinds.user, 'Account user name') },
   example: { user: 'alice' },
   result: results.message,

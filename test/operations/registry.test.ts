@@ -1,7 +1,7 @@
 // Rules that hold for every operation in the registry, checked against each one.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { operations } from '../../src/operations/registry.ts';
+import { apiOperations } from '../../src/operations/registry.ts';
 import { countAudit } from '../../src/store/audit.ts';
 import {
   ADMIN_PASSWORD,
@@ -14,7 +14,7 @@ import {
 } from '../helpers.ts';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-const named = [...operations.values()].filter((op) => op.name !== '');
+const named = [...apiOperations.operations.values()].filter((op) => op.name !== '');
 
 describe('every operation', () => {
   let h: Harness;

@@ -81,7 +81,7 @@ function refuseOutsideAudience(operation: Operation, principal: Principal): void
       ? `Only the administrator may call ${name}.`
       : audience === 'holder'
         ? `${name} is not an operation of an account holder.`
-        : `${name} is an operation of an account holder: call it for one of your accounts.`;
+        : `${name} is an operation of an account holder: call it for an account, acting for its holder.`;
   throw apiError('forbidden', { reason });
 }
 

@@ -158,3 +158,23 @@ describe('every state-changing operation on a demonstration server', () => {
     assert.deepEqual((await h.call('listpackages')).body.data, { packages: 'default' });
   });
 });
+
+describe('the settings each operation carries', () => {
+  it('the event its success sends, and whether a veto hook may refuse it', () => {
+    const all = [...apiOperations.operations.values()];
+    assert.deepEqual(Object.fromEntries(all.filter((o) => o.event).map((o) => [o.name, o.event])), {
+      createacct: 'account.created',
+      passwd: 'account.password_changed',
+      setupreseller: 'reseller.setup',
+      terminatereseller: 'reseller.terminated',
+      suspendacct: 'account.suspended',
+      unsuspendacct: 'account.unsuspended',
+      changepackage: 'account.package_changed',
+      removeacct: 'account.removed',
+    });
+    assert.deepEqual(
+      all.filter((o) => o.vetoable).map((o) => o.name),
+      ['createacct', 'removeacct'],
+    );
+  });
+});

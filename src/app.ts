@@ -11,6 +11,7 @@ import { guardConnections } from './http/connections.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { lazyChildLogger, RequestLog } from './http/request-log.ts';
 import type { TlsFiles } from './http/tls.ts';
+import { apiOperations } from './operations/registry.ts';
 import { portalNotFound, registerPortal } from './portal/portal.ts';
 import type { Services } from './services.ts';
 
@@ -90,9 +91,11 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
   });
   // Each part in its own encapsulated context: the API's hooks run for API calls only, the
   // portal's (sessions, security headers) for portal pages only.
-  app.register(async (api) => registerApi(api, services, options.listener));
+  app.register(async (api) => registerApi(api, services, options.listener, apiOperations));
   if (options.listener === 'admin') {
-    app.register(async (portal) => registerPortal(portal, services, { secure: options.tls !== null }));
+    app.register(async (portal) =>
+      registerPortal(portal, services, { secure: options.tls !== null, operations: apiOperations }),
+    );
     app.register(async (metrics) => registerMetrics(metrics, services));
     app.register(async (fleet) => registerFleet(fleet, services));
   }

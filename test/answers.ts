@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { openApiDocument } from '../src/http/openapi.ts';
+import { apiOperations } from '../src/operations/registry.ts';
 
 type Responses = Record<string, { content: { 'application/json': { schema: object } } }>;
 type Document = {
@@ -12,7 +13,7 @@ type Document = {
   components: { schemas: Record<string, object> };
 };
 
-const doc = openApiDocument() as Document;
+const doc = openApiDocument(apiOperations) as Document;
 const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
 const validators = new Map<string, ValidateFunction>();
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { operations } from '../src/operations/registry.ts';
+import { apiOperations } from '../src/operations/registry.ts';
 import { createLogger } from '../src/services.ts';
 import {
   ADMIN_PASSWORD,
@@ -73,7 +73,7 @@ const hostile = fc
     return longness === 3 ? value.repeat(Math.ceil(3000 / Math.max(1, value.length))) : value;
   });
 
-const named = [...operations.values()].filter((op) => op.name !== '');
+const named = [...apiOperations.operations.values()].filter((op) => op.name !== '');
 
 describe('hostile input', () => {
   const driver = recordingDriver();

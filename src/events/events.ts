@@ -4,21 +4,17 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Caller, Operation, RawParams } from '../operations/operation.ts';
+import type { Operation, RawParams } from '../operations/operation.ts';
+import {
+  actorName,
+  auditedPrincipal,
+  holderAccountOf,
+  type Principal,
+  type PrincipalKind,
+  resellerOf,
+} from '../operations/principal.ts';
 import type { Services } from '../services.ts';
 import type { Db } from '../store/schema.ts';
-
-/** The event each operation emits when it succeeds. */
-export const EVENTS: Readonly<Record<string, string>> = {
-  createacct: 'account.created',
-  suspendacct: 'account.suspended',
-  unsuspendacct: 'account.unsuspended',
-  removeacct: 'account.removed',
-  changepackage: 'account.package_changed',
-  passwd: 'account.password_changed',
-  setupreseller: 'reseller.setup',
-  terminatereseller: 'reseller.terminated',
-};
 
 export interface Event {
   id: string;
@@ -27,6 +23,10 @@ export interface Event {
   account: string;
   reseller: string | null;
   api_user: string;
+  /** Who acted: `admin`, `reseller` or `holder` (an account's holder, `api_user` `customer:<user>`). */
+  principal: PrincipalKind;
+  /** The account holder an administrator or reseller acted for, when one did. */
+  acting_for?: string;
   /** The call's parameters, passwords left out. */
   data: Record<string, string>;
 }
@@ -48,15 +48,15 @@ export function eventHooks(services: Services): string[] {
     .sort();
 }
 
-/** Records the call's event and its deliveries inside the call's own transaction. */
+/** Records the call's event (Operation.event) and its deliveries inside the call's own transaction. */
 export async function recordEvent(
   db: Db,
   services: Services,
   operation: Operation,
-  caller: Caller,
+  principal: Principal,
   params: RawParams,
 ): Promise<void> {
-  const type = EVENTS[operation.name];
+  const type = operation.event;
   if (!type) return;
   const data: Record<string, string> = {};
   for (const name of Object.keys(operation.params)) {
@@ -64,13 +64,16 @@ export async function recordEvent(
     if (typeof value === 'string' && value !== '' && name !== 'password') data[name] = value;
   }
   const now = Date.now();
+  const actingFor = auditedPrincipal(principal).acting_for;
   const event: Event = {
     id: randomUUID(),
     type,
     time: new Date(now).toISOString(),
-    account: data.user ?? '',
-    reseller: caller.reseller?.user ?? null,
-    api_user: caller.apiUser,
+    account: holderAccountOf(principal)?.user ?? data.user ?? '',
+    reseller: resellerOf(principal)?.user ?? null,
+    api_user: actorName(principal),
+    principal: principal.kind,
+    ...(actingFor !== null && { acting_for: actingFor }),
     data,
   };
   const targets = [

@@ -1,23 +1,22 @@
 // Veto hooks: executables in <data-dir>/hooks/pre-<operation>/ run before a vetoable call acts,
 // with the call's parameters (passwords left out) as JSON on standard input. A non-zero exit
-// refuses the call with 403. Only the operations listed here can be vetoed.
+// refuses the call with 403. Only the operations that declare themselves vetoable can be vetoed.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiError } from '../core/errors.ts';
-import type { Caller, Operation, RawParams } from '../operations/operation.ts';
+import type { Operation, RawParams } from '../operations/operation.ts';
+import { actorName, type Principal, resellerOf } from '../operations/principal.ts';
 import type { Services } from '../services.ts';
 import { hooksDir } from './events.ts';
-
-export const VETOABLE = new Set(['createacct', 'removeacct']);
 
 export async function runVetoHooks(
   services: Services,
   operation: Operation,
-  caller: Caller,
+  principal: Principal,
   params: RawParams,
 ): Promise<void> {
-  if (!VETOABLE.has(operation.name)) return;
+  if (!operation.vetoable) return;
   const dir = join(hooksDir(services), `pre-${operation.name}`);
   if (!existsSync(dir)) return;
   const data: Record<string, string> = {};
@@ -27,8 +26,9 @@ export async function runVetoHooks(
   }
   const input = JSON.stringify({
     operation: operation.name,
-    api_user: caller.apiUser,
-    reseller: caller.reseller?.user ?? null,
+    api_user: actorName(principal),
+    reseller: resellerOf(principal)?.user ?? null,
+    principal: principal.kind,
     data,
   });
   for (const name of readdirSync(dir).sort()) {

@@ -10,6 +10,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.ts';
 import { ApiError, apiError, catalogue, type ErrorCode, invalid, nodeUnavailable } from '../core/errors.ts';
+import { type Principal, principalMessage } from '../operations/principal.ts';
 import { changeMessage, type SystemChange, stepsFor } from '../provision/changes.ts';
 import {
   type AccountExport,
@@ -235,13 +236,21 @@ export class Fleet {
     await markCommitted(trx, transaction, new Date());
   }
 
-  /** Has the account's server run the change's steps, kept open until `settleOn`. */
-  async applyOn(server: string, transaction: string, change: SystemChange): Promise<void> {
+  /**
+   * Has the account's server run the change's steps, kept open until `settleOn`. The principal of
+   * the call goes with it: that server checks the change is within its scope.
+   */
+  async applyOn(
+    server: string,
+    transaction: string,
+    change: SystemChange,
+    principal: Principal,
+  ): Promise<void> {
     await this.#stepsOn(
       server,
       change.account.user,
       FLEET_PATHS.steps,
-      { transaction, change: changeMessage(change) },
+      { transaction, change: changeMessage(change), principal: principalMessage(principal) },
       STEPS_TIMEOUT_MS,
     );
   }

@@ -4,10 +4,11 @@
 // Every request must carry the fleet's signature; callers' credentials never come this way.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toApiError } from '../operations/execute.ts';
+import { principalOfMessage, scopeOfMessage } from '../operations/principal.ts';
 import { changeOf } from '../provision/changes.ts';
 import { StepFailed } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
-import { toAccount } from '../store/accounts.ts';
+import { inScope, toAccount } from '../store/accounts.ts';
 import type { AccountRow } from '../store/schema.ts';
 import { SeenNonces, verifySignature } from './client.ts';
 import { FLEET_PATHS, MOVE_TIMEOUT_MS, NotHere, STEPS_TIMEOUT_MS } from './fleet.ts';
@@ -83,6 +84,16 @@ export function registerFleet(app: FastifyInstance, services: Services): void {
     const change = changeOf(body.change);
     const transaction = transactionOf(body);
     if (!change || !transaction) return reply.code(400).send({ error: 'not a change' });
+    // The principal of the call that asked; a server from before principals sends none.
+    const principal = body.principal === undefined ? null : principalOfMessage(body.principal);
+    if (principal === null && body.principal !== undefined)
+      return reply.code(400).send({ error: 'not a principal' });
+    const accounts = change.kind === 'limits' ? [change.before, change.account] : [change.account];
+    if (principal && !accounts.every((account) => inScope(account, scopeOfMessage(principal)))) {
+      log.warn({ principal, user: change.account.user }, 'refused a change outside its principal’s scope');
+      return reply.code(403).send({ error: 'the change is outside the scope of the principal that asked' });
+    }
+    log.info({ principal, user: change.account.user, change: change.kind }, 'a change for another server');
     patient(request, STEPS_TIMEOUT_MS);
     return runSteps(reply, change.account.user, () => fleet.applyHere(transaction, change));
   });

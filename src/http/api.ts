@@ -6,8 +6,9 @@ import { type Credentials, sameDigest } from '../auth/authenticate.ts';
 import { type ApiError, apiError, invalid } from '../core/errors.ts';
 import { auditableApiUser } from '../core/values.ts';
 import { appendRefusal, execute } from '../operations/execute.ts';
-import type { Caller, Operation, RawParams, Result } from '../operations/operation.ts';
-import { findOperation, operations } from '../operations/registry.ts';
+import type { Operation, RawParams, Result } from '../operations/operation.ts';
+import type { ApiPrincipal } from '../operations/principal.ts';
+import type { Registry } from '../operations/registry.ts';
 import type { Services } from '../services.ts';
 import { findAccount } from '../store/accounts.ts';
 import type { ApiUser } from '../store/api-users.ts';
@@ -31,17 +32,18 @@ export function operationName(path: string): string | null {
  * Every operation by each path that names it exactly, as a call without a query string is sent:
  * one lookup instead of splitting and matching the path on every call.
  */
-const operationPaths = new Map<string, Operation>(
-  [...operations].flatMap(([name, operation]) =>
-    ['/api', '/api/v1'].flatMap((base) => {
-      const path = name === '' ? base : `${base}/${name}`;
-      return [
-        [path, operation],
-        [`${path}/`, operation],
-      ] as const;
-    }),
-  ),
-);
+const pathsOf = (registry: Registry) =>
+  new Map<string, Operation>(
+    [...registry.operations].flatMap(([name, operation]) =>
+      ['/api', '/api/v1'].flatMap((base) => {
+        const path = name === '' ? base : `${base}/${name}`;
+        return [
+          [path, operation],
+          [`${path}/`, operation],
+        ] as const;
+      }),
+    ),
+  );
 
 /** Sends what an operation returned. */
 function answer(reply: FastifyReply, result: Result): void {
@@ -112,9 +114,9 @@ async function actingReseller(services: Services, apiUser: ApiUser, named: strin
 }
 
 /**
- * The caller each keep-alive connection was last identified as, with the store's change counter
+ * The principal each keep-alive connection was last identified as, with the store's change counter
  * read before the checks. The next call on that connection with the same credentials, address and
- * X-RESELLER is the same caller while the counter stands still: no reset, lock-out, deletion,
+ * X-RESELLER is the same principal while the counter stands still: no reset, lock-out, deletion,
  * access change or reseller change (from this process or another) can have happened since. The
  * counter a call compares is read after the call arrived, once for all calls of the same turn of
  * the event loop (sharedChangeCounter). The password is kept only as its keyed hash (CONTRACT §3),
@@ -128,17 +130,20 @@ const identified = new WeakMap<
     address: string;
     reseller: string | undefined;
     fingerprint: string;
-    caller: Caller;
+    principal: ApiPrincipal;
   }
 >();
 
-/** The caller of a request: the one its connection was last identified as while nothing changed. */
+/**
+ * The principal of a request: the administrator or a reseller through an API account, the one its
+ * connection was last identified as while nothing changed.
+ */
 async function identify(
   services: Services,
   request: FastifyRequest,
   params: RawParams,
   address: string,
-): Promise<Caller> {
+): Promise<ApiPrincipal> {
   const credentials = credentialsOf(request, params);
   const named = header(request, 'x-reseller');
   const version = await sharedChangeCounter(services.store.db);
@@ -152,9 +157,9 @@ async function identify(
     known.reseller === named &&
     sameDigest(services.auth.fingerprint(credentials.password), known.fingerprint)
   ) {
-    const touching = services.auth.used(known.caller.apiUser);
+    const touching = services.auth.used(known.principal.apiAccount.name);
     if (touching) await touching;
-    return known.caller;
+    return known.principal;
   }
   return identifyAnew(services, request, credentials, named, version, address);
 }
@@ -166,10 +171,13 @@ async function identifyAnew(
   named: string | undefined,
   version: string | null,
   address: string,
-): Promise<Caller> {
+): Promise<ApiPrincipal> {
   const apiUser = await services.auth.authenticate(credentials, address);
   const reseller = await actingReseller(services, apiUser, named);
-  const caller = { apiUser: apiUser.name, apiUserId: apiUser.id, address, reseller };
+  const apiAccount = { name: apiUser.name, id: apiUser.id };
+  const principal: ApiPrincipal = reseller
+    ? { kind: 'reseller', via: 'api', apiAccount, reseller, address }
+    : { kind: 'admin', via: 'api', apiAccount, address };
   if (version !== null && credentials)
     identified.set(request.socket, {
       version,
@@ -177,9 +185,9 @@ async function identifyAnew(
       address,
       reseller: named,
       fingerprint: services.auth.fingerprint(credentials.password),
-      caller,
+      principal,
     });
-  return caller;
+  return principal;
 }
 
 declare module 'fastify' {
@@ -216,13 +224,20 @@ export async function auditRefusal(
   });
 }
 
-export function registerApi(app: FastifyInstance, services: Services, listener: Listener): void {
+/** The API of `registry`'s operations, for the principals the listener serves. */
+export function registerApi(
+  app: FastifyInstance,
+  services: Services,
+  listener: Listener,
+  registry: Registry,
+): void {
+  const operationPaths = pathsOf(registry);
   app.decorateRequest('apiOperation', null);
   app.decorateRequest('apiExecuted', false);
   app.decorateRequest('apiAddress', null);
 
   // The API's description, for client generators: public, on both listeners.
-  const description = JSON.stringify(openApiDocument());
+  const description = JSON.stringify(openApiDocument(registry));
   app.get(OPENAPI_PATH, async (_request, reply) =>
     reply.type('application/json; charset=utf-8').send(description),
   );
@@ -249,7 +264,7 @@ export function registerApi(app: FastifyInstance, services: Services, listener: 
       if (path === OPENAPI_PATH && (request.method === 'GET' || request.method === 'HEAD')) return done();
       const name = operationName(path);
       if (name === null) return done();
-      operation = findOperation(name);
+      operation = registry.find(name);
       if (!operation) {
         sendError(reply, apiError('unknown_operation', { path }));
         return;

@@ -3,7 +3,7 @@
 import { catalogue, type ErrorCode } from '../core/errors.ts';
 import { KEY_HEADER } from '../operations/idempotency.ts';
 import { errorsOf, type Operation, type ParamSpec } from '../operations/operation.ts';
-import { operations } from '../operations/registry.ts';
+import type { Registry } from '../operations/registry.ts';
 import { components } from '../operations/results.ts';
 import { BERTH_VERSION } from '../operations/version.ts';
 
@@ -128,7 +128,7 @@ function tagOf(operation: Operation): string {
 function describe(operation: Operation): string {
   return [
     operation.summary,
-    operation.adminOnly && 'Administrator only: 403 forbidden under a reseller.',
+    !operation.audiences.includes('reseller') && 'Administrator only: 403 forbidden under a reseller.',
     operation.changesState &&
       `A change: audited, refused on a demonstration server; send ${KEY_HEADER} to retry it safely.`,
   ]
@@ -136,9 +136,10 @@ function describe(operation: Operation): string {
     .join(' ');
 }
 
-export function openApiDocument(): Record<string, unknown> {
+/** The OpenAPI document of a registry's operations. */
+export function openApiDocument(registry: Registry): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
-  for (const operation of operations.values()) {
+  for (const operation of registry.operations.values()) {
     const body = requestSchema(operation);
     const headers = [
       {

@@ -7,13 +7,13 @@ export const accountSummary = defineOperation({
   name: 'accountsummary',
   summary: "One account's record, with its usage.",
   changesState: false,
-  adminOnly: false,
+  audiences: ['admin', 'reseller'],
   params: { user: required(kinds.user, 'Account user name') },
   example: { user: 'alice' },
   result: results.summary,
   errors: ['account_not_found'],
   async run(ctx, input) {
-    const account = await targetAccount(ctx.db, ctx.caller, input.user);
+    const account = await targetAccount(ctx.db, ctx.principal, input.user);
     return {
       data: { acct: summaryRecord(account, ctx.services.fleet.hosting(account.server)) },
       info: `Account ${account.user}`,

@@ -11,7 +11,7 @@ export const addPackage = defineOperation({
   name: 'addpkg',
   summary: 'Add a hosting package (administrator only). Limits not given are `unlimited`.',
   changesState: true,
-  adminOnly: true,
+  audiences: ['admin'],
   params: { name: required(kinds.packageName, 'Package name (case-sensitive)'), ...packageFields },
   example: { name: 'gold', quota: '10240', bandwidth: '102400' },
   result: results.package,

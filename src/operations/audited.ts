@@ -5,15 +5,13 @@ import { ApiError } from '../core/errors.ts';
 import { auditableApiUser } from '../core/values.ts';
 import { appendAudit } from '../store/audit.ts';
 import type { Db } from '../store/schema.ts';
+import { type Administrator, actorName, auditedPrincipal, CLI_PRINCIPAL } from './principal.ts';
 
-/** Who makes a change: `root` from the portal (at its client address) or from the command line. */
-export interface Actor {
-  apiUser: string;
-  address: string;
-}
+/** Who makes a change: the administrator, from the portal (at its client address) or the command line. */
+export type Actor = Administrator;
 
 /** The command line, as the audit log shows it. */
-export const CLI: Actor = { apiUser: 'root', address: 'cli' };
+export const CLI: Actor = CLI_PRINCIPAL;
 
 /**
  * Runs `change` and appends its audit entry: `operation` (the command's name, e.g. `api-user
@@ -29,8 +27,9 @@ export async function audited<T>(
   const append = (status: number, code: string | null) =>
     appendAudit(db, {
       at: new Date().toISOString(),
-      api_user: actor.apiUser,
+      api_user: actorName(actor),
       reseller: null,
+      ...auditedPrincipal(actor),
       address: actor.address,
       operation,
       target: target === null ? null : auditableApiUser(target),

@@ -7,7 +7,7 @@ export const changeContactEmail = defineOperation({
   name: 'changecontactemail',
   summary: "Change an account's contact e-mail address.",
   changesState: true,
-  adminOnly: false,
+  audiences: ['admin', 'reseller'],
   params: {
     user: required(kinds.user, 'Account user name'),
     email: required(kinds.email, 'New contact e-mail address'),
@@ -17,7 +17,7 @@ export const changeContactEmail = defineOperation({
   errors: ['account_not_found'],
   async run(ctx, input) {
     const account = await changeState(ctx, async (db) => {
-      const account = await targetAccount(db, ctx.caller, input.user);
+      const account = await targetAccount(db, ctx.principal, input.user);
       account.contactEmail = input.email;
       await saveAccount(db, account);
       return account;

@@ -9,7 +9,8 @@ export const changePackage = defineOperation({
   name: 'changepackage',
   summary: "Move an account to another package: it takes the package's limits, feature list and shell.",
   changesState: true,
-  adminOnly: false,
+  audiences: ['admin', 'reseller'],
+  event: 'account.package_changed',
   params: {
     user: required(kinds.user, 'Account user name'),
     package: required(kinds.packageName, 'Package name'),
@@ -18,9 +19,9 @@ export const changePackage = defineOperation({
   result: results.message,
   errors: ['account_not_found', 'package_not_found', 'reseller_limit'],
   async run(ctx, input) {
-    const { caller } = ctx;
+    const { principal } = ctx;
     await changeState(ctx, async (db, system) => {
-      const before = await targetAccount(db, caller, input.user);
+      const before = await targetAccount(db, principal, input.user);
       const pkg = await findPackage(db, input.package);
       if (!pkg) throw apiError('package_not_found', { name: input.package }, 'package');
       const after = {
@@ -30,7 +31,7 @@ export const changePackage = defineOperation({
         limits: { ...pkg.limits },
         shellEnabled: pkg.shell,
       };
-      await enforceLimitsOfChange(db, caller, after);
+      await enforceLimitsOfChange(db, principal, after);
       await saveAccount(db, after);
       await system({ kind: 'limits', before, account: after });
     });

@@ -1,4 +1,4 @@
-// What several operations share: scope, rights, reseller limits, and changing state with system
+// What several operations share: the account a call names in its scope, rights, reseller limits, and changing state with system
 // steps so that a failure leaves nothing behind.
 import { randomInt, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -6,7 +6,7 @@ import { apiError, nodeUnavailable } from '../core/errors.ts';
 import type { Limit } from '../core/values.ts';
 import { type SystemChange, stepsFor } from '../provision/changes.ts';
 import { runSteps, type Step, undoSteps } from '../provision/driver.ts';
-import { type Account, findAccountInScope, ownedTotals, type Scope } from '../store/accounts.ts';
+import { type Account, findAccountInScope, ownedTotals } from '../store/accounts.ts';
 import { uniqueViolation } from '../store/errors.ts';
 import {
   AccountBusy,
@@ -16,20 +16,48 @@ import {
   trackWrites,
 } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
-import type { Caller, Context } from './operation.ts';
-
-export function scopeOf(caller: Caller): Scope {
-  return caller.reseller ? { owner: caller.reseller.user } : null;
-}
+import type { Context } from './operation.ts';
+import {
+  type Administrator,
+  actingFor,
+  holderAccountOf,
+  type Principal,
+  type Reseller,
+  resellerOf,
+  scopeOf,
+} from './principal.ts';
 
 /**
  * The named account in the caller's scope; outside it, the account does not exist. Inside
  * changeState the row stays locked until the commit.
  */
-export async function targetAccount(db: Db, caller: Caller, user: string): Promise<Account> {
-  const account = await findAccountInScope(db, user, scopeOf(caller), { lock: db.isTransaction });
+export async function targetAccount(db: Db, principal: Principal, user: string): Promise<Account> {
+  const account = await findAccountInScope(db, user, scopeOf(principal), { lock: db.isTransaction });
   if (!account) throw apiError('account_not_found', { user }, 'user');
   return account;
+}
+
+/**
+ * The account on whose holder's side a call is (the holder's own, or the one acted for), read
+ * afresh in the principal's scope; 403 for a principal on no holder's side.
+ */
+export async function holderAccount(db: Db, principal: Principal): Promise<Account> {
+  const holder = holderAccountOf(principal);
+  if (!holder) throw forbidden('This is an operation of an account holder.');
+  return await targetAccount(db, principal, holder.user);
+}
+
+/**
+ * The administrator or a reseller acting for the holder of `user` (CONTRACT §14), an account in
+ * its scope: outside it, the account does not exist.
+ */
+export async function actingForHolder(
+  db: Db,
+  principal: Principal,
+  user: string,
+): Promise<Administrator | Reseller> {
+  if (principal.kind === 'holder') throw forbidden('An account holder acts for its own account only.');
+  return actingFor(principal, await targetAccount(db, principal, user));
 }
 
 export function forbidden(reason: string) {
@@ -37,15 +65,16 @@ export function forbidden(reason: string) {
 }
 
 /** setupreseller, terminatereseller and createacct reseller=on under a reseller need `alpha`. */
-export function requireAlpha(caller: Caller, what: string): void {
-  if (caller.reseller && !caller.reseller.reseller?.alpha) {
-    throw forbidden(`The reseller ${caller.reseller.user} may not ${what}: it lacks the alpha feature.`);
+export function requireAlpha(principal: Principal, what: string): void {
+  const reseller = resellerOf(principal);
+  if (reseller && !reseller.reseller?.alpha) {
+    throw forbidden(`The reseller ${reseller.user} may not ${what}: it lacks the alpha feature.`);
   }
 }
 
 /** A reseller may not suspend, remove or change the reseller status of its own account. */
-export function refuseOwnAccount(caller: Caller, user: string, what: string): void {
-  if (caller.reseller && caller.reseller.user === user) {
+export function refuseOwnAccount(principal: Principal, user: string, what: string): void {
+  if (resellerOf(principal)?.user === user) {
     throw forbidden(`A reseller may not ${what} its own account.`);
   }
 }
@@ -80,9 +109,10 @@ export async function enforceResellerLimits(
 }
 
 /** Under a reseller, checks that an account's changed limits keep the reseller within its own. */
-export async function enforceLimitsOfChange(db: Db, caller: Caller, after: Account): Promise<void> {
-  if (!caller.reseller) return;
-  await enforceResellerLimits(db, caller.reseller.user, {
+export async function enforceLimitsOfChange(db: Db, principal: Principal, after: Account): Promise<void> {
+  const reseller = resellerOf(principal);
+  if (!reseller) return;
+  await enforceResellerLimits(db, reseller.user, {
     user: after.user,
     quota: after.limits.quota,
     bandwidth: after.limits.bandwidth,
@@ -149,7 +179,7 @@ export async function changeState<T>(
         }
         if (peers.size === 0) await fleet.beginRemote(trx, transaction);
         peers.add(server);
-        await fleet.applyOn(server, transaction, change);
+        await fleet.applyOn(server, transaction, change, ctx.principal);
       };
     let result: T;
     try {

@@ -20,6 +20,7 @@ import { takeUid } from '../store/uids.ts';
 import { changeState, enforceResellerLimits, forbidden, generatePassword, requireAlpha } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
 import { limitParams } from './package-params.ts';
+import { resellerOf } from './principal.ts';
 import { createdRecord } from './record.ts';
 import { results } from './results.ts';
 
@@ -54,7 +55,9 @@ export const createAccount = defineOperation({
   name: 'createacct',
   summary: 'Create a hosting account.',
   changesState: true,
-  adminOnly: false,
+  audiences: ['admin', 'reseller'],
+  event: 'account.created',
+  vetoable: true,
   params: {
     domain: required(kinds.domain, 'Main domain'),
     user: required(kinds.user, 'Account user name'),
@@ -88,10 +91,11 @@ export const createAccount = defineOperation({
   result: results.createdAccount,
   errors: ['account_exists', 'domain_in_use', 'package_not_found', 'reseller_limit', 'no_free_ip'],
   async run(ctx, input) {
-    const { caller, services } = ctx;
+    const { principal, services } = ctx;
+    const reseller = resellerOf(principal);
     const makeReseller = input.reseller === true;
-    if (makeReseller) requireAlpha(caller, 'create reseller accounts');
-    if (caller.reseller && input.resellerself === true) {
+    if (makeReseller) requireAlpha(principal, 'create reseller accounts');
+    if (reseller && input.resellerself === true) {
       throw forbidden('Only the administrator may create a reseller that owns its own account.');
     }
     const password = input.password ?? generatePassword();
@@ -116,15 +120,15 @@ export const createAccount = defineOperation({
       const limits = {} as Limits;
       for (const name of LIMIT_NAMES)
         limits[name] = input[name] !== undefined ? input[name] : pkg.limits[name];
-      if (caller.reseller) {
-        await enforceResellerLimits(db, caller.reseller.user, {
+      if (reseller) {
+        await enforceResellerLimits(db, reseller.user, {
           user: null,
           quota: limits.quota,
           bandwidth: limits.bandwidth,
         });
       }
       const ownsItself = makeReseller && input.resellerself === true;
-      const owner = caller.reseller?.user ?? 'root';
+      const owner = reseller?.user ?? 'root';
       const account: Account = {
         user: input.user,
         domain: input.domain,
@@ -141,10 +145,8 @@ export const createAccount = defineOperation({
         useRegistrarNs: input.use_registrar_ns ?? false,
         nameservers: [...profile.nameservers],
         setupAt: services.now(),
-        dedicatedIpv4:
-          (input.ipv4 ?? pkg.ipv4) ? await takeAddress(db, profile, 4, caller.reseller !== null) : null,
-        dedicatedIpv6:
-          (input.ipv6 ?? pkg.ipv6) ? await takeAddress(db, profile, 6, caller.reseller !== null) : null,
+        dedicatedIpv4: (input.ipv4 ?? pkg.ipv4) ? await takeAddress(db, profile, 4, reseller !== null) : null,
+        dedicatedIpv6: (input.ipv6 ?? pkg.ipv6) ? await takeAddress(db, profile, 6, reseller !== null) : null,
         shellEnabled: input.shell ?? pkg.shell,
         reseller: makeReseller
           ? {

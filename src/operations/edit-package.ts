@@ -11,7 +11,7 @@ export const editPackage = defineOperation({
   name: 'editpkg',
   summary: 'Change a package (administrator only); every account on it takes the values given.',
   changesState: true,
-  adminOnly: true,
+  audiences: ['admin'],
   params: { name: required(kinds.packageName, 'Package name'), ...packageFields },
   example: { name: 'gold', quota: '20480' },
   result: results.editedPackage,

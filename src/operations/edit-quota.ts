@@ -7,7 +7,7 @@ export const editQuota = defineOperation({
   name: 'editquota',
   summary: "Change an account's disk quota (MB, or `unlimited`).",
   changesState: true,
-  adminOnly: false,
+  audiences: ['admin', 'reseller'],
   params: {
     user: required(kinds.user, 'Account user name'),
     quota: required(kinds.limit, 'Disk quota in MB, or `unlimited`'),
@@ -16,11 +16,11 @@ export const editQuota = defineOperation({
   result: results.message,
   errors: ['account_not_found', 'reseller_limit'],
   async run(ctx, input) {
-    const { caller } = ctx;
+    const { principal } = ctx;
     await changeState(ctx, async (db, system) => {
-      const before = await targetAccount(db, caller, input.user);
+      const before = await targetAccount(db, principal, input.user);
       const after = { ...before, limits: { ...before.limits, quota: input.quota } };
-      await enforceLimitsOfChange(db, caller, after);
+      await enforceLimitsOfChange(db, principal, after);
       await saveAccount(db, after);
       await system({ kind: 'limits', before, account: after });
     });

@@ -1,16 +1,26 @@
-// The one way an operation runs, whatever called it: identify the caller, refuse what the server
-// or the caller may not do, parse the parameters, run, and append the audit entry.
+// The one way an operation runs, whatever called it: identify the principal, refuse what the
+// server or the principal may not do, parse the parameters, run, and append the audit entry.
 import { ApiError, apiError, nodeUnavailable } from '../core/errors.ts';
 import { auditableApiUser, PACKAGE_NAME } from '../core/values.ts';
-import { EVENTS, recordEvent } from '../events/events.ts';
+import { recordEvent } from '../events/events.ts';
 import { runVetoHooks } from '../events/vetoes.ts';
 import { StepFailed } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import { type AuditEntry, appendAudit } from '../store/audit.ts';
 import { AccountBusy } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
+import { actingForHolder } from './common.ts';
 import { once, parseIdempotencyKey, requestHash } from './idempotency.ts';
-import { type Caller, type Operation, parseParams, type RawParams, type Result } from './operation.ts';
+import { type Operation, parseParams, type RawParams, type Result } from './operation.ts';
+import {
+  actorName,
+  audienceOf,
+  auditedPrincipal,
+  holderAccountOf,
+  idempotencyOwner,
+  type Principal,
+  resellerOf,
+} from './principal.ts';
 
 export interface Call {
   operation: Operation;
@@ -18,10 +28,15 @@ export interface Call {
   address: string;
   /** The API user the call claims to be, for the audit entry of a call refused before it is known. */
   claimedUser: string;
-  /** Authenticates the caller and resolves the reseller it acts as. */
-  identify(): Promise<Caller>;
+  /** Authenticates the caller and works out who it is and for whom it acts. */
+  identify(): Promise<Principal>;
   /** The Idempotency-Key the caller sent, if any. */
   idempotencyKey?: string;
+  /**
+   * The account whose holder the administrator or reseller acts for (`user` of
+   * /api/account/<op>/, CONTRACT §14): it must be in the principal's scope.
+   */
+  actingFor?: string;
 }
 
 /** Turns anything thrown into the error the caller sees; internals go to the log only. */
@@ -37,8 +52,13 @@ export function toApiError(error: unknown, services: Services, operation: string
   return apiError('internal', {});
 }
 
-/** The account or package a call names, as the audit log shows it: valid text, or `?`. */
-function auditTarget(params: RawParams): string | null {
+/**
+ * The account or package a call names, as the audit log shows it: valid text, or `?`. A call on an
+ * account holder's side is about that account.
+ */
+function auditTarget(params: RawParams, principal: Principal | undefined): string | null {
+  const holder = principal && holderAccountOf(principal);
+  if (holder) return holder.user;
   const value = params.get('user')?.[0] ?? params.get('name')?.[0];
   if (typeof value !== 'string' || value === '') return null;
   return PACKAGE_NAME.test(value) ? value : '?';
@@ -51,47 +71,65 @@ export async function appendRefusal(services: Services, entry: AuditEntry): Prom
   });
 }
 
+/** 403 unless the operation serves the principal's audience (Operation.audiences). */
+function refuseOutsideAudience(operation: Operation, principal: Principal): void {
+  const audience = audienceOf(principal);
+  if (operation.audiences.includes(audience)) return;
+  const name = operation.name;
+  const reason =
+    audience === 'reseller' && operation.audiences.includes('admin')
+      ? `Only the administrator may call ${name}.`
+      : audience === 'holder'
+        ? `${name} is not an operation of an account holder.`
+        : `${name} is an operation of an account holder: call it for an account, acting for its holder.`;
+  throw apiError('forbidden', { reason });
+}
+
 export async function execute(services: Services, call: Call): Promise<Result> {
   const { operation } = call;
-  let caller: Caller | undefined;
+  let principal: Principal | undefined;
   let status = 200;
   let code: string | null = null;
   let recorded = false;
-  const entry = () => ({
+  const entry = (): AuditEntry => ({
     at: services.now().toISOString(),
-    api_user: caller?.apiUser ?? auditableApiUser(call.claimedUser),
-    reseller: caller?.reseller?.user ?? null,
+    api_user: principal ? actorName(principal) : auditableApiUser(call.claimedUser),
+    reseller: (principal && resellerOf(principal)?.user) ?? null,
+    ...(principal ? auditedPrincipal(principal) : { principal: null, via: null, acting_for: null }),
     address: call.address,
     operation: operation.name,
-    target: auditTarget(call.params),
+    target: auditTarget(call.params, principal),
     status,
     code,
   });
   const recordSuccess = async (db: Db) => {
     await appendAudit(db, entry());
-    if (caller) await recordEvent(db, services, operation, caller, call.params);
+    if (principal) await recordEvent(db, services, operation, principal, call.params);
     recorded = true;
   };
   try {
-    const who = await call.identify();
-    caller = who;
+    const identified = await call.identify();
+    principal = identified;
+    const who =
+      call.actingFor === undefined
+        ? identified
+        : await actingForHolder(services.store.db, identified, call.actingFor);
+    principal = who;
     const act = async () => {
       if (operation.changesState && services.config.demo) throw apiError('demo_server', {});
-      if (operation.adminOnly && who.reseller) {
-        throw apiError('forbidden', { reason: `Only the administrator may call ${operation.name}.` });
-      }
+      refuseOutsideAudience(operation, who);
       const input = parseParams(operation.params, call.params, services.config);
       await runVetoHooks(services, operation, who, call.params);
-      return await operation.run({ services, caller: who, db: services.store.db, recordSuccess }, input);
+      return await operation.run({ services, principal: who, db: services.store.db, recordSuccess }, input);
     };
     if (!operation.changesState || call.idempotencyKey === undefined) {
       const result = await act();
-      if (EVENTS[operation.name]) services.dispatcher.poke();
+      if (operation.event) services.dispatcher.poke();
       return result;
     }
     const key = parseIdempotencyKey(call.idempotencyKey);
-    const hash = requestHash(operation, who.reseller?.user ?? null, call.params);
-    const outcome = await once(services, who.apiUserId ?? who.apiUser, key, hash, async () => {
+    const hash = requestHash(operation, who, call.params);
+    const outcome = await once(services, idempotencyOwner(who), key, hash, async () => {
       try {
         return { result: await act() };
       } catch (error) {
@@ -99,7 +137,7 @@ export async function execute(services: Services, call: Call): Promise<Result> {
       }
     });
     if (outcome.error) throw outcome.error;
-    if (EVENTS[operation.name]) services.dispatcher.poke();
+    if (operation.event) services.dispatcher.poke();
     if (outcome.replayed) {
       status = outcome.result.status ?? 200;
       code = 'replayed';

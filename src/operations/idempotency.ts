@@ -1,5 +1,5 @@
 // Idempotent retries: a state-changing call sent with an Idempotency-Key header acts once; the same
-// key from the same API account within 24 hours gets the stored answer back without acting again,
+// key from the same principal (an API account, an account holder) within 24 hours gets the stored answer back without acting again,
 // and the same key with other parameters is refused.
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,6 +13,7 @@ import {
   storeAnswer,
 } from '../store/idempotency-keys.ts';
 import type { Operation, RawParams, Result } from './operation.ts';
+import { holderAccountOf, type Principal, resellerOf } from './principal.ts';
 
 export const KEY_HEADER = 'Idempotency-Key';
 const KEPT_MS = 24 * 3600_000;
@@ -26,14 +27,18 @@ export function parseIdempotencyKey(raw: string): string {
   return raw;
 }
 
-/** What makes two calls the same call: the operation, the reseller, the declared parameters. */
-export function requestHash(operation: Operation, reseller: string | null, params: RawParams): string {
+/**
+ * What makes two calls the same call: the operation, the reseller, the account holder it is for
+ * (when it is on a holder's side), the declared parameters.
+ */
+export function requestHash(operation: Operation, principal: Principal, params: RawParams): string {
   const declared = Object.keys(operation.params)
     .sort()
     .map((name) => [name, params.get(name) ?? []]);
-  return createHash('sha256')
-    .update(JSON.stringify([operation.name, reseller, declared]))
-    .digest('hex');
+  const holder = holderAccountOf(principal);
+  const request = [operation.name, resellerOf(principal)?.user ?? null, declared];
+  if (holder) request.push(holder.user);
+  return createHash('sha256').update(JSON.stringify(request)).digest('hex');
 }
 
 export type Outcome = { result: Result; error?: undefined } | { error: ApiError; result?: undefined };
@@ -56,7 +61,8 @@ function stored(outcome: Outcome): { status: number; body: string } {
  */
 export async function once(
   services: Services,
-  apiUser: string,
+  /** Whose keys: idempotencyOwner of the principal. */
+  owner: string,
   key: string,
   hash: string,
   act: () => Promise<Outcome>,
@@ -65,12 +71,12 @@ export async function once(
   const started = Date.now();
   for (;;) {
     const now = Date.now();
-    const answer = await findAnswer(db, apiUser, key);
+    const answer = await findAnswer(db, owner, key);
     if (
       answer &&
       (answer.created_ms < now - KEPT_MS || (answer.status === 0 && answer.created_ms < now - ABANDONED_MS))
     ) {
-      await releaseKey(db, apiUser, key);
+      await releaseKey(db, owner, key);
       continue;
     }
     if (answer) {
@@ -88,18 +94,18 @@ export async function once(
       await sleep(25);
       continue;
     }
-    if (!(await claimKey(db, apiUser, key, hash, now))) continue;
+    if (!(await claimKey(db, owner, key, hash, now))) continue;
     await forgetAnswersBefore(db, now - KEPT_MS);
     let outcome: Outcome;
     try {
       outcome = await act();
     } catch (error) {
-      await releaseKey(db, apiUser, key);
+      await releaseKey(db, owner, key);
       throw error;
     }
     const answer2 = stored(outcome);
-    if (answer2.status >= 500) await releaseKey(db, apiUser, key);
-    else await storeAnswer(db, apiUser, key, answer2.status, answer2.body);
+    if (answer2.status >= 500) await releaseKey(db, owner, key);
+    else await storeAnswer(db, owner, key, answer2.status, answer2.body);
     return outcome;
   }
 }

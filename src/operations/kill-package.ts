@@ -11,7 +11,7 @@ export const killPackage = defineOperation({
   name: 'killpkg',
   summary: 'Delete a package no account uses (administrator only). The `default` package stays.',
   changesState: true,
-  adminOnly: true,
+  audiences: ['admin'],
   params: { name: required(kinds.packageName, 'Package name') },
   example: { name: 'gold' },
   result: results.message,

@@ -2,9 +2,9 @@ import type { Fleet } from '../fleet/fleet.ts';
 import type { Scope } from '../store/accounts.ts';
 import { changeCounter } from '../store/prepared.ts';
 import type { Db } from '../store/schema.ts';
-import { scopeOf } from './common.ts';
 import { streamAccounts } from './listing.ts';
 import { defineOperation } from './operation.ts';
+import { scopeOf } from './principal.ts';
 import { listedRecord } from './record.ts';
 import { results } from './results.ts';
 
@@ -51,20 +51,20 @@ export const listAccounts = defineOperation({
   name: 'listaccts',
   summary: 'Every account (under a reseller: the ones it owns), keyed by user name.',
   changesState: false,
-  adminOnly: false,
+  audiences: ['admin', 'reseller'],
   params: {},
   example: {},
   result: results.listedAccounts,
   errors: [],
   async run(ctx) {
-    const scope = scopeOf(ctx.caller);
+    const scope = scopeOf(ctx.principal);
     const version = changeCounter(ctx.db);
     let cache = answers.get(ctx.services.store);
     if (!cache) {
       cache = new Map();
       answers.set(ctx.services.store, cache);
     }
-    const key = scope?.owner ?? '';
+    const key = scope === null ? '' : 'user' in scope ? `=${scope.user}` : scope.owner;
     const cached = cache.get(key);
     if (version !== null && cached?.version === version) return { data: null, info: '', body: cached.body };
     const keep = (body: string) => {

@@ -6,7 +6,7 @@ export const listPackages = defineOperation({
   name: 'listpackages',
   summary: 'The package names, sorted, comma-separated.',
   changesState: false,
-  adminOnly: false,
+  audiences: ['admin', 'reseller'],
   params: {},
   example: {},
   result: results.packageNames,

@@ -6,7 +6,7 @@ export const loadAverage = defineOperation({
   name: 'load-average',
   summary: "The server's 1, 5 and 15 minute load averages.",
   changesState: false,
-  adminOnly: false,
+  audiences: ['admin', 'reseller'],
   params: {},
   example: {},
   result: results.loadAverage,

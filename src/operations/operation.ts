@@ -4,23 +4,14 @@ import { ApiError, catalogue, type ErrorCode, invalid, missing } from '../core/e
 import * as values from '../core/values.ts';
 import { hasControlCharacters } from '../core/values.ts';
 import type { Services } from '../services.ts';
-import type { Account } from '../store/accounts.ts';
 import type { Db } from '../store/schema.ts';
+import type { Audience, Principal } from './principal.ts';
 import type { Schema } from './results.ts';
-
-/** Who is calling: the API account (or `root` for the portal and CLI) and the reseller it acts as. */
-export interface Caller {
-  apiUser: string;
-  /** The API account's id, which idempotency keys belong to; absent for the portal and CLI. */
-  apiUserId?: string;
-  address: string;
-  /** The reseller account the call acts as, or null for the administrator. */
-  reseller: Account | null;
-}
 
 export interface Context {
   services: Services;
-  caller: Caller;
+  /** Who calls, and for whom (principal.ts). */
+  principal: Principal;
   db: Db;
   /** Appends the audit entry of this call's success inside the transaction that makes the change. */
   recordSuccess(db: Db): Promise<void>;
@@ -196,8 +187,15 @@ export interface Operation<S extends ParamSchema = ParamSchema> {
   summary: string;
   /** Whether it changes state: audited, refused on a demonstration server. */
   changesState: boolean;
-  /** Package changes are the administrator's: 403 under a reseller. */
-  adminOnly: boolean;
+  /**
+   * Who may call it: the administrator, resellers, account holders (and whoever acts for one).
+   * Anyone else gets 403; package changes, for one, are the administrator's alone.
+   */
+  audiences: readonly Audience[];
+  /** The event its success sends to hooks and webhooks (docs/events.md), if any. */
+  event?: string;
+  /** Whether veto hooks (`<data-dir>/hooks/pre-<name>/`) may refuse it before it acts. */
+  vetoable?: boolean;
   params: S;
   example: Record<string, string>;
   /** The JSON Schema of `data` in its answer (results.ts). */

@@ -6,7 +6,8 @@ export const passwd = defineOperation({
   name: 'passwd',
   summary: "Change an account's password.",
   changesState: true,
-  adminOnly: false,
+  audiences: ['admin', 'reseller'],
+  event: 'account.password_changed',
   params: {
     user: required(kinds.user, 'Account user name'),
     password: optional(kinds.password, 'New password; 20 random characters when omitted (never returned)'),
@@ -17,7 +18,7 @@ export const passwd = defineOperation({
   async run(ctx, input) {
     const password = input.password ?? generatePassword();
     const user = await changeState(ctx, async (db, system) => {
-      const account = await targetAccount(db, ctx.caller, input.user);
+      const account = await targetAccount(db, ctx.principal, input.user);
       await system({ kind: 'password', account, password });
       return account.user;
     });

@@ -1,4 +1,8 @@
-// Every API operation, by the name in its path. One grep away from each file.
+// The operations of each audience, by the name in their path: one grep away from each file. A
+// registry is a value the surfaces are given (the admin and reseller listeners, the OpenAPI
+// document, the docs and the portal take apiOperations; the customer listener will take
+// customerOperations), never a table they reach for.
+import { accountInfo } from './account-info.ts';
 import { accountSummary } from './account-summary.ts';
 import { addPackage } from './add-package.ts';
 import { changeContactEmail } from './change-contact-email.ts';
@@ -25,8 +29,20 @@ import { usageStatistics } from './usage-statistics.ts';
 import { usersCount } from './users-count.ts';
 import { versionOperation } from './version.ts';
 
+/** A set of operations served together, by name. */
+export interface Registry {
+  readonly operations: ReadonlyMap<string, Operation<ParamSchema>>;
+  find(name: string): Operation<ParamSchema> | undefined;
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: each operation has its own schema; callers parse with it.
-const all: Operation<any>[] = [
+export function registryOf(list: readonly Operation<any>[]): Registry {
+  const operations: ReadonlyMap<string, Operation<ParamSchema>> = new Map(list.map((op) => [op.name, op]));
+  return { operations, find: (name) => operations.get(name) };
+}
+
+/** The administrator's and resellers' API (CONTRACT §6), on the admin and reseller listeners. */
+export const apiOperations = registryOf([
   credentialCheck,
   testConnection,
   loadAverage,
@@ -51,12 +67,10 @@ const all: Operation<any>[] = [
   addPackage,
   editPackage,
   killPackage,
-];
+]);
 
-export const operations: ReadonlyMap<string, Operation<ParamSchema>> = new Map(
-  all.map((op) => [op.name, op]),
-);
-
-export function findOperation(name: string): Operation<ParamSchema> | undefined {
-  return operations.get(name);
-}
+/**
+ * The account holder's side (CONTRACT §14): the customer API's operations, which the
+ * administrator and resellers call for a holder at /api/account/<op>/.
+ */
+export const customerOperations = registryOf([accountInfo]);

@@ -8,16 +8,18 @@ export const removeAccount = defineOperation({
   name: 'removeacct',
   summary: 'Remove an account and everything it has on the server.',
   changesState: true,
-  adminOnly: false,
+  audiences: ['admin', 'reseller'],
+  event: 'account.removed',
+  vetoable: true,
   params: { user: required(kinds.user, 'Account user name') },
   example: { user: 'alice' },
   result: results.message,
   errors: ['account_not_found', 'reseller_has_accounts'],
   async run(ctx, input) {
-    const { caller } = ctx;
-    refuseOwnAccount(caller, input.user, 'remove');
+    const { principal } = ctx;
+    refuseOwnAccount(principal, input.user, 'remove');
     await changeState(ctx, async (db, system) => {
-      const account = await targetAccount(db, caller, input.user);
+      const account = await targetAccount(db, principal, input.user);
       if (account.reseller) {
         const { accounts } = await ownedTotals(db, account.user, null);
         if (accounts > 0)

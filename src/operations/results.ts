@@ -126,4 +126,22 @@ export const results = {
   package: ref('Package'),
   editedPackage: object({ package: ref('Package'), accounts_updated: { type: 'integer', minimum: 0 } }),
   message,
+  accountInfo: object({
+    ...summaryFields,
+    limits: object(
+      Object.fromEntries(
+        [
+          'addondomains',
+          'parkeddomains',
+          'subdomains',
+          'email',
+          'ftp',
+          'sql',
+          'maillist',
+          'quota',
+          'bandwidth',
+        ].map((name) => [name, object({ used: { type: 'integer', minimum: 0 }, limit })]),
+      ),
+    ),
+  }),
 };

@@ -2,13 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { type Account, saveAccount } from '../store/accounts.ts';
 import { changeState, forbidden, refuseOwnAccount, requireAlpha, targetAccount } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
+import { resellerOf } from './principal.ts';
 import { results } from './results.ts';
 
 export const setupReseller = defineOperation({
   name: 'setupreseller',
   summary: 'Make an account a reseller, or update the limits of one that is.',
   changesState: true,
-  adminOnly: false,
+  audiences: ['admin', 'reseller'],
+  event: 'reseller.setup',
   params: {
     user: required(kinds.user, 'Account user name'),
     selfown: optional(kinds.switch, 'The reseller owns its own account (administrator only)'),
@@ -24,16 +26,16 @@ export const setupReseller = defineOperation({
   result: results.message,
   errors: ['account_not_found'],
   async run(ctx, input) {
-    const { caller } = ctx;
-    requireAlpha(caller, 'set up resellers');
-    refuseOwnAccount(caller, input.user, 'change the reseller privileges of');
-    if (caller.reseller && input.alpha !== undefined)
-      throw forbidden('Only the administrator may grant alpha.');
-    if (caller.reseller && input.selfown === true) {
+    const { principal } = ctx;
+    const reseller = resellerOf(principal);
+    requireAlpha(principal, 'set up resellers');
+    refuseOwnAccount(principal, input.user, 'change the reseller privileges of');
+    if (reseller && input.alpha !== undefined) throw forbidden('Only the administrator may grant alpha.');
+    if (reseller && input.selfown === true) {
       throw forbidden('Only the administrator may let a reseller own its own account.');
     }
     await changeState(ctx, async (db) => {
-      const account = await targetAccount(db, caller, input.user);
+      const account = await targetAccount(db, principal, input.user);
       const current = account.reseller ?? {
         id: randomUUID(),
         selfown: false,

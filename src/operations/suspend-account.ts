@@ -1,6 +1,7 @@
 import { saveAccount } from '../store/accounts.ts';
 import { changeState, refuseOwnAccount, targetAccount } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
+import { resellerOf } from './principal.ts';
 import { results } from './results.ts';
 
 export const suspendAccount = defineOperation({
@@ -8,7 +9,8 @@ export const suspendAccount = defineOperation({
   summary:
     "Suspend an account. Again on a suspended account: the time is kept, the reason replaced if given (a reseller cannot replace the administrator's).",
   changesState: true,
-  adminOnly: false,
+  audiences: ['admin', 'reseller'],
+  event: 'account.suspended',
   params: {
     user: required(kinds.user, 'Account user name'),
     reason: optional(kinds.reason, 'Why; shown in listsuspended (may hold tab and newline)'),
@@ -17,19 +19,20 @@ export const suspendAccount = defineOperation({
   result: results.message,
   errors: ['account_not_found'],
   async run(ctx, input) {
-    const { caller, services } = ctx;
-    refuseOwnAccount(caller, input.user, 'suspend');
+    const { principal, services } = ctx;
+    const reseller = resellerOf(principal);
+    refuseOwnAccount(principal, input.user, 'suspend');
     await changeState(ctx, async (db, system) => {
-      const account = await targetAccount(db, caller, input.user);
+      const account = await targetAccount(db, principal, input.user);
       if (account.suspension) {
         // The administrator's suspension wins whoever suspended first: the administrator's
         // renewal makes it the administrator's, and a reseller cannot change it (nor its reason).
         const { suspension } = account;
-        if (caller.reseller && suspension.by === 'root') return;
+        if (reseller && suspension.by === 'root') return;
         const renewed = {
           ...suspension,
           reason: input.reason ?? suspension.reason,
-          by: caller.reseller ? suspension.by : 'root',
+          by: reseller ? suspension.by : 'root',
         };
         if (renewed.reason === suspension.reason && renewed.by === suspension.by) return;
         await saveAccount(db, { ...account, suspension: renewed });
@@ -38,7 +41,7 @@ export const suspendAccount = defineOperation({
       account.suspension = {
         reason: input.reason ?? '',
         at: services.now(),
-        by: caller.reseller?.user ?? 'root',
+        by: reseller?.user ?? 'root',
       };
       await saveAccount(db, account);
       await system({ kind: 'suspend', account });

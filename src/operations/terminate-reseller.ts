@@ -9,17 +9,18 @@ export const terminateReseller = defineOperation({
   summary:
     'Remove reseller status. Its accounts pass to its own owner (if it owned itself, to the owner it had before).',
   changesState: true,
-  adminOnly: false,
+  audiences: ['admin', 'reseller'],
+  event: 'reseller.terminated',
   params: { user: required(kinds.user, 'Account user name') },
   example: { user: 'bob' },
   result: results.message,
   errors: ['account_not_found', 'not_reseller'],
   async run(ctx, input) {
-    const { caller } = ctx;
-    requireAlpha(caller, 'terminate resellers');
-    refuseOwnAccount(caller, input.user, 'terminate the reseller privileges of');
+    const { principal } = ctx;
+    requireAlpha(principal, 'terminate resellers');
+    refuseOwnAccount(principal, input.user, 'terminate the reseller privileges of');
     await changeState(ctx, async (db) => {
-      const account = await targetAccount(db, caller, input.user);
+      const account = await targetAccount(db, principal, input.user);
       if (!account.reseller) throw apiError('not_reseller', { user: account.user }, 'user');
       const heir = account.reseller.selfown ? (account.reseller.previousOwner ?? 'root') : account.owner;
       await transferOwnedAccounts(db, account.user, heir);

@@ -5,7 +5,7 @@ export const testConnection = defineOperation({
   name: 'test_connection',
   summary: 'Test the connection and the credentials.',
   changesState: false,
-  adminOnly: false,
+  audiences: ['admin', 'reseller'],
   params: {},
   example: {},
   result: results.testConnection,

@@ -1,8 +1,8 @@
 import { formatLimit } from '../core/values.ts';
 import { type Account, ownedSummaries } from '../store/accounts.ts';
-import { scopeOf } from './common.ts';
 import { streamAccounts } from './listing.ts';
 import { defineOperation } from './operation.ts';
+import { scopeOf } from './principal.ts';
 import { summaryRecord } from './record.ts';
 import { results } from './results.ts';
 
@@ -10,19 +10,22 @@ export const usageStatistics = defineOperation({
   name: 'usagestatistics',
   summary: "Every account's record with its usage, and for resellers the usage of their accounts.",
   changesState: false,
-  adminOnly: false,
+  audiences: ['admin', 'reseller'],
   params: {},
   example: {},
   result: results.usage,
   errors: [],
   async run(ctx) {
     const { fleet } = ctx.services;
-    const scope = scopeOf(ctx.caller);
+    const scope = scopeOf(ctx.principal);
     const entries = async (page: Account[]) => {
       // Under a reseller, only what its scope holds: the accounts of a sub-reseller it owns are
       // that sub-reseller's, not the caller's, and are neither listed nor summed here.
       const resellers = page
-        .filter((account) => account.reseller && (scope === null || account.user === scope.owner))
+        .filter(
+          (account) =>
+            account.reseller && (scope === null || ('owner' in scope && account.user === scope.owner)),
+        )
         .map((account) => account.user);
       const owned = await ownedSummaries(ctx.db, resellers);
       return page.map((account) => {

@@ -10,7 +10,7 @@ export const versionOperation = defineOperation({
   name: 'version',
   summary: "Berth's release label and version.",
   changesState: false,
-  adminOnly: false,
+  audiences: ['admin', 'reseller'],
   params: {},
   example: {},
   result: results.version,

@@ -1,6 +1,6 @@
 // The audit log, newest first, fifty entries a page.
 import type { FastifyInstance } from 'fastify';
-import { countAudit, listAudit } from '../store/audit.ts';
+import { countAudit, listAudit, principalText } from '../store/audit.ts';
 import type { AuditRow } from '../store/schema.ts';
 import { formatDate } from './kit/format.ts';
 import type { Portal, WithSession } from './page.ts';
@@ -9,7 +9,7 @@ const PER_PAGE = 50;
 
 /** The table kit's columns and row of one audit entry, on the log's page and an account's. */
 export function auditTable(entries: readonly AuditRow[], withTarget: boolean) {
-  const labels = ['Time', 'API user', 'Reseller', 'Address', 'Operation', 'Target', 'Status'];
+  const labels = ['Time', 'API user', 'Principal', 'Reseller', 'Address', 'Operation', 'Target', 'Status'];
   const shown = withTarget ? labels : labels.filter((label) => label !== 'Reseller' && label !== 'Target');
   const rows = entries.map((e) => {
     const status = {
@@ -17,8 +17,17 @@ export function auditTable(entries: readonly AuditRow[], withTarget: boolean) {
       class: e.status === 200 ? 'ok' : 'refused',
     };
     const cells = withTarget
-      ? [formatDate(e.at), e.api_user, e.reseller ?? '—', e.address, e.operation, e.target ?? '—', status]
-      : [formatDate(e.at), e.api_user, e.address, e.operation, status];
+      ? [
+          formatDate(e.at),
+          e.api_user,
+          principalText(e),
+          e.reseller ?? '—',
+          e.address,
+          e.operation,
+          e.target ?? '—',
+          status,
+        ]
+      : [formatDate(e.at), e.api_user, principalText(e), e.address, e.operation, status];
     return { cells };
   });
   return { columns: shown.map((label) => ({ label })), rows };

@@ -46,7 +46,7 @@ export function field(request: FastifyRequest, name: string): string {
 
 /** The portal's administrator, at the client's address, as the audit log shows it. */
 export function actorOf(request: FastifyRequest): Actor {
-  return { apiUser: PORTAL_USER, address: clientAddress(request) };
+  return { kind: 'admin', via: 'portal', apiAccount: null, address: clientAddress(request) };
 }
 
 const views = new Eta({ views: join(HERE, 'views'), autoEscape: true, cache: true });

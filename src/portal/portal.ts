@@ -9,7 +9,7 @@ import { portalPasswordHash } from '../auth/portal-password.ts';
 import { ApiError, catalogue, FieldErrors } from '../core/errors.ts';
 import { execute } from '../operations/execute.ts';
 import { paramErrors, type RawParams } from '../operations/operation.ts';
-import { findOperation, operations } from '../operations/registry.ts';
+import type { Registry } from '../operations/registry.ts';
 import type { Services } from '../services.ts';
 import { registerAccountPages } from './accounts.ts';
 import { registerApiManager } from './api-manager.ts';
@@ -61,7 +61,12 @@ export function portalNotFound(services: Services) {
   };
 }
 
-export function registerPortal(app: FastifyInstance, services: Services, options: { secure: boolean }): void {
+/** The portal, whose forms call `options.operations` as the administrator. */
+export function registerPortal(
+  app: FastifyInstance,
+  services: Services,
+  options: { secure: boolean; operations: Registry },
+): void {
   const { db } = services.store;
   const secure = options.secure;
 
@@ -73,16 +78,16 @@ export function registerPortal(app: FastifyInstance, services: Services, options
     services,
     render: renderPage,
     async run(request, name, params) {
-      const { apiUser, address } = actorOf(request);
-      const operation = findOperation(name)!;
+      const actor = actorOf(request);
+      const operation = options.operations.find(name)!;
       const raw: RawParams = new Map(Object.entries(params).map(([key, value]) => [key, [value]]));
       try {
         return await execute(services, {
           operation,
           params: raw,
-          address,
-          claimedUser: apiUser,
-          identify: async () => ({ apiUser, address, reseller: null }),
+          address: actor.address,
+          claimedUser: PORTAL_USER,
+          identify: async () => actor,
         });
       } catch (error) {
         // The call stops at its first bad parameter (and is audited so); the form shows them all.
@@ -151,7 +156,7 @@ export function registerPortal(app: FastifyInstance, services: Services, options
   app.get('/login', async (_request, reply) => showLogin(reply, {}));
 
   // The API reference, for integrators: public, rendered from the operations' own schemas.
-  const operationsList = [...operations.values()];
+  const operationsList = [...options.operations.operations.values()];
   const errorCodes = Object.entries(catalogue).map(([code, entry]) => ({ code, ...entry }));
   app.get('/reference', async (request, reply) => {
     const session = await currentSession(

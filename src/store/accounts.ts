@@ -67,8 +67,17 @@ export interface Account {
   uid: number | null;
 }
 
-/** Whose accounts a call may see: everything, or the accounts one reseller owns. */
-export type Scope = { owner: string } | null;
+/**
+ * Whose accounts a call may see: everything (null), the accounts one reseller owns, or exactly one
+ * account (its holder's).
+ */
+export type Scope = { owner: string } | { user: string } | null;
+
+/** Whether the scope reaches the account. */
+export function inScope(account: Pick<Account, 'user' | 'owner'>, scope: Scope): boolean {
+  if (scope === null) return true;
+  return 'user' in scope ? account.user === scope.user : account.owner === scope.owner;
+}
 
 const bit = (value: boolean): number => (value ? 1 : 0);
 
@@ -202,12 +211,20 @@ export async function findAccountInScope(
   options: { lock?: boolean } = {},
 ): Promise<Account | undefined> {
   const account = await findAccount(db, user, options);
-  return account && (scope === null || account.owner === scope.owner) ? account : undefined;
+  return account && inScope(account, scope) ? account : undefined;
+}
+
+/** A query of accounts narrowed to those the scope reaches. */
+function narrowed<Q extends { where: (column: 'owner' | 'user', op: '=', value: string) => Q }>(
+  query: Q,
+  scope: Scope,
+): Q {
+  if (scope === null) return query;
+  return 'user' in scope ? query.where('user', '=', scope.user) : query.where('owner', '=', scope.owner);
 }
 
 export async function listAccounts(db: Db, scope: Scope): Promise<Account[]> {
-  let query = db.selectFrom('accounts').selectAll().orderBy('user');
-  if (scope) query = query.where('owner', '=', scope.owner);
+  const query = narrowed(db.selectFrom('accounts').selectAll().orderBy('user'), scope);
   return (await query.execute()).map(toAccount);
 }
 
@@ -218,25 +235,26 @@ export async function listAccountsPage(
   afterUser: string,
   limit: number,
 ): Promise<Account[]> {
-  let query = db
-    .selectFrom('accounts')
-    .selectAll()
-    .where('user', '>', afterUser)
-    .orderBy('user')
-    .limit(limit);
-  if (scope) query = query.where('owner', '=', scope.owner);
+  const query = narrowed(
+    db.selectFrom('accounts').selectAll().where('user', '>', afterUser).orderBy('user').limit(limit),
+    scope,
+  );
   return (await query.execute()).map(toAccount);
 }
 
 export async function listSuspendedAccounts(db: Db, scope: Scope): Promise<Account[]> {
-  let query = db.selectFrom('accounts').selectAll().where('suspended', '=', 1).orderBy('user');
-  if (scope) query = query.where('owner', '=', scope.owner);
+  const query = narrowed(
+    db.selectFrom('accounts').selectAll().where('suspended', '=', 1).orderBy('user'),
+    scope,
+  );
   return (await query.execute()).map(toAccount);
 }
 
 export async function countAccounts(db: Db, scope: Scope, resellersOnly = false): Promise<number> {
-  let query = db.selectFrom('accounts').select((eb) => eb.fn.countAll<number | string>().as('n'));
-  if (scope) query = query.where('owner', '=', scope.owner);
+  let query = narrowed(
+    db.selectFrom('accounts').select((eb) => eb.fn.countAll<number | string>().as('n')),
+    scope,
+  );
   if (resellersOnly) query = query.where('reseller', '=', 1);
   const row = await query.executeTakeFirstOrThrow();
   return Number(row.n);

@@ -110,7 +110,7 @@ export async function deleteApiUser(db: Db, name: string): Promise<boolean> {
   await db
     .deleteFrom('idempotency_keys')
     .where(
-      'api_user',
+      'owner',
       'in',
       deleted.map((row) => row.id),
     )

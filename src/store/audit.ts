@@ -4,6 +4,18 @@ import type { AuditRow, AuditTable, Db } from './schema.ts';
 
 export type AuditEntry = Insertable<AuditTable>;
 
+/**
+ * Who acted, in words, for the audit log's readers: `administrator`, `reseller`, `holder`, with
+ * the account acted for and how the principal came (`administrator for alice, api`); `?` for an
+ * entry whose principal was not known (refused before, or written before principals were kept).
+ */
+export function principalText(entry: Pick<AuditRow, 'principal' | 'via' | 'acting_for'>): string {
+  if (entry.principal === null) return '?';
+  const who = entry.principal === 'admin' ? 'administrator' : entry.principal;
+  const forWhom = entry.acting_for === null ? '' : ` for ${entry.acting_for}`;
+  return `${who}${forWhom}${entry.via === null ? '' : `, ${entry.via}`}`;
+}
+
 export async function appendAudit(db: Db, entry: AuditEntry): Promise<void> {
   await db.insertInto('audit_log').values(entry).execute();
 }

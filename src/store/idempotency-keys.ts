@@ -1,15 +1,16 @@
 // Idempotency keys: the answer given to a state-changing call, kept for 24 hours under the key the
-// caller sent, so that a retry gets the same answer instead of acting again.
+// caller sent among its principal's keys (their owner), so that a retry gets the same answer
+// instead of acting again.
 import { uniqueViolation } from './errors.ts';
 import type { Db, IdempotencyKeyTable } from './schema.ts';
 
 export type StoredAnswer = Pick<IdempotencyKeyTable, 'request_hash' | 'status' | 'body' | 'created_ms'>;
 
-export async function findAnswer(db: Db, apiUser: string, key: string): Promise<StoredAnswer | undefined> {
+export async function findAnswer(db: Db, owner: string, key: string): Promise<StoredAnswer | undefined> {
   const row = await db
     .selectFrom('idempotency_keys')
     .select(['request_hash', 'status', 'body', 'created_ms'])
-    .where('api_user', '=', apiUser)
+    .where('owner', '=', owner)
     .where('key', '=', key)
     .executeTakeFirst();
   return row && { ...row, status: Number(row.status), created_ms: Number(row.created_ms) };
@@ -18,7 +19,7 @@ export async function findAnswer(db: Db, apiUser: string, key: string): Promise<
 /** Claims the key for a call about to run; false when another call holds it already. */
 export async function claimKey(
   db: Db,
-  apiUser: string,
+  owner: string,
   key: string,
   requestHash: string,
   nowMs: number,
@@ -26,7 +27,7 @@ export async function claimKey(
   try {
     await db
       .insertInto('idempotency_keys')
-      .values({ api_user: apiUser, key, request_hash: requestHash, status: 0, body: '', created_ms: nowMs })
+      .values({ owner, key, request_hash: requestHash, status: 0, body: '', created_ms: nowMs })
       .execute();
     return true;
   } catch (error) {
@@ -37,7 +38,7 @@ export async function claimKey(
 
 export async function storeAnswer(
   db: Db,
-  apiUser: string,
+  owner: string,
   key: string,
   status: number,
   body: string,
@@ -45,13 +46,13 @@ export async function storeAnswer(
   await db
     .updateTable('idempotency_keys')
     .set({ status, body })
-    .where('api_user', '=', apiUser)
+    .where('owner', '=', owner)
     .where('key', '=', key)
     .execute();
 }
 
-export async function releaseKey(db: Db, apiUser: string, key: string): Promise<void> {
-  await db.deleteFrom('idempotency_keys').where('api_user', '=', apiUser).where('key', '=', key).execute();
+export async function releaseKey(db: Db, owner: string, key: string): Promise<void> {
+  await db.deleteFrom('idempotency_keys').where('owner', '=', owner).where('key', '=', key).execute();
 }
 
 export async function forgetAnswersBefore(db: Db, beforeMs: number): Promise<void> {

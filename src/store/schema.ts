@@ -92,6 +92,12 @@ export interface AuditTable {
   at: string;
   api_user: string;
   reseller: string | null;
+  /** The kind of principal (`admin`, `reseller`, `holder`); null before it was known. */
+  principal: string | null;
+  /** How it came: `api`, `portal`, `cli`, `panel`, `sso`, `password`, `token`. */
+  via: string | null;
+  /** The account holder an administrator or reseller acted for. */
+  acting_for: string | null;
   address: string;
   operation: string;
   target: string | null;
@@ -119,7 +125,8 @@ export interface PortalSessionTable {
 }
 
 export interface IdempotencyKeyTable {
-  api_user: string;
+  /** Whose key: idempotencyOwner of the principal (an API account's id, an account holder). */
+  owner: string;
   key: string;
   request_hash: string;
   /** The HTTP status of the stored answer; 0 while the first call is still running. */

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { signedHeaders } from '../../src/fleet/client.ts';
 import { FLEET_PATHS } from '../../src/fleet/fleet.ts';
+import { type Principal, principalMessage } from '../../src/operations/principal.ts';
 import { changeMessage } from '../../src/provision/changes.ts';
 import { findAccount } from '../../src/store/accounts.ts';
 import { createAccount, type Harness, recordingDriver, setup } from '../helpers.ts';
@@ -139,6 +140,37 @@ describe('requests between the servers of a fleet', () => {
       'undo suspend:second alice',
       'undo suspend:first alice',
     ]);
+  });
+
+  it('carries the principal of the call with a change, and refuses one outside its scope', async () => {
+    await createAccount(h, 'bob');
+    const { db } = h.services.store;
+    const alice = (await findAccount(db, 'alice'))!;
+    const bob = (await findAccount(db, 'bob'))!;
+    const holder: Principal = {
+      kind: 'holder',
+      via: 'token',
+      account: bob,
+      credential: 't1',
+      address: '::1',
+    };
+    const steps = (principal: unknown) => {
+      const text = JSON.stringify({
+        transaction: crypto.randomUUID(),
+        change: changeMessage({ kind: 'suspend', account: alice }),
+        principal,
+      });
+      return send(FLEET_PATHS.steps, text, signedHeaders(secret, TO_WEB1, FLEET_PATHS.steps, text));
+    };
+    driver.log.length = 0;
+    const outside = await steps(principalMessage(holder));
+    assert.equal(outside.statusCode, 403);
+    const forged = await steps({ ...principalMessage(holder), kind: 'admin' });
+    assert.equal(forged.statusCode, 400, 'an administrator through a token does not exist');
+    assert.deepEqual(driver.log, [], 'nothing ran');
+    const own = await steps(principalMessage({ ...holder, account: alice }));
+    assert.equal(own.statusCode, 200);
+    assert.ok(driver.log.length > 0);
   });
 
   it('moves nothing for an unsigned caller, and exports only an account it holds', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { catalogue } from '../../src/core/errors.ts';
-import { operations } from '../../src/operations/registry.ts';
+import { apiOperations } from '../../src/operations/registry.ts';
 import { type Harness, setup } from '../helpers.ts';
 
 type Document = {
@@ -36,7 +36,7 @@ describe('the OpenAPI description', () => {
   });
 
   it('names every operation of the registry with every one of its parameters', () => {
-    for (const operation of operations.values()) {
+    for (const operation of apiOperations.operations.values()) {
       const path = doc.paths[operation.name === '' ? '/' : `/${operation.name}/`];
       assert.ok(path, operation.name);
       for (const type of ['application/x-www-form-urlencoded', 'multipart/form-data', 'application/json']) {
@@ -45,7 +45,7 @@ describe('the OpenAPI description', () => {
           assert.ok(properties.includes(param), `${operation.name} ${param}`);
       }
     }
-    assert.equal(Object.keys(doc.paths).length, operations.size);
+    assert.equal(Object.keys(doc.paths).length, apiOperations.operations.size);
   });
 
   it('lists every error code of the catalogue', () => {
@@ -90,7 +90,7 @@ describe('the OpenAPI description', () => {
   it('is rendered as a readable reference page on the admin listener', async () => {
     const page = await h.admin.inject({ method: 'GET', url: '/reference' });
     assert.equal(page.statusCode, 200);
-    for (const operation of operations.values())
+    for (const operation of apiOperations.operations.values())
       if (operation.name) assert.ok(page.body.includes(`/api/v1/${operation.name}/`), operation.name);
     for (const code of Object.keys(catalogue)) assert.ok(page.body.includes(`<code>${code}</code>`), code);
   });

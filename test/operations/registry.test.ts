@@ -1,11 +1,11 @@
 // Rules that hold for every operation in the registry, checked against each one.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { operations } from '../../src/operations/registry.ts';
+import { apiOperations } from '../../src/operations/registry.ts';
 import { countAudit } from '../../src/store/audit.ts';
 import { ADMIN_PASSWORD, ADMIN_USER, createReseller, errorOf, FORM, form, suiteHarness } from '../helpers.ts';
 
-const named = [...operations.values()].filter((op) => op.name !== '');
+const named = [...apiOperations.operations.values()].filter((op) => op.name !== '');
 
 describe('every operation', () => {
   const h = suiteHarness({
@@ -111,11 +111,11 @@ describe('every operation', () => {
   });
 
   it('that changes packages is refused under a reseller with 403', async () => {
-    for (const op of named.filter((o) => o.adminOnly)) {
+    for (const op of named.filter((o) => !o.audiences.includes('reseller'))) {
       assert.deepEqual(errorOf(await h.callAs('res', op.name, op.example)).code, 'forbidden', op.name);
     }
     assert.deepEqual(
-      named.filter((o) => o.adminOnly).map((o) => o.name),
+      named.filter((o) => !o.audiences.includes('reseller')).map((o) => o.name),
       ['addpkg', 'editpkg', 'killpkg'],
     );
   });
@@ -142,5 +142,25 @@ describe('every state-changing operation on a demonstration server', () => {
       }
     }
     assert.deepEqual((await h.call('listpackages')).body.data, { packages: 'default' });
+  });
+});
+
+describe('the settings each operation carries', () => {
+  it('the event its success sends, and whether a veto hook may refuse it', () => {
+    const all = [...apiOperations.operations.values()];
+    assert.deepEqual(Object.fromEntries(all.filter((o) => o.event).map((o) => [o.name, o.event])), {
+      createacct: 'account.created',
+      passwd: 'account.password_changed',
+      setupreseller: 'reseller.setup',
+      terminatereseller: 'reseller.terminated',
+      suspendacct: 'account.suspended',
+      unsuspendacct: 'account.unsuspended',
+      changepackage: 'account.package_changed',
+      removeacct: 'account.removed',
+    });
+    assert.deepEqual(
+      all.filter((o) => o.vetoable).map((o) => o.name),
+      ['createacct', 'removeacct'],
+    );
   });
 });

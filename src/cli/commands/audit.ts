@@ -1,4 +1,4 @@
-import { listAudit } from '../../store/audit.ts';
+import { listAudit, principalText } from '../../store/audit.ts';
 import { logCommand } from '../log-command.ts';
 import { printable } from '../output.ts';
 
@@ -9,12 +9,19 @@ export const auditCommand = logCommand({
     const entries = await listAudit(services.store.db, { limit });
     return {
       json: entries,
-      header: ['TIME', 'API USER', 'RESELLER', 'ADDRESS', 'OPERATION', 'TARGET', 'STATUS'],
+      header: ['TIME', 'API USER', 'PRINCIPAL', 'RESELLER', 'ADDRESS', 'OPERATION', 'TARGET', 'STATUS'],
       rows: entries.map((e) => {
         const status = e.code ? `${e.status} ${e.code}` : String(e.status);
-        return [e.at, e.api_user, e.reseller ?? '-', e.address, e.operation, e.target ?? '-', status].map(
-          printable,
-        );
+        return [
+          e.at,
+          e.api_user,
+          principalText(e),
+          e.reseller ?? '-',
+          e.address,
+          e.operation,
+          e.target ?? '-',
+          status,
+        ].map(printable);
       }),
     };
   },

@@ -2,7 +2,7 @@ import { CLI } from '../../operations/audited.ts';
 import { execute } from '../../operations/execute.ts';
 import { kinds, type RawParams } from '../../operations/operation.ts';
 import { packageFields } from '../../operations/package-params.ts';
-import { findOperation } from '../../operations/registry.ts';
+import { apiOperations } from '../../operations/registry.ts';
 import type { Services } from '../../services.ts';
 import { listPackages } from '../../store/packages.ts';
 import { type Command, type Options, UsageError } from '../command.ts';
@@ -27,15 +27,15 @@ const PACKAGE_OPTIONS: Options = Object.fromEntries(
 
 /** Runs an API operation as the administrator, through the same `execute` as the HTTP API. */
 async function runAsAdministrator(services: Services, name: string, params: Record<string, string>) {
-  const operation = findOperation(name);
+  const operation = apiOperations.find(name);
   if (!operation) throw new Error(`no operation ${name}`);
   const raw: RawParams = new Map(Object.entries(params).map(([key, value]) => [key, [value]]));
   return execute(services, {
     operation,
     params: raw,
     address: CLI.address,
-    claimedUser: CLI.apiUser,
-    identify: async () => ({ ...CLI, reseller: null }),
+    claimedUser: 'root',
+    identify: async () => CLI,
   });
 }
 

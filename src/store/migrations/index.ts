@@ -11,6 +11,7 @@ import * as servers from './0007-servers.ts';
 import * as fleetCalls from './0008-fleet-calls.ts';
 import * as pendingChanges from './0009-pending-changes.ts';
 import * as uids from './0010-uids.ts';
+import * as principals from './0011-principals.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0008-fleet-calls': fleetCalls,
   '0009-pending-changes': pendingChanges,
   '0010-uids': uids,
+  '0011-principals': principals,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

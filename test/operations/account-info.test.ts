@@ -1,0 +1,127 @@
+// account_info (CONTRACT §14), the holder's side of the one pipeline: the holder's own record, its
+// usage and every limit as used against allowed; for the holder, or the administrator or a
+// reseller acting for it, and for no one else's account.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ApiError } from '../../src/core/errors.ts';
+import { execute } from '../../src/operations/execute.ts';
+import type { Principal } from '../../src/operations/principal.ts';
+import { apiOperations, customerOperations } from '../../src/operations/registry.ts';
+import { findAccount } from '../../src/store/accounts.ts';
+import { createAccount, createChild, createReseller, type Harness, setup, summary } from '../helpers.ts';
+
+describe('account_info', () => {
+  let h: Harness;
+  let alice: Principal;
+  const admin: Principal = {
+    kind: 'admin',
+    via: 'api',
+    apiAccount: { name: 'billing', id: 'billing-id' },
+    address: '192.0.2.8',
+  };
+  let reseller: Principal;
+  const accountInfo = customerOperations.find('account_info')!;
+  const call = (principal: Principal, params: Record<string, string> = {}, actingFor?: string) =>
+    execute(h.services, {
+      operation: accountInfo,
+      params: new Map(Object.entries(params).map(([name, value]) => [name, [value]])),
+      address: principal.address,
+      claimedUser: 'billing',
+      identify: async () => principal,
+      ...(actingFor !== undefined && { actingFor }),
+    });
+  const refusal = async (promise: Promise<unknown>) => {
+    const error = await promise.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof ApiError, String(error));
+    return { status: error.status, code: error.code };
+  };
+
+  before(async () => {
+    h = await setup();
+    await createAccount(h, 'alice', { quota: '500', bandwidth: '2000', ftp: '3', sql: '0' });
+    await createAccount(h, 'bob');
+    await createReseller(h, 'res');
+    await createChild(h, 'res', 'kid');
+    const { db } = h.services.store;
+    await db
+      .updateTable('accounts')
+      .set({ quota_usage: 120, bandwidth_usage: 45 })
+      .where('user', '=', 'alice')
+      .execute();
+    const account = (await findAccount(db, 'alice'))!;
+    alice = { kind: 'holder', via: 'password', account, credential: null, address: '192.0.2.9' };
+    reseller = {
+      kind: 'reseller',
+      via: 'api',
+      apiAccount: { name: 'billing', id: 'billing-id' },
+      reseller: (await findAccount(db, 'res'))!,
+      address: '192.0.2.7',
+    };
+  });
+  after(() => h.close());
+
+  it("answers the holder's record with its usage and every limit as used and allowed", async () => {
+    const result = await call(alice);
+    assert.equal(result.info, 'Account alice');
+    assert.deepEqual(result.data, {
+      ...(await summary(h, 'alice')),
+      limits: {
+        addondomains: { used: 0, limit: 'unlimited' },
+        parkeddomains: { used: 0, limit: 'unlimited' },
+        subdomains: { used: 0, limit: 'unlimited' },
+        email: { used: 0, limit: 'unlimited' },
+        ftp: { used: 0, limit: '3' },
+        sql: { used: 0, limit: '0' },
+        maillist: { used: 0, limit: 'unlimited' },
+        quota: { used: 120, limit: '500' },
+        bandwidth: { used: 45, limit: '2000' },
+      },
+    });
+  });
+
+  it('reads the account afresh, not as it was when the holder logged in', async () => {
+    await h.call('editquota', { user: 'alice', quota: '600' });
+    const data = (await call(alice)).data as { limits: { quota: { limit: string } } };
+    assert.equal(data.limits.quota.limit, '600');
+  });
+
+  it("answers about the holder's own account, whatever account a parameter names", async () => {
+    const data = (await call(alice, { user: 'bob' })).data as { user: string };
+    assert.equal(data.user, 'alice');
+  });
+
+  it('answers the administrator and a reseller acting for a holder in their scope', async () => {
+    assert.equal(((await call(admin, {}, 'bob')).data as { user: string }).user, 'bob');
+    assert.equal(((await call(reseller, {}, 'kid')).data as { user: string }).user, 'kid');
+  });
+
+  it('is refused to the administrator and resellers for no holder, or one outside their scope', async () => {
+    assert.deepEqual(await refusal(call(admin)), { status: 403, code: 'forbidden' });
+    assert.deepEqual(await refusal(call(reseller)), { status: 403, code: 'forbidden' });
+    assert.deepEqual(await refusal(call(reseller, {}, 'bob')), { status: 400, code: 'account_not_found' });
+    assert.deepEqual(await refusal(call(alice, {}, 'bob')), { status: 403, code: 'forbidden' });
+  });
+
+  it("is the only operation of the holder's side, and no API operation serves a holder", async () => {
+    assert.deepEqual([...customerOperations.operations.keys()], ['account_info']);
+    assert.equal(apiOperations.find('account_info'), undefined);
+    for (const operation of apiOperations.operations.values()) {
+      assert.ok(!operation.audiences.includes('holder'), operation.name);
+      const params = { ...operation.example, user: 'bob' };
+      const error = await refusal(
+        execute(h.services, {
+          operation,
+          params: new Map(Object.entries(params).map(([name, value]) => [name, [value]])),
+          address: alice.address,
+          claimedUser: 'customer:alice',
+          identify: async () => alice,
+        }),
+      );
+      assert.deepEqual(error, { status: 403, code: 'forbidden' }, operation.name);
+    }
+    assert.equal((await findAccount(h.services.store.db, 'bob'))!.suspension, null);
+  });
+});

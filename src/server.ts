@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { ensurePortalPassword, PORTAL_PASSWORD_FILE, portalPasswordNotice } from './auth/portal-password.ts';
 import type { Config } from './config/index.ts';
-import { profileOf } from './fleet/fleet.ts';
+import { profileOf } from './fleet/servers.ts';
 import { loadCertificate } from './http/tls.ts';
 import {
   claimUnplacedAccounts,

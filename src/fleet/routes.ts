@@ -10,8 +10,8 @@ import { StepFailed } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import { inScope, toAccount } from '../store/accounts.ts';
 import type { AccountRow } from '../store/schema.ts';
+import { FLEET_PATHS, MOVE_TIMEOUT_MS, NotHere, STEPS_TIMEOUT_MS } from './calls.ts';
 import { SeenNonces, verifySignature } from './client.ts';
-import { FLEET_PATHS, MOVE_TIMEOUT_MS, NotHere, STEPS_TIMEOUT_MS } from './fleet.ts';
 
 const TRANSACTION = /^[0-9a-f-]{36}$/;
 const USER = /^[a-z][a-z0-9]{0,15}$/;

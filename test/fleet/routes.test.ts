@@ -3,8 +3,8 @@
 // refused; a signed question is answered.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { FLEET_PATHS } from '../../src/fleet/calls.ts';
 import { signedHeaders } from '../../src/fleet/client.ts';
-import { FLEET_PATHS } from '../../src/fleet/fleet.ts';
 import { type Principal, principalMessage } from '../../src/operations/principal.ts';
 import { changeMessage } from '../../src/provision/changes.ts';
 import { findAccount } from '../../src/store/accounts.ts';

@@ -3,16 +3,13 @@
 // makes each home a subvolume with its qgroup limited (docs/linux-driver.md, "Quotas"), so that the
 // sandbox enforces disk quotas as a production server does. The loop device is this machine's: it
 // is detached when the sandbox stops, whatever way it stops.
-import { execFileSync } from 'node:child_process';
 import { closeSync, ftruncateSync, openSync } from 'node:fs';
 import { join } from 'node:path';
+import { run } from './system.ts';
 
 /** Sparse: only what the homes hold takes room on this machine's disk. */
 const IMAGE_BYTES = 4 * 1024 ** 3;
 const LOSETUP = '/usr/sbin/losetup';
-
-const run = (argv: string[]) =>
-  execFileSync(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
 
 export const homesImage = (dir: string) => join(dir, 'homes.img');
 

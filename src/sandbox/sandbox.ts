@@ -10,8 +10,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { phpVersion } from '../config/linux.ts';
 import { childrenOf } from '../provision/linux/wait.ts';
+import type { SandboxFleet } from './configure.ts';
 import { detachHomes, makeHomesImage } from './homes.ts';
-import type { SandboxFleet } from './inside.ts';
 
 export const BIN = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
 

@@ -421,6 +421,8 @@ export async function smtpSend(
     from: string;
     to: string[];
     message: string;
+    /** Run once the session is open (after AUTH when logging in), before MAIL FROM. */
+    whileOpen?: () => Promise<void>;
   },
 ): Promise<SmtpReplies> {
   let socket: Socket = tcpConnect({
@@ -482,6 +484,7 @@ export async function smtpSend(
       const authenticated = await say(`AUTH PLAIN ${auth}`);
       if (!ok(authenticated)) throw new Error(`AUTH refused: ${authenticated}`);
     }
+    await options.whileOpen?.();
     result.mail = await say(`MAIL FROM:<${options.from}>`);
     if (!ok(result.mail)) return result;
     result.rcpt = [];

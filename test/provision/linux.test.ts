@@ -303,6 +303,8 @@ describe('the linux driver through a whole account lifecycle', () => {
       ['alice@alice.example.com OK'],
       'mail still arrives',
     );
+    // Its domain is still guarded, with no login that may send as it (a session already open too).
+    assert.deepEqual(lines('etc/postfix/berth/senders'), ['@alice.example.com suspended:']);
     assert.deepEqual(members('berth-suspended'), ['alice']);
     assert.match(readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8'), /return 503;/);
     nginxAccepts(h.root);
@@ -313,6 +315,9 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.equal((await h.call('unsuspendacct', { user: 'alice' })).statusCode, 200);
     assert.equal(verifySha512Crypt('Alice-pass-3', shadowPassword(h.root, 'alice')!), true);
     assert.equal(lines('etc/dovecot/berth/logins').length, 2);
+    assert.deepEqual(lines('etc/postfix/berth/senders'), [
+      '@alice.example.com alice, alice@alice.example.com',
+    ]);
     assert.deepEqual(members('berth-suspended'), []);
     assert.equal(findSystemUser(h.root, 'alice')?.shell, '/bin/bash');
     assert.doesNotMatch(

@@ -280,20 +280,25 @@ function btrfsInNamespace() {
     it('brings a subvolume the account made inside its home under its quota, with what it holds', async () => {
       const nested = join(home('rhea'), 'public_html', 'nested');
       execFileSync(BTRFS, ['subvolume', 'create', '--', nested]);
-      // One inside that one too: every depth is the account's.
+      // One inside that one too: every depth is the account's; and one named as a jail's usr is
+      // the jail's only at the top of the home, which is root's.
       const deeper = join(nested, 'deeper');
       execFileSync(BTRFS, ['subvolume', 'create', '--', deeper]);
+      mkdirSync(join(nested, 'rhea'));
+      const usr = join(nested, 'rhea', 'usr');
+      execFileSync(BTRFS, ['subvolume', 'create', '--', usr]);
       writeFileSync(join(nested, 'fill'), Buffer.alloc(4 * 1024 * 1024, 1));
       writeFileSync(join(deeper, 'fill'), Buffer.alloc(1024 * 1024, 1));
       execFileSync(BTRFS, ['filesystem', 'sync', '--', nested]);
       assert.deepEqual(await inspect(h.services), [
         'rhea: subvolume rhea/public_html/nested inside the home is outside its quota',
         'rhea: subvolume rhea/public_html/nested/deeper inside the home is outside its quota',
+        'rhea: subvolume rhea/public_html/nested/rhea/usr inside the home is outside its quota',
       ]);
       const before = qgroupRow(home('rhea'), groupOf(home('rhea'))).exclusive;
       const rhea = await findAccount(h.services.store.db, 'rhea');
       await h.services.driver.enforceQuotas!([rhea!]);
-      for (const subvolume of [nested, deeper])
+      for (const subvolume of [nested, deeper, usr])
         assert.equal(qgroupRow(home('rhea'), `0/${subvolumeId(subvolume)}`).parents, groupOf(home('rhea')));
       const after = qgroupRow(home('rhea'), groupOf(home('rhea'))).exclusive;
       assert.ok(after - before >= 5 * 1024 * 1024, `the account's qgroup counts them: ${before} → ${after}`);

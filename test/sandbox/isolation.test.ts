@@ -182,6 +182,40 @@ echo shell_exec('ls /tmp');
     for (const dir of shared) assert.doesNotMatch(await exec(['/usr/bin/ls', '-a', dir]), /alice-/);
   });
 
+  it('lets no account list the directories whose entries name the tenants', async () => {
+    const dirs = [
+      '/etc/nginx/sites-enabled',
+      '/etc/bind/zones',
+      '/var/log/nginx',
+      '/etc/berth/certs',
+      '/etc/berth/dkim',
+      '/run/berth/php',
+    ];
+    const page = await alicePage(
+      'list.php',
+      `<?php
+foreach (${JSON.stringify(dirs)} as $dir) echo $dir, ' ', shell_exec("ls $dir 2>&1 | head -c 300"), "\n";
+echo shell_exec('cat /etc/bind/named.conf.berth 2>&1');
+`,
+    );
+    for (const dir of dirs) assert.match(page, new RegExp(`${dir} ls: cannot open directory`), page);
+    assert.doesNotMatch(page, /bob/);
+    assert.match(page, /named\.conf\.berth: Permission denied/);
+    // Root still lists them: the server's own tools are unchanged.
+    assert.match(await exec(['/usr/bin/ls', '/etc/nginx/sites-enabled']), /bob\.example/);
+  });
+
+  it("keeps PHP's error log in the account's home, under its quota, out of the web server's log", async () => {
+    const line = 'B'.repeat(8000);
+    await alicePage('errors.php', `<?php for ($i = 0; $i < 50; $i++) error_log('${line}'); echo 'logged';`);
+    const own = await exec(['/usr/bin/stat', '-c', '%s %U', '/home/alice/logs/php-error.log']);
+    const [size, owner] = own.trim().split(' ');
+    assert.ok(Number(size) >= 50 * 8000, `alice's log holds it: ${own}`);
+    assert.equal(owner, 'alice');
+    const web = await exec(['/usr/bin/cat', '/var/log/nginx/alice.example/error.log']);
+    assert.doesNotMatch(web, /BBBBBBBB/, "nothing of it in the web server's log");
+  });
+
   it('bounds the processes and the memory an account may use', async () => {
     await alicePage(
       'fork.php',

@@ -14,6 +14,7 @@ import {
   arrivedMessage,
   inboxMessage,
   type RunningSandbox,
+  sandboxCall,
   sandboxWithAccounts,
   smtpSend,
 } from '../process.ts';
@@ -225,5 +226,32 @@ describe('mail identity in the sandbox', () => {
       ]);
       assert.equal(root.stdout, 'connected', `${socket} serves root`);
     }
+  });
+
+  it('reads nobody else’s queue to an account: the envelopes name every tenant’s correspondents', async () => {
+    const listed = await asAlice(['/usr/sbin/postqueue', '-p']);
+    assert.notEqual(listed.code, 0, listed.stdout);
+    assert.match(listed.stderr, /not allowed to view the mail queue/);
+    assert.equal((await running.exec(['/usr/sbin/postqueue', '-p'])).code, 0, 'root reads it');
+  });
+
+  it('lets a submission session opened before the suspension send nothing after it', async () => {
+    const suspended = await smtpSend(sandbox, {
+      port: sandbox.submission_port,
+      login: 'alice',
+      password: 'Alice-pass-1234',
+      from: 'alice@alice.example',
+      to: ['bob@bob.example'],
+      message: message('alice@alice.example', 'after the suspension'),
+      whileOpen: async () => {
+        const reply = await sandboxCall(sandbox, 'suspendacct', { user: 'alice', reason: 'Unpaid' });
+        assert.equal(reply.status, 200, reply.info);
+      },
+    });
+    assert.match(suspended.mail ?? '', /^5\d\d /, JSON.stringify(suspended));
+    const back = await sandboxCall(sandbox, 'unsuspendacct', { user: 'alice' });
+    assert.equal(back.status, 200, back.info);
+    const again = await submit('alice@alice.example', message('alice@alice.example', 'unsuspended'));
+    assert.match(again.data ?? '', /^250 /, JSON.stringify(again));
   });
 });

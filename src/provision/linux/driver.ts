@@ -10,7 +10,7 @@ import { type CertificateRow, type Driver, type Step, StepFailed } from '../driv
 import { type Component, coalesceReloads, type LinuxStep, linuxContext, type Service } from './context.ts';
 import { dnsComponent } from './dns/component.ts';
 import { dkimKeyFile } from './dns/dkim.ts';
-import { readIfExists } from './files.ts';
+import { makeUnlistedDirectory, readIfExists } from './files.ts';
 import { mailComponent } from './mail/component.ts';
 import { packFiles, unpackFiles } from './move.ts';
 import { shadowPassword, systemIds, systemNameTaken } from './passwd.ts';
@@ -149,6 +149,17 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
 
     // Only a server writes server-wide files: doctor, certs and usage look without writing.
     async prepare() {
+      // The directories whose entries name the tenants: others pass through, never list them.
+      const { nginxDir, zoneDir, logDir, certDir, dkimDir, phpSocketDir } = config.linux;
+      const unlisted = [
+        [web, nginxDir],
+        [web, logDir],
+        [dns, zoneDir],
+        [dns, dkimDir],
+        [tls, certDir],
+        [php, phpSocketDir],
+      ] as const;
+      for (const [component, dir] of unlisted) if (component) makeUnlistedDirectory(ctx.path(dir));
       for (const component of components) await component.prepare?.();
     },
 

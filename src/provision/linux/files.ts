@@ -74,6 +74,18 @@ export function makeServiceDirectory(dir: string, uid: number, gid: number, mode
   chmodSync(dir, mode);
 }
 
+/**
+ * Makes `dir` (when missing, 0755) a directory others may pass through but not list: every file
+ * in it is named after a tenant's domain or user, which the account next door has no need to
+ * learn. Its owner and group keep theirs. A link in its place is refused, never followed.
+ */
+export function makeUnlistedDirectory(dir: string): void {
+  makeDirectory(dir);
+  const found = lstatSync(dir);
+  if (!found.isDirectory()) throw new Error(`${dir} is not a directory`);
+  chmodSync(dir, found.mode & 0o7777 & ~0o004);
+}
+
 /** Gives a Unix socket Berth listens on (in a directory only root writes) its owner and mode. */
 export function giveSocket(path: string, uid: number, gid: number, mode: number): void {
   if (!lstatSync(path).isSocket()) throw new Error(`${path} is not a socket`);

@@ -8,7 +8,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { type Component, type LinuxContext, type Service, strayFiles } from '../context.ts';
-import { domainFile, readIfExists, removeFile, restoreFile, writeFileAtomic } from '../files.ts';
+import { domainFile, giveFile, readIfExists, removeFile, restoreFile, writeFileAtomic } from '../files.ts';
+import { systemGroupId } from '../passwd.ts';
 import { render } from '../templates.ts';
 import { dkimKeyFile, dkimTxtStrings, generateDkimKey, nameFits, signsMail } from './dkim.ts';
 
@@ -42,7 +43,11 @@ export function dnsComponent(ctx: LinuxContext): Component {
         domain = /^\$ORIGIN (\S+)\.$/m.exec(readIfExists(join(dir, file)) ?? '')?.[1] ?? domain;
       lines.push(`zone "${domain}" { type primary; file "${join(linux.zoneDir, file)}"; };`);
     }
-    writeFileAtomic(ctx.path(linux.zoneList), `${lines.join('\n')}\n`, 0o644);
+    // It names every hosted domain: root's and BIND's alone.
+    const list = ctx.path(linux.zoneList);
+    writeFileAtomic(list, `${lines.join('\n')}\n`, 0o640);
+    const bind = systemGroupId(ctx.root, 'bind');
+    if (bind !== undefined) giveFile(list, 0, bind);
   }
 
   function zone(account: Account, dkimPublic: string | null, now: Date): string {

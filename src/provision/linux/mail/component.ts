@@ -34,6 +34,8 @@ import { ORIGINATING } from './sender-policy.ts';
 const MAILDIR_MODE = 0o700;
 /** Tables that list the tenants: readable by root and the one service that reads them. */
 const TABLE_MODE = 0o640;
+/** The owner a suspended account's domain has in the senders table: no login is named so. */
+const SUSPENDED_SENDER = 'suspended:';
 /** The records of mail domains, and their directory: root's alone. */
 const RECORD_MODE = 0o600;
 
@@ -145,9 +147,11 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       lines((d) => [`${d.user}@${d.domain} OK`]),
       'postfix',
     );
+    // A suspended account's domain stays (a hosted domain, guarded on port 25) with no login that
+    // may send as it: a submission session opened before the suspension sends nothing more.
     writeTable(
       tables.senders,
-      lines((d) => [`@${d.domain} ${logins(d).join(', ')}`]),
+      lines((d) => [`@${d.domain} ${d.suspended ? SUSPENDED_SENDER : logins(d).join(', ')}`]),
       'postfix',
     );
     // What the account's own programs (PHP's mail(), sendmail in a shell) may give as envelope
@@ -300,6 +304,9 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
         `smtpd_milters=unix:${POLICY_SOCKET}`,
         // A milter that does not answer holds mail back (the client tries again), never lets it by.
         'milter_default_action=tempfail',
+        // The queue is root's to read and flush: its envelopes name every tenant's correspondents.
+        'authorized_mailq_users=root',
+        'authorized_flush_users=root',
         // sendmail -f: an account only as itself (local-senders); root and the system's own
         // users (not accounts, not in the table) as before.
         `local_login_sender_maps=${maps('local-senders')}, static:*`,

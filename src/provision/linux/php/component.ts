@@ -44,6 +44,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       web_user: linux.webUser,
       home: account.homedir,
       tmp: join(account.homedir, 'tmp'),
+      php_error_log: join(account.homedir, 'logs', 'php-error.log'),
     });
 
   /** The master's pid, when the pid file names a live PHP-FPM master. */
@@ -188,8 +189,12 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     removeFile(ctx.path(pidFile(user)));
   };
 
+  /** The account's `tmp` and `logs` (PHP's error log: in the home, counted in its quota). */
   const tmpStep = (account: Account) =>
-    ctx.step('PHP temporary directory', async () => ctx.accountDirectory(account, ['tmp'], TMP_MODE));
+    ctx.step('PHP directories', async () => {
+      ctx.accountDirectory(account, ['tmp'], TMP_MODE);
+      ctx.accountDirectory(account, ['logs'], TMP_MODE);
+    });
   const writePool = (account: Account) =>
     ctx.fileStep('PHP pool', poolFile(account), 0o600, () => pool(account));
   const removePool = (account: Account) => ctx.fileStep('PHP pool', poolFile(account), 0o600, () => null);

@@ -1,8 +1,10 @@
 // The php component: every account has a PHP-FPM master of its own, started in the account's
 // control group (so that suspension and removal end it with every worker and everything they
-// forked) and in a mount namespace of its own where every directory all users may write (/tmp,
-// /var/tmp, /dev/shm, /run/lock, /var/lib/php/sessions) is the account's `<home>/tmp` (what PHP
-// leaves there counts toward the quota and goes with the home). Its one pool
+// forked), in an IPC namespace of its own (its SysV shared memory, queues and semaphores are seen
+// by no other account and go with the master) and in a mount namespace of its own where every
+// directory all users may write (/tmp, /var/tmp, /dev/shm, /run/lock, /var/lib/php/sessions) is
+// the account's `<home>/tmp` (what PHP leaves there counts toward the quota and goes with the
+// home). Its one pool
 // runs as the account's user with `pm = ondemand` (no process until a request comes),
 // `open_basedir` limited to the home and its temporary directory, and a socket only the web
 // server's user may use. No change to one account restarts or reloads another's PHP. A suspended
@@ -120,9 +122,9 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   };
 
   /**
-   * Starts the account's master: a holder process makes the account's mount namespace (unshare),
-   * the view is made in it, then the master starts inside it (nsenter), in the account's control
-   * group, and is waited for until its socket answers.
+   * Starts the account's master: a holder process makes the account's mount and IPC namespaces
+   * (unshare), the view is made in it, then the master starts inside them (nsenter), in the
+   * account's control group, and is waited for until its socket answers.
    */
   const start = async (account: Account) => {
     const { user } = account;
@@ -133,6 +135,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     const holder = spawnInGroup(user, [
       '/usr/bin/unshare',
       '--mount',
+      '--ipc',
       '--propagation',
       'private',
       '--',
@@ -150,6 +153,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
         '/usr/bin/nsenter',
         `--target=${holder.pid}`,
         '--mount',
+        '--ipc',
         '--',
         linux.phpFpm,
         '--nodaemonize',

@@ -1,7 +1,7 @@
 // Attacks on what an account leaves behind and what it can read of its neighbours, in the sandbox
 // (CONTRACT §10): a removed account's files in the directories all users may write, its crontab,
-// the mail it queued and its SysV IPC objects reach no later account, whose uid is a new one; a
-// site's logs are its own;
+// the mail it queued and its SysV IPC objects reach no later account, whose uid is a new one; its
+// PHP-FPM log and its btrfs qgroup go with it; a site's logs are its own;
 // a password hash is on no command line another account can read while passwd runs.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -103,8 +103,16 @@ describe('what an account leaves and reads, in the sandbox', () => {
     assert.equal(leaked, undefined, 'a password hash was on a command line');
   });
 
-  it('removeacct leaves none of the account’s files, crontab, queued mail or IPC objects; the next account gets a new uid', async () => {
+  it('removeacct leaves none of the account’s files, crontab, queued mail, IPC objects, PHP log or qgroup; the next account gets a new uid', async () => {
     const aliceUid = await uidOf('alice');
+    const qgroup = `1/${(await exec(['/usr/bin/stat', '-c', '%g', '/home/alice'])).stdout.trim()}`;
+    const qgroups = async () =>
+      (await exec(['/usr/bin/btrfs', 'qgroup', 'show', '-pre', '--raw', '/home'])).stdout
+        .split('\n')
+        .map((line) => line.trim().split(/\s+/)[0]);
+    assert.ok((await qgroups()).includes(qgroup), `alice's qgroup ${qgroup}`);
+    const phpLog = '/var/log/berth/php-fpm/alice.log';
+    assert.equal((await exec(['/usr/bin/test', '-f', phpLog])).code, 0, 'her PHP-FPM master logs there');
     const planted = await as(
       'alice',
       [
@@ -173,6 +181,8 @@ describe('what an account leaves and reads, in the sandbox', () => {
     assert.equal(left.stdout.trim(), '', `left behind:\n${left.stdout}`);
     assert.equal(await queued(), 0, 'the queued mail is gone');
     assert.deepEqual(await ipcObjectsOf(running, aliceUid), [], 'her IPC objects are gone');
+    assert.notEqual((await exec(['/usr/bin/test', '-e', phpLog])).code, 0, 'her PHP-FPM log is gone');
+    assert.ok(!(await qgroups()).includes(qgroup), `her qgroup ${qgroup} is gone`);
 
     await create('carol');
     const carolUid = await uidOf('carol');

@@ -37,12 +37,13 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   const { linux } = ctx;
   const poolFile = (account: Account) => ctx.path(join(linux.phpPoolDir, `${account.user}.conf`));
   const pidFile = (user: string) => join(linux.phpSocketDir, `${POOL_PREFIX}${user}.pid`);
+  const logFile = (user: string) => join(linux.phpLogDir, `${user}.log`);
   const pool = (account: Account) =>
     render('php/pool.conf', {
       user: account.user,
       socket: phpSocket(ctx, account.user),
       pid_file: pidFile(account.user),
-      error_log: join(linux.phpLogDir, `${account.user}.log`),
+      error_log: logFile(account.user),
       web_user: linux.webUser,
       home: account.homedir,
       tmp: join(account.homedir, 'tmp'),
@@ -165,8 +166,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
         () =>
           master.exited() || (existsSync(ctx.path(phpSocket(ctx, user))) && masterPid(user) === master.pid),
       );
-      if (master.exited())
-        throw new Error(`PHP-FPM of ${user} ended; its log: ${join(linux.phpLogDir, `${user}.log`)}`);
+      if (master.exited()) throw new Error(`PHP-FPM of ${user} ended; its log: ${logFile(user)}`);
     } catch (error) {
       await stop(account);
       throw error;
@@ -219,6 +219,10 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     },
     create: (account) => [tmpStep(account), writePool(account), startStep(account)],
     remove: (account) => [stopStep(account), removePool(account)],
+    // The master's log, kept until the account is gone for good.
+    async forget(account) {
+      removeFile(ctx.path(logFile(account.user)));
+    },
     suspend: (account) => [stopStep(account)],
     unsuspend: (account) => [writePool(account), startStep(account)],
     async reconcile(account) {

@@ -38,6 +38,12 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   const poolFile = (account: Account) => ctx.path(join(linux.phpPoolDir, `${account.user}.conf`));
   const pidFile = (user: string) => join(linux.phpSocketDir, `${POOL_PREFIX}${user}.pid`);
   const logFile = (user: string) => join(linux.phpLogDir, `${user}.log`);
+  /**
+   * Where every master makes opcache's lock file (unlinked at once, its descriptor kept): root's,
+   * outside the home. In the default, /tmp, which is the account's full home when it is at its
+   * quota, the master could not start ("Unable to create lock file: Disk quota exceeded").
+   */
+  const lockDir = join(linux.phpSocketDir, 'lock');
   const pool = (account: Account) =>
     render('php/pool.conf', {
       user: account.user,
@@ -132,6 +138,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     if (!ctx.live || masterPid(user) !== null) return;
     makeDirectory(ctx.path(linux.phpSocketDir));
     makePrivateDirectory(ctx.path(linux.phpLogDir));
+    makePrivateDirectory(ctx.path(lockDir));
     removeFile(ctx.path(phpSocket(ctx, user)));
     const holder = spawnInGroup(user, [
       '/usr/bin/unshare',
@@ -160,6 +167,8 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
         '--nodaemonize',
         '--fpm-config',
         poolFile(account),
+        '-d',
+        `opcache.lockfile_path=${ctx.path(lockDir)}`,
       ]);
       await waitFor(
         `PHP-FPM of ${user} to open its socket`,

@@ -298,6 +298,25 @@ export async function sandboxWithAccounts(
 }
 
 /**
+ * The SysV IPC objects (`shm 3`, `msg 0`, `sem 1`) in the sandbox's own IPC namespace that a uid
+ * owns or made, read from /proc/sysvipc as root there.
+ */
+export async function ipcObjectsOf(running: RunningSandbox, uid: number): Promise<string[]> {
+  const found: string[] = [];
+  for (const kind of ['shm', 'msg', 'sem']) {
+    const { stdout } = await running.exec(['/usr/bin/cat', `/proc/sysvipc/${kind}`]);
+    const [header = '', ...rows] = stdout.trim().split('\n');
+    const columns = header.trim().split(/\s+/);
+    for (const row of rows) {
+      const fields = row.trim().split(/\s+/);
+      const owners = [fields[columns.indexOf('uid')], fields[columns.indexOf('cuid')]];
+      if (owners.includes(String(uid))) found.push(`${kind} ${fields[1]}`);
+    }
+  }
+  return found;
+}
+
+/**
  * A request over HTTPS to `127.0.0.1:port` without checking the certificate (the sandbox's API has
  * its own; a site may still have its fallback one), named `servername` for TLS and Host.
  */

@@ -1,8 +1,9 @@
 // `berth sandbox`: a whole hosting server on this machine that leaves no trace (CONTRACT §13). This
-// process starts inside.ts in a new mount and PID namespace (util-linux `unshare`), passes its
+// process starts inside.ts in a new mount, PID and IPC namespace (util-linux `unshare`), passes its
 // ready report on as `<data-dir>/sandbox/sandbox.json`, and stops it on SIGINT or SIGTERM. The PID
 // namespace makes the end certain: when the sandbox's first process ends, the kernel ends every
-// process left in it, and the overlays go with the namespace.
+// process left in it, and the overlays, and the SysV IPC objects its accounts made, go with the
+// namespaces.
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -93,6 +94,7 @@ export async function runSandbox(
       '--propagation',
       'private',
       '--pid',
+      '--ipc',
       '--fork',
       '--kill-child',
       '--mount-proc',
@@ -175,7 +177,16 @@ export async function sandboxExec(dataDir: string, argv: readonly string[]): Pro
   }
   const child = spawn(
     '/usr/bin/nsenter',
-    ['--target', String(info.namespace_pid), '--mount', '--pid', `--wd=${process.cwd()}`, '--', ...argv],
+    [
+      '--target',
+      String(info.namespace_pid),
+      '--mount',
+      '--pid',
+      '--ipc',
+      `--wd=${process.cwd()}`,
+      '--',
+      ...argv,
+    ],
     { stdio: 'inherit' },
   );
   return new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));

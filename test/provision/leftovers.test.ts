@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { lchownSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { submittedBy } from '../../src/provision/linux/user/leftovers.ts';
+import { ipcIdsOf, submittedBy } from '../../src/provision/linux/user/leftovers.ts';
 import { findAccount } from '../../src/store/accounts.ts';
 import { createAccount, forSuite } from '../helpers.ts';
 import { linuxSetup } from './system-root.ts';
@@ -92,5 +92,25 @@ describe('a queued message’s submitter', () => {
       null,
     );
     assert.equal(submittedBy('Subject: no Received header\n'), null);
+  });
+});
+
+describe('an account’s SysV IPC objects', () => {
+  it('are those its uid owns or made, by the columns /proc/sysvipc names', () => {
+    const shm = [
+      '       key      shmid perms                  size  cpid  lpid nattch   uid   gid  cuid  cgid      atime      dtime      ctime                   rss                  swap',
+      '1193415023          0   666              33554432  4242  4242      0 10004 10004 10004 10004          0          0 1700000000              33554432                     0',
+      '         0          1   600                  4096   100   100      1 10007 10007 10007 10007          0          0 1700000000                  4096                     0',
+      '         0          2   600                  4096   100   100      0 10007 10007 10004 10004          0          0 1700000000                  4096                     0',
+    ].join('\n');
+    assert.deepEqual(ipcIdsOf(shm, 10004), ['0', '2']);
+    assert.deepEqual(ipcIdsOf(shm, 10007), ['1', '2']);
+    const sem = [
+      '       key      semid perms      nsems   uid   gid  cuid  cgid      otime      ctime',
+      '         0      32768   666          4 10004 10004 10004 10004          0 1700000000',
+    ].join('\n');
+    assert.deepEqual(ipcIdsOf(sem, 10004), ['32768']);
+    assert.deepEqual(ipcIdsOf(sem, 4), []);
+    assert.deepEqual(ipcIdsOf('', 10004), []);
   });
 });

@@ -1,8 +1,9 @@
 // Accounts on one server, attacked by the account next door (CONTRACT §10, "Tenants are isolated
 // from one another"), in `berth sandbox`: alice has PHP with every function enabled and an SSH
 // shell; bob keeps his site's secrets in files of the usual mode 0644. alice tries to read them,
-// to see bob's processes, to leave processes that outlive her suspension and removal, and to fork
-// without bound. Each attack is made as a customer would make it: a PHP page over HTTPS, a shell.
+// to see bob's processes or IPC objects, to leave processes or IPC objects that outlive her
+// suspension and removal, and to fork without bound. Each attack is made as a customer would make
+// it: a PHP page over HTTPS, a shell.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -11,7 +12,14 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { tempDir } from '../helpers.ts';
-import { curl, type RunningSandbox, sandboxCall, sandboxSsh, startSandbox } from '../process.ts';
+import {
+  curl,
+  ipcObjectsOf,
+  type RunningSandbox,
+  sandboxCall,
+  sandboxSsh,
+  startSandbox,
+} from '../process.ts';
 
 const ALICE = 'Alice-pass-1234';
 const BOB = 'Bob-pass-12345';
@@ -43,19 +51,21 @@ describe('accounts isolated from one another', () => {
       path,
       content,
     ]);
-  /** A PHP page of alice's site, run over HTTPS as a visitor would ask for it. */
-  const alicePage = async (name: string, php: string) => {
-    const put1 = await put('alice', `/home/alice/public_html/${name}`, php);
+  /** A PHP page of the account's site, run over HTTPS as a visitor would ask for it. */
+  const sitePage = async (user: string, name: string, php: string) => {
+    const put1 = await put(user, `/home/${user}/public_html/${name}`, php);
     assert.equal(put1.code, 0, put1.stderr);
     const reply = curl([
       '--resolve',
-      `alice.example:${sandbox.https_port}:127.0.0.1`,
+      `${user}.example:${sandbox.https_port}:127.0.0.1`,
       '-k',
-      `https://alice.example:${sandbox.https_port}/${name}`,
+      `https://${user}.example:${sandbox.https_port}/${name}`,
     ]);
     assert.equal(reply.status, 200, reply.body);
     return reply.body;
   };
+  const alicePage = (name: string, php: string) => sitePage('alice', name, php);
+  const uidOf = async (user: string) => Number((await exec(['/usr/bin/id', '-u', '--', user])).trim());
   /** The processes running as a user, seen by root in the sandbox. */
   const processesOf = async (user: string) =>
     (await running.exec(['/usr/bin/pgrep', '-u', user, '-a'])).stdout.trim();
@@ -216,6 +226,33 @@ echo shell_exec('cat /etc/bind/named.conf.berth 2>&1');
     assert.doesNotMatch(web, /BBBBBBBB/, "nothing of it in the web server's log");
   });
 
+  it("keeps each account's SysV IPC objects from every other account's PHP, and from the system", async () => {
+    // Shared memory, a queue and semaphores anyone may use (0666), as a cache or a lock would be.
+    const made = await alicePage(
+      'ipc.php',
+      `<?php
+echo shell_exec('ipcmk -M 1048576 -p 0666; ipcmk -Q -p 0666; ipcmk -S 4 -p 0666; echo ==; ipcs');
+`,
+    );
+    const [ids = '', listed = ''] = made.split('==\n');
+    assert.equal(ids.match(/id: \d+/g)?.length, 3, made);
+    // Its own PHP sees them (the three rows owned by alice, 0666).
+    assert.equal(listed.match(/^0x[0-9a-f]+\s+\d+\s+alice\s+666\b/gm)?.length, 3, listed);
+    // bob's PHP sees no object at all, and can neither remove nor attach one by its id.
+    const shmid = /Shared memory id: (\d+)/.exec(ids)?.[1];
+    const seen = await sitePage(
+      'bob',
+      'ipc.php',
+      `<?php
+echo shell_exec('ipcs; ipcrm -m ${shmid} 2>&1; ipcs -m -i ${shmid} 2>&1');
+`,
+    );
+    assert.doesNotMatch(seen, /^0x[0-9a-f]+\s+\d+\s/m, seen);
+    assert.match(seen, /invalid id|Invalid argument/, seen);
+    // Nor does the system's namespace (a shell session or cron job of another account) hold them.
+    assert.deepEqual(await ipcObjectsOf(running, await uidOf('alice')), []);
+  });
+
   it('bounds the processes and the memory an account may use', async () => {
     await alicePage(
       'fork.php',
@@ -248,7 +285,7 @@ echo 'forked';
     await exec(['/usr/bin/pkill', '-u', 'alice', 'sleep']);
   });
 
-  it('ends every process of a suspended account, detached ones and open SSH sessions included', async () => {
+  it('ends every process of a suspended account, detached ones and open SSH sessions included, and removes its IPC objects', async () => {
     // A process that forks twice and leaves its session, started from PHP, and one from the shell.
     await alicePage(
       'stay.php',
@@ -292,8 +329,21 @@ echo 'ok';
     for (let i = 0; i < 100 && !/sleep 603/.test(await processesOf('alice')); i++) await sleep(100);
     const before = await processesOf('alice');
     for (const seconds of ['600', '601', '602']) assert.match(before, new RegExp(`sleep ${seconds}`), before);
+    // SysV IPC objects made outside PHP (a shell session, a cron job) outlive every process.
+    await exec([
+      '/usr/sbin/runuser',
+      '-u',
+      'alice',
+      '--',
+      '/bin/sh',
+      '-c',
+      'ipcmk -M 1048576 -p 0666 && ipcmk -Q -p 0666 && ipcmk -S 4 -p 0666',
+    ]);
+    const alice = await uidOf('alice');
+    assert.equal((await ipcObjectsOf(running, alice)).length, 3);
     await call('suspendacct', { user: 'alice', reason: 'isolation test' });
     assert.equal(await processesOf('alice'), '');
+    assert.deepEqual(await ipcObjectsOf(running, alice), [], 'her IPC objects went with her processes');
     // The open session has ended: the customer's ssh sees its connection closed.
     await ended;
     // Nothing of alice's runs, and no login starts again until she is unsuspended.

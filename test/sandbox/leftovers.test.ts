@@ -1,12 +1,13 @@
 // Attacks on what an account leaves behind and what it can read of its neighbours, in the sandbox
-// (CONTRACT §10): a removed account's files in the directories all users may write, its crontab
-// and the mail it queued reach no later account, whose uid is a new one; a site's logs are its own;
+// (CONTRACT §10): a removed account's files in the directories all users may write, its crontab,
+// the mail it queued and its SysV IPC objects reach no later account, whose uid is a new one; its
+// PHP-FPM log and its btrfs qgroup go with it; a site's logs are its own;
 // a password hash is on no command line another account can read while passwd runs.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { tempDir } from '../helpers.ts';
-import { curl, type RunningSandbox, sandboxCall, startSandbox } from '../process.ts';
+import { curl, ipcObjectsOf, type RunningSandbox, sandboxCall, startSandbox } from '../process.ts';
 
 describe('what an account leaves and reads, in the sandbox', () => {
   const dataDir = tempDir('berth-sandbox-');
@@ -102,8 +103,16 @@ describe('what an account leaves and reads, in the sandbox', () => {
     assert.equal(leaked, undefined, 'a password hash was on a command line');
   });
 
-  it('removeacct leaves none of the account’s files, crontab or queued mail; the next account gets a new uid', async () => {
+  it('removeacct leaves none of the account’s files, crontab, queued mail, IPC objects, PHP log or qgroup; the next account gets a new uid', async () => {
     const aliceUid = await uidOf('alice');
+    const qgroup = `1/${(await exec(['/usr/bin/stat', '-c', '%g', '/home/alice'])).stdout.trim()}`;
+    const qgroups = async () =>
+      (await exec(['/usr/bin/btrfs', 'qgroup', 'show', '-pre', '--raw', '/home'])).stdout
+        .split('\n')
+        .map((line) => line.trim().split(/\s+/)[0]);
+    assert.ok((await qgroups()).includes(qgroup), `alice's qgroup ${qgroup}`);
+    const phpLog = '/var/log/berth/php-fpm/alice.log';
+    assert.equal((await exec(['/usr/bin/test', '-f', phpLog])).code, 0, 'her PHP-FPM master logs there');
     const planted = await as(
       'alice',
       [
@@ -114,6 +123,10 @@ describe('what an account leaves and reads, in the sandbox', () => {
         // As a process outside PHP's view would (PHP's own sees its tmp there).
         'echo secret > /run/lock/alice-lock',
         'echo secret > /var/lib/php/sessions/alice-fill',
+        // SysV IPC objects outlive every process: a segment of 32 MiB filled stays in memory, and
+        // mode 0666 lets any account use them.
+        'ipcmk -M 33554432 -p 0666 >/dev/null && ipcmk -Q -p 0666 >/dev/null && ipcmk -S 4 -p 0666 >/dev/null',
+        'php -r \'$s = shm_attach(0x42e7, 33554432, 0666); shm_put_var($s, 1, str_repeat("x", 30000000));\'',
         // Undeliverable for now (the sandbox has no outside DNS): it waits in the queue.
         'printf "Subject: later\\n\\nqueued\\n" | /usr/sbin/sendmail -f alice@alice.example -- someone@nowhere.invalid',
       ].join(' && '),
@@ -143,6 +156,7 @@ describe('what an account leaves and reads, in the sandbox', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
     assert.ok((await queued()) > 0 || (await maildrop()) !== '', 'the mail is queued');
     assert.equal((await exec(['/usr/bin/test', '-e', '/var/spool/cron/crontabs/alice'])).code, 0);
+    assert.equal((await ipcObjectsOf(running, aliceUid)).length, 4, 'her IPC objects');
 
     // The sandbox's /tmp shows this machine's through its overlay: other tests' system roots there
     // (berth-root-*) have users of their own whose uids may be alice's. Those are not looked into.
@@ -166,6 +180,9 @@ describe('what an account leaves and reads, in the sandbox', () => {
     ]);
     assert.equal(left.stdout.trim(), '', `left behind:\n${left.stdout}`);
     assert.equal(await queued(), 0, 'the queued mail is gone');
+    assert.deepEqual(await ipcObjectsOf(running, aliceUid), [], 'her IPC objects are gone');
+    assert.notEqual((await exec(['/usr/bin/test', '-e', phpLog])).code, 0, 'her PHP-FPM log is gone');
+    assert.ok(!(await qgroups()).includes(qgroup), `her qgroup ${qgroup} is gone`);
 
     await create('carol');
     const carolUid = await uidOf('carol');

@@ -1,6 +1,7 @@
 // A customer past its disk quota, in `berth sandbox` (homes on btrfs, a qgroup per home): its PHP
 // page over HTTPS and its SSH shell write as much as they can, and the filesystem stops them at the
-// quota; editquota moves the limit, unlimited lifts it, and the account next door is unaffected.
+// quota; editquota moves the limit, unlimited lifts it, the account next door is unaffected, and an
+// account at its quota can still be unsuspended.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
@@ -61,31 +62,34 @@ describe('disk quotas in the sandbox', () => {
     return { refused: exit !== '0', size, said: session.stdout + session.stderr };
   };
 
+  /** An account of the 10 MB package, with the page that fills it. */
+  const createTiny = async (user: string) => {
+    await call('createacct', {
+      user,
+      domain: `${user}.example`,
+      email: `${user}@example.org`,
+      package: 'tiny',
+      password: `Pass-${user}-1234`,
+    });
+    const page = await running.exec([
+      '/usr/sbin/runuser',
+      '-u',
+      user,
+      '--',
+      '/usr/bin/php',
+      '-r',
+      'file_put_contents($argv[1], base64_decode($argv[2]));',
+      `/home/${user}/public_html/fill.php`,
+      Buffer.from(FILL_PHP).toString('base64'),
+    ]);
+    assert.equal(page.code, 0, page.stderr);
+  };
+
   before(async () => {
     running = await startSandbox(dataDir);
     sandbox = running.info;
     await call('addpkg', { name: 'tiny', quota: '10', shell: 'on' });
-    for (const user of ['tara', 'uwe']) {
-      await call('createacct', {
-        user,
-        domain: `${user}.example`,
-        email: `${user}@example.org`,
-        package: 'tiny',
-        password: `Pass-${user}-1234`,
-      });
-      const page = await running.exec([
-        '/usr/sbin/runuser',
-        '-u',
-        user,
-        '--',
-        '/usr/bin/php',
-        '-r',
-        'file_put_contents($argv[1], base64_decode($argv[2]));',
-        `/home/${user}/public_html/fill.php`,
-        Buffer.from(FILL_PHP).toString('base64'),
-      ]);
-      assert.equal(page.code, 0, page.stderr);
-    }
+    for (const user of ['tara', 'uwe']) await createTiny(user);
   });
   after(async () => {
     if (running?.child.exitCode === null) await running.stop();
@@ -162,5 +166,26 @@ describe('disk quotas in the sandbox', () => {
     assert.match(filled.stdout, /dd-exit=[1-9]/, `dd past the quota was refused: ${filled.stdout}`);
     const size = Number(filled.stdout.trim().split('\n').at(-1));
     assert.ok(size <= 10 * MiB, `${size} bytes written into the subvolume with a quota of 10 MB`);
+  });
+
+  it('unsuspends an account at its quota: its PHP starts again with the home full', async () => {
+    await createTiny('wynn');
+    const full = fillFromPhp('wynn', 'full.bin', 15);
+    assert.equal(full.refused, true, 'the home is full');
+    // Nothing more fits, its tmp (PHP's /tmp) included.
+    const more = await running.exec([
+      '/usr/sbin/runuser',
+      '-u',
+      'wynn',
+      '--',
+      '/usr/bin/touch',
+      '/home/wynn/tmp/more',
+    ]);
+    assert.notEqual(more.code, 0, 'a file could still be made');
+    await call('suspendacct', { user: 'wynn', reason: 'quota test' });
+    await call('unsuspendacct', { user: 'wynn' });
+    const removed = await running.exec(['/usr/bin/rm', '-f', '--', '/home/wynn/public_html/full.bin']);
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.deepEqual(fillFromPhp('wynn', 'again.bin', 1), { refused: false, size: MiB }, 'its PHP answers');
   });
 });

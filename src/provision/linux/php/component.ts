@@ -1,8 +1,10 @@
 // The php component: every account has a PHP-FPM master of its own, started in the account's
 // control group (so that suspension and removal end it with every worker and everything they
-// forked) and in a mount namespace of its own where every directory all users may write (/tmp,
-// /var/tmp, /dev/shm, /run/lock, /var/lib/php/sessions) is the account's `<home>/tmp` (what PHP
-// leaves there counts toward the quota and goes with the home). Its one pool
+// forked), in an IPC namespace of its own (its SysV shared memory, queues and semaphores are seen
+// by no other account and go with the master) and in a mount namespace of its own where every
+// directory all users may write (/tmp, /var/tmp, /dev/shm, /run/lock, /var/lib/php/sessions) is
+// the account's `<home>/tmp` (what PHP leaves there counts toward the quota and goes with the
+// home). Its one pool
 // runs as the account's user with `pm = ondemand` (no process until a request comes),
 // `open_basedir` limited to the home and its temporary directory, and a socket only the web
 // server's user may use. No change to one account restarts or reloads another's PHP. A suspended
@@ -35,12 +37,19 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   const { linux } = ctx;
   const poolFile = (account: Account) => ctx.path(join(linux.phpPoolDir, `${account.user}.conf`));
   const pidFile = (user: string) => join(linux.phpSocketDir, `${POOL_PREFIX}${user}.pid`);
+  const logFile = (user: string) => join(linux.phpLogDir, `${user}.log`);
+  /**
+   * Where every master makes opcache's lock file (unlinked at once, its descriptor kept): root's,
+   * outside the home. In the default, /tmp, which is the account's full home when it is at its
+   * quota, the master could not start ("Unable to create lock file: Disk quota exceeded").
+   */
+  const lockDir = join(linux.phpSocketDir, 'lock');
   const pool = (account: Account) =>
     render('php/pool.conf', {
       user: account.user,
       socket: phpSocket(ctx, account.user),
       pid_file: pidFile(account.user),
-      error_log: join(linux.phpLogDir, `${account.user}.log`),
+      error_log: logFile(account.user),
       web_user: linux.webUser,
       home: account.homedir,
       tmp: join(account.homedir, 'tmp'),
@@ -121,19 +130,21 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   };
 
   /**
-   * Starts the account's master: a holder process makes the account's mount namespace (unshare),
-   * the view is made in it, then the master starts inside it (nsenter), in the account's control
-   * group, and is waited for until its socket answers.
+   * Starts the account's master: a holder process makes the account's mount and IPC namespaces
+   * (unshare), the view is made in it, then the master starts inside them (nsenter), in the
+   * account's control group, and is waited for until its socket answers.
    */
   const start = async (account: Account) => {
     const { user } = account;
     if (!ctx.live || masterPid(user) !== null) return;
     makeDirectory(ctx.path(linux.phpSocketDir));
     makePrivateDirectory(ctx.path(linux.phpLogDir));
+    makePrivateDirectory(ctx.path(lockDir));
     removeFile(ctx.path(phpSocket(ctx, user)));
     const holder = spawnInGroup(user, [
       '/usr/bin/unshare',
       '--mount',
+      '--ipc',
       '--propagation',
       'private',
       '--',
@@ -151,19 +162,21 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
         '/usr/bin/nsenter',
         `--target=${holder.pid}`,
         '--mount',
+        '--ipc',
         '--',
         linux.phpFpm,
         '--nodaemonize',
         '--fpm-config',
         poolFile(account),
+        '-d',
+        `opcache.lockfile_path=${ctx.path(lockDir)}`,
       ]);
       await waitFor(
         `PHP-FPM of ${user} to open its socket`,
         () =>
           master.exited() || (existsSync(ctx.path(phpSocket(ctx, user))) && masterPid(user) === master.pid),
       );
-      if (master.exited())
-        throw new Error(`PHP-FPM of ${user} ended; its log: ${join(linux.phpLogDir, `${user}.log`)}`);
+      if (master.exited()) throw new Error(`PHP-FPM of ${user} ended; its log: ${logFile(user)}`);
     } catch (error) {
       await stop(account);
       throw error;
@@ -220,6 +233,10 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     },
     create: (account) => [tmpStep(account), writePool(account), startStep(account)],
     remove: (account) => [stopStep(account), removePool(account)],
+    // The master's log, kept until the account is gone for good.
+    async forget(account) {
+      removeFile(ctx.path(logFile(account.user)));
+    },
     suspend: (account) => [stopStep(account)],
     unsuspend: (account) => [writePool(account), startStep(account)],
     async reconcile(account) {

@@ -9,7 +9,7 @@ import { removeFile } from '../files.ts';
 import { ensureDirectory, type Kind, kindOf, settleDirectory } from '../home.ts';
 import { findSystemUser, processOf, shadowPassword, systemGroupExists, systemUsers } from '../passwd.ts';
 import { waitFor } from '../wait.ts';
-import { removeLeftovers } from './leftovers.ts';
+import { removeIpcObjects, removeLeftovers } from './leftovers.ts';
 import { chooseQuotaBackend, type QuotaBackend, quotaBackend } from './quota.ts';
 
 /**
@@ -102,7 +102,8 @@ export function userComponent(ctx: LinuxContext): UserComponent {
   /**
    * Ends every process of the account: its control group (its PHP-FPM master and workers, its SSH
    * and SFTP sessions, whatever they forked, detached or not), then anything else running as its
-   * uid (an IMAP session Dovecot runs for it). With `remove`, the group goes too.
+   * uid (an IMAP session Dovecot runs for it). With `remove`, the group goes too. Then the SysV IPC
+   * objects its uid left, which outlive every process.
    */
   const endProcesses = async (name: string, remove = false) => {
     // Below another system root the uid is not this machine's: nothing there runs.
@@ -116,6 +117,7 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       if (round > 100) throw new Error(`the processes of ${name} did not end`);
       await waitFor(`the processes of ${name} to end`, () => !processOf(found.uid), 200).catch(() => {});
     }
+    if (found.uid !== 0) await removeIpcObjects(ctx, found.uid);
   };
   const { systemUser } = ctx;
   const groupExists = (user: string) => ctx.groups?.list().includes(user) ?? false;

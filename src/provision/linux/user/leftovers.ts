@@ -1,11 +1,12 @@
 // What an account leaves outside its home, removed with it once its processes have ended, so that
 // nothing of it outlives the account (CONTRACT §10): files it owns in the directories every user may
-// write, its crontab, and mail it queued through sendmail. Found by the uid that owns them, not by
-// a name the account chose, and removed without following a link.
+// write, its crontab, mail it queued through sendmail, and its SysV IPC objects (those go with
+// suspension too). Found by the uid that owns them, not by a name the account chose, and removed
+// without following a link.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LinuxContext } from '../context.ts';
-import { removeFile } from '../files.ts';
+import { readIfExists, removeFile } from '../files.ts';
 import { removeOwnedBy } from '../home.ts';
 
 /**
@@ -49,6 +50,48 @@ async function removeQueuedMail(ctx: LinuxContext, uid: number): Promise<string[
   // postsuper reads the queue ids from standard input with `-d -`.
   if (ids.length > 0) await runner.run(['/usr/sbin/postsuper', '-d', '-'], { input: `${ids.join('\n')}\n` });
   return ids.map((id) => `mail queue ${id}`);
+}
+
+/** Each kind of SysV IPC object: its table in /proc/sysvipc, and ipcrm's option for one by id. */
+const IPC_KINDS = [
+  ['shm', '-m'],
+  ['msg', '-q'],
+  ['sem', '-s'],
+] as const;
+
+/**
+ * The ids in a /proc/sysvipc table (its header names the columns; the id is the second) of the
+ * objects this uid owns or made: the owner may hand an object to another uid, its creator stays.
+ */
+export function ipcIdsOf(table: string, uid: number): string[] {
+  const [header = '', ...rows] = table.trim().split('\n');
+  const columns = header.trim().split(/\s+/);
+  const owner = columns.indexOf('uid');
+  const creator = columns.indexOf('cuid');
+  return rows
+    .map((row) => row.trim().split(/\s+/))
+    .filter((fields) => fields[owner] === String(uid) || fields[creator] === String(uid))
+    .map((fields) => fields[1]!)
+    .filter((id) => /^\d+$/.test(id));
+}
+
+/**
+ * Removes the SysV IPC objects (shared memory, message queues, semaphore sets) of this system's
+ * namespace that the uid owns or made: they outlive every process (a segment stays in memory) and
+ * one of mode 0666 is any account's to use. Its PHP makes its own in a namespace of its own
+ * (php/component.ts), gone with its master; these are its shell's and its cron jobs'.
+ */
+export async function removeIpcObjects(ctx: LinuxContext, uid: number): Promise<string[]> {
+  // The tables are this machine's: below another system root there is none to look at.
+  if (!ctx.live) return [];
+  const removed: string[] = [];
+  for (const [kind, option] of IPC_KINDS)
+    for (const id of ipcIdsOf(readIfExists(`/proc/sysvipc/${kind}`) ?? '', uid))
+      await ctx.runner.run(['/usr/bin/ipcrm', option, id]).then(
+        () => removed.push(`${kind} ${id}`),
+        () => {}, // removed meanwhile
+      );
+  return removed;
 }
 
 /** Removes what the account of this name and uid left outside its home; returns what went. */

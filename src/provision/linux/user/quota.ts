@@ -227,6 +227,20 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
     }
     return found;
   };
+  /**
+   * Destroys the account's qgroup once its home is deleted. The kernel keeps a deleted subvolume's
+   * qgroup, still in the account's, until it has cleaned the subvolume, and refuses to destroy a
+   * qgroup that has members (EBUSY): each member is taken out of it first.
+   */
+  const destroyGroup = async (group: string, base: string) => {
+    const rows = await qgroups(base).catch(() => null);
+    if (!rows?.has(group)) return;
+    for (const [id, { parents }] of rows)
+      if (parents.includes(group))
+        // The kernel may drop a cleaned subvolume's qgroup meanwhile: destroy says what is left.
+        await runner.run([BTRFS, 'qgroup', 'remove', id, group, base]).catch(() => {});
+    await runner.run([BTRFS, 'qgroup', 'destroy', group, base]);
+  };
   return {
     name: 'btrfs',
     async makeHome(home, owner, mode) {
@@ -248,7 +262,7 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
         );
         if (!deleted) removeHome(home);
       } else removeHome(home);
-      if (group) await runner.run([BTRFS, 'qgroup', 'destroy', group, dirname(home)]).catch(() => {});
+      if (group) await destroyGroup(group, dirname(home));
     },
     async setLimit({ home }, quota) {
       subvolume(home);

@@ -183,6 +183,39 @@ describe('mail identity in the sandbox', () => {
     assert.equal(fetch('bob:Bob-pass-1234', 4), '', 'no forged message reached bob');
   });
 
+  it('keeps Dovecot’s sockets from an account: alice cannot deliver into bob’s mailbox by LMTP, and mail to bob still arrives', async () => {
+    // Straight into bob's INBOX, past Postfix and every check, as Dovecot's default socket allowed.
+    const lmtp = await asAlice([
+      '/usr/bin/php',
+      '-r',
+      `$s = @stream_socket_client("unix:///run/dovecot/lmtp");
+       if (!$s) { echo "refused"; exit; }
+       foreach (["LHLO x", "MAIL FROM:<ceo@bob.example>", "RCPT TO:<bob@bob.example>", "DATA"] as $c) { fwrite($s, "$c\r\n"); fgets($s); }
+       fwrite($s, "From: CEO <ceo@bob.example>\r\nSubject: by lmtp\r\n\r\nPay.\r\n.\r\n");
+       echo fgets($s);`,
+    ]);
+    assert.equal(lmtp.stdout, 'refused', lmtp.stdout + lmtp.stderr);
+    // Every other socket of Dovecot's but its DNS resolver (which resolves what any account may).
+    const sockets = (await running.exec(['/usr/bin/find', '/run/dovecot', '-type', 's'])).stdout
+      .trim()
+      .split('\n');
+    assert.ok(sockets.includes('/run/dovecot/auth-userdb'), sockets.join(' '));
+    const opened: string[] = [];
+    for (const socket of sockets) {
+      const php = await asAlice([
+        '/usr/bin/php',
+        '-r',
+        'echo @stream_socket_client("unix://" . $argv[1]) ? "connected" : "refused";',
+        socket,
+      ]);
+      if (php.stdout !== 'refused') opened.push(socket);
+    }
+    assert.deepEqual(opened, ['/run/dovecot/dns-client']);
+    const own = await submit('alice@alice.example', message('alice@alice.example', 'after lmtp'));
+    assert.match(own.data ?? '', /^250 /, JSON.stringify(own));
+    assert.match(await arrived('bob:Bob-pass-1234', 4), /Subject: after lmtp/);
+  });
+
   it('keeps the mail tables, records, keys, logs and the milters from an account', async () => {
     const secret = [
       '/etc/postfix/berth/domains',

@@ -11,8 +11,10 @@ import {
   packetReader,
   serveMilter,
 } from '../../src/provision/linux/mail/milter.ts';
+import { senderOwners } from '../../src/provision/linux/mail/queue-budget.ts';
 import {
   fromAddresses,
+  localSenderPolicy,
   namedDomains,
   ORIGINATING,
   parseSenders,
@@ -385,6 +387,36 @@ describe('the sender policy', () => {
       '550 5.7.23 header From domain bob.example is hosted here: from this server, send through submission',
     );
     assert.equal(reply(await policy.mailFrom(inbound(OWN, 'someone@example.net'))), 'continue');
+  });
+
+  it('on mail from sendmail refuses a From naming another account’s domain however spelt, and lets by other domains, root’s and the system’s users’', async () => {
+    const owners = senderOwners('alice alice, @alice.example\nbob bob, @bob.example\n', 'host.example');
+    const local = localSenderPolicy(() => owners);
+    const sendmail = (sender: string, ...froms: string[]) => ({
+      macros: new Map([['daemon_name', 'mail.example']]),
+      clientAddress: '',
+      helo: '',
+      sender,
+      headers: [...froms.map((value) => ({ name: 'From', value })), { name: 'Subject', value: 'hi' }],
+      size: 0,
+    });
+    const refused = "550 5.7.1 Mail of alice may not name bob.example in From: it is another account's";
+    assert.equal(reply(await local.mailFrom(sendmail('alice'))), 'continue');
+    for (const [sender, ...froms] of [
+      ['alice', 'CEO <ceo@bob.example>'],
+      ['alice@alice.example', '=?utf-8?q?ceo=40bob.example?= <alice@alice.example>'],
+      ['alice@host.example', '"ceo＠bob．example" <visitor@gmail.com>'],
+      ['Alice@Alice.Example', 'ceo@BOB.example.'],
+      ['alice', 'alice@alice.example', 'ceo@bob.example'],
+    ] as const)
+      assert.equal(reply(await local.endOfMessage(sendmail(sender, ...froms))), refused, froms.join(' + '));
+    // Its own domains, domains hosted elsewhere (a contact form's visitor), no From at all.
+    for (const froms of [['Alice <info@alice.example>'], ['Visitor <visitor@gmail.com>'], []])
+      assert.equal(reply(await local.endOfMessage(sendmail('alice', ...froms))), 'continue', froms.join());
+    assert.equal(reply(await local.endOfMessage(sendmail('bob', 'CEO <ceo@bob.example>'))), 'continue');
+    // Root's and the system's own users' mail is no account's.
+    for (const sender of ['root', 'root@host.example', 'www-data@host.example', ''])
+      assert.equal(reply(await local.endOfMessage(sendmail(sender, 'ceo@bob.example'))), 'continue', sender);
   });
 
   it('reads From headers as mail readers do, and refuses what they might read otherwise', () => {

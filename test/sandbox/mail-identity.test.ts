@@ -226,6 +226,38 @@ describe('mail identity in the sandbox', () => {
     assert.match(await arrived('bob:Bob-pass-1234', 4), /Subject: after lmtp/);
   });
 
+  it('returns alice’s PHP mail() whose From names bob.example, however spelt, and delivers her contact form’s', async () => {
+    const phpMail = async (subject: string, from: string) => {
+      const sent = await asAlice([
+        '/usr/bin/php',
+        '-r',
+        'echo mail("bob@bob.example", $argv[1], "Sent by PHP.", "From: " . $argv[2], "-falice@alice.example") ? "sent" : "refused";',
+        subject,
+        from,
+      ]);
+      return sent.stdout.trim().split('\n').at(-1);
+    };
+    // postdrop takes them (the sender is alice's); Berth's local milter refuses them after.
+    assert.equal(await phpMail('php ceo', 'CEO <ceo@bob.example>'), 'sent');
+    assert.equal(
+      await phpMail('php encoded', '=?utf-8?b?Y2VvQGJvYi5leGFtcGxl?= <alice@alice.example>'),
+      'sent',
+    );
+    assert.equal(await phpMail('php visitor', 'Visitor <visitor@gmail.com>'), 'sent');
+    assert.match(await arrived('bob:Bob-pass-1234', 5), /Subject: php visitor/);
+    // Each refusal comes back to alice, once: a bounce is no account's mail, nothing loops.
+    const bounces = [await arrived('alice:Alice-pass-1234', 2), await arrived('alice:Alice-pass-1234', 3)];
+    for (const bounce of bounces) {
+      assert.match(bounce, /^Status: 5\.7\.1$/m, bounce);
+      assert.match(bounce, /Mail of alice may not name bob\.example in From/, bounce);
+    }
+    await sleep(2_000);
+    assert.equal(fetch('bob:Bob-pass-1234', 6), '', 'no forged message reached bob');
+    assert.equal(fetch('alice:Alice-pass-1234', 4), '', 'one bounce a refusal');
+    const queue = await running.exec(['/usr/sbin/postqueue', '-p']);
+    assert.match(queue.stdout, /Mail queue is empty/, queue.stdout);
+  });
+
   it('keeps the mail tables, records, keys, logs and the milters from an account', async () => {
     const secret = [
       '/etc/postfix/berth/domains',

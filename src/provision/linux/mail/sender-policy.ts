@@ -11,6 +11,7 @@ import { domainToASCII } from 'node:url';
 import { spf } from 'mailauth/lib/spf/index.js';
 import { readerText } from './header-text.ts';
 import { CONTINUE, type Envelope, type MilterPolicy, type Verdict } from './milter.ts';
+import type { SenderOwner } from './queue-budget.ts';
 
 /** The daemon name the submission service gives its milters (Postfix's milter_macro_daemon_name). */
 export const ORIGINATING = 'ORIGINATING';
@@ -236,6 +237,33 @@ export function senderPolicy(options: SenderPolicyOptions): MilterPolicy {
       const own = table.domainsOf(login);
       const other = namedDomains(froms[0]!.value).find((domain) => table.hosts(domain) && !own.has(domain));
       if (other !== undefined) return refuse(`550 5.7.1 ${login} may not name ${other} in From`);
+      return CONTINUE;
+    },
+  };
+}
+
+/**
+ * Mail the account's own programs hand to sendmail (PHP's mail()), which cleanup asks the local
+ * milter about. Its envelope sender is the account's (postdrop holds it to local-senders), and no
+ * From header may name, anywhere a reader shows it, a domain hosted here that is another
+ * account's: such mail is not signed, but Berth delivers it into that account's own mailboxes, and
+ * a reader shows the From. Domains hosted elsewhere (a contact form's visitor@gmail.com) are not
+ * Berth's to guard; the mail of root and of the system's own users, no account's, is not checked.
+ * Refused, Postfix returns the message to its sender.
+ */
+export function localSenderPolicy(owners: () => SenderOwner): MilterPolicy {
+  return {
+    mailFrom: () => CONTINUE,
+    endOfMessage(envelope) {
+      const owner = owners();
+      const login = envelope.sender ? owner(envelope.sender) : null;
+      if (login === null) return CONTINUE;
+      const froms = envelope.headers.filter((h) => h.name.trim().toLowerCase() === 'from');
+      for (const domain of froms.flatMap((h) => namedDomains(h.value))) {
+        const holder = owner(`@${domain}`);
+        if (holder !== null && holder !== login)
+          return refuse(`550 5.7.1 Mail of ${login} may not name ${domain} in From: it is another account's`);
+      }
       return CONTINUE;
     },
   };

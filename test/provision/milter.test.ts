@@ -11,8 +11,10 @@ import {
   packetReader,
   serveMilter,
 } from '../../src/provision/linux/mail/milter.ts';
+import { senderOwners } from '../../src/provision/linux/mail/queue-budget.ts';
 import {
   fromAddresses,
+  localSenderPolicy,
   namedDomains,
   ORIGINATING,
   parseSenders,
@@ -134,6 +136,35 @@ describe('the milter protocol', () => {
     }
   });
 
+  it('reads a header’s 8-bit bytes as UTF-8, as a reader shows them, and Latin-1 when they are not', async () => {
+    const socketPath = join(tempDir('berth-milter-'), 'policy.sock');
+    const seen: string[] = [];
+    const reading = {
+      mailFrom: () => policy.mailFrom({} as never),
+      endOfMessage: (envelope: Envelope) => {
+        seen.push(...envelope.headers.map((h) => h.value));
+        return policy.endOfMessage(envelope);
+      },
+    };
+    const { server } = serveMilter(reading, (error) => assert.fail(String(error)));
+    await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+    try {
+      const postfix = await postfixTalking(socketPath);
+      assert.equal(await postfix.ask(connectPacket('127.0.0.2')), 'c');
+      const from = '"ceo＠bob.example" <someone@example.net>';
+      assert.equal(await postfix.ask(packet('L', Buffer.from(`From\0${from}\0`, 'utf8'))), 'c');
+      assert.equal(await postfix.ask(packet('L', Buffer.from('Subject\0Caf\xe9\0', 'latin1'))), 'c');
+      assert.equal(
+        await postfix.ask(packet('E')),
+        '550 5.7.23 header From domain bob.example is hosted here and SPF does not pass for you',
+      );
+      assert.deepEqual(seen, [from, 'Café']);
+      postfix.socket.destroy();
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('asks for the body when the policy counts it, and sizes the message by its headers and body', async () => {
     const socketPath = join(tempDir('berth-milter-'), 'policy.sock');
     const sizes: number[] = [];
@@ -243,8 +274,10 @@ describe('the sender policy', () => {
       'continue',
     );
 
-    const own = submission('alice', 'alice@alice.example', '"ceo@bob.example" <alice@alice.example>');
+    const own = submission('alice', 'alice@alice.example', '"ceo@example.net" <alice@alice.example>');
     assert.equal(reply(await policy.endOfMessage(own)), 'continue');
+    const mailbox = submission('carol-sales', 'sales@carol.example', 'Sales <sales@carol.example>');
+    assert.equal(reply(await policy.endOfMessage(mailbox)), 'continue');
     for (const [froms, expected] of [
       [['ceo@bob.example'], '550 5.7.1 alice may not send as From <ceo@bob.example>'],
       [
@@ -258,6 +291,14 @@ describe('the sender policy', () => {
         '550 5.7.1 The From header must name exactly one plain address',
       ],
       [['Bob: ceo@bob.example;'], '550 5.7.1 The From header must name exactly one plain address'],
+      // Another account's domain wherever a reader shows it, the address being alice's own.
+      [['"ceo@bob.example" <alice@alice.example>'], '550 5.7.1 alice may not name bob.example in From'],
+      [
+        ['=?utf-8?b?Y2VvQGJvYi5leGFtcGxl?= <alice@alice.example>'],
+        '550 5.7.1 alice may not name bob.example in From',
+      ],
+      [['<=?utf-8?q?ceo=40bob.example?=@alice.example>'], '550 5.7.1 alice may not name bob.example in From'],
+      [['"ceo＠bob.example" <alice@alice.example>'], '550 5.7.1 alice may not name bob.example in From'],
     ] as const)
       assert.equal(
         reply(await policy.endOfMessage(submission('alice', 'alice@alice.example', ...froms))),
@@ -319,6 +360,13 @@ describe('the sender policy', () => {
       'ceo@bob.example.',
       'ceo@[bob.example]',
       '"ceo@bob.example" <someone@example.net>',
+      // As a reader shows them: encoded-words (B and Q), full-width and look-alike forms.
+      '=?utf-8?b?Y2VvQGJvYi5leGFtcGxl?= <someone@example.net>',
+      '=?utf-8?q?ceo=40bob=2Eexample?= <someone@example.net>',
+      '=?iso-8859-1?Q?ceo=40bob?= =?utf-8?Q?=2Eexample?= <someone@example.net>',
+      '"ceo＠bob．example" <someone@example.net>',
+      '"ｃｅｏ＠ＢＯＢ。ｅｘａｍｐｌｅ" <someone@example.net>',
+      '"ceo@bob\u200b.example" <someone@example.net>',
     ])
       assert.equal(
         reply(await policy.endOfMessage(header(from))),
@@ -339,6 +387,36 @@ describe('the sender policy', () => {
       '550 5.7.23 header From domain bob.example is hosted here: from this server, send through submission',
     );
     assert.equal(reply(await policy.mailFrom(inbound(OWN, 'someone@example.net'))), 'continue');
+  });
+
+  it('on mail from sendmail refuses a From naming another account’s domain however spelt, and lets by other domains, root’s and the system’s users’', async () => {
+    const owners = senderOwners('alice alice, @alice.example\nbob bob, @bob.example\n', 'host.example');
+    const local = localSenderPolicy(() => owners);
+    const sendmail = (sender: string, ...froms: string[]) => ({
+      macros: new Map([['daemon_name', 'mail.example']]),
+      clientAddress: '',
+      helo: '',
+      sender,
+      headers: [...froms.map((value) => ({ name: 'From', value })), { name: 'Subject', value: 'hi' }],
+      size: 0,
+    });
+    const refused = "550 5.7.1 Mail of alice may not name bob.example in From: it is another account's";
+    assert.equal(reply(await local.mailFrom(sendmail('alice'))), 'continue');
+    for (const [sender, ...froms] of [
+      ['alice', 'CEO <ceo@bob.example>'],
+      ['alice@alice.example', '=?utf-8?q?ceo=40bob.example?= <alice@alice.example>'],
+      ['alice@host.example', '"ceo＠bob．example" <visitor@gmail.com>'],
+      ['Alice@Alice.Example', 'ceo@BOB.example.'],
+      ['alice', 'alice@alice.example', 'ceo@bob.example'],
+    ] as const)
+      assert.equal(reply(await local.endOfMessage(sendmail(sender, ...froms))), refused, froms.join(' + '));
+    // Its own domains, domains hosted elsewhere (a contact form's visitor), no From at all.
+    for (const froms of [['Alice <info@alice.example>'], ['Visitor <visitor@gmail.com>'], []])
+      assert.equal(reply(await local.endOfMessage(sendmail('alice', ...froms))), 'continue', froms.join());
+    assert.equal(reply(await local.endOfMessage(sendmail('bob', 'CEO <ceo@bob.example>'))), 'continue');
+    // Root's and the system's own users' mail is no account's.
+    for (const sender of ['root', 'root@host.example', 'www-data@host.example', ''])
+      assert.equal(reply(await local.endOfMessage(sendmail(sender, 'ceo@bob.example'))), 'continue', sender);
   });
 
   it('reads From headers as mail readers do, and refuses what they might read otherwise', () => {
@@ -362,5 +440,19 @@ describe('the sender policy', () => {
       'b.example',
       'e.example',
     ]);
+    for (const [value, expected] of [
+      ['=?utf-8?b?Y2VvQGJvYi5leGFtcGxl?= <x@example.net>', ['example.net', 'bob.example']],
+      ['=?UTF-8?Q?ceo=40bob=2Eexample?=', ['bob.example']],
+      ['=?utf-8*en?q?ceo=40bob.example?=', ['bob.example']],
+      ['=?utf-7?q?ceo+AEA-bob.example?=', ['bob.example']],
+      ['=?x-unknown?q?ceo=40bob.example?=', ['bob.example']],
+      ['=?shift_jis?b?goOChYKPgZeCgoKPgoI=?=.example', ['bob.example']],
+      ['"ceo＠bob．example" <x@example.net>', ['example.net', 'bob.example']],
+      ['ceo﹫bob\u3002example', ['bob.example']],
+      ['ceo@b\u00adob.example', ['b', 'bob.example']],
+      ['ceo@bücher.example', ['xn--bcher-kva.example']],
+      ['=?utf-8?q?Caf=C3=A9?= <x@example.net>', ['example.net']],
+    ] as const)
+      assert.deepEqual(namedDomains(value), expected, value);
   });
 });

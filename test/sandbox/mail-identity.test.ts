@@ -68,6 +68,16 @@ describe('mail identity in the sandbox', () => {
       JSON.stringify(twice),
     );
 
+    const named = await submit(
+      'alice@alice.example',
+      message('=?utf-8?b?Y2VvQGJvYi5leGFtcGxl?= <alice@alice.example>', 'display name'),
+    );
+    assert.match(
+      named.data ?? '',
+      /^550 5\.7\.1 alice may not name bob\.example in From/,
+      JSON.stringify(named),
+    );
+
     const hidden = await submit(
       'alice@alice.example',
       message('Alice <alice@alice.example> ceo@bob.example', 'hidden'),
@@ -140,6 +150,10 @@ describe('mail identity in the sandbox', () => {
       '<ceo@ bob.example>',
       'ceo@(c)bob.example',
       'ceo@bob.example.',
+      // What a reader shows as ceo@bob.example: encoded-words, a full-width ＠ (8-bit UTF-8).
+      '=?utf-8?b?Y2VvQGJvYi5leGFtcGxl?= <x@example.net>',
+      '=?utf-8?q?ceo=40bob=2Eexample?= <x@example.net>',
+      '"ceo＠bob.example" <x@example.net>',
     ]) {
       const spelt = await inbound('127.0.0.2', 'someone@example.net', message(from, 'spelt'));
       assert.match(spelt.data ?? '', /^550 5\.7\.23 header From domain bob\.example/, from);
@@ -182,6 +196,67 @@ describe('mail identity in the sandbox', () => {
     assert.deepEqual(subjects, ['php own', 'php plain']);
     await sleep(1_000);
     assert.equal(fetch('bob:Bob-pass-1234', 4), '', 'no forged message reached bob');
+  });
+
+  it('keeps Dovecot’s sockets from an account: alice cannot deliver into bob’s mailbox by LMTP, and mail to bob still arrives', async () => {
+    // Straight into bob's INBOX, past Postfix and every check, as Dovecot's default socket allowed.
+    const lmtp = await asAlice([
+      '/usr/bin/php',
+      '-r',
+      `$s = @stream_socket_client("unix:///run/dovecot/lmtp");
+       if (!$s) { echo "refused"; exit; }
+       foreach (["LHLO x", "MAIL FROM:<ceo@bob.example>", "RCPT TO:<bob@bob.example>", "DATA"] as $c) { fwrite($s, "$c\r\n"); fgets($s); }
+       fwrite($s, "From: CEO <ceo@bob.example>\r\nSubject: by lmtp\r\n\r\nPay.\r\n.\r\n");
+       echo fgets($s);`,
+    ]);
+    assert.equal(lmtp.stdout, 'refused', lmtp.stdout + lmtp.stderr);
+    // Every other socket of Dovecot's but its DNS resolver (which resolves what any account may).
+    const sockets = (await running.exec(['/usr/bin/find', '/run/dovecot', '-type', 's'])).stdout
+      .trim()
+      .split('\n');
+    assert.ok(sockets.includes('/run/dovecot/auth-userdb'), sockets.join(' '));
+    const opened = await asAlice([
+      '/usr/bin/php',
+      '-r',
+      'foreach (array_slice($argv, 1) as $s) if (@stream_socket_client("unix://$s")) echo "$s\n";',
+      ...sockets,
+    ]);
+    assert.deepEqual(opened.stdout.trim().split('\n'), ['/run/dovecot/dns-client']);
+    const own = await submit('alice@alice.example', message('alice@alice.example', 'after lmtp'));
+    assert.match(own.data ?? '', /^250 /, JSON.stringify(own));
+    assert.match(await arrived('bob:Bob-pass-1234', 4), /Subject: after lmtp/);
+  });
+
+  it('returns alice’s PHP mail() whose From names bob.example, however spelt, and delivers her contact form’s', async () => {
+    const phpMail = async (subject: string, from: string) => {
+      const sent = await asAlice([
+        '/usr/bin/php',
+        '-r',
+        'echo mail("bob@bob.example", $argv[1], "Sent by PHP.", "From: " . $argv[2], "-falice@alice.example") ? "sent" : "refused";',
+        subject,
+        from,
+      ]);
+      return sent.stdout.trim().split('\n').at(-1);
+    };
+    // postdrop takes them (the sender is alice's); Berth's local milter refuses them after.
+    assert.equal(await phpMail('php ceo', 'CEO <ceo@bob.example>'), 'sent');
+    assert.equal(
+      await phpMail('php encoded', '=?utf-8?b?Y2VvQGJvYi5leGFtcGxl?= <alice@alice.example>'),
+      'sent',
+    );
+    assert.equal(await phpMail('php visitor', 'Visitor <visitor@gmail.com>'), 'sent');
+    assert.match(await arrived('bob:Bob-pass-1234', 5), /Subject: php visitor/);
+    // Each refusal comes back to alice, once: a bounce is no account's mail, nothing loops.
+    const bounces = [await arrived('alice:Alice-pass-1234', 2), await arrived('alice:Alice-pass-1234', 3)];
+    for (const bounce of bounces) {
+      assert.match(bounce, /^Status: 5\.7\.1$/m, bounce);
+      assert.match(bounce, /Mail of alice may not name bob\.example in From/, bounce);
+    }
+    await sleep(2_000);
+    assert.equal(fetch('bob:Bob-pass-1234', 6), '', 'no forged message reached bob');
+    assert.equal(fetch('alice:Alice-pass-1234', 4), '', 'one bounce a refusal');
+    const queue = await running.exec(['/usr/sbin/postqueue', '-p']);
+    assert.match(queue.stdout, /Mail queue is empty/, queue.stdout);
   });
 
   it('keeps the mail tables, records, keys, logs and the milters from an account', async () => {

@@ -3,7 +3,8 @@
 // quota, and serves IMAP; Postfix's submission service takes authenticated mail (Dovecot checks
 // the login) and passes it through Berth's sender-policy milter (a login sends only as its own
 // domains, envelope and header From alike) and then OpenDKIM, which signs it with the key the zone
-// publishes. On port 25 the same milter refuses a hosted domain as sender unless SPF passes.
+// publishes. On port 25 the same milter refuses a hosted domain as sender unless SPF passes. Mail
+// from sendmail (PHP's mail()) meets Berth's local milter: no other account's domain in From.
 //
 // Each local mail domain has a record in mail_dir; every table (Postfix's domains, mailboxes and
 // senders, Dovecot's logins and users, OpenDKIM's keys and signing table) is written whole from
@@ -265,7 +266,6 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       writeTables();
       if (!ctx.live) return;
       milters ??= await startMilters(ctx, tables);
-      const served = milters;
       const certificate = tls ? tls.hostCertificateFile : '/etc/ssl/certs/ssl-cert-snakeoil.pem';
       writeFileAtomic(
         ctx.path('/etc/dovecot/dovecot.conf'),
@@ -310,8 +310,9 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
         // sendmail -f: an account only as itself (local-senders); root and the system's own
         // users (not accounts, not in the table) as before.
         `local_login_sender_maps=${maps('local-senders')}, static:*`,
-        // Mail from sendmail: the account's queue budget (cleanup asks the local milter).
-        `non_smtpd_milters=${served.budgeted ? `unix:${LOCAL_SOCKET}` : ''}`,
+        // Mail from sendmail: no other account's domain in From, and the account's queue budget
+        // (cleanup asks the local milter).
+        `non_smtpd_milters=unix:${LOCAL_SOCKET}`,
       ]);
       // master.cf names a service by where it listens: 587 on every address, or ADDRESS:PORT.
       const listen =

@@ -29,7 +29,7 @@ export interface Envelope {
   helo: string;
   /** MAIL FROM's address without angle brackets (empty: the null sender); null before MAIL. */
   sender: string | null;
-  /** Every header as it came: name and value. */
+  /** Every header as it came: name and value (UTF-8 when its bytes are). */
   headers: { name: string; value: string }[];
   /** The message's bytes seen so far: headers (as `name: value` lines), and the body when read. */
   size: number;
@@ -48,6 +48,20 @@ function cString(data: Buffer, at: number): [string, number] {
   const end = data.indexOf(0, at);
   const stop = end === -1 ? data.length : end;
   return [data.toString('latin1', at, stop), stop + 1];
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A header value's bytes (read byte for byte) as a reader shows them: UTF-8 when they are UTF-8
+ * (an 8-bit header, as SMTPUTF8 sends it), else byte for byte.
+ */
+function headerText(latin1: string): string {
+  try {
+    return utf8.decode(Buffer.from(latin1, 'latin1'));
+  } catch {
+    return latin1;
+  }
 }
 
 function strings(data: Buffer): string[] {
@@ -145,7 +159,7 @@ export function milterSession(policy: MilterPolicy, send: (reply: Buffer) => voi
       case 'L': {
         const [name, afterName] = cString(data, 0);
         const value = cString(data, afterName)[0];
-        envelope.headers.push({ name, value });
+        envelope.headers.push({ name, value: headerText(value) });
         envelope.size += name.length + value.length + 4;
         return verdictPacket(CONTINUE);
       }

@@ -2,8 +2,9 @@
 // (where its chrooted daemons find them by a relative name) that only root, Postfix's group and
 // the milter's user may enter: no account reaches a milter (one that reached OpenDKIM would have
 // any message signed). The sender policy is every smtpd's (submission and port 25); the local
-// milter is cleanup's for the mail the account's own programs hand to sendmail, where the only
-// check left to make is the queue budget (postdrop has already held the sender to the account's).
+// milter is cleanup's for the mail the account's own programs hand to sendmail, whose envelope
+// sender postdrop has already held to the account's: it checks the From headers against the other
+// accounts' domains, and the queue budget.
 import type { Server, Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,6 @@ import { giveSocket, makeServiceDirectory, readIfExists, removeFile } from '../f
 import { findSystemUser } from '../passwd.ts';
 import { type MilterPolicy, serveMilter } from './milter.ts';
 import {
-  LET_BY,
   listQueue,
   type QueueLimits,
   queueBudget,
@@ -20,7 +20,7 @@ import {
   senderOwners,
   withQueueBudget,
 } from './queue-budget.ts';
-import { parseSenders, senderPolicy, spfChecker, submitted } from './sender-policy.ts';
+import { localSenderPolicy, parseSenders, senderPolicy, spfChecker, submitted } from './sender-policy.ts';
 
 export const POLICY_SOCKET = 'berth/sender-policy.sock';
 export const LOCAL_SOCKET = 'berth/local-mail.sock';
@@ -29,8 +29,6 @@ export const DKIM_SOCKET = 'opendkim/opendkim.sock';
 const POSTQUEUE = ['/usr/sbin/postqueue', '-j'];
 
 export interface Milters {
-  /** Whether mail waiting in the queue is bounded (the local milter is served only then). */
-  budgeted: boolean;
   /** Learns what each account has waiting in the queue now. */
   listQueue(): Promise<void>;
   /** Stops serving (Postfix then tempfails mail until they are back). */
@@ -76,7 +74,7 @@ export async function startMilters(
   };
   const budgeted = limits.bytes !== null || limits.messages !== null;
   const budget = queueBudget(limits);
-  const origin = budgeted ? await postfixOrigin(ctx) : '';
+  const origin = await postfixOrigin(ctx);
   const owners = () => senderOwners(readIfExists(tables.localSenders) ?? '', origin);
   const budgeting = (
     policy: MilterPolicy,
@@ -92,11 +90,10 @@ export async function startMilters(
   // On smtpd, only submission's mail is an account's to count: port 25's comes from elsewhere.
   const served = [await serve(ctx, POLICY_SOCKET, postfix.gid, budgeting(senders, submitted))];
   // From sendmail, every sender an account may give is its own (postdrop saw to it).
-  const local = budgeting(LET_BY, () => true, 'reject');
-  if (budgeted) served.push(await serve(ctx, LOCAL_SOCKET, postfix.gid, local));
+  const local = budgeting(localSenderPolicy(owners), () => true, 'reject');
+  served.push(await serve(ctx, LOCAL_SOCKET, postfix.gid, local));
 
   return {
-    budgeted,
     async listQueue() {
       if (budgeted) await listQueue(POSTQUEUE, budget, owners());
     },

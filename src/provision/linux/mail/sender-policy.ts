@@ -2,11 +2,16 @@
 // submission service (Postfix's `milter_macro_daemon_name=ORIGINATING`) an authenticated login may
 // use, as envelope sender and as the one header From, only an address of a domain its account
 // owns, which Postfix's `senders` table says (the table reject_sender_login_mismatch reads: one
-// source); a null sender is refused. Unauthenticated mail on port 25 naming a domain hosted here
-// as envelope or header sender is refused unless SPF passes for that domain and the client.
+// source), and its From may name no other hosted domain anywhere a reader shows it; a null sender
+// is refused. Unauthenticated mail on port 25 naming a domain hosted here as envelope or header
+// sender, however spelt (header-text.ts), is refused unless SPF passes for that domain and the
+// client.
 import { Resolver } from 'node:dns/promises';
+import { domainToASCII } from 'node:url';
 import { spf } from 'mailauth/lib/spf/index.js';
+import { readerText } from './header-text.ts';
 import { CONTINUE, type Envelope, type MilterPolicy, type Verdict } from './milter.ts';
+import type { SenderOwner } from './queue-budget.ts';
 
 /** The daemon name the submission service gives its milters (Postfix's milter_macro_daemon_name). */
 export const ORIGINATING = 'ORIGINATING';
@@ -17,6 +22,8 @@ export interface SenderTable {
   loginsFor(address: string): readonly string[];
   /** Whether the domain is one this server hosts. */
   hosts(domain: string): boolean;
+  /** The domains of every entry that names `login` (for a mailbox login, its mailbox's domain). */
+  domainsOf(login: string): ReadonlySet<string>;
 }
 
 /** Reads Postfix's `senders` table (`@domain login, login` or `address login`, one a line). */
@@ -41,6 +48,12 @@ export function parseSenders(text: string): SenderTable {
       return entries.get(lower) ?? entries.get(`@${domainOf(lower)}`) ?? [];
     },
     hosts: (domain) => hosted.has(domain.toLowerCase()),
+    domainsOf(login) {
+      const lower = login.toLowerCase();
+      return new Set(
+        [...entries].filter(([, logins]) => logins.includes(lower)).map(([key]) => domainOf(key)),
+      );
+    },
   };
 }
 
@@ -120,18 +133,27 @@ export const domainOf = (address: string) =>
     .replace(/\.+$/, '');
 
 /**
- * Every domain a header value names after an `@`, however it is spelt: comments dropped, spaces
- * around the `@` closed up, a literal's brackets and trailing dots taken off. What a lenient
- * reader might show as the sender is all checked, not only what a strict parser accepts.
+ * Every domain a header value names after an `@`, however it is spelt: in the raw header and as a
+ * reader shows it (encoded-words decoded, full-width and other look-alike forms folded:
+ * header-text.ts), comments dropped, spaces around the `@` closed up, a literal's brackets and
+ * trailing dots taken off, a Unicode domain in its ASCII form. What a lenient reader might show as
+ * the sender is all checked, not only what a strict parser accepts.
  */
 export function namedDomains(value: string): string[] {
-  let text = value;
-  for (let before = ''; before !== text; ) {
-    before = text;
-    text = text.replace(/\([^()]*\)/g, ' ');
+  const found = new Set<string>();
+  for (const spelling of new Set([value, readerText(value)])) {
+    let text = spelling;
+    for (let before = ''; before !== text; ) {
+      before = text;
+      text = text.replace(/\([^()]*\)/g, ' ');
+    }
+    text = text.replace(/\s+/g, '');
+    for (const match of text.matchAll(/@\[?([\p{L}\p{M}\p{N}.-]+)/gu)) {
+      const domain = match[1]!.toLowerCase();
+      found.add(domainOf(`@${domainToASCII(domain) || domain}`));
+    }
   }
-  text = text.replace(/\s+/g, '');
-  return [...text.matchAll(/@\[?([A-Za-z0-9.-]+)/g)].map((match) => domainOf(`@${match[1]}`));
+  return [...found];
 }
 
 export interface SenderPolicyOptions {
@@ -209,6 +231,39 @@ export function senderPolicy(options: SenderPolicyOptions): MilterPolicy {
         return refuse('550 5.7.1 The From header must name exactly one plain address');
       if (login === '' || !mayUse(login, addresses[0]!))
         return refuse(`550 5.7.1 ${login} may not send as From <${addresses[0]}>`);
+      // Nor name another account's domain anywhere a reader shows it: a display name
+      // `"ceo@bob.example"`, an encoded-word, a full-width ＠.
+      const table = options.senders();
+      const own = table.domainsOf(login);
+      const other = namedDomains(froms[0]!.value).find((domain) => table.hosts(domain) && !own.has(domain));
+      if (other !== undefined) return refuse(`550 5.7.1 ${login} may not name ${other} in From`);
+      return CONTINUE;
+    },
+  };
+}
+
+/**
+ * Mail the account's own programs hand to sendmail (PHP's mail()), which cleanup asks the local
+ * milter about. Its envelope sender is the account's (postdrop holds it to local-senders), and no
+ * From header may name, anywhere a reader shows it, a domain hosted here that is another
+ * account's: such mail is not signed, but Berth delivers it into that account's own mailboxes, and
+ * a reader shows the From. Domains hosted elsewhere (a contact form's visitor@gmail.com) are not
+ * Berth's to guard; the mail of root and of the system's own users, no account's, is not checked.
+ * Refused, Postfix returns the message to its sender.
+ */
+export function localSenderPolicy(owners: () => SenderOwner): MilterPolicy {
+  return {
+    mailFrom: () => CONTINUE,
+    endOfMessage(envelope) {
+      const owner = owners();
+      const login = envelope.sender ? owner(envelope.sender) : null;
+      if (login === null) return CONTINUE;
+      const froms = envelope.headers.filter((h) => h.name.trim().toLowerCase() === 'from');
+      for (const domain of froms.flatMap((h) => namedDomains(h.value))) {
+        const holder = owner(`@${domain}`);
+        if (holder !== null && holder !== login)
+          return refuse(`550 5.7.1 Mail of ${login} may not name ${domain} in From: it is another account's`);
+      }
       return CONTINUE;
     },
   };

@@ -20,7 +20,12 @@ import { type LinuxConfig, loadConfig } from '../../src/config/index.ts';
 import { inspect } from '../../src/operations/maintenance.ts';
 import { isSubvolume } from '../../src/provision/linux/filesystems.ts';
 import type { CommandRunner } from '../../src/provision/linux/run.ts';
-import { chooseQuotaBackend, quotaBackend } from '../../src/provision/linux/user/quota.ts';
+import {
+  chooseQuotaBackend,
+  parseQgroups,
+  parseRepquota,
+  quotaBackend,
+} from '../../src/provision/linux/user/quota.ts';
 import { type Account, findAccount } from '../../src/store/accounts.ts';
 import { callCreateacct, tempDir } from '../helpers.ts';
 import { type LinuxHarness, linuxSetup } from './system-root.ts';
@@ -154,6 +159,86 @@ describe('the quota backend', () => {
       'alice: disk quota of 10 MB not enforced: no quota backend (set [linux] quota, see docs/linux-driver.md)',
       'carol: disk quota of 5 MB not enforced: no quota backend (set [linux] quota, see docs/linux-driver.md)',
     ]);
+  });
+});
+
+describe('disk usage from the quota backend', () => {
+  const REPQUOTA = [
+    '*** Report for user quotas on device /dev/sda1',
+    'Block grace time: 7days; Inode grace time: 7days',
+    '                        Block limits                File limits',
+    'User            used    soft    hard  grace    used  soft  hard  grace',
+    '----------------------------------------------------------------------',
+    'root      --      20       0       0      0       3     0     0      0',
+    'alice     --     120   10240   10240      0      12  1000  1000      0',
+    'carol     +-    9000    2048    2048 1767225600   3000000   500   500      0',
+    '#1234     --       8       0       0      0       2     0     0      0',
+    '',
+  ].join('\n');
+
+  it('reads repquota -p: KiB used, and the hard limits of KiB and files, by user', () => {
+    assert.deepEqual(
+      [...parseRepquota(REPQUOTA)],
+      [
+        ['root', { usedKiB: 20, blocks: 0, inodes: 0 }],
+        ['alice', { usedKiB: 120, blocks: 10240, inodes: 1000 }],
+        ['carol', { usedKiB: 9000, blocks: 2048, inodes: 500 }],
+        ['#1234', { usedKiB: 8, blocks: 0, inodes: 0 }],
+      ],
+    );
+  });
+
+  it('reads btrfs qgroup show -pre --raw: exclusive bytes, limit and parents, by qgroup', () => {
+    // btrfs-progs 6.2, which adds a Path column; older ones end at Parent.
+    const shown = [
+      'Qgroupid    Referenced    Exclusive  Max referenced  Max exclusive Parent     Path ',
+      '--------    ----------    ---------  --------------  ------------- ------     ---- ',
+      '0/5              16384        16384            none           none -          <toplevel>',
+      '0/256          3162112      3162112            none           none 1/1001     alice',
+      '0/257            16384        16384            none           none 1/1001,1/9 alice/public_html/sv',
+      '1/1001         3178496      3178496            none       10485760 -          <0 member qgroups>',
+      '',
+    ].join('\n');
+    assert.deepEqual(
+      [...parseQgroups(shown)],
+      [
+        ['0/5', { exclusive: 16384, limit: 'none', parents: ['-'] }],
+        ['0/256', { exclusive: 3162112, limit: 'none', parents: ['1/1001'] }],
+        ['0/257', { exclusive: 16384, limit: 'none', parents: ['1/1001', '1/9'] }],
+        ['1/1001', { exclusive: 3178496, limit: '10485760', parents: ['-'] }],
+      ],
+    );
+  });
+
+  it('takes every account’s bytes from one quota report, a user it leaves out owning nothing', async () => {
+    const housed = [
+      { account: account('alice', 10), home: '/home/alice' },
+      { account: account('bob', null), home: '/home/bob' },
+      { account: account('carol', 5), home: '/home/carol' },
+    ];
+    const on = scriptedRunner({
+      '/usr/sbin/quotaon': 'user quota on /home (/dev/sda1) is on\n',
+      '/usr/sbin/repquota': REPQUOTA,
+    });
+    assert.deepEqual(
+      [...((await linuxQuotas(on.runner, true).diskUsage?.(housed)) ?? [])],
+      [
+        ['/home/alice', 120 * 1024],
+        ['/home/bob', 0],
+        ['/home/carol', 9000 * 1024],
+      ],
+    );
+    assert.deepEqual(
+      on.commands.map((argv) => argv[0]),
+      ['/usr/sbin/quotaon', '/usr/sbin/repquota'],
+      'two commands, whatever the number of accounts',
+    );
+    // Quotas off, or another system root (whose quotas are not this machine's): the homes are walked.
+    const off = scriptedRunner({ '/usr/sbin/quotaon': 'user quota on /home (/dev/sda1) is off\n' });
+    assert.deepEqual([...((await linuxQuotas(off.runner, true).diskUsage?.(housed)) ?? [])], []);
+    const below = scriptedRunner();
+    assert.deepEqual([...((await linuxQuotas(below.runner, false).diskUsage?.(housed)) ?? [])], []);
+    assert.deepEqual(below.commands, []);
   });
 });
 

@@ -17,7 +17,7 @@ import {
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type LinuxConfig, loadConfig } from '../../src/config/index.ts';
-import { inspect } from '../../src/operations/maintenance.ts';
+import { inspect, refreshUsage } from '../../src/operations/maintenance.ts';
 import { isSubvolume } from '../../src/provision/linux/filesystems.ts';
 import type { CommandRunner } from '../../src/provision/linux/run.ts';
 import {
@@ -27,7 +27,7 @@ import {
   quotaBackend,
 } from '../../src/provision/linux/user/quota.ts';
 import { type Account, findAccount } from '../../src/store/accounts.ts';
-import { callCreateacct, tempDir } from '../helpers.ts';
+import { callCreateacct, summary, tempDir } from '../helpers.ts';
 import { type LinuxHarness, linuxSetup } from './system-root.ts';
 
 const BTRFS = '/usr/bin/btrfs';
@@ -383,6 +383,23 @@ function btrfsInNamespace() {
       const after = qgroupRow(home('rhea'), groupOf(home('rhea'))).exclusive;
       assert.ok(after - before >= 5 * 1024 * 1024, `the account's qgroup counts them: ${before} → ${after}`);
       assert.deepEqual(await inspect(h.services), []);
+    });
+
+    it('usage refresh takes each account’s disk space from its qgroup, one listing for every home', async () => {
+      // Root's file: a walk would leave it out, the qgroup counts whatever is in the home.
+      writeFileSync(join(home('quinn'), 'public_html', 'usage.bin'), Buffer.alloc(3 * 1024 * 1024, 1));
+      execFileSync(BTRFS, ['filesystem', 'sync', '--', home('quinn')]);
+      h.commands.length = 0;
+      assert.equal(await refreshUsage(h.services), 2);
+      const listings = h.commands.filter((argv) => argv[1] === 'qgroup' && argv[2] === 'show');
+      assert.equal(listings.length, 1, 'one listing for both homes');
+      for (const user of ['quinn', 'rhea']) {
+        const exclusive = qgroupRow(home(user), groupOf(home(user))).exclusive;
+        const stored = Number((await summary(h, user)).quota_usage);
+        assert.equal(stored, Math.ceil(exclusive / (1024 * 1024)), `${user}'s quota_usage`);
+      }
+      assert.ok(Number((await summary(h, 'quinn')).quota_usage) >= 3);
+      assert.ok(Number((await summary(h, 'rhea')).quota_usage) >= 5, 'its own subvolumes are counted');
     });
 
     it('removeacct deletes the subvolume, the account’s own subvolumes in it too, and follows no link', async () => {

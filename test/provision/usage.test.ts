@@ -62,6 +62,12 @@ describe('disk usage measured by walking a home', () => {
     symlinkSync(outside, join(small, 'public_html/outside.bin'));
     symlinkSync(join(outside, '..'), join(small, 'elsewhere'));
     writeFileSync(join(small, 'root.bin'), Buffer.alloc(2 * MiB, 1));
+    // A directory whose name is not UTF-8, 2 MiB of the account's in it.
+    const odd = Buffer.concat([Buffer.from(join(root, 'home/odd/')), Buffer.from([0xff, 0xfe])]);
+    mkdirSync(odd, { recursive: true });
+    const hidden = Buffer.concat([odd, Buffer.from('/hidden.bin')]);
+    writeFileSync(hidden, Buffer.alloc(2 * MiB, 1));
+    chownSync(hidden, ACCOUNT_UID, ACCOUNT_UID);
   });
 
   it('never holds the event loop up more than 200 ms, whatever the number of files', async () => {
@@ -85,6 +91,11 @@ describe('disk usage measured by walking a home', () => {
     const measured = await measureUsage(config, [account('small'), account('gone')], new Map());
     assert.deepEqual(measured.get('small'), { quota: 0, bandwidth: 0 });
     assert.deepEqual(measured.get('gone'), { quota: 0, bandwidth: 0 }, 'a missing home holds nothing');
+  });
+
+  it('counts what is below a directory whose name is not UTF-8', async () => {
+    const measured = await measureUsage(config, [account('odd')], new Map());
+    assert.deepEqual(measured.get('odd'), { quota: 2, bandwidth: 0 });
   });
 
   it('takes the bytes the quota backend counted instead of walking the home', async () => {

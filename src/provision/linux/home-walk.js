@@ -11,6 +11,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 const OPEN_DIRECTORY = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK;
+/** Names read as they are on disk (the typings know only text encodings). */
+const BYTES = /** @type {BufferEncoding} */ ('buffer');
 /** How many entries are looked at between two looks at the clock. */
 const CLOCK_EVERY = 1024;
 
@@ -38,13 +40,15 @@ function count(home, limitMs) {
   /** @param {number} fd an open directory */
   const walk = (fd) => {
     bytes += owned(fstatSync(fd));
-    // Read a few entries at a time: a directory of millions is never held whole.
-    const dir = opendirSync(`/proc/self/fd/${fd}`, { bufferSize: 128 });
+    // Read a few entries at a time: a directory of millions is never held whole. Names as bytes: a
+    // name that is not UTF-8 would not be found again by its decoded form, nor what is below it.
+    const dir = opendirSync(`/proc/self/fd/${fd}`, { encoding: BYTES, bufferSize: 128 });
+    const here = Buffer.from(`/proc/self/fd/${fd}/`);
     try {
       for (let entry = dir.readSync(); entry !== null; entry = dir.readSync()) {
         if (++entries % CLOCK_EVERY === 0 && performance.now() > deadline)
           throw new OutOfTime(`stopped after ${limitMs / 1000} s, ${entries} entries in`);
-        const path = `/proc/self/fd/${fd}/${entry.name}`;
+        const path = Buffer.concat([here, /** @type {Buffer} */ (/** @type {unknown} */ (entry.name))]);
         let stat;
         try {
           stat = lstatSync(path);

@@ -149,8 +149,16 @@ export async function startServer(config: Config): Promise<RunningServer> {
     },
     log,
   );
+  // A refresh that outlasts the interval (many homes walked to their time limit) is not doubled.
+  let refreshing = false;
   const usageTimer = setInterval(() => {
-    refreshUsage(services).catch((error: unknown) => log.error({ err: error }, 'usage refresh failed'));
+    if (refreshing) return;
+    refreshing = true;
+    refreshUsage(services)
+      .catch((error: unknown) => log.error({ err: error }, 'usage refresh failed'))
+      .finally(() => {
+        refreshing = false;
+      });
   }, USAGE_REFRESH_MS);
   usageTimer.unref();
   let closing: Promise<void> | null = null;

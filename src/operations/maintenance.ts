@@ -44,13 +44,23 @@ export async function ownAccounts(services: Services): Promise<Account[]> {
   );
 }
 
-/** Measures every account and stores its usage; returns how many were updated. */
+/**
+ * Measures every account and stores its usage; returns how many were updated. A disk space that is
+ * only a floor (its count stopped short) is stored, and logged.
+ */
 export async function refreshUsage(services: Services): Promise<number> {
   const { db } = services.store;
+  const accounts = await ownAccounts(services);
+  const measured = await services.driver.measureUsage(accounts);
   let updated = 0;
-  for (const account of await ownAccounts(services)) {
-    const usage = await services.driver.measureUsage(account);
+  for (const account of accounts) {
+    const usage = measured.get(account.user);
     if (!usage) continue;
+    if (usage.partial)
+      services.log.warn(
+        { user: account.user },
+        `disk usage of ${account.user} is at least ${usage.quota} MB: ${usage.partial}`,
+      );
     await db
       .updateTable('accounts')
       .set({ quota_usage: usage.quota, bandwidth_usage: usage.bandwidth })

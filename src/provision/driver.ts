@@ -17,6 +17,8 @@ export interface Usage {
   quota: number;
   /** Bytes served this calendar month, in MB rounded up. */
   bandwidth: number;
+  /** Why the disk space is a floor (its count stopped short), when it is. */
+  partial?: string;
 }
 
 /** Where a domain's certificate stands (the linux driver's tls component keeps it). */
@@ -90,8 +92,8 @@ export interface Driver {
   purge(account: { user: string; domain: string; homedir: string }): Promise<void>;
   /** Every difference between the store's accounts and the system (`berth doctor`). */
   inspect(loadAccounts: () => Promise<readonly Account[]>): Promise<string[]>;
-  /** What the account uses now, or null when the driver cannot tell. */
-  measureUsage(account: Account): Promise<Usage | null>;
+  /** What each account uses now, by user; an account the driver cannot tell about is left out. */
+  measureUsage(accounts: readonly Account[]): Promise<ReadonlyMap<string, Usage>>;
   /**
    * Every uid and gid this server's system has, and each system user's uid by name (for the
    * fleet's uid mark, CONTRACT §10); none when the driver makes no system users.

@@ -17,12 +17,17 @@ import {
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type LinuxConfig, loadConfig } from '../../src/config/index.ts';
-import { inspect } from '../../src/operations/maintenance.ts';
+import { inspect, refreshUsage } from '../../src/operations/maintenance.ts';
 import { isSubvolume } from '../../src/provision/linux/filesystems.ts';
 import type { CommandRunner } from '../../src/provision/linux/run.ts';
-import { chooseQuotaBackend, quotaBackend } from '../../src/provision/linux/user/quota.ts';
+import {
+  chooseQuotaBackend,
+  parseQgroups,
+  parseRepquota,
+  quotaBackend,
+} from '../../src/provision/linux/user/quota.ts';
 import { type Account, findAccount } from '../../src/store/accounts.ts';
-import { callCreateacct, tempDir } from '../helpers.ts';
+import { callCreateacct, summary, tempDir } from '../helpers.ts';
 import { type LinuxHarness, linuxSetup } from './system-root.ts';
 
 const BTRFS = '/usr/bin/btrfs';
@@ -154,6 +159,86 @@ describe('the quota backend', () => {
       'alice: disk quota of 10 MB not enforced: no quota backend (set [linux] quota, see docs/linux-driver.md)',
       'carol: disk quota of 5 MB not enforced: no quota backend (set [linux] quota, see docs/linux-driver.md)',
     ]);
+  });
+});
+
+describe('disk usage from the quota backend', () => {
+  const REPQUOTA = [
+    '*** Report for user quotas on device /dev/sda1',
+    'Block grace time: 7days; Inode grace time: 7days',
+    '                        Block limits                File limits',
+    'User            used    soft    hard  grace    used  soft  hard  grace',
+    '----------------------------------------------------------------------',
+    'root      --      20       0       0      0       3     0     0      0',
+    'alice     --     120   10240   10240      0      12  1000  1000      0',
+    'carol     +-    9000    2048    2048 1767225600   3000000   500   500      0',
+    '#1234     --       8       0       0      0       2     0     0      0',
+    '',
+  ].join('\n');
+
+  it('reads repquota -p: KiB used, and the hard limits of KiB and files, by user', () => {
+    assert.deepEqual(
+      [...parseRepquota(REPQUOTA)],
+      [
+        ['root', { usedKiB: 20, blocks: 0, inodes: 0 }],
+        ['alice', { usedKiB: 120, blocks: 10240, inodes: 1000 }],
+        ['carol', { usedKiB: 9000, blocks: 2048, inodes: 500 }],
+        ['#1234', { usedKiB: 8, blocks: 0, inodes: 0 }],
+      ],
+    );
+  });
+
+  it('reads btrfs qgroup show -pre --raw: exclusive bytes, limit and parents, by qgroup', () => {
+    // btrfs-progs 6.2, which adds a Path column; older ones end at Parent.
+    const shown = [
+      'Qgroupid    Referenced    Exclusive  Max referenced  Max exclusive Parent     Path ',
+      '--------    ----------    ---------  --------------  ------------- ------     ---- ',
+      '0/5              16384        16384            none           none -          <toplevel>',
+      '0/256          3162112      3162112            none           none 1/1001     alice',
+      '0/257            16384        16384            none           none 1/1001,1/9 alice/public_html/sv',
+      '1/1001         3178496      3178496            none       10485760 -          <0 member qgroups>',
+      '',
+    ].join('\n');
+    assert.deepEqual(
+      [...parseQgroups(shown)],
+      [
+        ['0/5', { exclusive: 16384, limit: 'none', parents: ['-'] }],
+        ['0/256', { exclusive: 3162112, limit: 'none', parents: ['1/1001'] }],
+        ['0/257', { exclusive: 16384, limit: 'none', parents: ['1/1001', '1/9'] }],
+        ['1/1001', { exclusive: 3178496, limit: '10485760', parents: ['-'] }],
+      ],
+    );
+  });
+
+  it('takes every account’s bytes from one quota report, a user it leaves out owning nothing', async () => {
+    const housed = [
+      { account: account('alice', 10), home: '/home/alice' },
+      { account: account('bob', null), home: '/home/bob' },
+      { account: account('carol', 5), home: '/home/carol' },
+    ];
+    const on = scriptedRunner({
+      '/usr/sbin/quotaon': 'user quota on /home (/dev/sda1) is on\n',
+      '/usr/sbin/repquota': REPQUOTA,
+    });
+    assert.deepEqual(
+      [...((await linuxQuotas(on.runner, true).diskUsage?.(housed)) ?? [])],
+      [
+        ['/home/alice', 120 * 1024],
+        ['/home/bob', 0],
+        ['/home/carol', 9000 * 1024],
+      ],
+    );
+    assert.deepEqual(
+      on.commands.map((argv) => argv[0]),
+      ['/usr/sbin/quotaon', '/usr/sbin/repquota'],
+      'two commands, whatever the number of accounts',
+    );
+    // Quotas off, or another system root (whose quotas are not this machine's): the homes are walked.
+    const off = scriptedRunner({ '/usr/sbin/quotaon': 'user quota on /home (/dev/sda1) is off\n' });
+    assert.deepEqual([...((await linuxQuotas(off.runner, true).diskUsage?.(housed)) ?? [])], []);
+    const below = scriptedRunner();
+    assert.deepEqual([...((await linuxQuotas(below.runner, false).diskUsage?.(housed)) ?? [])], []);
+    assert.deepEqual(below.commands, []);
   });
 });
 
@@ -303,6 +388,23 @@ function btrfsInNamespace() {
       const after = qgroupRow(home('rhea'), groupOf(home('rhea'))).exclusive;
       assert.ok(after - before >= 5 * 1024 * 1024, `the account's qgroup counts them: ${before} → ${after}`);
       assert.deepEqual(await inspect(h.services), []);
+    });
+
+    it('usage refresh takes each account’s disk space from its qgroup, one listing for every home', async () => {
+      // Root's file: a walk would leave it out, the qgroup counts whatever is in the home.
+      writeFileSync(join(home('quinn'), 'public_html', 'usage.bin'), Buffer.alloc(3 * 1024 * 1024, 1));
+      execFileSync(BTRFS, ['filesystem', 'sync', '--', home('quinn')]);
+      h.commands.length = 0;
+      assert.equal(await refreshUsage(h.services), 2);
+      const listings = h.commands.filter((argv) => argv[1] === 'qgroup' && argv[2] === 'show');
+      assert.equal(listings.length, 1, 'one listing for both homes');
+      for (const user of ['quinn', 'rhea']) {
+        const exclusive = qgroupRow(home(user), groupOf(home(user))).exclusive;
+        const stored = Number((await summary(h, user)).quota_usage);
+        assert.equal(stored, Math.ceil(exclusive / (1024 * 1024)), `${user}'s quota_usage`);
+      }
+      assert.ok(Number((await summary(h, 'quinn')).quota_usage) >= 3);
+      assert.ok(Number((await summary(h, 'rhea')).quota_usage) >= 5, 'its own subvolumes are counted');
     });
 
     it('removeacct deletes the subvolume, the account’s own subvolumes in it too, and follows no link', async () => {

@@ -277,7 +277,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       return found.flat().sort();
     },
 
-    measureUsage: (account) => measureUsage(config, account),
+    measureUsage: async (accounts) => measureUsage(config, accounts, await user.diskUsage(accounts)),
 
     startBackgroundWork(store, log) {
       // Whatever an account made since that its quota does not count yet (a btrfs subvolume of its

@@ -5,7 +5,8 @@
 // the way is refused, never followed, and changes (chown, chmod) go to the descriptor, not a name.
 // Node has no openat(); `/proc/self/fd/<fd>/<name>` is the kernel's equivalent: `<name>` is looked
 // up in exactly the directory the descriptor holds, whatever was renamed or replaced since.
-// Nothing else in src/provision/linux opens a path below a home (a test keeps it so).
+// Nothing else in src/provision/linux opens a path below a home (a test keeps it so), but for
+// home-walk.js, countHomes's walk in a thread of its own, which keeps the same rules.
 import {
   closeSync,
   constants,
@@ -21,6 +22,7 @@ import {
   unlinkSync,
 } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import { Worker } from 'node:worker_threads';
 
 // libuv opens every file close-on-exec.
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
@@ -260,28 +262,50 @@ export function removeOwnedBy(dir: string, uid: number): string[] {
   return removed;
 }
 
+/** What a home's walk counted; `cut` says why it stopped short, the bytes then being a floor. */
+export interface HomeCount {
+  bytes: number;
+  cut: string | null;
+}
+
+/** How long past its time limit a walk may stay silent before its thread is stopped. */
+const SILENCE_MS = 10_000;
+
 /**
- * Bytes the account's files take below its home, counted without following any link. What root
- * owns there (the home itself, a shell jail's hard links of system files) is not the account's.
+ * The bytes the account's files take below each home (what root owns there is not the account's),
+ * counted without following any link, one home after the other in a worker thread (home-walk.js):
+ * however many files a home holds, the server's own thread never waits on its walk. Each home's walk
+ * stops after `limitMs`, with what it counted so far. A home whose walk never answered (a thread
+ * stuck in the kernel, stopped) is left out.
  */
-export function diskBytes(home: string): number {
-  if (kindAt(home) !== 'directory') return 0;
-  const walk = (fd: number): number => {
-    const self = fstatSync(fd);
-    let total = self.uid === 0 ? 0 : self.blocks * 512;
-    for (const { path, stat } of statsIn(fd)) {
-      if (!stat.isDirectory()) total += stat.uid === 0 ? 0 : stat.blocks * 512;
-      else {
-        try {
-          total += withDirectory(path, walk);
-        } catch (error) {
-          if (!replacedOrGone(error)) throw error;
-        }
-      }
-    }
-    return total;
-  };
-  return withDirectory(home, walk);
+export function countHomes(homes: readonly string[], limitMs: number): Promise<Map<string, HomeCount>> {
+  const counted = new Map<string, HomeCount>();
+  if (homes.length === 0) return Promise.resolve(counted);
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./home-walk.js', import.meta.url), {
+      workerData: { homes, limitMs },
+      // The walk holds a few entries of one directory at a time: little memory, whatever the home.
+      resourceLimits: { maxOldGenerationSizeMb: 64 },
+    });
+    let silence: NodeJS.Timeout;
+    const listen = () => {
+      clearTimeout(silence);
+      silence = setTimeout(() => void worker.terminate(), limitMs + SILENCE_MS);
+    };
+    listen();
+    worker.on('message', (result: HomeCount & { home: string }) => {
+      counted.set(result.home, { bytes: result.bytes, cut: result.cut });
+      listen();
+    });
+    worker.on('error', (error) => {
+      clearTimeout(silence);
+      reject(error);
+    });
+    worker.on('exit', () => {
+      clearTimeout(silence);
+      resolve(counted);
+    });
+  });
 }
 
 /**

@@ -23,7 +23,7 @@ export function recordDriver(): Driver {
     reconcile: async () => {},
     purge: async () => {},
     inspect: async () => [],
-    measureUsage: async () => null,
+    measureUsage: async () => new Map(),
     close: async () => {},
   };
 }

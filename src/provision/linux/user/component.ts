@@ -42,6 +42,8 @@ export interface UserComponent extends Component {
   endProcesses(account: Account): LinuxStep;
   /** Brings what the accounts made since under their disk quotas (QuotaBackend.enforce). */
   enforce(accounts: readonly Account[]): Promise<void>;
+  /** The bytes each account takes, by user, where its quota backend counts them (diskUsage). */
+  diskUsage(accounts: readonly Account[]): Promise<Map<string, number>>;
 }
 
 export function userComponent(ctx: LinuxContext): UserComponent {
@@ -306,6 +308,18 @@ export function userComponent(ctx: LinuxContext): UserComponent {
 
     async enforce(accounts: readonly Account[]) {
       for (const [name, homes] of byBackend(accounts)) await quotaBackend(ctx, name).enforce?.(homes);
+    },
+
+    async diskUsage(accounts: readonly Account[]) {
+      const found = new Map<string, number>();
+      for (const [name, homes] of byBackend(accounts)) {
+        const counted = await quotaBackend(ctx, name).diskUsage?.(homes);
+        for (const { account, home } of homes) {
+          const bytes = counted?.get(home);
+          if (bytes !== undefined) found.set(account.user, bytes);
+        }
+      }
+      return found;
     },
 
     async inspect(accounts) {

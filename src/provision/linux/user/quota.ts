@@ -66,6 +66,50 @@ export interface QuotaBackend {
   enforce?(housed: readonly Housed[]): Promise<void>;
   /** What `berth doctor` says: quotas not enforced, or limits other than the store's. */
   inspect(housed: readonly Housed[]): Promise<string[]>;
+  /**
+   * The bytes each account takes, by home, as the filesystem counts them for its quota: one command
+   * for all the homes, whatever their number. A home left out has to be measured otherwise.
+   */
+  diskUsage?(housed: readonly Housed[]): Promise<Map<string, number>>;
+}
+
+/** A qgroup's row: the bytes only its subvolumes hold, its limit of those, the qgroups it is in. */
+export interface QgroupRow {
+  exclusive: number;
+  limit: string;
+  parents: string[];
+}
+
+/** `btrfs qgroup show -pre --raw`'s rows, by qgroup id (`0/257`, `1/1001`). */
+export function parseQgroups(shown: string): Map<string, QgroupRow> {
+  const rows = new Map<string, QgroupRow>();
+  for (const line of shown.split('\n')) {
+    const [id, , exclusive, , limit, parents] = line.trim().split(/\s+/);
+    if (id && /^\d+\/\d+$/.test(id))
+      rows.set(id, {
+        exclusive: Number(exclusive),
+        limit: limit ?? 'none',
+        parents: (parents ?? '').split(','),
+      });
+  }
+  return rows;
+}
+
+/** A user's row of `repquota -u -p`: KiB used, and the hard limits of KiB and of files. */
+export interface UserQuotaRow {
+  usedKiB: number;
+  blocks: number;
+  inodes: number;
+}
+
+/** `repquota -u -p`'s rows, by user name (-p: grace times as numbers, the same columns in each). */
+export function parseRepquota(report: string): Map<string, UserQuotaRow> {
+  const rows = new Map<string, UserQuotaRow>();
+  for (const line of report.split('\n')) {
+    const row = /^(\S+)\s+[-+]{2}\s+(\d+)\s+\d+\s+(\d+)\s+\d+\s+\d+\s+\d+\s+(\d+)/.exec(line);
+    if (row) rows.set(row[1]!, { usedKiB: Number(row[2]), blocks: Number(row[3]), inodes: Number(row[4]) });
+  }
+  return rows;
 }
 
 const MB = 1024 * 1024;
@@ -107,6 +151,12 @@ function linuxQuotas({ linux, runner, live }: QuotaContext): QuotaBackend {
     quota === null
       ? { blocks: 0, inodes: 0 }
       : { blocks: Math.max(1, quota * 1024), inodes: Math.max(1, quota * linux.quotaInodesPerMb) };
+  /** Every user's row of the quota report, or null when user quotas are off on the filesystem. */
+  const report = async () => {
+    const state = await runner.run(['/usr/sbin/quotaon', '-p', '-u', '--', fs]).catch(() => null);
+    if (!state || !/ is on\b/.test(state.stdout)) return null;
+    return parseRepquota((await runner.run(['/usr/sbin/repquota', '-u', '-p', '--', fs])).stdout);
+  };
   return {
     name: 'linux',
     makeHome: plainHome,
@@ -120,16 +170,8 @@ function linuxQuotas({ linux, runner, live }: QuotaContext): QuotaBackend {
     async inspect(housed) {
       const limited = housed.filter((h) => h.account.limits.quota !== null);
       if (!live || housed.length === 0) return [];
-      const state = await runner.run(['/usr/sbin/quotaon', '-p', '-u', '--', fs]).catch(() => null);
-      if (!state || !/ is on\b/.test(state.stdout))
-        return limited.map((h) => notEnforced(h, `user quotas are off on ${fs}`));
-      // -p: grace times as numbers, so that every row has the same columns.
-      const report = await runner.run(['/usr/sbin/repquota', '-u', '-p', '--', fs]);
-      const found = new Map<string, { blocks: number; inodes: number }>();
-      for (const line of report.stdout.split('\n')) {
-        const row = /^(\S+)\s+[-+]{2}\s+\d+\s+\d+\s+(\d+)\s+\d+\s+\d+\s+\d+\s+(\d+)/.exec(line);
-        if (row) found.set(row[1]!, { blocks: Number(row[2]), inodes: Number(row[3]) });
-      }
+      const found = await report();
+      if (!found) return limited.map((h) => notEnforced(h, `user quotas are off on ${fs}`));
       const differences: string[] = [];
       for (const h of housed) {
         const want = limitsOf(h.account.limits.quota);
@@ -143,6 +185,16 @@ function linuxQuotas({ linux, runner, live }: QuotaContext): QuotaBackend {
           );
       }
       return differences;
+    },
+    // The quota counts every file the uid owns on the filesystem: what the limit is held against.
+    // A user the report leaves out owns nothing there (repquota lists no user without use or limit).
+    async diskUsage(housed) {
+      if (!live || housed.length === 0) return new Map();
+      const found = await report();
+      if (!found) return new Map();
+      return new Map(
+        housed.map(({ account, home }) => [home, (found.get(account.user)?.usedKiB ?? 0) * 1024]),
+      );
     },
   };
 }
@@ -173,17 +225,9 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
     runner.run(argv).catch((error: Error) => {
       if (!/exist/i.test(error.message)) throw error;
     });
-  /** Each qgroup of the filesystem: its exclusive limit and the qgroups it is in. */
-  const qgroups = async (home: string) => {
-    const shown = await runner.run([BTRFS, 'qgroup', 'show', '-pre', '--raw', '--', home]);
-    const rows = new Map<string, { limit: string; parents: string[] }>();
-    for (const line of shown.stdout.split('\n')) {
-      const [id, , , , limit, parents] = line.trim().split(/\s+/);
-      if (id && /^\d+\/\d+$/.test(id))
-        rows.set(id, { limit: limit ?? 'none', parents: (parents ?? '').split(',') });
-    }
-    return rows;
-  };
+  /** Each qgroup of the filesystem `path` is on. */
+  const qgroups = async (path: string) =>
+    parseQgroups((await runner.run([BTRFS, 'qgroup', 'show', '-pre', '--raw', '--', path])).stdout);
   /** The home's subvolume id, asked once for as long as the home is the same subvolume. */
   const homeId = async (home: string) => {
     const { dev, birthtimeMs } = lstatSync(home);
@@ -276,6 +320,24 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
       await runner.run([BTRFS, 'qgroup', 'limit', '-e', 'none', own, base]);
       const limit = quota === null ? 'none' : String(quota * MB);
       await runner.run([BTRFS, 'qgroup', 'limit', '-e', limit, group, base]);
+    },
+    // The account's qgroup holds its home and the subvolumes it made inside: its exclusive bytes
+    // are what the quota is held against. One listing for each home base, whatever the number of
+    // homes; a home not in its qgroup (quotas not set up) is left out, to be measured otherwise.
+    async diskUsage(housed) {
+      const found = new Map<string, number>();
+      const homes = housed.map(({ home }) => home).filter((home) => isSubvolume(home));
+      for (const base of new Set(homes.map((home) => dirname(home)))) {
+        const rows = await qgroups(base).catch(() => null);
+        if (!rows) continue;
+        for (const home of homes.filter((h) => dirname(h) === base)) {
+          const group = groupOf(home);
+          const held = rows.get(group);
+          if (held && rows.get(`0/${await homeId(home)}`)?.parents.includes(group))
+            found.set(home, held.exclusive);
+        }
+      }
+      return found;
     },
     async enforce(housed) {
       const homes = housed.map(({ home }) => home).filter((home) => isSubvolume(home));

@@ -9,6 +9,9 @@ import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { tempDir } from '../helpers.ts';
 import { curl, ipcObjectsOf, type RunningSandbox, sandboxCall, startSandbox } from '../process.ts';
 
+/** Python opening alice's POSIX message queue by its name (the flags and mode follow). */
+const MQ_OPEN = 'import ctypes, os; ctypes.CDLL("librt.so.1").mq_open(b"/alice-queue",';
+
 describe('what an account leaves and reads, in the sandbox', () => {
   const dataDir = tempDir('berth-sandbox-');
   let running: RunningSandbox;
@@ -127,6 +130,8 @@ describe('what an account leaves and reads, in the sandbox', () => {
         // mode 0666 lets any account use them.
         'ipcmk -M 33554432 -p 0666 >/dev/null && ipcmk -Q -p 0666 >/dev/null && ipcmk -S 4 -p 0666 >/dev/null',
         'php -r \'$s = shm_attach(0x42e7, 33554432, 0666); shm_put_var($s, 1, str_repeat("x", 30000000));\'',
+        // A POSIX message queue needs no mount to be made, and outlives its maker as SysV's do.
+        `python3 -c '${MQ_OPEN} os.O_CREAT | os.O_RDWR, 0o666, None) >= 0 or exit(1)'`,
         // Undeliverable for now (the sandbox has no outside DNS): it waits in the queue.
         'printf "Subject: later\\n\\nqueued\\n" | /usr/sbin/sendmail -f alice@alice.example -- someone@nowhere.invalid',
       ].join(' && '),
@@ -157,6 +162,9 @@ describe('what an account leaves and reads, in the sandbox', () => {
     assert.ok((await queued()) > 0 || (await maildrop()) !== '', 'the mail is queued');
     assert.equal((await exec(['/usr/bin/test', '-e', '/var/spool/cron/crontabs/alice'])).code, 0);
     assert.equal((await ipcObjectsOf(running, aliceUid)).length, 4, 'her IPC objects');
+    const messageQueue = async () =>
+      (await exec(['/usr/bin/python3', '-c', `${MQ_OPEN} os.O_RDONLY) >= 0 and print("there")`])).stdout;
+    assert.equal(await messageQueue(), 'there\n', 'her message queue');
 
     // The sandbox's /tmp shows this machine's through its overlay: other tests' system roots there
     // (berth-root-*) have users of their own whose uids may be alice's. Those are not looked into.
@@ -181,6 +189,7 @@ describe('what an account leaves and reads, in the sandbox', () => {
     assert.equal(left.stdout.trim(), '', `left behind:\n${left.stdout}`);
     assert.equal(await queued(), 0, 'the queued mail is gone');
     assert.deepEqual(await ipcObjectsOf(running, aliceUid), [], 'her IPC objects are gone');
+    assert.equal(await messageQueue(), '', 'her message queue is gone');
     assert.notEqual((await exec(['/usr/bin/test', '-e', phpLog])).code, 0, 'her PHP-FPM log is gone');
     assert.ok(!(await qgroups()).includes(qgroup), `her qgroup ${qgroup} is gone`);
 

@@ -9,7 +9,7 @@ import { removeFile } from '../files.ts';
 import { ensureDirectory, type Kind, kindOf, settleDirectory } from '../home.ts';
 import { findSystemUser, processOf, shadowPassword, systemGroupExists, systemUsers } from '../passwd.ts';
 import { waitFor } from '../wait.ts';
-import { removeIpcObjects, removeLeftovers } from './leftovers.ts';
+import { removeIpcObjects, removeLeftovers, removeMessageQueues } from './leftovers.ts';
 import { chooseQuotaBackend, type QuotaBackend, quotaBackend } from './quota.ts';
 
 /**
@@ -119,7 +119,10 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       if (round > 100) throw new Error(`the processes of ${name} did not end`);
       await waitFor(`the processes of ${name} to end`, () => !processOf(found.uid), 200).catch(() => {});
     }
-    if (found.uid !== 0) await removeIpcObjects(ctx, found.uid);
+    if (found.uid !== 0) {
+      await removeIpcObjects(ctx, found.uid);
+      await removeMessageQueues(ctx, found.uid);
+    }
   };
   const { systemUser } = ctx;
   const groupExists = (user: string) => ctx.groups?.list().includes(user) ?? false;

@@ -1,12 +1,12 @@
 // What an account leaves outside its home, removed with it once its processes have ended, so that
 // nothing of it outlives the account (CONTRACT §10): files it owns in the directories every user may
-// write, its crontab, mail it queued through sendmail, and its SysV IPC objects (those go with
-// suspension too). Found by the uid that owns them, not by a name the account chose, and removed
+// write, its crontab, mail it queued through sendmail, and its SysV IPC objects and POSIX message
+// queues (those go with suspension too). Found by the uid that owns them, not by a name the account chose, and removed
 // without following a link.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LinuxContext } from '../context.ts';
-import { readIfExists, removeFile } from '../files.ts';
+import { makePrivateDirectory, readIfExists, removeFile } from '../files.ts';
 import { removeOwnedBy } from '../home.ts';
 
 /**
@@ -92,6 +92,41 @@ export async function removeIpcObjects(ctx: LinuxContext, uid: number): Promise<
         () => {}, // removed meanwhile
       );
   return removed;
+}
+
+/**
+ * Where Berth sees the system's POSIX message queues: an mqueue filesystem of its own mounting, in a
+ * directory root's alone. A queue needs no mount to be made (`mq_open`), so a jail does not stop
+ * it; it outlives its maker, one of mode 0666 is any account's, and the system holds 256 at most
+ * (`fs.mqueue.queues_max`): one account's would leave every other without.
+ */
+export const MQUEUE_VIEW = '/run/berth/mqueue';
+
+async function messageQueues(ctx: LinuxContext): Promise<string | null> {
+  // The queues are this machine's: below another system root there are none to look at.
+  if (!ctx.live) return null;
+  const mounted = (readIfExists('/proc/self/mountinfo') ?? '')
+    .split('\n')
+    .some((line) => line.split(' ')[4] === MQUEUE_VIEW && line.includes(' - mqueue '));
+  if (!mounted) {
+    makePrivateDirectory(MQUEUE_VIEW);
+    await ctx.runner.run([
+      '/usr/bin/mount',
+      '-t',
+      'mqueue',
+      '-o',
+      'nosuid,nodev,noexec',
+      'mqueue',
+      MQUEUE_VIEW,
+    ]);
+  }
+  return MQUEUE_VIEW;
+}
+
+/** Removes the POSIX message queues the uid owns (its PHP's are in a namespace of its own). */
+export async function removeMessageQueues(ctx: LinuxContext, uid: number): Promise<string[]> {
+  const view = await messageQueues(ctx);
+  return view === null ? [] : removeOwnedBy(view, uid).map((path) => `message queue ${path}`);
 }
 
 /** Removes what the account of this name and uid left outside its home; returns what went. */

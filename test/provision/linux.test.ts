@@ -225,6 +225,8 @@ describe('the linux driver through a whole account lifecycle', () => {
     ]);
     // sendmail -f from the account's own programs: its login, or an address of its domain.
     assert.deepEqual(lines('etc/postfix/berth/local-senders'), ['alice alice, @alice.example.com']);
+    // Local mail to the account's user goes to its mailbox, never to /var/mail.
+    assert.deepEqual(lines('etc/postfix/berth/local-aliases'), ['alice alice@alice.example.com']);
     const hash = shadowPassword(h.root, 'alice');
     assert.deepEqual(lines('etc/dovecot/berth/logins'), [
       `alice:${hash}:::::::user=alice`,
@@ -236,6 +238,7 @@ describe('the linux driver through a whole account lifecycle', () => {
       'etc/postfix/berth/mailboxes',
       'etc/postfix/berth/senders',
       'etc/postfix/berth/local-senders',
+      'etc/postfix/berth/local-aliases',
       'etc/dovecot/berth/logins',
       'etc/dovecot/berth/users',
       'etc/opendkim/berth/keys',

@@ -419,6 +419,57 @@ describe('the sender policy', () => {
       assert.equal(reply(await local.endOfMessage(sendmail(sender, 'ceo@bob.example'))), 'continue', sender);
   });
 
+  it('reads Sender and the Resent- pair as it reads From, wherever it checks From, and leaves Reply-To free', async () => {
+    const withHeader = <E extends { headers: { name: string; value: string }[] }>(
+      envelope: E,
+      name: string,
+    ) => ({
+      ...envelope,
+      headers: [...envelope.headers, { name, value: 'CEO <ceo@bob.example>' }],
+    });
+    for (const name of ['Sender', 'Resent-From', 'Resent-Sender']) {
+      assert.equal(
+        reply(
+          await policy.endOfMessage(
+            withHeader(submission('alice', 'alice@alice.example', 'alice@alice.example'), name),
+          ),
+        ),
+        `550 5.7.1 alice may not name bob.example in ${name}`,
+      );
+      assert.equal(
+        reply(
+          await policy.endOfMessage(
+            withHeader(inbound('127.0.0.2', 'someone@example.net', 'x@example.net'), name),
+          ),
+        ),
+        '550 5.7.23 header From domain bob.example is hosted here and SPF does not pass for you',
+      );
+    }
+    assert.equal(
+      reply(
+        await policy.endOfMessage(
+          withHeader(submission('alice', 'alice@alice.example', 'alice@alice.example'), 'Reply-To'),
+        ),
+      ),
+      'continue',
+    );
+    const owners = senderOwners('alice alice, @alice.example\nbob bob, @bob.example\n', 'host.example');
+    const local = localSenderPolicy(() => owners);
+    const sendmail = {
+      macros: new Map(),
+      clientAddress: '',
+      helo: '',
+      sender: 'alice',
+      headers: [],
+      size: 0,
+    };
+    assert.equal(
+      reply(await local.endOfMessage(withHeader(sendmail, 'Sender'))),
+      "550 5.7.1 Mail of alice may not name bob.example in Sender: it is another account's",
+    );
+    assert.equal(reply(await local.endOfMessage(withHeader(sendmail, 'Reply-To'))), 'continue');
+  });
+
   it('reads From headers as mail readers do, and refuses what they might read otherwise', () => {
     for (const [value, expected] of [
       ['me@alice.example', ['me@alice.example']],

@@ -49,7 +49,7 @@ describe('the queue budget', () => {
       assert.equal(owner(sender), null, sender);
   });
 
-  it('reads postqueue -j’s lines as the sender’s mail, a bounce as its recipient’s, and skips what is none', () => {
+  it('reads postqueue -j’s lines as the sender’s mail and its recipients’, a bounce as its recipient’s, and skips what is none', () => {
     const listed = (sender: string, recipient: string) =>
       JSON.stringify({
         queue_name: 'deferred',
@@ -60,17 +60,14 @@ describe('the queue budget', () => {
         sender,
         recipients: [{ address: recipient, delay_reason: 'connect to 192.0.2.1[192.0.2.1]:25: timed out' }],
       });
-    const alice = { id: '4F2A1', login: 'alice', size: 10485967 };
+    const alice = { id: '4F2A1', logins: ['alice'], size: 10485967 };
     assert.deepEqual(queuedMessage(listed('alice@alice.example', 'x@[192.0.2.1]'), owner), alice);
     assert.deepEqual(queuedMessage(listed('', 'alice@host.example'), owner), alice);
-    assert.deepEqual(queuedMessage(listed('bob@example.net', 'alice@alice.example'), owner), {
-      id: '4F2A1',
-      login: null,
-      size: 10485967,
-    });
+    // Waiting to reach alice's own mailbox (one she made refuse delivery): hers too.
+    assert.deepEqual(queuedMessage(listed('bob@example.net', 'alice@alice.example'), owner), alice);
     assert.deepEqual(queuedMessage(listed('', 'someone@example.net'), owner), {
       id: '4F2A1',
-      login: null,
+      logins: [],
       size: 10485967,
     });
     assert.equal(queuedMessage('postqueue: warning: Mail system is down', owner), null);
@@ -119,6 +116,26 @@ describe('the queue budget', () => {
     budget.observe({ waiting: new Map(), ids: new Set(), takenAt: 119_000 });
     assert.deepEqual(budget.usage('alice'), { bytes: 0, messages: 0 });
     assert.equal(budget.allows('alice', 9 * MB), true);
+  });
+
+  it('on SMTP holds back mail for an account whose mail waits at its limit, and counts what reaches it', async () => {
+    const limits = { bytes: 20 * MB, messages: null };
+    const budget = queueBudget(limits);
+    const policy = withQueueBudget(LET_BY, budget, limits, () => owner, submitted);
+    const to = (recipient: string, size: number) => ({
+      ...envelope('x@example.net', size),
+      recipients: [recipient],
+    });
+    // From outside, to alice's own mailbox (one she made refuse delivery): counted as hers.
+    assert.equal(reply(await policy.endOfMessage(to('alice@alice.example', 15 * MB))), 'continue');
+    assert.deepEqual(budget.usage('alice'), { bytes: 15 * MB, messages: 1 });
+    assert.equal(
+      reply(await policy.endOfMessage(to('alice@alice.example', 6 * MB))),
+      '452 4.2.2 Mail for alice waiting to be delivered is at its limit (20 MB); try again later',
+    );
+    // Mail for bob, or for no account here, goes on.
+    assert.equal(reply(await policy.endOfMessage(to('bob@bob.example', 6 * MB))), 'continue');
+    assert.equal(reply(await policy.endOfMessage(to('x@example.org', 6 * MB))), 'continue');
   });
 
   it('tempfails an account over budget on submission, at MAIL FROM and at the end, and counts what it lets by', async () => {

@@ -329,4 +329,25 @@ describe('mail identity in the sandbox', () => {
     const again = await submit('alice@alice.example', message('alice@alice.example', 'unsuspended'));
     assert.match(again.data ?? '', /^250 /, JSON.stringify(again));
   });
+
+  it('delivers local mail to an account’s user into its mailbox, under its quota, never into /var/mail', async () => {
+    const sent = await asAlice([
+      '/usr/bin/php',
+      '-r',
+      'echo mail("alice@localhost", "to myself", "kept in my mailbox") ? "sent" : "refused";',
+    ]);
+    assert.equal(sent.stdout, 'sent', sent.stderr);
+    for (let i = 0; i < 100; i++) {
+      const found = await running.exec(['/usr/bin/grep', '-rl', 'kept in my mailbox', '/home/alice/Maildir']);
+      if (found.stdout !== '') break;
+      await sleep(200);
+    }
+    const found = await running.exec(['/usr/bin/grep', '-rl', 'kept in my mailbox', '/home/alice/Maildir']);
+    assert.notEqual(found.stdout, '', 'in her Maildir');
+    assert.notEqual(
+      (await running.exec(['/usr/bin/test', '-e', '/var/mail/alice'])).code,
+      0,
+      'no /var/mail/alice',
+    );
+  });
 });

@@ -70,6 +70,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     mailboxes: join(linux.postfixMapDir, 'mailboxes'),
     senders: join(linux.postfixMapDir, 'senders'),
     localSenders: join(linux.postfixMapDir, 'local-senders'),
+    localAliases: join(linux.postfixMapDir, 'local-aliases'),
     logins: join(linux.dovecotMapDir, 'logins'),
     users: join(linux.dovecotMapDir, 'users'),
     keys: join(linux.opendkimMapDir, 'keys'),
@@ -163,6 +164,14 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       tables.localSenders,
       lines((d) => [`${d.user} ${d.user}, @${d.domain}`]),
       'postdrop',
+    );
+    // Mail to an account's system user (alice@localhost, a bounce to alice@<host name> from its
+    // sendmail) goes to its mailbox, under its mail quota and in its home, never to /var/mail,
+    // which no quota bounds and every user may list.
+    writeTable(
+      tables.localAliases,
+      lines((d) => [`${d.user} ${d.user}@${d.domain}`]),
+      'postfix',
     );
     // A login's password is the account's system password: its hash, read from the shadow file.
     const shadow = shadowPasswords(ctx.root);
@@ -307,6 +316,8 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
         // The queue is root's to read and flush: its envelopes name every tenant's correspondents.
         'authorized_mailq_users=root',
         'authorized_flush_users=root',
+        // Local mail to an account's user goes to its mailbox (local-aliases), the system's as before.
+        `alias_maps=hash:/etc/aliases, ${maps('local-aliases')}`,
         // sendmail -f: an account only as itself (local-senders); root and the system's own
         // users (not accounts, not in the table) as before.
         `local_login_sender_maps=${maps('local-senders')}, static:*`,

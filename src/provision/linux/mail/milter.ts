@@ -33,6 +33,8 @@ export interface Envelope {
   headers: { name: string; value: string }[];
   /** The message's bytes seen so far: headers (as `name: value` lines), and the body when read. */
   size: number;
+  /** RCPT TO's addresses so far, without angle brackets. */
+  recipients?: string[];
 }
 
 /** The filter: asked after MAIL FROM and at the end of the message. */
@@ -119,6 +121,7 @@ export function milterSession(policy: MilterPolicy, send: (reply: Buffer) => voi
     envelope.sender = null;
     envelope.headers = [];
     envelope.size = 0;
+    envelope.recipients = [];
   };
   newConnection();
 
@@ -156,6 +159,12 @@ export function milterSession(policy: MilterPolicy, send: (reply: Buffer) => voi
         envelope.sender = (strings(data)[0] ?? '').replace(/^<(.*)>$/, '$1');
         return verdictPacket(await policy.mailFrom(envelope));
       }
+      case 'R':
+        envelope.recipients = [
+          ...(envelope.recipients ?? []),
+          (strings(data)[0] ?? '').replace(/^<(.*)>$/, '$1'),
+        ];
+        return verdictPacket(CONTINUE);
       case 'L': {
         const [name, afterName] = cString(data, 0);
         const value = cString(data, afterName)[0];

@@ -63,7 +63,7 @@ export function senderOwners(localSenders: string, origin: string): SenderOwner 
 export function queuedMessage(
   line: string,
   owner: SenderOwner,
-): { id: string; login: string | null; size: number } | null {
+): { id: string; logins: string[]; size: number } | null {
   let entry: { queue_id?: unknown; sender?: unknown; message_size?: unknown; recipients?: unknown };
   try {
     entry = JSON.parse(line);
@@ -71,11 +71,15 @@ export function queuedMessage(
     return null;
   }
   if (typeof entry.sender !== 'string' || typeof entry.message_size !== 'number') return null;
-  const recipients = Array.isArray(entry.recipients) ? (entry.recipients as { address?: unknown }[]) : [];
-  const returnedTo = recipients[0]?.address;
+  const recipients = (Array.isArray(entry.recipients) ? (entry.recipients as { address?: unknown }[]) : [])
+    .map((recipient) => recipient.address)
+    .filter((address) => typeof address === 'string');
   const bounce = entry.sender === '' || entry.sender === 'MAILER-DAEMON';
-  const login = bounce ? (typeof returnedTo === 'string' ? owner(returnedTo) : null) : owner(entry.sender);
-  return { id: String(entry.queue_id ?? ''), login, size: entry.message_size };
+  // Mail waiting to reach an account's own mailbox is that account's too: an account that makes
+  // its mailbox refuse delivery (a Maildir it made unwritable) keeps its mail waiting for days.
+  const owners = [...(bounce ? [] : [owner(entry.sender)]), ...recipients.map(owner)];
+  const logins = [...new Set(owners.filter((login) => login !== null))];
+  return { id: String(entry.queue_id ?? ''), logins, size: entry.message_size };
 }
 
 /** Bytes and messages of one account's. */
@@ -210,9 +214,21 @@ export function withQueueBudget(
       const verdict = await policy.endOfMessage(envelope);
       if (verdict.action !== 'continue') return verdict;
       const login = ownerOf(envelope);
-      if (login === null) return CONTINUE;
-      if (!budget.allows(login, envelope.size)) return full(login);
-      budget.accepted(login, envelope.size, envelope.macros.get('i') ?? '');
+      if (login !== null && !budget.allows(login, envelope.size)) return full(login);
+      // Over SMTP, mail for an account whose mail already waits at its limit waits with its sender
+      // instead (a bounce returning to it too): its mailbox is not taking what it is given.
+      const owner = owners();
+      const recipients = [...new Set((envelope.recipients ?? []).map(owner).filter((r) => r !== null))];
+      if (refusal === 'tempfail')
+        for (const recipient of recipients)
+          if (recipient !== login && !budget.allows(recipient, envelope.size))
+            return {
+              action: 'tempfail',
+              reply: `452 4.2.2 Mail for ${recipient} waiting to be delivered is at its limit (${described(limits)}); try again later`,
+            };
+      const id = envelope.macros.get('i') ?? '';
+      for (const account of new Set([...(login === null ? [] : [login]), ...recipients]))
+        budget.accepted(account, envelope.size, id);
       return CONTINUE;
     },
   };
@@ -237,12 +253,14 @@ export async function listQueue(
   const ids = new Set<string>();
   for await (const line of createInterface({ input: output, crlfDelay: Number.POSITIVE_INFINITY })) {
     const message = queuedMessage(line, owner);
-    if (message) ids.add(message.id);
-    if (!message?.login) continue;
-    const usage = waiting.get(message.login) ?? { bytes: 0, messages: 0 };
-    usage.bytes += message.size;
-    usage.messages += 1;
-    waiting.set(message.login, usage);
+    if (!message) continue;
+    ids.add(message.id);
+    for (const login of message.logins) {
+      const usage = waiting.get(login) ?? { bytes: 0, messages: 0 };
+      usage.bytes += message.size;
+      usage.messages += 1;
+      waiting.set(login, usage);
+    }
   }
   await done;
   budget.observe({ waiting, ids, takenAt });

@@ -16,6 +16,15 @@ import type { SenderOwner } from './queue-budget.ts';
 /** The daemon name the submission service gives its milters (Postfix's milter_macro_daemon_name). */
 export const ORIGINATING = 'ORIGINATING';
 
+/**
+ * The headers a mail reader shows as who sent a message: From, and Sender and the Resent- pair
+ * ("ceo@bob.example on behalf of …"). Reply-To is not among them: where replies go is the
+ * sender's to choose (a form's visitor, a help desk), and a reader shows it only on replying.
+ */
+const SENDER_HEADERS = new Set(['from', 'sender', 'resent-from', 'resent-sender']);
+const senderHeaders = (envelope: Envelope) =>
+  envelope.headers.filter((h) => SENDER_HEADERS.has(h.name.trim().toLowerCase()));
+
 /** What the senders table says: for each domain (or whole address), the logins that may use it. */
 export interface SenderTable {
   /** The logins that may send as `address` (by its exact entry, else by its domain's). */
@@ -216,10 +225,10 @@ export function senderPolicy(options: SenderPolicyOptions): MilterPolicy {
     async endOfMessage(envelope) {
       const froms = envelope.headers.filter((h) => h.name.trim().toLowerCase() === 'from');
       if (!submitted(envelope)) {
-        // What a reader may see as the sender: every domain any From names, however spelt.
+        // What a reader may see as the sender: every domain any sender header names, however spelt.
         return spfFor(
           envelope,
-          froms.flatMap((h) => namedDomains(h.value)),
+          senderHeaders(envelope).flatMap((h) => namedDomains(h.value)),
           'header From domain',
         );
       }
@@ -235,8 +244,11 @@ export function senderPolicy(options: SenderPolicyOptions): MilterPolicy {
       // `"ceo@bob.example"`, an encoded-word, a full-width ＠.
       const table = options.senders();
       const own = table.domainsOf(login);
-      const other = namedDomains(froms[0]!.value).find((domain) => table.hosts(domain) && !own.has(domain));
-      if (other !== undefined) return refuse(`550 5.7.1 ${login} may not name ${other} in From`);
+      for (const header of senderHeaders(envelope)) {
+        const other = namedDomains(header.value).find((domain) => table.hosts(domain) && !own.has(domain));
+        if (other !== undefined)
+          return refuse(`550 5.7.1 ${login} may not name ${other} in ${header.name.trim()}`);
+      }
       return CONTINUE;
     },
   };
@@ -258,12 +270,14 @@ export function localSenderPolicy(owners: () => SenderOwner): MilterPolicy {
       const owner = owners();
       const login = envelope.sender ? owner(envelope.sender) : null;
       if (login === null) return CONTINUE;
-      const froms = envelope.headers.filter((h) => h.name.trim().toLowerCase() === 'from');
-      for (const domain of froms.flatMap((h) => namedDomains(h.value))) {
-        const holder = owner(`@${domain}`);
-        if (holder !== null && holder !== login)
-          return refuse(`550 5.7.1 Mail of ${login} may not name ${domain} in From: it is another account's`);
-      }
+      for (const header of senderHeaders(envelope))
+        for (const domain of namedDomains(header.value)) {
+          const holder = owner(`@${domain}`);
+          if (holder !== null && holder !== login)
+            return refuse(
+              `550 5.7.1 Mail of ${login} may not name ${domain} in ${header.name.trim()}: it is another account's`,
+            );
+        }
       return CONTINUE;
     },
   };

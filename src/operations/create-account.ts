@@ -12,6 +12,7 @@ import {
   serializeAccountCreation,
 } from '../store/accounts.ts';
 import { uniqueViolation } from '../store/errors.ts';
+import { objectsOf } from '../store/objects.ts';
 import { findPackage } from '../store/packages.ts';
 import { refuseHeld, refuseHeldDomain } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
@@ -174,7 +175,7 @@ export const createAccount = defineOperation({
           throw apiError('account_exists', { user: input.user }, 'user');
         throw error;
       }
-      await system({ kind: 'create', account, password });
+      await system({ kind: 'create', account, objects: await objectsOf(db, account.user), password });
       return account;
     });
     return {

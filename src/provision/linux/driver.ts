@@ -228,6 +228,11 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       return plan(each((c) => c.changeLimits?.(before, after)));
     },
 
+    changeObjects(account) {
+      checkIdentifiers(account);
+      return [];
+    },
+
     async resume(accounts) {
       const failures: string[] = [];
       for (const account of accounts)

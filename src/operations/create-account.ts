@@ -111,7 +111,7 @@ export const createAccount = defineOperation({
       if (await services.fleet.nameTaken(placed.server, input.user)) {
         throw invalid('user', `${input.user} is already a user or group on the server ${placed.server}`);
       }
-      const overlapping = await findOverlappingDomain(db, input.domain);
+      const overlapping = await findOverlappingDomain(db, input.domain, input.user);
       if (overlapping !== undefined)
         throw apiError('domain_in_use', { domain: input.domain, other: overlapping }, 'domain');
       // A removal still running holds its user and domain until it ends (its failure keeps them).

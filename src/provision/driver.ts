@@ -39,6 +39,8 @@ export type CertificateRow = { user: string; domain: string } & Partial<Certific
 export interface AccountSource {
   account(user: string): Promise<Account | undefined>;
   accounts(): Promise<readonly Account[]>;
+  /** The account's objects (its domains…). */
+  objects(user: string): Promise<AccountObjects>;
 }
 
 export interface BackgroundLog {
@@ -87,9 +89,9 @@ export interface Driver {
    */
   accountFiles(account: Account): Readable;
   /** Makes an account that arrives from another server, as it was there: files, mail, certificate. */
-  receiveAccount(account: Account, moved: MovedAccount): Step[];
+  receiveAccount(account: Account, moved: MovedAccount, objects?: AccountObjects): Step[];
   /** Makes the system match the stored account, whatever an interrupted call left (recovery). */
-  reconcile(account: Account): Promise<void>;
+  reconcile(account: Account, objects?: AccountObjects): Promise<void>;
   /** Removes every trace of an account the store does not have (recovery of an unfinished create). */
   purge(account: { user: string; domain: string; homedir: string }): Promise<void>;
   /** Every difference between the store's accounts and the system (`berth doctor`). */

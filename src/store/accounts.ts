@@ -300,16 +300,21 @@ export async function ownedTotals(
 }
 
 /**
- * A domain of an account (its main domain or another) that overlaps `domain`: equal to it, above it
- * (`shop.example` for `www.shop.example`) or under it.
+ * A domain of an account other than `user` (its main domain or another) that overlaps `domain`:
+ * equal to it, above it (`shop.example` for `www.shop.example`) or under it.
  */
-export async function findOverlappingDomain(db: Db, domain: string): Promise<string | undefined> {
+export async function findOverlappingDomain(
+  db: Db,
+  domain: string,
+  user: string,
+): Promise<string | undefined> {
   const { atOrAbove, under } = overlapsOf(domain);
   for (const table of ['accounts', 'domains'] as const) {
     const row = await db
       .selectFrom(table)
       .select('domain')
       .where((eb) => eb.or([eb('domain', 'in', atOrAbove), eb('domain', 'like', under)]))
+      .where('user', '!=', user)
       .limit(1)
       .executeTakeFirst();
     if (row) return row.domain;

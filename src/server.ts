@@ -20,6 +20,7 @@ import {
 } from './operations/maintenance.ts';
 import { openServices, type Services } from './services.ts';
 import { findAccount } from './store/accounts.ts';
+import { objectsOf } from './store/objects.ts';
 import { forgetCommitsBefore, HEARTBEAT_MS, heartbeat, registerServer } from './store/servers.ts';
 
 /** A transaction's commit mark is kept a day: long after every server has settled its steps. */
@@ -146,6 +147,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           : undefined;
       },
       accounts: () => ownAccounts(services),
+      objects: (user) => objectsOf(services.store.db, user),
     },
     log,
   );

@@ -1,5 +1,6 @@
 import { apiError } from '../core/errors.ts';
 import { saveAccount } from '../store/accounts.ts';
+import { objectsOf } from '../store/objects.ts';
 import { findPackage } from '../store/packages.ts';
 import { changeState, enforceLimitsOfChange, targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
@@ -33,7 +34,7 @@ export const changePackage = defineOperation({
       };
       await enforceLimitsOfChange(db, principal, after);
       await saveAccount(db, after);
-      await system({ kind: 'limits', before, account: after });
+      await system({ kind: 'limits', before, account: after, objects: await objectsOf(db, after.user) });
     });
     const message = `User hosting package changed for ${input.user}`;
     return { data: message, info: message };

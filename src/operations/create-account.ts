@@ -12,6 +12,7 @@ import {
   serializeAccountCreation,
 } from '../store/accounts.ts';
 import { uniqueViolation } from '../store/errors.ts';
+import { objectsOf } from '../store/objects.ts';
 import { findPackage } from '../store/packages.ts';
 import { refuseHeld, refuseHeldDomain } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
@@ -110,7 +111,7 @@ export const createAccount = defineOperation({
       if (await services.fleet.nameTaken(placed.server, input.user)) {
         throw invalid('user', `${input.user} is already a user or group on the server ${placed.server}`);
       }
-      const overlapping = await findOverlappingDomain(db, input.domain);
+      const overlapping = await findOverlappingDomain(db, input.domain, input.user);
       if (overlapping !== undefined)
         throw apiError('domain_in_use', { domain: input.domain, other: overlapping }, 'domain');
       // A removal still running holds its user and domain until it ends (its failure keeps them).
@@ -174,7 +175,7 @@ export const createAccount = defineOperation({
           throw apiError('account_exists', { user: input.user }, 'user');
         throw error;
       }
-      await system({ kind: 'create', account, password });
+      await system({ kind: 'create', account, objects: await objectsOf(db, account.user), password });
       return account;
     });
     return {

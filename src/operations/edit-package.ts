@@ -1,5 +1,6 @@
 import { apiError } from '../core/errors.ts';
 import { type Account, accountsOnPackage, LIMIT_NAMES, saveAccount } from '../store/accounts.ts';
+import { objectsOf } from '../store/objects.ts';
 import { findPackage, savePackage } from '../store/packages.ts';
 import { changeState } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
@@ -35,7 +36,7 @@ export const editPackage = defineOperation({
         if (input.feature !== undefined) after.feature = pkg.feature;
         if (input.shell !== undefined) after.shellEnabled = pkg.shell;
         await saveAccount(db, after);
-        await system({ kind: 'limits', before, account: after });
+        await system({ kind: 'limits', before, account: after, objects: await objectsOf(db, after.user) });
       }
       return { package: packageObject(pkg), accounts_updated: accounts.length };
     });

@@ -1,4 +1,5 @@
 import { saveAccount } from '../store/accounts.ts';
+import { objectsOf } from '../store/objects.ts';
 import { changeState, enforceLimitsOfChange, targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 import { results } from './results.ts';
@@ -22,7 +23,7 @@ export const editQuota = defineOperation({
       const after = { ...before, limits: { ...before.limits, quota: input.quota } };
       await enforceLimitsOfChange(db, principal, after);
       await saveAccount(db, after);
-      await system({ kind: 'limits', before, account: after });
+      await system({ kind: 'limits', before, account: after, objects: await objectsOf(db, after.user) });
     });
     const message = `User disk quota changed for ${input.user}`;
     return { data: message, info: message };

@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import type { Services } from '../services.ts';
 import { type Account, findAccount, listAccounts } from '../store/accounts.ts';
+import { objectsOf } from '../store/objects.ts';
 import { heldBy, restoreAccounts } from '../store/pending.ts';
 import { placeAccounts, unplacedAccounts } from '../store/servers.ts';
 import { accountsWithoutUid, raiseUidMark, recordUid } from '../store/uids.ts';
@@ -89,7 +90,7 @@ export async function recoverInterruptedCalls(services: Services): Promise<strin
     const account = await findAccount(services.store.db, entry.user);
     const here = account && (account.server === null || account.server === services.config.nodeName);
     if (account && here && account.domain === entry.domain) {
-      await services.driver.reconcile(account);
+      await services.driver.reconcile(account, await objectsOf(services.store.db, account.user));
       done.push(`${entry.user}: repaired to match the store after an interrupted "${entry.operation}"`);
     } else {
       await services.driver.purge(entry);

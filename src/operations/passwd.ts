@@ -1,3 +1,4 @@
+import { objectsOf } from '../store/objects.ts';
 import { changeState, generatePassword, targetAccount } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
 import { results } from './results.ts';
@@ -19,7 +20,7 @@ export const passwd = defineOperation({
     const password = input.password ?? generatePassword();
     const user = await changeState(ctx, async (db, system) => {
       const account = await targetAccount(db, ctx.principal, input.user);
-      await system({ kind: 'password', account, password });
+      await system({ kind: 'password', account, objects: await objectsOf(db, account.user), password });
       return account.user;
     });
     const message = `User password changed for ${user}`;

@@ -1,5 +1,6 @@
 import { apiError } from '../core/errors.ts';
 import { deleteAccount, ownedTotals } from '../store/accounts.ts';
+import { objectsOf } from '../store/objects.ts';
 import { changeState, refuseOwnAccount, targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 import { results } from './results.ts';
@@ -25,8 +26,10 @@ export const removeAccount = defineOperation({
         if (accounts > 0)
           throw apiError('reseller_has_accounts', { user: account.user, count: accounts }, 'user');
       }
+      // What the system has: the objects as they were before the account's rows go.
+      const objects = await objectsOf(db, account.user);
       await deleteAccount(db, account.user);
-      await system({ kind: 'remove', account });
+      await system({ kind: 'remove', account, objects });
     });
     const message = `User account removed ${input.user}`;
     return { data: message, info: message };

@@ -1,4 +1,5 @@
 import { saveAccount } from '../store/accounts.ts';
+import { objectsOf } from '../store/objects.ts';
 import { changeState, refuseOwnAccount, targetAccount } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
 import { resellerOf } from './principal.ts';
@@ -44,7 +45,7 @@ export const suspendAccount = defineOperation({
         by: reseller?.user ?? 'root',
       };
       await saveAccount(db, account);
-      await system({ kind: 'suspend', account });
+      await system({ kind: 'suspend', account, objects: await objectsOf(db, account.user) });
     });
     const message = `User account suspended ${input.user}`;
     return { data: message, info: message };

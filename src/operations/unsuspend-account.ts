@@ -1,4 +1,5 @@
 import { saveAccount } from '../store/accounts.ts';
+import { objectsOf } from '../store/objects.ts';
 import { changeState, forbidden, targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 import { resellerOf } from './principal.ts';
@@ -25,7 +26,7 @@ export const unsuspendAccount = defineOperation({
       }
       account.suspension = null;
       await saveAccount(db, account);
-      await system({ kind: 'unsuspend', account });
+      await system({ kind: 'unsuspend', account, objects: await objectsOf(db, account.user) });
     });
     const message = `User account unsuspended ${input.user}`;
     return { data: message, info: message };

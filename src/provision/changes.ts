@@ -1,67 +1,121 @@
 // What a call changes on an account's system, as data: the account's own server turns it into the
-// driver's steps, wherever in the fleet the call arrived (CONTRACT §12).
+// driver's steps, wherever in the fleet the call arrived (CONTRACT §12). The account travels with
+// its objects (its domains, and the kinds to come), so that the server making the change needs
+// nothing from the store. A new kind of change adds its line to KINDS, naming its fields by type.
 import { type Account, toAccount, toRow } from '../store/accounts.ts';
-import type { AccountRow } from '../store/schema.ts';
+import { type AccountObjects, fromObjectRows, mainObjects, toObjectRows } from '../store/objects.ts';
+import type { AccountRow, ObjectRows } from '../store/schema.ts';
 import type { Driver, Step } from './driver.ts';
 
 export type SystemChange =
-  | { kind: 'create'; account: Account; password: string }
-  | { kind: 'remove'; account: Account }
-  | { kind: 'suspend'; account: Account }
-  | { kind: 'unsuspend'; account: Account }
-  | { kind: 'password'; account: Account; password: string }
+  | { kind: 'create'; account: Account; objects: AccountObjects; password: string }
+  | { kind: 'remove'; account: Account; objects: AccountObjects }
+  | { kind: 'suspend'; account: Account; objects: AccountObjects }
+  | { kind: 'unsuspend'; account: Account; objects: AccountObjects }
+  | { kind: 'password'; account: Account; objects: AccountObjects; password: string }
   /** Any limit, the package, the feature list or the shell changed from `before` to `account`. */
-  | { kind: 'limits'; before: Account; account: Account };
+  | { kind: 'limits'; before: Account; account: Account; objects: AccountObjects }
+  /** The account's objects changed from `before` to `objects` (a domain added or removed). */
+  | { kind: 'objects'; account: Account; before: AccountObjects; objects: AccountObjects };
+
+type Kind = SystemChange['kind'];
+type ChangeOf<K extends Kind> = Extract<SystemChange, { kind: K }>;
+
+/** How a field of a change travels: an account as its store row, objects as theirs, text as is. */
+const FIELDS = {
+  account: {
+    encode: (account: Account): AccountRow => toRow(account),
+    decode: (value: unknown): Account | null =>
+      typeof value === 'object' && value !== null ? toAccount(value as AccountRow) : null,
+  },
+  /** The account's objects as the change leaves them. */
+  objects: {
+    encode: (objects: AccountObjects, account: Account): ObjectRows => toObjectRows(account.user, objects),
+    // From a server that sent none: the account's main domain alone, all it knew of.
+    decode: (value: unknown, account: Account): AccountObjects | null =>
+      value === undefined ? mainObjects(account) : fromObjectRows(value),
+  },
+  /** The account's objects before the change. */
+  earlierObjects: {
+    encode: (objects: AccountObjects, account: Account): ObjectRows => toObjectRows(account.user, objects),
+    decode: (value: unknown): AccountObjects | null => fromObjectRows(value),
+  },
+  text: {
+    encode: (text: string): string => text,
+    decode: (value: unknown): string | null => (typeof value === 'string' ? value : null),
+  },
+} as const;
+type FieldType = keyof typeof FIELDS;
+type Wire<F extends FieldType> = ReturnType<(typeof FIELDS)[F]['encode']>;
+
+type Fields<K extends Kind> = { [F in Exclude<keyof ChangeOf<K>, 'kind'>]: FieldType };
+
+/** Each kind of change: its fields (the account first), and the driver's steps for it. */
+const KINDS: { [K in Kind]: { fields: Fields<K>; steps(driver: Driver, change: ChangeOf<K>): Step[] } } = {
+  create: {
+    fields: { account: 'account', objects: 'objects', password: 'text' },
+    steps: (driver, { account, password, objects }) => driver.createAccount(account, password, objects),
+  },
+  remove: {
+    fields: { account: 'account', objects: 'objects' },
+    steps: (driver, { account, objects }) => driver.removeAccount(account, objects),
+  },
+  suspend: {
+    fields: { account: 'account', objects: 'objects' },
+    steps: (driver, { account, objects }) => driver.suspendAccount(account, objects),
+  },
+  unsuspend: {
+    fields: { account: 'account', objects: 'objects' },
+    steps: (driver, { account, objects }) => driver.unsuspendAccount(account, objects),
+  },
+  password: {
+    fields: { account: 'account', objects: 'objects', password: 'text' },
+    steps: (driver, { account, password, objects }) => driver.changePassword(account, password, objects),
+  },
+  limits: {
+    fields: { account: 'account', before: 'account', objects: 'objects' },
+    steps: (driver, { before, account, objects }) => driver.changeLimits(before, account, objects),
+  },
+  objects: {
+    fields: { account: 'account', before: 'earlierObjects', objects: 'objects' },
+    steps: (driver, { account, before, objects }) => driver.changeObjects(account, before, objects),
+  },
+};
 
 export function stepsFor(driver: Driver, change: SystemChange): Step[] {
-  switch (change.kind) {
-    case 'create':
-      return driver.createAccount(change.account, change.password);
-    case 'remove':
-      return driver.removeAccount(change.account);
-    case 'suspend':
-      return driver.suspendAccount(change.account);
-    case 'unsuspend':
-      return driver.unsuspendAccount(change.account);
-    case 'password':
-      return driver.changePassword(change.account, change.password);
-    case 'limits':
-      return driver.changeLimits(change.before, change.account);
-  }
+  const steps = KINDS[change.kind].steps as (driver: Driver, change: SystemChange) => Step[];
+  return steps(driver, change);
 }
 
-/** A change as it travels between servers: accounts as store rows. */
-export type ChangeMessage =
-  | { kind: 'create' | 'password'; account: AccountRow; password: string }
-  | { kind: 'remove' | 'suspend' | 'unsuspend'; account: AccountRow }
-  | { kind: 'limits'; before: AccountRow; account: AccountRow };
+/** A change as it travels between servers: accounts and objects as store rows. */
+export type ChangeMessage = {
+  [K in Kind]: { kind: K } & { [F in keyof Fields<K>]: Wire<Fields<K>[F]> };
+}[Kind];
 
 export function changeMessage(change: SystemChange): ChangeMessage {
-  if (change.kind === 'limits')
-    return { kind: 'limits', before: toRow(change.before), account: toRow(change.account) };
-  if (change.kind === 'create' || change.kind === 'password')
-    return { kind: change.kind, account: toRow(change.account), password: change.password };
-  return { kind: change.kind, account: toRow(change.account) };
+  const message: Record<string, unknown> = { kind: change.kind };
+  const fields: Record<string, FieldType> = KINDS[change.kind].fields;
+  const values = change as unknown as Record<string, never>;
+  for (const [name, type] of Object.entries(fields)) {
+    const encode = FIELDS[type].encode as (value: unknown, account: Account) => unknown;
+    message[name] = encode(values[name], change.account);
+  }
+  return message as ChangeMessage;
 }
-
-const KINDS = new Set(['create', 'remove', 'suspend', 'unsuspend', 'password', 'limits']);
 
 /** The change a message carries; null when it is not one (the driver checks identifiers again). */
 export function changeOf(message: unknown): SystemChange | null {
-  const m = message as Partial<Record<'kind' | 'password', unknown>> & {
-    account?: AccountRow;
-    before?: AccountRow;
-  };
-  if (typeof m !== 'object' || m === null || typeof m.kind !== 'string' || !KINDS.has(m.kind)) return null;
-  if (typeof m.account !== 'object' || m.account === null) return null;
-  const account = toAccount(m.account);
-  if (m.kind === 'limits') {
-    if (typeof m.before !== 'object' || m.before === null) return null;
-    return { kind: 'limits', before: toAccount(m.before), account };
+  if (typeof message !== 'object' || message === null) return null;
+  const m = message as Record<string, unknown>;
+  if (typeof m.kind !== 'string' || !Object.hasOwn(KINDS, m.kind)) return null;
+  const account = FIELDS.account.decode(m.account);
+  if (account === null) return null;
+  const change: Record<string, unknown> = { kind: m.kind };
+  const fields: Record<string, FieldType> = KINDS[m.kind as Kind].fields;
+  for (const [name, type] of Object.entries(fields)) {
+    const value = FIELDS[type].decode(m[name], account);
+    if (value === null) return null;
+    change[name] = value;
   }
-  if (m.kind === 'create' || m.kind === 'password') {
-    if (typeof m.password !== 'string') return null;
-    return { kind: m.kind, account, password: m.password };
-  }
-  return { kind: m.kind as 'remove' | 'suspend' | 'unsuspend', account };
+  return change as SystemChange;
 }

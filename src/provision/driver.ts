@@ -4,6 +4,7 @@
 // real system users, web server blocks and DNS zones.
 import type { Readable } from 'node:stream';
 import type { Account } from '../store/accounts.ts';
+import type { AccountObjects } from '../store/objects.ts';
 
 export interface Step {
   /** Named in the 500 provisioning_failed answer when it fails. */
@@ -40,6 +41,8 @@ export type CertificateRow = { user: string; domain: string } & Partial<Certific
 export interface AccountSource {
   account(user: string): Promise<Account | undefined>;
   accounts(): Promise<readonly Account[]>;
+  /** The account's objects (its domains…). */
+  objects(user: string): Promise<AccountObjects>;
 }
 
 export interface BackgroundLog {
@@ -70,13 +73,16 @@ export interface Driver {
   readonly name: string;
   /** Whether the system already has a user of this name (createacct refuses it). */
   nameTaken(user: string): Promise<boolean>;
-  createAccount(account: Account, password: string): Step[];
-  removeAccount(account: Account): Step[];
-  suspendAccount(account: Account): Step[];
-  unsuspendAccount(account: Account): Step[];
-  changePassword(account: Account, password: string): Step[];
+  // Each change is given the account's objects (its domains…); without them, its main domain alone.
+  createAccount(account: Account, password: string, objects?: AccountObjects): Step[];
+  removeAccount(account: Account, objects?: AccountObjects): Step[];
+  suspendAccount(account: Account, objects?: AccountObjects): Step[];
+  unsuspendAccount(account: Account, objects?: AccountObjects): Step[];
+  changePassword(account: Account, password: string, objects?: AccountObjects): Step[];
   /** The quota, package, shell or any other limit changed from `before` to `after`. */
-  changeLimits(before: Account, after: Account): Step[];
+  changeLimits(before: Account, after: Account, objects?: AccountObjects): Step[];
+  /** The account's objects changed from `before` to `after` (a domain added or removed). */
+  changeObjects(account: Account, before: AccountObjects, after: AccountObjects): Step[];
   /** What the account needs on another server (a move); null when the driver keeps nothing. */
   exportAccount(account: Account): Promise<AccountExport | null>;
   /**
@@ -85,9 +91,9 @@ export interface Driver {
    */
   accountFiles(account: Account): Readable;
   /** Makes an account that arrives from another server, as it was there: files, mail, certificate. */
-  receiveAccount(account: Account, moved: MovedAccount): Step[];
+  receiveAccount(account: Account, moved: MovedAccount, objects?: AccountObjects): Step[];
   /** Makes the system match the stored account, whatever an interrupted call left (recovery). */
-  reconcile(account: Account): Promise<void>;
+  reconcile(account: Account, objects?: AccountObjects): Promise<void>;
   /** Removes every trace of an account the store does not have (recovery of an unfinished create). */
   purge(account: { user: string; domain: string; homedir: string }): Promise<void>;
   /** Every difference between the store's accounts and the system (`berth doctor`). */

@@ -1,6 +1,7 @@
 // Hosting accounts in the store. Rows become Account objects here and nowhere else.
 import { SqliteAdapter, sql } from 'kysely';
 import { type Limit, overlapsOf } from '../core/values.ts';
+import { deleteDomainsOf, insertDomain, mainDomain, renameMainDomain } from './domains.ts';
 import { heldAddresses, heldRowsOwnedBy, noteAccount, refuseHeld } from './pending.ts';
 import type { AccountRow, Db } from './schema.ts';
 
@@ -299,18 +300,26 @@ export async function ownedTotals(
 }
 
 /**
- * The main domain of an account that overlaps `domain`: equal to it, above it (`shop.example` for
- * `www.shop.example`) or under it.
+ * A domain of an account other than `user` (its main domain or another) that overlaps `domain`:
+ * equal to it, above it (`shop.example` for `www.shop.example`) or under it.
  */
-export async function findOverlappingDomain(db: Db, domain: string): Promise<string | undefined> {
+export async function findOverlappingDomain(
+  db: Db,
+  domain: string,
+  user: string,
+): Promise<string | undefined> {
   const { atOrAbove, under } = overlapsOf(domain);
-  const row = await db
-    .selectFrom('accounts')
-    .select('domain')
-    .where((eb) => eb.or([eb('domain', 'in', atOrAbove), eb('domain', 'like', under)]))
-    .limit(1)
-    .executeTakeFirst();
-  return row?.domain;
+  for (const table of ['accounts', 'domains'] as const) {
+    const row = await db
+      .selectFrom(table)
+      .select('domain')
+      .where((eb) => eb.or([eb('domain', 'in', atOrAbove), eb('domain', 'like', under)]))
+      .where('user', '!=', user)
+      .limit(1)
+      .executeTakeFirst();
+    if (row) return row.domain;
+  }
+  return undefined;
 }
 
 /**
@@ -329,6 +338,7 @@ const CREATION_LOCK = 0x62657274;
 export async function insertAccount(db: Db, account: Account): Promise<void> {
   await noteAccount(db, account.user);
   await db.insertInto('accounts').values(toRow(account)).execute();
+  await insertDomain(db, account.user, mainDomain(account.domain, account.setupAt));
 }
 
 /** Writes every field of the account back. */
@@ -336,11 +346,13 @@ export async function saveAccount(db: Db, account: Account): Promise<void> {
   const { user, ...rest } = toRow(account);
   await noteAccount(db, user);
   await db.updateTable('accounts').set(rest).where('user', '=', user).execute();
+  await renameMainDomain(db, user, account.domain);
 }
 
 export async function deleteAccount(db: Db, user: string): Promise<void> {
   await noteAccount(db, user);
   await db.deleteFrom('accounts').where('user', '=', user).execute();
+  await deleteDomainsOf(db, user);
 }
 
 /** Passes every account `from` owns (but itself) to `to`. */

@@ -1,10 +1,10 @@
 // Changes whose system steps run after their first commit (CONTRACT §8). The transaction that makes
-// a change notes every account row it writes as it was before; at its commit each such account is
+// a change notes every account it writes (its row and the rows of its objects) as it was before; at its commit each such account is
 // held in pending_changes with that row. While held, no other change may touch the account (it
 // waits: AccountBusy). The steps' success lets the hold go; their failure, or a crash before they
 // end, puts the old rows back.
 import { overlapsOf } from '../core/values.ts';
-import type { AccountRow, Db, PackageRow } from './schema.ts';
+import { type AccountRow, type Db, OBJECT_TABLES, type ObjectRows, type PackageRow } from './schema.ts';
 
 /** Another change holds the account while its system steps run: wait for it, then try again. */
 export class AccountBusy extends Error {
@@ -19,9 +19,15 @@ export class AccountBusy extends Error {
   }
 }
 
-/** What a transaction wrote, as it was before: account rows (null: it did not exist) and a package. */
+/** An account as it was before: its row (null: it did not exist) and the rows of its objects. */
+interface AccountImage {
+  row: AccountRow | null;
+  objects: ObjectRows;
+}
+
+/** What a transaction wrote, as it was before: accounts and a package. */
 interface BeforeImages {
-  accounts: Map<string, AccountRow | null>;
+  accounts: Map<string, AccountImage>;
   package: PackageRow | null;
 }
 
@@ -32,12 +38,23 @@ export function trackWrites(trx: Db): void {
   tracked.set(trx, { accounts: new Map(), package: null });
 }
 
-/** Notes an account's row as it is now, before `db` writes it, when `db` is tracked. */
+/**
+ * Notes an account as it is now, its row and its objects', before `db` writes either, when `db` is
+ * tracked.
+ */
 export async function noteAccount(db: Db, user: string): Promise<void> {
   const images = tracked.get(db);
   if (!images || images.accounts.has(user)) return;
   const row = await db.selectFrom('accounts').selectAll().where('user', '=', user).executeTakeFirst();
-  images.accounts.set(user, row ?? null);
+  images.accounts.set(user, { row: row ?? null, objects: await objectRowsOf(db, user) });
+}
+
+/** The rows of the account's objects, by table. */
+async function objectRowsOf(db: Db, user: string): Promise<ObjectRows> {
+  const rows: Partial<ObjectRows> = {};
+  for (const table of OBJECT_TABLES)
+    rows[table] = await db.selectFrom(table).selectAll().where('user', '=', user).execute();
+  return rows as ObjectRows;
 }
 
 /** Notes a package's row as it is now, before `db` writes it, when `db` is tracked. */
@@ -77,6 +94,17 @@ export async function refuseHeldDomain(db: Db, domain: string): Promise<void> {
     .limit(1)
     .executeTakeFirst();
   if (held) throw new AccountBusy(held.user, held.server);
+  // The account's other domains are not free either: their rows come back if the change fails.
+  const others = await db
+    .selectFrom('pending_changes')
+    .select(['user', 'server', 'objects'])
+    .where('objects', 'is not', null)
+    .execute();
+  for (const row of others) {
+    const domains = (JSON.parse(row.objects as string) as Partial<ObjectRows>).domains ?? [];
+    if (domains.some((d) => atOrAbove.includes(d.domain) || d.domain.endsWith(under.slice(1))))
+      throw new AccountBusy(row.user, row.server);
+  }
 }
 
 /**
@@ -96,7 +124,7 @@ export async function holdAccounts(
   const now = Date.now();
   const packageImage = images.package ? JSON.stringify(images.package) : null;
   const rows = [];
-  for (const [user, before] of images.accounts) {
+  for (const [user, { row: before, objects }] of images.accounts) {
     const domain =
       before?.domain ??
       (await trx.selectFrom('accounts').select('domain').where('user', '=', user).executeTakeFirst())?.domain;
@@ -107,6 +135,7 @@ export async function holdAccounts(
       server,
       domain,
       before: before ? JSON.stringify(before) : null,
+      objects: JSON.stringify(objects),
       package: packageImage,
       created_ms: now,
     });
@@ -128,13 +157,23 @@ export async function releaseAccounts(db: Db, txn: string): Promise<void> {
 export async function restoreAccounts(db: Db, txn: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const held = await trx.selectFrom('pending_changes').selectAll().where('txn', '=', txn).execute();
+    // Every row goes first, then the old ones come back: a domain may have passed between them.
     for (const row of held) {
       await trx.deleteFrom('accounts').where('user', '=', row.user).execute();
+      if (row.objects !== null)
+        for (const table of OBJECT_TABLES) await trx.deleteFrom(table).where('user', '=', row.user).execute();
+    }
+    for (const row of held) {
       if (row.before !== null)
         await trx
           .insertInto('accounts')
           .values(JSON.parse(row.before) as AccountRow)
           .execute();
+      const objects = row.objects === null ? null : (JSON.parse(row.objects) as ObjectRows);
+      for (const table of objects ? OBJECT_TABLES : []) {
+        const rows = objects![table];
+        if (rows.length > 0) await trx.insertInto(table).values(rows).execute();
+      }
     }
     const pkg = held.find((row) => row.package !== null)?.package;
     if (pkg) {

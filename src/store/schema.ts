@@ -186,8 +186,21 @@ export interface PendingChangeTable {
   server: string;
   domain: string;
   before: string | null;
+  /** JSON of the rows of the account's objects before, by table (ObjectRows); null: not noted. */
+  objects: string | null;
   package: string | null;
   created_ms: number;
+}
+
+/** A domain of an account (CONTRACT §14); unique across the store. */
+export interface DomainTable {
+  domain: string;
+  user: string;
+  kind: 'main' | 'addon' | 'parked' | 'subdomain';
+  /** The directory it serves, relative to the home; null for a parked domain (it serves the main site). */
+  docroot: string | null;
+  /** ISO time. */
+  created_at: string;
 }
 
 /** The lowest uid no account was ever given (one row, `accounts`). */
@@ -213,11 +226,21 @@ export interface Database {
   servers: ServerTable;
   fleet_commits: FleetCommitTable;
   pending_changes: PendingChangeTable;
+  domains: DomainTable;
   portal_sessions: PortalSessionTable;
   idempotency_keys: IdempotencyKeyTable;
   events: EventTable;
   deliveries: DeliveryTable;
 }
+
+/**
+ * The tables of an account's objects (CONTRACT §14), each row naming its account in `user`: what
+ * pending changes put back with the account's row. A new kind of object adds its table here.
+ */
+export const OBJECT_TABLES = ['domains'] as const satisfies readonly (keyof Database)[];
+export type ObjectTable = (typeof OBJECT_TABLES)[number];
+/** The rows of an account's objects, by table. */
+export type ObjectRows = { [T in ObjectTable]: Database[T][] };
 
 /** A database handle or an open transaction: every repository function takes one first. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -225,4 +248,5 @@ export type Db = Kysely<Database> | Transaction<Database>;
 export type AccountRow = AccountTable;
 export type PackageRow = PackageTable;
 export type ApiUserRow = ApiUserTable;
+export type DomainRow = DomainTable;
 export type AuditRow = Selectable<AuditTable>;

@@ -8,6 +8,7 @@ import { signedHeaders } from '../../src/fleet/client.ts';
 import { type Principal, principalMessage } from '../../src/operations/principal.ts';
 import { changeMessage } from '../../src/provision/changes.ts';
 import { findAccount } from '../../src/store/accounts.ts';
+import { mainObjects } from '../../src/store/objects.ts';
 import { createAccount, type Harness, recordingDriver, setup } from '../helpers.ts';
 
 /** A request from the fleet's server web2 to web1, the server under test. */
@@ -57,7 +58,10 @@ describe('requests between the servers of a fleet', () => {
     await createAccount(h, 'replayed');
     const account = (await findAccount(h.services.store.db, 'replayed'))!;
     const transaction = crypto.randomUUID();
-    const text = JSON.stringify({ transaction, change: changeMessage({ kind: 'suspend', account }) });
+    const text = JSON.stringify({
+      transaction,
+      change: changeMessage({ kind: 'suspend', account, objects: mainObjects(account) }),
+    });
     const steps = signedHeaders(secret, TO_WEB1, FLEET_PATHS.steps, text);
     assert.equal((await send(FLEET_PATHS.steps, text, steps)).statusCode, 200);
     driver.log.length = 0;
@@ -101,16 +105,26 @@ describe('requests between the servers of a fleet', () => {
     const path = FLEET_PATHS.steps;
     const elsewhere = JSON.stringify({
       transaction: crypto.randomUUID(),
-      change: changeMessage({ kind: 'suspend', account: { ...alice, server: 'web2' } }),
+      change: changeMessage({
+        kind: 'suspend',
+        account: { ...alice, server: 'web2' },
+        objects: mainObjects(alice),
+      }),
     });
     const notHere = await send(path, elsewhere, signedHeaders(secret, TO_WEB1, path, elsewhere));
     assert.equal(notHere.statusCode, 409);
     for (const bad of [
-      { transaction: 'x', change: changeMessage({ kind: 'suspend', account: alice }) },
+      {
+        transaction: 'x',
+        change: changeMessage({ kind: 'suspend', account: alice, objects: mainObjects(alice) }),
+      },
       { transaction: crypto.randomUUID(), change: { kind: 'format-disk', account: {} } },
       {
         transaction: crypto.randomUUID(),
-        change: { kind: 'password', account: changeMessage({ kind: 'suspend', account: alice }).account },
+        change: {
+          kind: 'password',
+          account: changeMessage({ kind: 'suspend', account: alice, objects: mainObjects(alice) }).account,
+        },
       },
     ]) {
       const text = JSON.stringify(bad);
@@ -122,7 +136,10 @@ describe('requests between the servers of a fleet', () => {
   it('runs a signed change for its own account, keeps its steps open and undoes them when told', async () => {
     const alice = (await findAccount(h.services.store.db, 'alice'))!;
     const transaction = crypto.randomUUID();
-    const text = JSON.stringify({ transaction, change: changeMessage({ kind: 'suspend', account: alice }) });
+    const text = JSON.stringify({
+      transaction,
+      change: changeMessage({ kind: 'suspend', account: alice, objects: mainObjects(alice) }),
+    });
     const ran = await send(FLEET_PATHS.steps, text, signedHeaders(secret, TO_WEB1, FLEET_PATHS.steps, text));
     assert.equal(ran.statusCode, 200);
     assert.equal(h.services.journal.pending().length, 1, 'kept open, journalled');
@@ -157,7 +174,7 @@ describe('requests between the servers of a fleet', () => {
     const steps = (principal: unknown) => {
       const text = JSON.stringify({
         transaction: crypto.randomUUID(),
-        change: changeMessage({ kind: 'suspend', account: alice }),
+        change: changeMessage({ kind: 'suspend', account: alice, objects: mainObjects(alice) }),
         principal,
       });
       return send(FLEET_PATHS.steps, text, signedHeaders(secret, TO_WEB1, FLEET_PATHS.steps, text));

@@ -10,6 +10,7 @@ import { inspect, recoverInterruptedCalls } from '../../src/operations/maintenan
 import type { Step } from '../../src/provision/driver.ts';
 import { findAccount, saveAccount } from '../../src/store/accounts.ts';
 import { countAudit } from '../../src/store/audit.ts';
+import { type Domain, deleteDomain, domainsOf, insertDomain } from '../../src/store/domains.ts';
 import { findPackage } from '../../src/store/packages.ts';
 import { holdAccounts, trackWrites } from '../../src/store/pending.ts';
 import {
@@ -20,6 +21,13 @@ import {
   recordingDriver,
   suiteHarness,
 } from '../helpers.ts';
+
+const domain = (name: string, kind: Domain['kind']): Domain => ({
+  domain: name,
+  kind,
+  docroot: kind === 'parked' ? null : `public_html/${name}`,
+  createdAt: new Date('2026-03-04T05:06:07.000Z'),
+});
 
 /** A system step that waits, once it runs (`started`), until the test opens it. */
 function gatedStep(name: string) {
@@ -192,6 +200,44 @@ describe('changing state', () => {
     for (const user of ['pkga', 'pkgb']) assert.equal((await findAccount(db, user))?.limits.quota, 100);
   });
 
+  it('puts an account’s domains back with its row when a step after the commit fails', async () => {
+    const { db } = h.services.store;
+    await createAccount(h, 'keepdomains');
+    await insertDomain(db, 'keepdomains', domain('keep-addon.example', 'addon'));
+    await insertDomain(db, 'keepdomains', domain('keep-parked.example', 'parked'));
+    const before = await domainsOf(db, 'keepdomains');
+    const removal = await failingAt('remove:second', () => h.call('removeacct', { user: 'keepdomains' }));
+    assertRefused(removal, 500, 'provisioning_failed', undefined);
+    assert.deepEqual(await domainsOf(db, 'keepdomains'), before);
+    assert.equal(before.length, 3);
+
+    // A creation whose steps fail leaves no domain behind.
+    const creation = await failingAt('create:third', () => callCreateacct(h, 'gonedomains'));
+    assertRefused(creation, 500, 'provisioning_failed', undefined);
+    assert.deepEqual(await domainsOf(db, 'gonedomains'), []);
+  });
+
+  it('keeps every domain of a removal still running until it ends', async () => {
+    const gate = gatedStep('remove:gated');
+    const original = driver.removeAccount;
+    driver.removeAccount = (account) => [gate.step, ...original(account)];
+    try {
+      await createAccount(h, 'goingdomains');
+      await insertDomain(h.services.store.db, 'goingdomains', domain('going-addon.example', 'addon'));
+      const removal = h.call('removeacct', { user: 'goingdomains' });
+      await gate.started;
+      const creation = answeredYet(callCreateacct(h, 'nextowner', { domain: 'shop.going-addon.example' }));
+      await sleep(150);
+      assert.equal(creation.answered, false);
+      gate.open();
+      assert.equal((await removal).statusCode, 200);
+      assert.equal((await creation.reply).statusCode, 200);
+    } finally {
+      gate.open();
+      driver.removeAccount = original;
+    }
+  });
+
   it('keeps the domain and the address of a removal still running until it ends', async () => {
     // Both pool addresses are taken (ipa, ipb); ipb's removal frees one only once its steps end.
     const gate = gatedStep('remove:gated');
@@ -243,5 +289,22 @@ describe('changing state', () => {
     ]);
     assert.deepEqual(await findAccount(db, 'crashed'), before);
     assert.deepEqual(await db.selectFrom('pending_changes').selectAll().execute(), []);
+  });
+
+  it('puts back, at start, the domains of a change whose steps never ended', async () => {
+    const { db } = h.services.store;
+    await createAccount(h, 'crasheddomains');
+    await insertDomain(db, 'crasheddomains', domain('crashed-old.example', 'addon'));
+    const before = await domainsOf(db, 'crasheddomains');
+    await db.transaction().execute(async (trx) => {
+      trackWrites(trx);
+      await deleteDomain(trx, 'crasheddomains', 'crashed-old.example');
+      await insertDomain(trx, 'crasheddomains', domain('crashed-new.example', 'subdomain'));
+      await holdAccounts(trx, 'an-interrupted-change-of-domains', 'panel', []);
+    });
+    assert.deepEqual(await recoverInterruptedCalls(h.services), [
+      'crasheddomains: rows put back as they were before an interrupted change',
+    ]);
+    assert.deepEqual(await domainsOf(db, 'crasheddomains'), before);
   });
 });

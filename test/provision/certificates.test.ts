@@ -45,7 +45,11 @@ describe('the certificate keeper', () => {
       ctx,
       tls,
       { name: 'nginx', reload: async () => void reloads++ },
-      { account: async (user) => (user === 'alice' ? account : undefined), accounts: async () => [] },
+      {
+        account: async (user) => (user === 'alice' ? account : undefined),
+        accounts: async () => [],
+        objects: async () => ({ domains: [] }),
+      },
       { info: (_, m) => logged.push(m), warn: (_, m) => logged.push(m) },
     );
     try {

@@ -5,6 +5,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config, LinuxComponentName, LinuxConfig } from '../../config/index.ts';
 import type { Account } from '../../store/accounts.ts';
+import { MAIN_DOCROOT } from '../../store/domains.ts';
+import type { AccountObjects } from '../../store/objects.ts';
 import type { MovedAccount, Step } from '../driver.ts';
 import { type AccountGroups, accountGroups, detectLayout } from './cgroups.ts';
 import { readIfExists, restoreFile, under } from './files.ts';
@@ -234,25 +236,58 @@ export function linuxContext(
 export type Origin = { password: string } | { moved: MovedAccount };
 
 /**
+ * One of an account's domains as the web, dns and tls components serve it: the account seen through
+ * that domain (`site.domain` is it; for the main domain, the account itself), its kind, and the
+ * directory it serves relative to the home (a parked domain serves the main site's).
+ */
+export interface Site {
+  site: Account;
+  kind: 'main' | 'addon' | 'parked' | 'subdomain';
+  docroot: string;
+  /** What a step for this domain is called: the main domain's as ever, another's naming it. */
+  named(step: string): string;
+}
+
+/** Every domain of the account, the main one (the account's own `domain`) first. */
+export function sitesOf(account: Account, objects: AccountObjects | undefined): Site[] {
+  const main: Site = { site: account, kind: 'main', docroot: MAIN_DOCROOT, named: (step) => step };
+  const others = (objects?.domains ?? []).filter((d) => d.kind !== 'main' && d.domain !== account.domain);
+  return [
+    main,
+    ...others.map(
+      (d): Site => ({
+        site: { ...account, domain: d.domain },
+        kind: d.kind,
+        docroot: d.docroot ?? MAIN_DOCROOT,
+        named: (step) => `${step} for ${d.domain}`,
+      }),
+    ),
+  ];
+}
+
+/**
  * One part of the hosting stack (CONTRACT §10). Each call's steps come from every component that
- * has something to do for it; each step has its undo. `account` is the record after the change.
+ * has something to do for it; each step has its undo. `account` is the record after the change;
+ * `objects` its objects (its domains…), for the components that serve them.
  */
 export interface Component {
   name: LinuxComponentName;
   /** Makes the server-wide files the component needs (when the driver starts). */
   prepare?(): Promise<void>;
-  create?(account: Account, origin: Origin): LinuxStep[];
-  remove?(account: Account): LinuxStep[];
-  suspend?(account: Account): LinuxStep[];
-  unsuspend?(account: Account): LinuxStep[];
+  create?(account: Account, origin: Origin, objects?: AccountObjects): LinuxStep[];
+  remove?(account: Account, objects?: AccountObjects): LinuxStep[];
+  suspend?(account: Account, objects?: AccountObjects): LinuxStep[];
+  unsuspend?(account: Account, objects?: AccountObjects): LinuxStep[];
+  /** The account's objects changed from `before` to `after` (a domain added or removed). */
+  changeObjects?(account: Account, before: AccountObjects, after: AccountObjects): LinuxStep[];
   changePassword?(account: Account, password: string): LinuxStep[];
   changeLimits?(before: Account, after: Account): LinuxStep[];
   /** What goes only with the account, in removeacct's last step, which cannot be undone (logs). */
-  forget?(account: Account): Promise<void>;
+  forget?(account: Account, objects?: AccountObjects): Promise<void>;
   /** Starts what runs for the account (after a restart of Berth or of the server). */
   resume?(account: Account): Promise<void>;
   /** Makes the system match the stored account (crash recovery); services reload afterwards. */
-  reconcile?(account: Account): Promise<void>;
+  reconcile?(account: Account, objects?: AccountObjects): Promise<void>;
   /** Removes what it made for an account the store does not have. */
   purge?(account: Account): Promise<void>;
   /** Differences between the store's accounts and what this component made (`berth doctor`). */

@@ -6,6 +6,7 @@
 import type { Config } from '../../config/index.ts';
 import { domainError } from '../../core/values.ts';
 import type { Account } from '../../store/accounts.ts';
+import { mainObjects } from '../../store/objects.ts';
 import { type CertificateRow, type Driver, type Step, StepFailed } from '../driver.ts';
 import { type Component, coalesceReloads, type LinuxStep, linuxContext, type Service } from './context.ts';
 import { dnsComponent } from './dns/component.ts';
@@ -170,9 +171,9 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       return systemNameTaken(ctx.root, name);
     },
 
-    createAccount(account, password) {
+    createAccount(account, password, objects = mainObjects(account)) {
       checkIdentifiers(account);
-      return plan(each((c) => c.create?.(account, { password })));
+      return plan(each((c) => c.create?.(account, { password }, objects)));
     },
 
     async exportAccount(account) {
@@ -193,40 +194,40 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       return packFiles(ctx, account);
     },
 
-    receiveAccount(account, moved) {
+    receiveAccount(account, moved, objects = mainObjects(account)) {
       checkIdentifiers(account);
       // Made as a new account is, from what the old server had; then its files; then, if it was
       // suspended there, suspended here the way suspendacct does it.
       const files = ctx.step('account files', async () => unpackFiles(ctx, account, await moved.files()));
       return plan([
-        ...each((c) => c.create?.(account, { moved })),
+        ...each((c) => c.create?.(account, { moved }, objects)),
         files,
-        ...(account.suspension ? each((c) => c.suspend?.(account)) : []),
+        ...(account.suspension ? each((c) => c.suspend?.(account, objects)) : []),
       ]);
     },
 
-    removeAccount(account) {
+    removeAccount(account, objects = mainObjects(account)) {
       checkIdentifiers(account);
       // Last, because it cannot be undone: the user, its home, and what goes with it (logs).
       const last = ctx.step('system user', async () => {
         await user.removeUser(account).run();
-        for (const component of others) await component.forget?.(account);
+        for (const component of others) await component.forget?.(account, objects);
       });
       return plan(
-        each((c) => c.remove?.(account), [...others].reverse()),
+        each((c) => c.remove?.(account, objects), [...others].reverse()),
         [last],
       );
     },
 
-    suspendAccount(account) {
+    suspendAccount(account, objects = mainObjects(account)) {
       checkIdentifiers(account);
       // Last, once no login can start again: every process of the account ends, sessions too.
-      return plan([...each((c) => c.suspend?.(account)), user.endProcesses(account)]);
+      return plan([...each((c) => c.suspend?.(account, objects)), user.endProcesses(account)]);
     },
 
-    unsuspendAccount(account) {
+    unsuspendAccount(account, objects = mainObjects(account)) {
       checkIdentifiers(account);
-      return plan(each((c) => c.unsuspend?.(account)));
+      return plan(each((c) => c.unsuspend?.(account, objects)));
     },
 
     changePassword(account, password) {
@@ -239,6 +240,11 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       return plan(each((c) => c.changeLimits?.(before, after)));
     },
 
+    changeObjects(account, before, after) {
+      checkIdentifiers(account);
+      return plan(each((c) => c.changeObjects?.(account, before, after)));
+    },
+
     async resume(accounts) {
       const failures: string[] = [];
       for (const account of accounts)
@@ -249,9 +255,9 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       return failures;
     },
 
-    async reconcile(account) {
+    async reconcile(account, objects = mainObjects(account)) {
       checkIdentifiers(account);
-      for (const component of components) await component.reconcile?.(account);
+      for (const component of components) await component.reconcile?.(account, objects);
       await reloadEverything();
     },
 

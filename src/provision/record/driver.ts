@@ -13,6 +13,7 @@ export function recordDriver(): Driver {
     unsuspendAccount: none,
     changePassword: none,
     changeLimits: none,
+    changeObjects: none,
     // An account moves by its record alone: there is nothing else to take along.
     exportAccount: async () => null,
     accountFiles() {

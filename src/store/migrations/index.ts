@@ -12,6 +12,7 @@ import * as fleetCalls from './0008-fleet-calls.ts';
 import * as pendingChanges from './0009-pending-changes.ts';
 import * as uids from './0010-uids.ts';
 import * as principals from './0011-principals.ts';
+import * as domains from './0012-domains.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0009-pending-changes': pendingChanges,
   '0010-uids': uids,
   '0011-principals': principals,
+  '0012-domains': domains,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

@@ -1,5 +1,6 @@
-// The dns component: the domain's zone (SOA, NS, A/AAAA, www, MX and mail for local mail, SPF and
-// the DKIM key's record), checked with named-checkzone, and the list of zones BIND loads
+// The dns component: the zone of each domain of the account but its subdomains (SOA, NS, A/AAAA,
+// www, MX and mail for local mail, SPF, and in the main domain's the DKIM key's record), a
+// subdomain's records in the zone of the account's domain it lies under, checked with named-checkzone, and the list of zones BIND loads
 // (`zone_list`, rewritten whole from the zone directory on every change, so that it always names
 // exactly the zones there are). BIND is reloaded with rndc. The DKIM key is made here for now, since
 // the zone publishes it; the mail component that signs with it will own it.
@@ -7,7 +8,14 @@ import { createPublicKey } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
-import { type Component, type LinuxContext, type Service, strayFiles } from '../context.ts';
+import {
+  type Component,
+  type LinuxContext,
+  type Service,
+  type Site,
+  sitesOf,
+  strayFiles,
+} from '../context.ts';
 import { domainFile, giveFile, readIfExists, removeFile, restoreFile, writeFileAtomic } from '../files.ts';
 import { systemGroupId } from '../passwd.ts';
 import { render } from '../templates.ts';
@@ -50,7 +58,7 @@ export function dnsComponent(ctx: LinuxContext): Component {
     if (bind !== undefined) giveFile(list, 0, bind);
   }
 
-  function zone(account: Account, dkimPublic: string | null, now: Date): string {
+  function zone(account: Account, dkimPublic: string | null, now: Date, subdomains: string[] = []): string {
     const ipv4 = account.dedicatedIpv4 ?? config.sharedIpv4;
     const ipv6 = account.dedicatedIpv6 ?? config.sharedIpv6;
     const serial = `${now.getUTCFullYear()}${String(now.getUTCMonth() + 1).padStart(2, '0')}${String(now.getUTCDate()).padStart(2, '0')}01`;
@@ -77,7 +85,10 @@ export function dnsComponent(ctx: LinuxContext): Component {
         : '',
     };
     const hostmaster = fits('hostmaster') ? `hostmaster.${account.domain}` : `hostmaster.${config.hostName}`;
-    return render(
+    const records = subdomains
+      .map((label) => `${label} IN A    ${ipv4}\n${ipv6 ? `${label} IN AAAA ${ipv6}\n` : ''}`)
+      .join('');
+    return `${render(
       'dns/zone.db',
       {
         user: account.user,
@@ -88,7 +99,24 @@ export function dnsComponent(ctx: LinuxContext): Component {
         ipv4,
       },
       blocks,
-    );
+    )}${records}`;
+  }
+
+  /**
+   * The account's zones: each domain but a subdomain, with the labels of the subdomains that lie
+   * under it (a subdomain under no domain of the account has no records here).
+   */
+  function zonesOf(sites: Site[]): { zone: Site; subdomains: string[] }[] {
+    const zones = sites
+      .filter((s) => s.kind !== 'subdomain')
+      .map((zone) => ({ zone, subdomains: [] as string[] }));
+    for (const { site } of sites.filter((s) => s.kind === 'subdomain')) {
+      const parent = zones
+        .filter(({ zone }) => site.domain.endsWith(`.${zone.site.domain}`))
+        .sort((a, b) => b.zone.site.domain.length - a.zone.site.domain.length)[0];
+      parent?.subdomains.push(site.domain.slice(0, -parent.zone.site.domain.length - 1));
+    }
+    return zones;
   }
 
   async function checkZone(account: Account): Promise<void> {
@@ -97,10 +125,10 @@ export function dnsComponent(ctx: LinuxContext): Component {
   }
 
   /** The zone file and the list that names it, as one step. */
-  function zoneStep(account: Account, content: () => string | null) {
+  function zoneStep(account: Account, content: () => string | null, name = 'DNS zone') {
     let before: string | null = null;
     return ctx.step(
-      'DNS zone',
+      name,
       async () => {
         before = readIfExists(zonePath(account));
         restoreFile(zonePath(account), content(), 0o644);
@@ -136,7 +164,8 @@ export function dnsComponent(ctx: LinuxContext): Component {
     async prepare() {
       if (!existsSync(ctx.path(linux.zoneList))) writeZoneList();
     },
-    create(account, origin) {
+    create(account, origin, objects) {
+      const [main, ...others] = zonesOf(sitesOf(account, objects));
       let dkimPublic: string | null = null;
       // A moved account signs with the key its zone published on its old server.
       const movedKey = 'moved' in origin ? origin.moved.dkimKey : null;
@@ -157,23 +186,38 @@ export function dnsComponent(ctx: LinuxContext): Component {
               ),
             ]
           : []),
-        zoneStep(account, () => zone(account, dkimPublic, new Date())),
+        zoneStep(account, () => zone(account, dkimPublic, new Date(), main!.subdomains)),
         ctx.step('DNS zone check', () => checkZone(account)),
+        ...others.flatMap(({ zone: { site, named }, subdomains }) => [
+          zoneStep(site, () => zone(site, null, new Date(), subdomains), named('DNS zone')),
+          ctx.step(named('DNS zone check'), () => checkZone(site)),
+        ]),
       ];
     },
-    remove(account) {
+    remove(account, objects) {
       const keys = dkimPaths(account);
+      const [, ...others] = zonesOf(sitesOf(account, objects));
       return [
+        ...others.map(({ zone: { site, named } }) => zoneStep(site, () => null, named('DNS zone'))),
         zoneStep(account, () => null),
         ctx.fileStep('DKIM key', keys.key, 0o600, () => null),
         ctx.fileStep('DKIM record', keys.txt, 0o644, () => null),
       ];
     },
-    async reconcile(account) {
+    async reconcile(account, objects) {
       const dkimPublic = signsMail(account) ? await dkimKey(account) : null;
-      writeFileAtomic(zonePath(account), zone(account, dkimPublic, new Date()), 0o644);
-      writeZoneList();
-      await checkZone(account);
+      for (const {
+        zone: { site, kind },
+        subdomains,
+      } of zonesOf(sitesOf(account, objects))) {
+        writeFileAtomic(
+          zonePath(site),
+          zone(site, kind === 'main' ? dkimPublic : null, new Date(), subdomains),
+          0o644,
+        );
+        writeZoneList();
+        await checkZone(site);
+      }
     },
     async purge(account) {
       const keys = dkimPaths(account);

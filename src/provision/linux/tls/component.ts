@@ -1,4 +1,4 @@
-// The tls component: every domain's certificate, as one file nginx reads for both the chain and
+// The tls component: the certificate of every domain of every account, as one file nginx reads for both the chain and
 // the key (`<cert_dir>/<domain>/certificate.pem`, 0600), swapped whole by rename so that nginx never
 // sees a key beside another certificate. createacct writes a fallback certificate at once (HTTPS
 // answers when the call does); the certificate keeper (keeper.ts) then obtains one through ACME
@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import type { CertificateState } from '../../driver.ts';
-import { type Component, type LinuxContext, strayFiles } from '../context.ts';
+import { type Component, type LinuxContext, type Site, sitesOf, strayFiles } from '../context.ts';
 import { nameFits } from '../dns/dkim.ts';
 import {
   domainFile,
@@ -31,7 +31,10 @@ export interface TlsComponent extends Component {
   names(domain: string): string[];
   /** The server's own certificate and key, for its host name (mail's TLS), made at start. */
   hostCertificateFile: string;
-  /** Told of every domain that gets a certificate here, for the keeper to obtain or renew it. */
+  /**
+   * Told of every domain that gets a certificate here (the account seen through that domain), for
+   * the keeper to obtain or renew it.
+   */
   onCertificate?: (account: Account) => void;
 }
 
@@ -82,11 +85,11 @@ export function tlsComponent(ctx: LinuxContext): TlsComponent {
   }
 
   /** Removes the domain's directory as a step whose undo puts its files back. */
-  function removeStep(account: Account) {
+  function removeStep(account: Account, name = 'certificate') {
     const files = [ctx.path(certificateFile(account.domain)), stateFile(account.domain)];
     let before: (string | null)[] = [];
     return ctx.step(
-      'certificate',
+      name,
       async () => {
         before = files.map((file) => readIfExists(file));
         for (const file of files) removeFile(file);
@@ -95,6 +98,22 @@ export function tlsComponent(ctx: LinuxContext): TlsComponent {
       async () => {
         for (const [i, file] of files.entries())
           restoreFile(file, before[i] ?? null, i === 0 ? 0o600 : 0o644);
+      },
+    );
+  }
+
+  /** A domain beside the main one: this server's certificate at once, the keeper's after. */
+  function fallbackStep({ site, named }: Site) {
+    return ctx.step(
+      named('fallback certificate'),
+      async () => {
+        await writeFallback(site);
+        component.onCertificate?.(site);
+      },
+      async () => {
+        removeFile(ctx.path(certificateFile(site.domain)));
+        removeFile(stateFile(site.domain));
+        removeDirectory(ctx.path(dirOf(site.domain)));
       },
     );
   }
@@ -120,10 +139,11 @@ export function tlsComponent(ctx: LinuxContext): TlsComponent {
       writeState(domain, state);
       return true;
     },
-    create(account, origin) {
+    create(account, origin, objects) {
       // A moved account keeps a certificate from ACME; one still waiting for it gets this server's.
       const moved = 'moved' in origin ? origin.moved.certificate : null;
       const kept = moved?.state.state === 'valid' ? moved : null;
+      const [, ...others] = sitesOf(account, objects);
       return [
         ctx.step(
           kept ? 'certificate' : 'fallback certificate',
@@ -140,14 +160,29 @@ export function tlsComponent(ctx: LinuxContext): TlsComponent {
             removeDirectory(ctx.path(dirOf(account.domain)));
           },
         ),
+        ...others.map(fallbackStep),
       ];
     },
-    remove: (account) => [removeStep(account)],
-    async reconcile(account) {
-      if (!existsSync(ctx.path(certificateFile(account.domain)))) {
-        await writeFallback(account);
-        component.onCertificate?.(account);
-      }
+    remove: (account, objects) =>
+      sitesOf(account, objects).map(({ site, named }) => removeStep(site, named('certificate'))),
+    changeObjects(account, before, after) {
+      const now = new Set(after.domains.map((d) => d.domain));
+      const was = new Set(before.domains.map((d) => d.domain));
+      const [, ...gone] = sitesOf(account, before);
+      const [, ...added] = sitesOf(account, after);
+      return [
+        ...gone
+          .filter((s) => !now.has(s.site.domain))
+          .map(({ site, named }) => removeStep(site, named('certificate'))),
+        ...added.filter((s) => !was.has(s.site.domain)).map(fallbackStep),
+      ];
+    },
+    async reconcile(account, objects) {
+      for (const { site } of sitesOf(account, objects))
+        if (!existsSync(ctx.path(certificateFile(site.domain)))) {
+          await writeFallback(site);
+          component.onCertificate?.(site);
+        }
     },
     async purge(account) {
       await removeStep(account).run();

@@ -36,7 +36,10 @@ interface Due {
 }
 
 export interface CertificateKeeper {
-  /** A domain with a new certificate here: obtain one soon (a fallback) or renew it when due. */
+  /**
+   * A domain with a new certificate here (`account.domain`: the main domain or another of the
+   * account's): obtain one soon (a fallback) or renew it when due.
+   */
   watch(account: Account): void;
   close(): Promise<void>;
 }
@@ -158,13 +161,14 @@ export function certificateKeeper(
     for (const [domain, entry] of ready) {
       if (closed) return;
       const account = await store.account(entry.user);
-      if (!account || account.domain !== domain) {
+      const served = account && (await store.objects(account.user)).domains.some((d) => d.domain === domain);
+      if (!account || (account.domain !== domain && !served)) {
         // Not committed yet (the call is still running), or gone: look again shortly, for a while.
         if (entry.watched !== null && now - entry.watched < COMMIT_GRACE) entry.at = now + 1000;
         else due.delete(domain);
         continue;
       }
-      await obtain(account);
+      await obtain({ ...account, domain });
     }
   }
 
@@ -178,14 +182,17 @@ export function certificateKeeper(
   }
 
   // Every domain's next attempt (or renewal), from the state files, once at start.
-  void store.accounts().then((accounts) => {
-    for (const account of accounts) {
-      const state = tls.readState(account.domain);
-      if (state)
-        due.set(account.domain, { user: account.user, at: Date.parse(state.nextAttempt), watched: null });
+  void (async () => {
+    for (const account of await store.accounts()) {
+      const { domains } = await store.objects(account.user);
+      for (const domain of new Set([account.domain, ...domains.map((d) => d.domain)])) {
+        const state = tls.readState(domain);
+        if (state) due.set(domain, { user: account.user, at: Date.parse(state.nextAttempt), watched: null });
+      }
     }
-    tick();
-  });
+  })()
+    .catch((error: unknown) => log.warn({ error: (error as Error).message }, 'certificate keeper failed'))
+    .finally(tick);
   const timer = setInterval(tick, config.acme.checkSeconds * 1000);
   timer.unref();
 

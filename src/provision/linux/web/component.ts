@@ -1,4 +1,6 @@
-// The web component: nginx server blocks for the domain and www. With the tls component, HTTP
+// The web component: nginx server blocks for each domain of the account and its www, one file per
+// domain: the main domain and a subdomain serve their own docroot, an addon domain its own, a
+// parked domain the main site's, all through the account's PHP pool. With the tls component, HTTP
 // answers ACME challenges (from a directory Berth owns) and redirects everything else to HTTPS;
 // HTTPS serves public_html with index.php first, PHP through the account's own pool (php
 // component), dotfiles refused, links followed only where their owner owns the target. A suspended
@@ -8,7 +10,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
-import { type Component, type LinuxContext, type Service, strayFiles } from '../context.ts';
+import {
+  type Component,
+  type LinuxContext,
+  type Service,
+  type Site,
+  sitesOf,
+  strayFiles,
+} from '../context.ts';
 import {
   appendedSince,
   domainFile,
@@ -77,9 +86,9 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
   /** Where logs were before they had a directory of their own (removed with the account). */
   const flatLog = (account: Account) =>
     ctx.path(join(linux.logDir, domainFile(account.domain, '.access.log')));
-  const logsStep = (account: Account, undo: boolean) =>
+  const logsStep = (account: Account, undo: boolean, name = 'site logs') =>
     ctx.step(
-      'site logs',
+      name,
       async () => prepareSiteLogs(logDir(account), SITE_LOGS, ctx.systemUser(account.user).gid),
       async () => {
         if (undo) removeSiteLogs(logDir(account));
@@ -141,7 +150,7 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
     },
   };
 
-  function serverBlock(account: Account): string {
+  function serverBlock(account: Account, docroot = 'public_html'): string {
     const ipv4 = account.dedicatedIpv4 ?? config.sharedIpv4;
     const ipv6 = account.dedicatedIpv6 ?? config.sharedIpv6;
     const listen = (port: number, extra: string) =>
@@ -165,7 +174,7 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
       const httpsServer = tls ? render('web/suspended-https.conf', values, blocks) : '';
       return render('web/suspended.conf', values, { ...blocks, https_server: httpsServer });
     }
-    const publicHtml = ctx.path(join(account.homedir, 'public_html'));
+    const publicHtml = ctx.path(join(account.homedir, docroot));
     const phpLocation = php
       ? render('web/php-location.conf', { php_socket: ctx.path(phpSocket(ctx, account.user)) })
       : '';
@@ -177,8 +186,14 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
     return render(tls ? 'web/server.conf' : 'web/server-http.conf', values, { ...blocks, site });
   }
 
-  const writeBlock = (account: Account) =>
-    ctx.fileStep('web server block', blockFile(account), 0o644, () => serverBlock(account), nginx);
+  const writeBlock = ({ site, docroot, named }: Site) =>
+    ctx.fileStep(named('web server block'), blockFile(site), 0o644, () => serverBlock(site, docroot), nginx);
+  const removeBlock = ({ site, named }: Site) =>
+    ctx.fileStep(named('web server block'), blockFile(site), 0o644, () => null, nginx);
+  /** The site's logs and its block, for each domain; the logs made anew are removed on undo. */
+  const writeSites = (sites: Site[], made: boolean) =>
+    sites.flatMap((s) => [logsStep(s.site, made, s.named('site logs')), writeBlock(s)]);
+  const others = (sites: Site[]) => sites.filter((s) => s.kind !== 'main');
 
   return {
     name: 'web',
@@ -196,18 +211,33 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
         if (readIfExists(rotateFile) !== rotation) writeFileAtomic(rotateFile, rotation, 0o644);
       }
     },
-    create: (account) => [logsStep(account, true), writeBlock(account)],
-    remove: (account) => [ctx.fileStep('web server block', blockFile(account), 0o644, () => null, nginx)],
-    async forget(account) {
-      removeSiteLogs(logDir(account));
+    create: (account, _origin, objects) => writeSites(sitesOf(account, objects), true),
+    remove: (account, objects) => sitesOf(account, objects).map(removeBlock),
+    async forget(account, objects) {
+      for (const { site } of sitesOf(account, objects)) removeSiteLogs(logDir(site));
       removeFile(flatLog(account));
     },
     // Owner and mode made again on every change: a site made before had a log anyone could read.
-    suspend: (account) => [logsStep(account, false), writeBlock(account)],
-    unsuspend: (account) => [logsStep(account, false), writeBlock(account)],
-    async reconcile(account) {
-      prepareSiteLogs(logDir(account), SITE_LOGS, ctx.systemUser(account.user).gid);
-      writeFileAtomic(blockFile(account), serverBlock(account), 0o644);
+    suspend: (account, objects) => writeSites(sitesOf(account, objects), false),
+    unsuspend: (account, objects) => writeSites(sitesOf(account, objects), false),
+    changeObjects(account, before, after) {
+      const now = new Set(after.domains.map((d) => d.domain));
+      const was = new Set(before.domains.map((d) => d.domain));
+      return [
+        ...others(sitesOf(account, before))
+          .filter((s) => !now.has(s.site.domain))
+          .map(removeBlock),
+        ...writeSites(
+          others(sitesOf(account, after)).filter((s) => !was.has(s.site.domain)),
+          true,
+        ),
+      ];
+    },
+    async reconcile(account, objects) {
+      for (const { site, docroot } of sitesOf(account, objects)) {
+        prepareSiteLogs(logDir(site), SITE_LOGS, ctx.systemUser(account.user).gid);
+        writeFileAtomic(blockFile(site), serverBlock(site, docroot), 0o644);
+      }
     },
     async purge(account) {
       removeFile(blockFile(account));

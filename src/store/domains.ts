@@ -1,0 +1,84 @@
+// The domains of accounts in the store: an account's main domain (kept in step with the account's
+// own `domain`), and its addon domains, parked domains and subdomains (CONTRACT §14). Rows become
+// Domain objects here and nowhere else.
+import { noteAccount } from './pending.ts';
+import type { Db, DomainRow } from './schema.ts';
+
+export type DomainKind = DomainRow['kind'];
+
+export interface Domain {
+  domain: string;
+  kind: DomainKind;
+  /** Relative to the home; null for a parked domain, which serves the main site. */
+  docroot: string | null;
+  createdAt: Date;
+}
+
+/** Where the main domain is served from, relative to the home. */
+export const MAIN_DOCROOT = 'public_html';
+
+export function toDomain(row: DomainRow): Domain {
+  return { domain: row.domain, kind: row.kind, docroot: row.docroot, createdAt: new Date(row.created_at) };
+}
+
+export function toDomainRow(user: string, domain: Domain): DomainRow {
+  return {
+    domain: domain.domain,
+    user,
+    kind: domain.kind,
+    docroot: domain.docroot,
+    created_at: domain.createdAt.toISOString(),
+  };
+}
+
+/** The main domain's row of an account made at `createdAt`. */
+export function mainDomain(domain: string, createdAt: Date): Domain {
+  return { domain, kind: 'main', docroot: MAIN_DOCROOT, createdAt };
+}
+
+/** Orders an account's domains: the main one first, then by name. */
+function byKindAndName(a: DomainRow, b: DomainRow): number {
+  if ((a.kind === 'main') !== (b.kind === 'main')) return a.kind === 'main' ? -1 : 1;
+  return a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0;
+}
+
+/** The account's domains, the main one first. */
+export async function domainsOf(db: Db, user: string): Promise<Domain[]> {
+  const rows = await db.selectFrom('domains').selectAll().where('user', '=', user).execute();
+  return rows.sort(byKindAndName).map(toDomain);
+}
+
+/** The account that has `domain`, of whatever kind. */
+export async function ownerOfDomain(db: Db, domain: string): Promise<string | undefined> {
+  const row = await db.selectFrom('domains').select('user').where('domain', '=', domain).executeTakeFirst();
+  return row?.user;
+}
+
+/** Gives the account a domain; the store refuses one another account (or this one) already has. */
+export async function insertDomain(db: Db, user: string, domain: Domain): Promise<void> {
+  await noteAccount(db, user);
+  await db.insertInto('domains').values(toDomainRow(user, domain)).execute();
+}
+
+export async function deleteDomain(db: Db, user: string, domain: string): Promise<void> {
+  await noteAccount(db, user);
+  await db.deleteFrom('domains').where('user', '=', user).where('domain', '=', domain).execute();
+}
+
+/** Renames the account's main domain (its row follows the account's `domain`). */
+export async function renameMainDomain(db: Db, user: string, domain: string): Promise<void> {
+  await noteAccount(db, user);
+  await db
+    .updateTable('domains')
+    .set({ domain })
+    .where('user', '=', user)
+    .where('kind', '=', 'main')
+    .where('domain', '!=', domain)
+    .execute();
+}
+
+/** Removes every domain of the account. */
+export async function deleteDomainsOf(db: Db, user: string): Promise<void> {
+  await noteAccount(db, user);
+  await db.deleteFrom('domains').where('user', '=', user).execute();
+}

@@ -1,0 +1,55 @@
+// An account's objects (CONTRACT §14) as one value: what a system change carries with the account,
+// read from the store and turned into rows (to travel between servers) and back. A new kind of
+// object adds its table to OBJECT_TABLES (schema.ts), its list here, and its row mapping to KINDS.
+import { type Domain, domainsOf, mainDomain, toDomain, toDomainRow } from './domains.ts';
+import { type Database, type Db, OBJECT_TABLES, type ObjectRows, type ObjectTable } from './schema.ts';
+
+export interface AccountObjects {
+  /** The main domain first. */
+  domains: Domain[];
+}
+
+/** How each kind's rows become objects and back; the rows name their account in `user`. */
+const KINDS: {
+  [T in ObjectTable]: {
+    read(db: Db, user: string): Promise<AccountObjects[T]>;
+    toObject(row: Database[T]): AccountObjects[T][number];
+    toRow(user: string, object: AccountObjects[T][number]): Database[T];
+  };
+} = {
+  domains: { read: domainsOf, toObject: toDomain, toRow: toDomainRow },
+};
+
+/** The account's objects as the store has them now. */
+export async function objectsOf(db: Db, user: string): Promise<AccountObjects> {
+  const objects: Partial<AccountObjects> = {};
+  for (const table of OBJECT_TABLES) objects[table] = await KINDS[table].read(db, user);
+  return objects as AccountObjects;
+}
+
+/**
+ * The objects of an account the store keeps nothing else for: its main domain alone (an account
+ * made before its objects were kept, or a driver asked without them).
+ */
+export function mainObjects(account: { domain: string; setupAt: Date }): AccountObjects {
+  return { domains: [mainDomain(account.domain, account.setupAt)] };
+}
+
+export function toObjectRows(user: string, objects: AccountObjects): ObjectRows {
+  const rows: Partial<ObjectRows> = {};
+  for (const table of OBJECT_TABLES)
+    rows[table] = objects[table].map((object) => KINDS[table].toRow(user, object));
+  return rows as ObjectRows;
+}
+
+/** The objects rows stand for; null when they are not rows of every kind. */
+export function fromObjectRows(rows: unknown): AccountObjects | null {
+  if (typeof rows !== 'object' || rows === null) return null;
+  const objects: Partial<AccountObjects> = {};
+  for (const table of OBJECT_TABLES) {
+    const list = (rows as Record<string, unknown>)[table];
+    if (!Array.isArray(list) || !list.every((row) => typeof row === 'object' && row !== null)) return null;
+    objects[table] = list.map((row) => KINDS[table].toObject(row as Database[typeof table]));
+  }
+  return objects as AccountObjects;
+}

@@ -267,9 +267,9 @@ export function inboxMessage(sandbox: SandboxInfo, login: string, uid: number): 
   ]).body;
 }
 
-/** The message with this UID in a login's INBOX once it has arrived (within 20 s). */
+/** The message with this UID in a login's INBOX once it has arrived (within a minute). */
 export async function arrivedMessage(sandbox: SandboxInfo, login: string, uid: number): Promise<string> {
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 300; i++) {
     const body = inboxMessage(sandbox, login, uid);
     if (body !== '') return body;
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -102,18 +102,18 @@ describe('the queue budget', () => {
     now = 110_000;
     budget.accepted('alice', 3 * MB, 'A3');
     budget.accepted('alice', 2 * MB, 'A4');
-    // A listing begun at 109,000 shows A1 and A4 (each counted once); A2 was delivered before it;
-    // A3, accepted since, is not in it yet.
+    // A listing begun at 111,000 (ten seconds after A2) shows A1 and A4 (each counted once); A2
+    // was delivered before it; A3, accepted less than ten seconds before it, is not in it yet.
     const listed = (bytes: number, ...ids: string[]) => ({
       waiting: new Map([['alice', { bytes, messages: ids.length }]]),
       ids: new Set(ids),
-      takenAt: 109_000,
+      takenAt: 111_000,
     });
     budget.observe(listed(6 * MB, 'A1', 'A4'));
     assert.deepEqual(budget.usage('alice'), { bytes: 9 * MB, messages: 3 });
-    now = 120_000;
+    now = 122_000;
     // Everything delivered: the next listing finds nothing of alice's.
-    budget.observe({ waiting: new Map(), ids: new Set(), takenAt: 119_000 });
+    budget.observe({ waiting: new Map(), ids: new Set(), takenAt: 121_000 });
     assert.deepEqual(budget.usage('alice'), { bytes: 0, messages: 0 });
     assert.equal(budget.allows('alice', 9 * MB), true);
   });

@@ -91,9 +91,10 @@ export interface QueueUsage {
 /**
  * A message the milters accepted is counted until a listing shows it by its queue ID, or, when none
  * does, until one begun this long after it (it was delivered before): Postfix writes the queue
- * file's last records just after the milter's answer.
+ * file's last records just after the milter's answer, later still on a busy server, and a message
+ * dropped from the count before it is listed would let a burst past the budget.
  */
-const LISTING_GRACE_MS = 2_000;
+const LISTING_GRACE_MS = 10_000;
 
 /** What a listing of the queue found: each account's waiting mail, and every queue ID it saw. */
 export interface QueueListing {

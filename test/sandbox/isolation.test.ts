@@ -216,12 +216,24 @@ echo shell_exec('cat /etc/bind/named.conf.berth 2>&1');
   });
 
   it("keeps PHP's error log in the account's home, under its quota, out of the web server's log", async () => {
+    // As an attack would, from a shell: make the log unopenable, so that PHP falls back to the
+    // web server's log in /var/log. The log and its directory are root's: nothing there is hers.
+    const sabotage = await running.exec([
+      '/usr/sbin/runuser',
+      '-u',
+      'alice',
+      '--',
+      '/bin/sh',
+      '-c',
+      'cd /home/alice/logs; chmod 000 php-error.log; rm -f php-error.log; ln -s /dev/null php-error.log; mkdir php-error.log; true',
+    ]);
+    assert.equal(sabotage.code, 0, sabotage.stderr);
     const line = 'B'.repeat(8000);
     await alicePage('errors.php', `<?php for ($i = 0; $i < 50; $i++) error_log('${line}'); echo 'logged';`);
-    const own = await exec(['/usr/bin/stat', '-c', '%s %U', '/home/alice/logs/php-error.log']);
-    const [size, owner] = own.trim().split(' ');
+    const own = await exec(['/usr/bin/stat', '-c', '%s %U %G %a', '/home/alice/logs/php-error.log']);
+    const [size, owner, group, mode] = own.trim().split(' ');
     assert.ok(Number(size) >= 50 * 8000, `alice's log holds it: ${own}`);
-    assert.equal(owner, 'alice');
+    assert.deepEqual([owner, group, mode], ['root', 'alice', '660']);
     const web = await exec(['/usr/bin/cat', '/var/log/nginx/alice.example/error.log']);
     assert.doesNotMatch(web, /BBBBBBBB/, "nothing of it in the web server's log");
   });

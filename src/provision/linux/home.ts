@@ -140,6 +140,34 @@ export function ensureDirectory(
   });
 }
 
+/**
+ * Makes `<home>/<dir>` root's with the account's group, 0750, and `<home>/<dir>/<file>` in it
+ * root's with the account's group, 0660: the account's programs append to the file and read it,
+ * but cannot replace it with a link, a directory or a file they cannot open, since nothing in
+ * the directory is theirs to change. What is there in the file's place that is not a file (left
+ * from before) is removed, never followed.
+ */
+export function ensureGroupFile(home: string, dir: string, file: string, gid: number): void {
+  if (ensureDirectory(home, [dir], { uid: 0, gid }, 0o750) !== 'directory')
+    throw new UnsafePath(`${home}/${dir} is not a directory`);
+  withPath(home, [dir], (fd) => {
+    const path = beneath(fd, file);
+    const kind = kindAt(path);
+    if (kind === 'directory') throw new UnsafePath(`${home}/${dir}/${file} is a directory`);
+    if (kind === 'link' || kind === 'other') unlinkSync(path);
+    const out = openSync(
+      path,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW,
+      0o600,
+    );
+    try {
+      settle(out, { uid: 0, gid }, 0o660);
+    } finally {
+      closeSync(out);
+    }
+  });
+}
+
 /** Sets the owner and mode of `<home>/<components…>`, a directory reached without links. */
 export function settleDirectory(
   home: string,

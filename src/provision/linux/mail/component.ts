@@ -318,6 +318,12 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
         'authorized_flush_users=root',
         // Local mail to an account's user goes to its mailbox (local-aliases), the system's as before.
         `alias_maps=hash:/etc/aliases, ${maps('local-aliases')}`,
+        // A system user's /var/mail file (root's, www-data's) is bounded: Postfix's own default, which
+        // Debian lifts; any program of the server, an account's PHP among them, may write to them.
+        'mailbox_size_limit=52428800',
+        // Delivery notices on port 25 would wait for days for a sender no account owns, outside every
+        // account's budget: not offered there (submission keeps them, counted as the account's).
+        'smtpd_discard_ehlo_keywords=silent-discard, dsn',
         // sendmail -f: an account only as itself (local-senders); root and the system's own
         // users (not accounts, not in the table) as before.
         `local_login_sender_maps=${maps('local-senders')}, static:*`,
@@ -348,6 +354,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
           `smtpd_sender_login_maps=${maps('senders')}`,
           'smtpd_sender_restrictions=reject_sender_login_mismatch,check_sender_access,inline:{<>=REJECT}',
           `milter_macro_daemon_name=${ORIGINATING}`,
+          'smtpd_discard_ehlo_keywords=',
           `smtpd_milters=unix:${POLICY_SOCKET},unix:${DKIM_SOCKET}`,
         ].map((option) => `${service}/${option}`),
       ]);

@@ -15,7 +15,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { type Component, type LinuxContext, strayFiles } from '../context.ts';
 import { makeDirectory, makePrivateDirectory, readIfExists, removeFile, writeFileAtomic } from '../files.ts';
-import { openPath } from '../home.ts';
+import { ensureGroupFile, openPath } from '../home.ts';
 import { render } from '../templates.ts';
 import { SHARED_WRITABLE } from '../user/leftovers.ts';
 import { waitFor } from '../wait.ts';
@@ -202,11 +202,13 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     removeFile(ctx.path(pidFile(user)));
   };
 
-  /** The account's `tmp` and `logs` (PHP's error log: in the home, counted in its quota). */
+  /** The account's `tmp`, and `logs` with PHP's error log (in the home, counted in its quota). */
   const tmpStep = (account: Account) =>
     ctx.step('PHP directories', async () => {
       ctx.accountDirectory(account, ['tmp'], TMP_MODE);
-      ctx.accountDirectory(account, ['logs'], TMP_MODE);
+      // Root's, so that the account cannot make PHP's log unopenable: PHP would then write its
+      // errors to the web server's log, in /var/log.
+      ensureGroupFile(ctx.path(account.homedir), 'logs', 'php-error.log', ctx.systemUser(account.user).gid);
     });
   const writePool = (account: Account) =>
     ctx.fileStep('PHP pool', poolFile(account), 0o600, () => pool(account));

@@ -298,6 +298,17 @@ export function assertSentence(reply: Reply, sentence: string): void {
   assert.deepEqual(reply.body, { data: sentence, info: sentence, status: 200 });
 }
 
+/** Asserts the whole answer of a refusal without a parameter: its code as data, its message as info. */
+export function assertErrorAnswer(
+  reply: Reply,
+  status: number,
+  code: string,
+  info: string,
+  message?: string,
+): void {
+  assert.deepEqual(reply.body, { data: { code }, info, status }, message);
+}
+
 /** Asserts that a call was refused with this status, error code and parameter (undefined: none). */
 export function assertRefused(reply: Reply, status: number, code: string, param: string | undefined): void {
   assert.deepEqual(errorOf(reply), { status, code, param });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { listAudit } from '../../src/store/audit.ts';
 import {
+  assertErrorAnswer,
   assertRefused,
   createAccount,
   createReseller,
@@ -331,11 +332,12 @@ describe('createacct with a failing system step', () => {
     try {
       driver.failAt = 'create:third';
       const reply = await h.call('createacct', BASE);
-      assert.deepEqual(reply.body, {
-        data: { code: 'provisioning_failed' },
-        info: 'The system step "create:third" failed; everything done for this call was undone.',
-        status: 500,
-      });
+      assertErrorAnswer(
+        reply,
+        500,
+        'provisioning_failed',
+        'The system step "create:third" failed; everything done for this call was undone.',
+      );
       assert.deepEqual(driver.log, [
         'run create:first alice',
         'run create:second alice',

@@ -13,6 +13,7 @@ import { startCluster } from '../scripts/pg-cluster.ts';
 import { buildApp } from '../src/app.ts';
 import { createApiUser } from '../src/auth/api-users.ts';
 import { type Config, type ConfigOverrides, loadConfig } from '../src/config/index.ts';
+import { ApiError, type ErrorCode } from '../src/core/errors.ts';
 import { CLI } from '../src/operations/audited.ts';
 import type { Driver, Step } from '../src/provision/driver.ts';
 import { recordDriver } from '../src/provision/record/driver.ts';
@@ -258,6 +259,16 @@ export async function createReseller(
   return user;
 }
 
+/**
+ * The accounts most operation tests work on: alice, the administrator's own, and the reseller res
+ * with its `children`, in that order.
+ */
+export async function createAliceAndReseller(h: Harness, ...children: string[]): Promise<void> {
+  await createAccount(h, 'alice');
+  await createReseller(h, 'res');
+  for (const child of children) await createChild(h, 'res', child);
+}
+
 /** The account record as accountsummary answers it (as the administrator). */
 export async function summary(h: Harness, user: string): Promise<Record<string, unknown>> {
   return ((await h.call('accountsummary', { user })).body.data as { acct: Record<string, unknown> }).acct;
@@ -287,9 +298,30 @@ export function assertSentence(reply: Reply, sentence: string): void {
   assert.deepEqual(reply.body, { data: sentence, info: sentence, status: 200 });
 }
 
+/** Asserts the whole answer of a refusal without a parameter: its code as data, its message as info. */
+export function assertErrorAnswer(
+  reply: Reply,
+  status: number,
+  code: string,
+  info: string,
+  message?: string,
+): void {
+  assert.deepEqual(reply.body, { data: { code }, info, status }, message);
+}
+
 /** Asserts that a call was refused with this status, error code and parameter (undefined: none). */
 export function assertRefused(reply: Reply, status: number, code: string, param: string | undefined): void {
   assert.deepEqual(errorOf(reply), { status, code, param });
+}
+
+/** The status and error code an operation run directly threw; fails the test if it went through. */
+export async function refusal(promise: Promise<unknown>): Promise<{ status: number; code: ErrorCode }> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  assert.ok(error instanceof ApiError, String(error));
+  return { status: error.status, code: error.code };
 }
 
 export function errorOf(reply: Reply): { status: number; code: unknown; param: unknown } {

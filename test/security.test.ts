@@ -292,9 +292,11 @@ describe('the dedicated address pool', () => {
     assert.match(refused.body.info, /resellers' share/);
     await createAccount(h, 'qa', { ipv4: 'on' });
     await createAccount(h, 'qb', { ipv4: 'on' });
-    assert.deepEqual(
-      errorOf(await callCreateacct(h, 'qc', { domain: 'qc.example', email: 'q@example.com', ipv4: 'on' })),
-      { status: 400, code: 'no_free_ip', param: 'ipv4' },
+    assertRefused(
+      await callCreateacct(h, 'qc', { domain: 'qc.example', email: 'q@example.com', ipv4: 'on' }),
+      400,
+      'no_free_ip',
+      'ipv4',
     );
   });
 });

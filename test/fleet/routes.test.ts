@@ -27,6 +27,9 @@ describe('requests between the servers of a fleet', () => {
 
   const send = (path: string, body: string, headers: Record<string, string>) =>
     h.request({ url: path, headers: { 'content-type': 'application/json', ...headers }, body });
+  /** Sends as another server of the fleet would: signed with the fleet's secret, for web1. */
+  const sendSigned = (path: string, body: string) =>
+    send(path, body, signedHeaders(secret, TO_WEB1, path, body));
 
   it('refuses a request without the signature, with a wrong or stale one, or over other bytes', async () => {
     const body = JSON.stringify({ user: 'alice' });
@@ -42,7 +45,7 @@ describe('requests between the servers of a fleet', () => {
       const reply = await send(path, body, headers);
       assert.equal(reply.statusCode, 401, JSON.stringify(headers));
     }
-    const answered = await send(path, body, signedHeaders(secret, TO_WEB1, path, body));
+    const answered = await sendSigned(path, body);
     assert.equal(answered.statusCode, 200);
     assert.deepEqual(answered.body, { taken: false });
   });
@@ -68,15 +71,10 @@ describe('requests between the servers of a fleet', () => {
     assert.equal((await send(FLEET_PATHS.steps, text, steps)).statusCode, 401);
     assert.deepEqual(driver.log, [], 'nothing ran again');
     const settle = JSON.stringify({ transaction, outcome: 'undo' });
-    const undone = await send(
-      FLEET_PATHS.settle,
-      settle,
-      signedHeaders(secret, TO_WEB1, FLEET_PATHS.settle, settle),
-    );
+    const undone = await sendSigned(FLEET_PATHS.settle, settle);
     assert.equal(undone.statusCode, 200);
     // Each request of the fleet has a nonce of its own, and is answered.
-    for (let i = 0; i < 3; i++)
-      assert.equal((await send(path, body, signedHeaders(secret, TO_WEB1, path, body))).statusCode, 200);
+    for (let i = 0; i < 3; i++) assert.equal((await sendSigned(path, body)).statusCode, 200);
   });
 
   it('refuses a request signed for another server of the fleet, or whose target or nonce was changed', async () => {
@@ -111,7 +109,7 @@ describe('requests between the servers of a fleet', () => {
         objects: mainObjects(alice),
       }),
     });
-    const notHere = await send(path, elsewhere, signedHeaders(secret, TO_WEB1, path, elsewhere));
+    const notHere = await sendSigned(path, elsewhere);
     assert.equal(notHere.statusCode, 409);
     for (const bad of [
       {
@@ -128,7 +126,7 @@ describe('requests between the servers of a fleet', () => {
       },
     ]) {
       const text = JSON.stringify(bad);
-      const reply = await send(path, text, signedHeaders(secret, TO_WEB1, path, text));
+      const reply = await sendSigned(path, text);
       assert.equal(reply.statusCode, 400, text);
     }
   });
@@ -140,16 +138,12 @@ describe('requests between the servers of a fleet', () => {
       transaction,
       change: changeMessage({ kind: 'suspend', account: alice, objects: mainObjects(alice) }),
     });
-    const ran = await send(FLEET_PATHS.steps, text, signedHeaders(secret, TO_WEB1, FLEET_PATHS.steps, text));
+    const ran = await sendSigned(FLEET_PATHS.steps, text);
     assert.equal(ran.statusCode, 200);
     assert.equal(h.services.journal.pending().length, 1, 'kept open, journalled');
     driver.log.length = 0;
     const settle = JSON.stringify({ transaction, outcome: 'undo' });
-    const settled = await send(
-      FLEET_PATHS.settle,
-      settle,
-      signedHeaders(secret, TO_WEB1, FLEET_PATHS.settle, settle),
-    );
+    const settled = await sendSigned(FLEET_PATHS.settle, settle);
     assert.equal(settled.statusCode, 200);
     assert.equal(h.services.journal.pending().length, 0);
     assert.deepEqual(driver.log, [
@@ -177,7 +171,7 @@ describe('requests between the servers of a fleet', () => {
         change: changeMessage({ kind: 'suspend', account: alice, objects: mainObjects(alice) }),
         principal,
       });
-      return send(FLEET_PATHS.steps, text, signedHeaders(secret, TO_WEB1, FLEET_PATHS.steps, text));
+      return sendSigned(FLEET_PATHS.steps, text);
     };
     driver.log.length = 0;
     const outside = await steps(principalMessage(holder));
@@ -198,7 +192,7 @@ describe('requests between the servers of a fleet', () => {
     }
     const exportOf = async (user: string) => {
       const text = JSON.stringify({ user });
-      return send(FLEET_PATHS.export, text, signedHeaders(secret, TO_WEB1, FLEET_PATHS.export, text));
+      return sendSigned(FLEET_PATHS.export, text);
     };
     // The record driver keeps nothing on the system: there is nothing to hand over but the record.
     const held = await exportOf('alice');
@@ -206,7 +200,7 @@ describe('requests between the servers of a fleet', () => {
     assert.deepEqual(held.body, { account: null });
     assert.equal((await exportOf('nobody')).statusCode, 409);
     const away = JSON.stringify({ user: 'alice', to: 'web1' });
-    const same = await send(FLEET_PATHS.move, away, signedHeaders(secret, TO_WEB1, FLEET_PATHS.move, away));
+    const same = await sendSigned(FLEET_PATHS.move, away);
     assert.equal(same.statusCode, 400);
     assert.match(String((same.body as { info: string }).info), /alice is on web1 already/);
   });

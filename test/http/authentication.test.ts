@@ -6,6 +6,7 @@ import {
   ADMIN_PASSWORD,
   ADMIN_USER,
   addApiUser,
+  assertErrorAnswer,
   assertRefused,
   callCreateacct,
   createChild,
@@ -38,7 +39,7 @@ describe('authentication (CONTRACT §3)', () => {
     ];
     for (const options of cases) {
       const reply = await h.request({ url: '/api/v1/listaccts/', ...options });
-      assert.deepEqual(reply.body, { data: { code: 'not_authenticated' }, info: NOT_PROVIDED, status: 403 });
+      assertErrorAnswer(reply, 403, 'not_authenticated', NOT_PROVIDED);
     }
   });
 
@@ -59,7 +60,7 @@ describe('authentication (CONTRACT §3)', () => {
         remoteAddress: '10.9.0.1',
       });
       for (const reply of [byForm, byHeader]) {
-        assert.deepEqual(reply.body, { data: { code: 'forbidden' }, info: DENIED, status: 403 });
+        assertErrorAnswer(reply, 403, 'forbidden', DENIED);
       }
     }
   });
@@ -80,7 +81,7 @@ describe('authentication (CONTRACT §3)', () => {
     assert.equal((await call('::ffff:203.0.113.45')).statusCode, 200);
     assert.equal((await call('2001:db8::5')).statusCode, 200);
     const refused = await call('127.0.0.1');
-    assert.deepEqual(refused.body, { data: { code: 'forbidden' }, info: DENIED, status: 403 });
+    assertErrorAnswer(refused, 403, 'forbidden', DENIED);
   });
 
   it('takes a reset, an access change and a deletion into account from the next request on', async () => {
@@ -147,11 +148,7 @@ describe('the reseller listener', () => {
       listener: 'reseller',
       headers: headers(ADMIN_USER, ADMIN_PASSWORD),
     });
-    assert.deepEqual(reply.body, {
-      data: { code: 'forbidden' },
-      info: 'This port serves reseller calls only: send X-RESELLER',
-      status: 403,
-    });
+    assertErrorAnswer(reply, 403, 'forbidden', 'This port serves reseller calls only: send X-RESELLER');
   });
 
   it('refuses an X-RESELLER that names no active reseller', async () => {
@@ -244,11 +241,7 @@ describe('demonstration server', () => {
 
   it('refuses every state-changing operation with 403 demo_server and keeps reads working', async () => {
     const reply = await callCreateacct(h, 'demo1', { domain: 'demo1.example', email: 'd@example.com' });
-    assert.deepEqual(reply.body, {
-      data: { code: 'demo_server' },
-      info: 'This is a demonstration server: changes are disabled',
-      status: 403,
-    });
+    assertErrorAnswer(reply, 403, 'demo_server', 'This is a demonstration server: changes are disabled');
     for (const op of ['passwd', 'suspendacct', 'addpkg', 'killpkg', 'removeacct']) {
       assert.equal(errorOf(await h.call(op, { user: 'demo1', name: 'x' })).code, 'demo_server', op);
     }

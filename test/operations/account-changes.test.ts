@@ -4,6 +4,7 @@ import {
   assertRefused,
   assertSentence,
   createAccount,
+  createAliceAndReseller,
   createChild,
   createReseller,
   errorOf,
@@ -13,10 +14,7 @@ import {
 
 describe('changecontactemail', () => {
   const h = suiteHarness({
-    prepare: async (h) => {
-      await createAccount(h, 'alice');
-      await createReseller(h, 'res');
-    },
+    prepare: (h) => createAliceAndReseller(h),
   });
 
   it('changes the address and answers with the seed sentence', async () => {
@@ -150,11 +148,7 @@ describe('changepackage', () => {
 
 describe('removeacct', () => {
   const h = suiteHarness({
-    prepare: async (h) => {
-      await createAccount(h, 'alice');
-      await createReseller(h, 'res');
-      await createChild(h, 'res', 'kid');
-    },
+    prepare: (h) => createAliceAndReseller(h, 'kid'),
   });
 
   it('removes the account and frees its user name and domain', async () => {

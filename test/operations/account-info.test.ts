@@ -3,12 +3,19 @@
 // reseller acting for it, and for no one else's account.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ApiError } from '../../src/core/errors.ts';
 import { execute } from '../../src/operations/execute.ts';
 import type { Principal } from '../../src/operations/principal.ts';
 import { apiOperations, customerOperations } from '../../src/operations/registry.ts';
 import { findAccount } from '../../src/store/accounts.ts';
-import { createAccount, createChild, createReseller, type Harness, setup, summary } from '../helpers.ts';
+import {
+  createAccount,
+  createChild,
+  createReseller,
+  type Harness,
+  refusal,
+  setup,
+  summary,
+} from '../helpers.ts';
 
 describe('account_info', () => {
   let h: Harness;
@@ -30,14 +37,6 @@ describe('account_info', () => {
       identify: async () => principal,
       ...(actingFor !== undefined && { actingFor }),
     });
-  const refusal = async (promise: Promise<unknown>) => {
-    const error = await promise.then(
-      () => null,
-      (e: unknown) => e,
-    );
-    assert.ok(error instanceof ApiError, String(error));
-    return { status: error.status, code: error.code };
-  };
 
   before(async () => {
     h = await setup();

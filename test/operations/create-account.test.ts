@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { listAudit } from '../../src/store/audit.ts';
 import {
+  assertErrorAnswer,
   assertRefused,
   createAccount,
   createReseller,
@@ -133,31 +134,23 @@ describe('createacct', () => {
 
   it('refuses a taken user name, a taken domain (in any case) and an unknown package', async () => {
     await createAccount(h, 'taken');
-    assert.deepEqual(
-      errorOf(await h.call('createacct', { ...BASE, user: 'taken', domain: 'other.example' })),
-      {
-        status: 400,
-        code: 'account_exists',
-        param: 'user',
-      },
+    assertRefused(
+      await h.call('createacct', { ...BASE, user: 'taken', domain: 'other.example' }),
+      400,
+      'account_exists',
+      'user',
     );
-    assert.deepEqual(
-      errorOf(await h.call('createacct', { ...BASE, user: 'taken2', domain: 'TAKEN.example.com.' })),
-      {
-        status: 400,
-        code: 'domain_in_use',
-        param: 'domain',
-      },
+    assertRefused(
+      await h.call('createacct', { ...BASE, user: 'taken2', domain: 'TAKEN.example.com.' }),
+      400,
+      'domain_in_use',
+      'domain',
     );
-    assert.deepEqual(
-      errorOf(
-        await h.call('createacct', { ...BASE, user: 'nopkg', domain: 'nopkg.example', package: 'Gold' }),
-      ),
-      {
-        status: 400,
-        code: 'package_not_found',
-        param: 'package',
-      },
+    assertRefused(
+      await h.call('createacct', { ...BASE, user: 'nopkg', domain: 'nopkg.example', package: 'Gold' }),
+      400,
+      'package_not_found',
+      'package',
     );
   });
 
@@ -196,23 +189,17 @@ describe('createacct', () => {
       status6: 'off',
     });
     const before = await count(h);
-    assert.deepEqual(
-      errorOf(await h.call('createacct', { ...BASE, user: 'nofree', domain: 'nofree.example', ipv4: '1' })),
-      {
-        status: 400,
-        code: 'no_free_ip',
-        param: 'ipv4',
-      },
+    assertRefused(
+      await h.call('createacct', { ...BASE, user: 'nofree', domain: 'nofree.example', ipv4: '1' }),
+      400,
+      'no_free_ip',
+      'ipv4',
     );
-    assert.deepEqual(
-      errorOf(
-        await h.call('createacct', { ...BASE, user: 'nofree6', domain: 'nofree6.example', ipv6: 'on' }),
-      ),
-      {
-        status: 400,
-        code: 'no_free_ip',
-        param: 'ipv6',
-      },
+    assertRefused(
+      await h.call('createacct', { ...BASE, user: 'nofree6', domain: 'nofree6.example', ipv6: 'on' }),
+      400,
+      'no_free_ip',
+      'ipv6',
     );
     assert.equal(await count(h), before);
     await h.call('removeacct', { user: 'dedicated' });
@@ -331,11 +318,12 @@ describe('createacct with a failing system step', () => {
     try {
       driver.failAt = 'create:third';
       const reply = await h.call('createacct', BASE);
-      assert.deepEqual(reply.body, {
-        data: { code: 'provisioning_failed' },
-        info: 'The system step "create:third" failed; everything done for this call was undone.',
-        status: 500,
-      });
+      assertErrorAnswer(
+        reply,
+        500,
+        'provisioning_failed',
+        'The system step "create:third" failed; everything done for this call was undone.',
+      );
       assert.deepEqual(driver.log, [
         'run create:first alice',
         'run create:second alice',

@@ -3,9 +3,7 @@ import { describe, it } from 'node:test';
 import {
   assertRefused,
   assertSentence,
-  createAccount,
-  createChild,
-  createReseller,
+  createAliceAndReseller,
   recordingDriver,
   suiteHarness,
 } from '../helpers.ts';
@@ -14,11 +12,7 @@ describe('passwd', () => {
   const driver = recordingDriver();
   const h = suiteHarness({
     driver,
-    prepare: async (h) => {
-      await createAccount(h, 'alice');
-      await createReseller(h, 'res');
-      await createChild(h, 'res', 'kid');
-    },
+    prepare: (h) => createAliceAndReseller(h, 'kid'),
   });
 
   it('changes the password, given or generated, and answers with the seed sentence', async () => {

@@ -2,7 +2,6 @@
 // rights, scope, the audit entry and Idempotency-Keys, whoever calls.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ApiError } from '../../src/core/errors.ts';
 import { changeContactEmail } from '../../src/operations/change-contact-email.ts';
 import { changeState, targetAccount } from '../../src/operations/common.ts';
 import { execute } from '../../src/operations/execute.ts';
@@ -22,7 +21,7 @@ import {
 import { usersCount } from '../../src/operations/users-count.ts';
 import { findAccount, listAccounts, saveAccount } from '../../src/store/accounts.ts';
 import { listAudit } from '../../src/store/audit.ts';
-import { createAccount, createChild, createReseller, type Harness, setup } from '../helpers.ts';
+import { createAccount, createChild, createReseller, type Harness, refusal, setup } from '../helpers.ts';
 
 /** A holder's own change, as the customer API's will be: the contact address of its account. */
 const noteContact = defineOperation({
@@ -57,14 +56,6 @@ describe('a principal', () => {
       identify: async () => principal,
       ...(key !== undefined && { idempotencyKey: key }),
     });
-  const refusal = async (promise: Promise<unknown>) => {
-    const error = await promise.then(
-      () => null,
-      (e: unknown) => e,
-    );
-    assert.ok(error instanceof ApiError, String(error));
-    return { status: error.status, code: error.code };
-  };
 
   before(async () => {
     h = await setup();

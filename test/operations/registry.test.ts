@@ -3,7 +3,16 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { apiOperations } from '../../src/operations/registry.ts';
 import { countAudit } from '../../src/store/audit.ts';
-import { ADMIN_PASSWORD, ADMIN_USER, createReseller, errorOf, FORM, form, suiteHarness } from '../helpers.ts';
+import {
+  ADMIN_PASSWORD,
+  ADMIN_USER,
+  assertErrorAnswer,
+  createReseller,
+  errorOf,
+  FORM,
+  form,
+  suiteHarness,
+} from '../helpers.ts';
 
 const named = [...apiOperations.operations.values()].filter((op) => op.name !== '');
 
@@ -18,13 +27,11 @@ describe('every operation', () => {
     for (const op of named) {
       for (const prefix of ['/api/', '/api/v1/']) {
         const reply = await h.request({ url: `${prefix}${op.name}/`, headers: FORM, body: form(op.example) });
-        assert.deepEqual(
-          reply.body,
-          {
-            data: { code: 'not_authenticated' },
-            info: 'Authentication credentials were not provided',
-            status: 403,
-          },
+        assertErrorAnswer(
+          reply,
+          403,
+          'not_authenticated',
+          'Authentication credentials were not provided',
           `${prefix}${op.name}`,
         );
       }
@@ -39,13 +46,11 @@ describe('every operation', () => {
         body: form({ apiuser: ADMIN_USER, apiauth: 'not-the-password', ...op.example }),
         remoteAddress: `10.77.${named.indexOf(op)}.1`,
       });
-      assert.deepEqual(
-        reply.body,
-        {
-          data: { code: 'forbidden' },
-          info: 'You do not have permission to perform this action.',
-          status: 403,
-        },
+      assertErrorAnswer(
+        reply,
+        403,
+        'forbidden',
+        'You do not have permission to perform this action.',
         op.name,
       );
     }
@@ -128,13 +133,11 @@ describe('every state-changing operation on a demonstration server', () => {
     for (const op of named) {
       const reply = await h.call(op.name, op.example);
       if (op.changesState) {
-        assert.deepEqual(
-          reply.body,
-          {
-            data: { code: 'demo_server' },
-            info: 'This is a demonstration server: changes are disabled',
-            status: 403,
-          },
+        assertErrorAnswer(
+          reply,
+          403,
+          'demo_server',
+          'This is a demonstration server: changes are disabled',
           op.name,
         );
       } else {

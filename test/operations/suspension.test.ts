@@ -3,9 +3,7 @@ import { describe, it } from 'node:test';
 import {
   assertRefused,
   assertSentence,
-  createAccount,
-  createChild,
-  createReseller,
+  createAliceAndReseller,
   type Harness,
   recordingDriver,
   suiteHarness,
@@ -23,12 +21,7 @@ describe('suspendacct and unsuspendacct', () => {
   const driver = recordingDriver();
   const h = suiteHarness({
     driver,
-    prepare: async (h) => {
-      await createAccount(h, 'alice');
-      await createReseller(h, 'res');
-      await createChild(h, 'res', 'kid');
-      await createChild(h, 'res', 'kid2');
-    },
+    prepare: (h) => createAliceAndReseller(h, 'kid', 'kid2'),
   });
 
   it('suspends with the seed sentence, records reason and time, and runs the system steps', async () => {

@@ -21,7 +21,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/operations/maintenance.ts';
 import { findSystemUser } from '../../src/provision/linux/passwd.ts';
 import { assertRefused, callCreateacct, createAccount, summary } from '../helpers.ts';
-import { type LinuxHarness, linuxSetup } from './system-root.ts';
+import { journalUnfinished, type LinuxHarness, linuxSetup } from './system-root.ts';
 
 /** Owner, mode and content (its hash) of every file and directory below `dir`. */
 function state(dir: string): Record<string, string> {
@@ -161,13 +161,7 @@ describe('links a customer plants in its home', () => {
     symlinkSync(target, join(ghostHome, 'public_html'));
     // As if the process had died before the commit: the store never got the account.
     await h.services.store.db.deleteFrom('accounts').where('user', '=', 'ghost').execute();
-    h.services.journal.begin({
-      user: 'ghost',
-      domain: 'ghost.example.com',
-      homedir: '/home/ghost',
-      operation: 'system user',
-      startedAt: new Date().toISOString(),
-    });
+    journalUnfinished(h, 'ghost', 'system user');
     await recoverInterruptedCalls(h.services);
     untouched();
     assert.throws(() => lstatSync(ghostHome), /ENOENT/);

@@ -26,7 +26,7 @@ import { findAccount } from '../../src/store/accounts.ts';
 import { assertRefused, callCreateacct, createAccount, forSuite, summary } from '../helpers.ts';
 import { get, login, PORTAL_PASSWORD } from '../portal/pages.ts';
 import { berth } from '../process.ts';
-import { type LinuxHarness, linuxSetup, nginxAccepts } from './system-root.ts';
+import { journalUnfinished, type LinuxHarness, linuxSetup, nginxAccepts } from './system-root.ts';
 
 /** Every file below the root with its content, to prove that a failed call leaves no trace. */
 function snapshot(root: string): Map<string, string> {
@@ -532,13 +532,7 @@ describe('recovery of a removeacct cut short', () => {
       // As if removeacct had died after its last step and before its commit.
       execFileSync('/usr/sbin/userdel', ['--prefix', h.root, '--', 'frank']);
       rmSync(join(h.root, 'home/frank'), { recursive: true });
-      h.services.journal.begin({
-        user: 'frank',
-        domain: 'frank.example.com',
-        homedir: '/home/frank',
-        operation: 'web server block',
-        startedAt: new Date().toISOString(),
-      });
+      journalUnfinished(h, 'frank', 'web server block');
       assert.deepEqual(await recoverInterruptedCalls(h.services), [
         'frank: repaired to match the store after an interrupted "web server block"',
       ]);
@@ -573,13 +567,7 @@ describe('recovery of a move cut short', () => {
         .set({ server: 'web2' })
         .where('user', '=', 'grace')
         .execute();
-      h.services.journal.begin({
-        user: 'grace',
-        domain: 'grace.example.com',
-        homedir: '/home/grace',
-        operation: 'move-account',
-        startedAt: new Date().toISOString(),
-      });
+      journalUnfinished(h, 'grace', 'move-account');
       assert.deepEqual(await recoverInterruptedCalls(h.services), [
         'grace: traces of an interrupted "move-account" removed',
       ]);

@@ -79,6 +79,20 @@ export interface LinuxHarness extends Harness {
 }
 
 /**
+ * Journals `operation` as begun on `user`'s account (on `user`.example.com, as createAccount makes
+ * it) and never finished: what a process that died in the middle of the call leaves behind.
+ */
+export function journalUnfinished(h: Harness, user: string, operation: string): void {
+  h.services.journal.begin({
+    user,
+    domain: `${user}.example.com`,
+    homedir: `/home/${user}`,
+    operation,
+    startedAt: new Date().toISOString(),
+  });
+}
+
+/**
  * Berth in-process on the linux driver, in a throwaway system root of its own; `prepareRoot` runs
  * on the root before the driver starts (a filesystem mounted on its /home, say).
  */

@@ -90,6 +90,9 @@ describe('the linux driver through a whole account lifecycle', () => {
       },
     );
     assert.equal(verifySha512Crypt('Alice-pass-1', shadowPassword(h.root, 'alice')!), true);
+    // No subordinate ids: /etc/subuid and /etc/subgid, which every user reads, do not name it.
+    for (const table of ['etc/subuid', 'etc/subgid'])
+      assert.doesNotMatch(readFileSync(file(table), 'utf8'), /^alice:/m, table);
     // The home is root's (sshd chroots to it) and the account's group's; what is in it is the account's.
     const home = statSync(file('home/alice'));
     assert.deepEqual([home.uid, home.gid, home.mode & 0o777], [0, user.gid, 0o751]);

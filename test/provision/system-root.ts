@@ -14,7 +14,7 @@ export function makeSystemRoot(): string {
   // An account's own user reaches its home here as on a real system (a move reads it as that user).
   chmodSync(root, 0o755);
   mkdirSync(join(root, 'etc'), { recursive: true });
-  for (const file of ['passwd', 'group', 'shadow', 'gshadow', 'login.defs']) {
+  for (const file of ['passwd', 'group', 'shadow', 'gshadow', 'subuid', 'subgid', 'login.defs']) {
     if (existsSync(`/etc/${file}`)) copyFileSync(`/etc/${file}`, join(root, 'etc', file));
   }
   for (const dir of [

@@ -73,6 +73,12 @@ export function userComponent(ctx: LinuxContext): UserComponent {
     runner.run([
       '/usr/sbin/useradd',
       ...prefix,
+      // No subordinate ids: an account has no use for user namespaces of its own, and /etc/subuid
+      // and /etc/subgid, which every user reads, would name it.
+      '-K',
+      'SUB_UID_COUNT=0',
+      '-K',
+      'SUB_GID_COUNT=0',
       '-M',
       ...ids,
       '-d',

@@ -189,6 +189,8 @@ export interface RunningSandbox {
   output: () => string;
   /** Runs a command inside it (`berth sandbox exec`). */
   exec(args: string[]): Promise<CommandResult>;
+  /** Runs a shell script inside it as an account's user would (`runuser`), from its own shell. */
+  asUser(user: string, script: string): Promise<CommandResult>;
   /** Berth's log inside it, for a failure's report. */
   log(): Promise<string>;
   /** SIGTERM, then its exit status. */
@@ -216,6 +218,7 @@ export function startSandbox(dataDir: string, args: string[] = []): Promise<Runn
         info: JSON.parse(readFileSync(ready[1]!, 'utf8')) as SandboxInfo,
         output: () => output,
         exec,
+        asUser: (user, script) => exec(['/usr/sbin/runuser', '-u', user, '--', '/bin/sh', '-c', script]),
         log: async () => (await exec(['/usr/bin/tail', '-n', '30', '/var/log/sandbox/berth.log'])).stdout,
         stop: () => {
           child.kill('SIGTERM');

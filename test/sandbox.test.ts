@@ -77,7 +77,7 @@ describe('berth sandbox', () => {
   const exec = (args: string[]) => running.exec(args);
   /** A shell command run as the account's user, inside the sandbox. */
   const asAlice = async (script: string) => {
-    const result = await exec(['/usr/sbin/runuser', '-u', 'alice', '--', '/bin/sh', '-c', script]);
+    const result = await running.asUser('alice', script);
     assert.equal(result.code, 0, result.stderr);
   };
 
@@ -477,8 +477,7 @@ describe('berth sandbox', () => {
     for (const reply of await Promise.all(['steady', ...users].map(create)))
       assert.equal(reply.status, 200, reply.info);
     const page = "/bin/sh -c 'echo up > ~/public_html/index.html'";
-    for (const user of ['steady', ...users])
-      assert.equal((await exec(['/usr/sbin/runuser', '-u', user, '--', '/bin/sh', '-c', page])).code, 0);
+    for (const user of ['steady', ...users]) assert.equal((await running.asUser(user, page)).code, 0);
 
     for (const [operation, status] of [
       ['suspendacct', 503],

@@ -81,15 +81,10 @@ describe('moving an account between two sandboxes of one fleet', () => {
     const created = curl(['-k', '--data', body.toString(), `${one.api}api/v1/createacct/`]);
     assert.equal(created.status, 200, created.body);
     const php = '<?php echo "hello from ", posix_getpwuid(posix_geteuid())["name"];';
-    const wrote = await running[0]!.exec([
-      '/usr/sbin/runuser',
-      '-u',
+    const wrote = await running[0]!.asUser(
       'alice',
-      '--',
-      '/bin/sh',
-      '-c',
       `printf '%s' '${php}' > /home/alice/public_html/index.php`,
-    ]);
+    );
     assert.equal(wrote.code, 0, wrote.stderr);
     // Its ACME certificate from the first sandbox's Pebble, and a mail in its box.
     let before = page(one, one.acme_root_ca);

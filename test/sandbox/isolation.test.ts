@@ -110,15 +110,10 @@ echo file_get_contents('/home/bob/public_html/wp-config.php') === false ? "no-re
     assert.doesNotMatch(page, /^wp-config\.php$/m);
     assert.match(page, /No such file or directory/);
     assert.match(page, /no-read/);
-    const direct = await running.exec([
-      '/usr/sbin/runuser',
-      '-u',
+    const direct = await running.asUser(
       'alice',
-      '--',
-      '/bin/sh',
-      '-c',
       'cat /home/bob/public_html/wp-config.php; ls /home/bob/public_html',
-    ]);
+    );
     assert.doesNotMatch(direct.stdout, /bob-db-secret|wp-config/);
     assert.match(direct.stderr, /wp-config\.php: Permission denied/);
     assert.match(direct.stderr, /public_html': Permission denied/);
@@ -218,15 +213,10 @@ echo shell_exec('cat /etc/bind/named.conf.berth 2>&1');
   it("keeps PHP's error log in the account's home, under its quota, out of the web server's log", async () => {
     // As an attack would, from a shell: make the log unopenable, so that PHP falls back to the
     // web server's log in /var/log. The log and its directory are root's: nothing there is hers.
-    const sabotage = await running.exec([
-      '/usr/sbin/runuser',
-      '-u',
+    const sabotage = await running.asUser(
       'alice',
-      '--',
-      '/bin/sh',
-      '-c',
       'cd /home/alice/logs; chmod 000 php-error.log; rm -f php-error.log; ln -s /dev/null php-error.log; mkdir php-error.log; true',
-    ]);
+    );
     assert.equal(sabotage.code, 0, sabotage.stderr);
     const line = 'B'.repeat(8000);
     await alicePage('errors.php', `<?php for ($i = 0; $i < 50; $i++) error_log('${line}'); echo 'logged';`);

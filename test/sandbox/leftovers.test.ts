@@ -18,8 +18,7 @@ describe('what an account leaves and reads, in the sandbox', () => {
   let sandbox: SandboxInfo;
   const exec = (args: string[]) => running.exec(args);
   /** A shell command run as an account's user (as its PHP or cron job would), inside the sandbox. */
-  const as = (user: string, script: string) =>
-    exec(['/usr/sbin/runuser', '-u', user, '--', '/bin/sh', '-c', script]);
+  const as = (user: string, script: string) => running.asUser(user, script);
   const create = async (user: string) => {
     const made = await sandboxCall(sandbox, 'createacct', {
       user,

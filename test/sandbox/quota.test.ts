@@ -138,8 +138,7 @@ describe('disk quotas in the sandbox', () => {
       package: 'tiny',
       password: 'Pass-vera-1234',
     });
-    const asVera = (script: string) =>
-      running.exec(['/usr/sbin/runuser', '-u', 'vera', '--', '/bin/sh', '-c', script]);
+    const asVera = (script: string) => running.asUser('vera', script);
     // Any user may make a subvolume where it may write: its own qgroup, outside the home's.
     const made = await asVera('/usr/bin/btrfs subvolume create /home/vera/public_html/sv');
     assert.equal(made.code, 0, made.stderr);

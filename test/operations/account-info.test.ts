@@ -7,6 +7,7 @@ import { execute } from '../../src/operations/execute.ts';
 import type { Principal } from '../../src/operations/principal.ts';
 import { apiOperations, customerOperations } from '../../src/operations/registry.ts';
 import { findAccount } from '../../src/store/accounts.ts';
+import { deleteDomain, insertDomain } from '../../src/store/domains.ts';
 import {
   createAccount,
   createChild,
@@ -79,6 +80,31 @@ describe('account_info', () => {
         bandwidth: { used: 45, limit: '2000' },
       },
     });
+  });
+
+  it('counts the domains of each kind the account has against their limits', async () => {
+    const made = new Date();
+    await insertDomain(h.services.store.db, 'alice', {
+      domain: 'shop.example',
+      kind: 'addon',
+      docroot: 'public_html/shop.example',
+      createdAt: made,
+    });
+    for (const domain of ['alias-one.example', 'alias-two.example'])
+      await insertDomain(h.services.store.db, 'alice', {
+        domain,
+        kind: 'parked',
+        docroot: null,
+        createdAt: made,
+      });
+    const { limits } = (await call(alice)).data as { limits: Record<string, { used: number }> };
+    assert.deepEqual(
+      [limits.addondomains!.used, limits.parkeddomains!.used, limits.subdomains!.used],
+      [1, 2, 0],
+      'the main domain is none of them',
+    );
+    for (const domain of ['shop.example', 'alias-one.example', 'alias-two.example'])
+      await deleteDomain(h.services.store.db, 'alice', domain);
   });
 
   it('reads the account afresh, not as it was when the holder logged in', async () => {

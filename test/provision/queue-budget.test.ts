@@ -5,9 +5,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CONTINUE, type Envelope } from '../../src/provision/linux/mail/milter.ts';
+import { CONTINUE, type Envelope, type MilterPolicy } from '../../src/provision/linux/mail/milter.ts';
 import {
-  LET_BY,
   listQueue,
   queueBudget,
   queuedMessage,
@@ -31,6 +30,9 @@ const envelope = (sender: string, size: number, macros: Record<string, string> =
 });
 const login = (user: string) => ({ daemon_name: ORIGINATING, auth_authen: user });
 const reply = (verdict: { action: string; reply?: string }) => verdict.reply ?? verdict.action;
+
+/** A policy that lets everything by: the budget alone decides. */
+const LET_BY: MilterPolicy = { mailFrom: () => CONTINUE, endOfMessage: () => CONTINUE };
 
 describe('the queue budget', () => {
   it('knows an account’s mail by its domains and its login, bare or completed with myorigin, and no one else’s', () => {

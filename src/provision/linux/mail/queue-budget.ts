@@ -235,9 +235,6 @@ export function withQueueBudget(
   };
 }
 
-/** A policy that lets everything by: what the budget wraps for mail no other check applies to. */
-export const LET_BY: MilterPolicy = { mailFrom: () => CONTINUE, endOfMessage: () => CONTINUE };
-
 /**
  * Lists the queue with `argv` (`postqueue -j`) and gives the budget what each account has
  * waiting. Read line by line: a queue of many thousand messages is never held whole.

@@ -105,6 +105,12 @@ export const catalogue = {
     "A dedicated address is asked for and the configured pool has none free, or a reseller asks for one and the resellers' share of the pool (`ip_pool.reseller_share`) is used up.",
     'Add addresses to the pool in the configuration, or create the account without a dedicated address.',
   ),
+  account_suspended: entry<User>(
+    403,
+    ({ user }) => `The account ${user} is suspended.`,
+    "The account holder's side (CONTRACT §14) of a suspended account: a login, a customer call, or a single sign-on URL for it.",
+    'Unsuspend the account (unsuspendacct) first.',
+  ),
   not_authenticated: entry(
     403,
     () => AUTH_NOT_PROVIDED,

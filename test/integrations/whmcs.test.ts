@@ -115,7 +115,7 @@ describe('the WHMCS module', () => {
 
   before(async () => {
     process.env.BERTH_LOG_LEVEL = 'silent';
-    const config = loadConfig({ dataDir: dir, host: '127.0.0.1', port: 0, resellerPort: 0 });
+    const config = loadConfig({ dataDir: dir, host: '127.0.0.1', port: 0, resellerPort: 0, customerPort: 0 });
     server = await startServer(config);
     port = server.ports.admin;
     certificate = readFileSync(join(dir, 'tls/cert.pem'), 'utf8');
@@ -289,9 +289,10 @@ describe('the WHMCS module', () => {
   function ssoToken(outcome: Outcome): string {
     const result = outcome.result as { success: boolean; redirectTo?: string; errorMsg?: string };
     assert.equal(result.success, true, JSON.stringify(result));
-    const token = /^https:\/\/[^/]+:2083\/login\/sso\?token=([A-Za-z0-9_-]{43})$/.exec(
-      result.redirectTo ?? '',
-    )?.[1];
+    const shape = new RegExp(
+      `^https://[^/]+:${server.ports.customer}/login/sso\\?token=([A-Za-z0-9_-]{43})$`,
+    );
+    const token = shape.exec(result.redirectTo ?? '')?.[1];
     assert.ok(token, result.redirectTo);
     return token;
   }

@@ -64,7 +64,7 @@ describe(`the store (${TEST_DIALECT})`, () => {
         const migrations = await sql<{ n: number }>`select count(*) as n from kysely_migration`.execute(
           store.db,
         );
-        assert.equal(Number(migrations.rows[0]?.n), 12);
+        assert.equal(Number(migrations.rows[0]?.n), 14);
       } finally {
         await store.close();
       }

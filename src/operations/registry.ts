@@ -10,6 +10,7 @@ import { changeContactEmail } from './change-contact-email.ts';
 import { changePackage } from './change-package.ts';
 import { changePassword } from './change-password.ts';
 import { createAccount } from './create-account.ts';
+import { createUserSession } from './create-user-session.ts';
 import { credentialCheck } from './credential-check.ts';
 import { editPackage } from './edit-package.ts';
 import { editQuota } from './edit-quota.ts';
@@ -68,6 +69,7 @@ export const apiOperations = registryOf([
   editQuota,
   changePackage,
   removeAccount,
+  createUserSession,
   addPackage,
   editPackage,
   killPackage,

@@ -146,6 +146,10 @@ export const results = {
   package: ref('Package'),
   editedPackage: object({ package: ref('Package'), accounts_updated: { type: 'integer', minimum: 0 } }),
   message,
+  userSession: object({
+    url: text('Opens the account’s control panel, logged in, once, within 120 seconds'),
+    expires: { type: 'integer', description: 'When the URL stops working, in Unix seconds' },
+  }),
   token,
   newToken: object({
     name: text('The name the holder gave it'),

@@ -22,8 +22,8 @@ const CHROMIUM_ARGS = [
 ];
 
 /** Debian's Chromium, as the portal's browser tests drive it. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+export function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {
+  return chromium.launch({ executablePath: '/usr/bin/chromium', args: [...CHROMIUM_ARGS, ...extraArgs] });
 }
 
 interface Violation {

@@ -7,7 +7,7 @@
 import { apiError, invalid } from '../core/errors.ts';
 import { type AddedDomainType, formatLimit, isAtOrUnder } from '../core/values.ts';
 import { findOverlappingDomain, type LimitName, serializeAccountCreation } from '../store/accounts.ts';
-import { type Domain, insertDomain } from '../store/domains.ts';
+import { type Domain, insertDomain, MAIN_DOCROOT } from '../store/domains.ts';
 import { uniqueViolation } from '../store/errors.ts';
 import { objectsOf } from '../store/objects.ts';
 import { refuseHeldDomain } from '../store/pending.ts';
@@ -30,7 +30,8 @@ export function domainObject(domain: Domain) {
   return {
     domain: domain.domain,
     type: domain.kind,
-    docroot: domain.docroot,
+    // A parked domain serves the main site's.
+    docroot: domain.docroot ?? MAIN_DOCROOT,
     created: domain.createdAt.toISOString(),
   };
 }

@@ -109,10 +109,7 @@ export const components = {
   Domain: object({
     domain: text(),
     type: { type: 'string', enum: ['main', 'addon', 'parked', 'subdomain'] },
-    docroot: {
-      type: ['string', 'null'],
-      description: 'Relative to the home; null for a parked domain, which serves the main site',
-    },
+    docroot: text("Relative to the home; a parked domain's is the main site's"),
     created: text('When it was added, ISO 8601'),
   }),
 } satisfies Record<string, Schema>;

@@ -55,7 +55,7 @@ describe('the domains of an account, as its holder adds and removes them', () =>
     assert.deepEqual(made, { domain: 'shop.example', type: 'addon', docroot: 'public_html/shop.example' });
     assert.ok(!Number.isNaN(Date.parse(created!)));
     const parked = await add('alice', { domain: 'alice.example.net', type: 'parked' });
-    assert.equal((parked.data as { docroot: unknown }).docroot, null);
+    assert.equal((parked.data as { docroot: unknown }).docroot, 'public_html');
     const listed = (await callForHolder(h, 'alice', 'list_domains')).data as {
       domain: string;
       type: string;

@@ -99,6 +99,12 @@ export const kinds = {
     '1 to 64 letters, digits, spaces, _ . or -, starting with a letter or digit',
     { type: 'string', pattern: values.PACKAGE_NAME.source, minLength: 1, maxLength: 64 },
   ),
+  objectName: kind(
+    'string',
+    values.parseObjectName,
+    '1 to 64 letters, digits, spaces, _ . or -, starting with a letter or digit',
+    { type: 'string', pattern: values.PACKAGE_NAME.source, minLength: 1, maxLength: 64 },
+  ),
   limit: kind(
     'unlimited|number',
     values.parseLimit,
@@ -233,6 +239,10 @@ export function errorsOf(operation: Operation): ErrorCode[] {
     ...operation.errors,
   ]);
   if (Object.values(operation.params).some((spec) => spec.required)) codes.add('missing_parameter');
+  // A holder's: its account suspended; acting for one, the account named by `user` (or none).
+  if (operation.audiences.includes('holder'))
+    for (const code of ['account_suspended', 'account_not_found', 'missing_parameter'] as const)
+      codes.add(code);
   if (operation.changesState)
     for (const code of ['demo_server', 'node_unavailable', 'provisioning_failed'] as const) codes.add(code);
   return (Object.keys(catalogue) as ErrorCode[]).filter((code) => codes.has(code));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { catalogue } from '../../src/core/errors.ts';
-import { apiOperations } from '../../src/operations/registry.ts';
+import { apiOperations, customerOperations } from '../../src/operations/registry.ts';
 import { type Harness, setup } from '../helpers.ts';
 
 type Document = {
@@ -45,7 +45,12 @@ describe('the OpenAPI description', () => {
           assert.ok(properties.includes(param), `${operation.name} ${param}`);
       }
     }
-    assert.equal(Object.keys(doc.paths).length, apiOperations.operations.size);
+    // The holders' operations too, each for a holder at /account/<op>/.
+    for (const name of customerOperations.operations.keys()) assert.ok(doc.paths[`/account/${name}/`], name);
+    assert.equal(
+      Object.keys(doc.paths).length,
+      apiOperations.operations.size + customerOperations.operations.size,
+    );
   });
 
   it('lists every error code of the catalogue', () => {

@@ -80,6 +80,7 @@ describe('domains added and removed by the holder on the linux driver', () => {
       .execute();
     await add({ domain: 'blog.uma.example', type: 'subdomain', docroot: 'sites/blog' });
     assert.match(zone('uma.example'), /^blog IN A +127\.0\.0\.1$/m);
+    assert.match(zone('uma.example'), /^www\.blog IN CNAME blog$/m);
     // Its parent keeps its DKIM key: the zone was rewritten whole.
     assert.match(zone('uma.example'), /default\._domainkey IN TXT/);
     assert.equal(existsSync(file('etc/bind/zones/blog.uma.example.db')), false);

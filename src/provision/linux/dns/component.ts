@@ -85,8 +85,14 @@ export function dnsComponent(ctx: LinuxContext): Component {
         : '',
     };
     const hostmaster = fits('hostmaster') ? `hostmaster.${account.domain}` : `hostmaster.${config.hostName}`;
+    // A subdomain's site answers for its www too (and its certificate covers it), as a domain's.
     const records = subdomains
-      .map((label) => `${label} IN A    ${ipv4}\n${ipv6 ? `${label} IN AAAA ${ipv6}\n` : ''}`)
+      .map(
+        (label) =>
+          `${label} IN A    ${ipv4}\n${ipv6 ? `${label} IN AAAA ${ipv6}\n` : ''}${
+            nameFits('www', `${label}.${account.domain}`) ? `www.${label} IN CNAME ${label}\n` : ''
+          }`,
+      )
       .join('');
     return `${render(
       'dns/zone.db',

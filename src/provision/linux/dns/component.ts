@@ -1,9 +1,11 @@
 // The dns component: the zone of each domain of the account but its subdomains (SOA, NS, A/AAAA,
-// www, MX and mail for local mail, SPF, and in the main domain's the DKIM key's record), a
-// subdomain's records in the zone of the account's domain it lies under, checked with named-checkzone, and the list of zones BIND loads
-// (`zone_list`, rewritten whole from the zone directory on every change, so that it always names
-// exactly the zones there are). BIND is reloaded with rndc. The DKIM key is made here for now, since
-// the zone publishes it; the mail component that signs with it will own it.
+// www, MX and mail for local mail, SPF, and the account's DKIM key's record in the main domain's
+// and in each addon and parked domain's, whose mail is signed with the same key), a subdomain's
+// records (and its www) in the zone of the account's domain it lies under, checked with
+// named-checkzone, and the list of zones BIND loads (`zone_list`, rewritten whole from the zone
+// directory on every change, so that it always names exactly the zones there are). A domain added
+// or removed brings or takes its zone, or rewrites its parent's. BIND is reloaded with rndc. The
+// DKIM key is made here for now, since the zone publishes it; the mail component signs with it.
 import { createPublicKey } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -6,7 +6,8 @@
 // publishes. On port 25 the same milter refuses a hosted domain as sender unless SPF passes. Mail
 // from sendmail (PHP's mail()) meets Berth's local milter: no other account's domain in From.
 //
-// Each local mail domain has a record in mail_dir; every table (Postfix's domains, mailboxes and
+// Each local mail domain (the main domain, and each addon and parked domain, whose mail goes to the
+// same mailbox: tables.ts) has a record in mail_dir; every table (Postfix's domains, mailboxes and
 // senders, Dovecot's logins and users, OpenDKIM's keys and signing table) is written whole from
 // those records, never edited line by line; a login's password is the account's system password
 // (its hash copied from the shadow file, readable by Dovecot alone). Postfix, Dovecot and OpenDKIM are

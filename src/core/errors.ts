@@ -49,10 +49,10 @@ export const catalogue = {
     400,
     ({ domain, other }) =>
       other === undefined || other === domain
-        ? `The domain ${domain} is already the main domain of another account.`
-        : `The domain ${domain} overlaps ${other}, the main domain of another account.`,
-    "createacct names a main domain that equals, lies under or lies above another account's main domain.",
-    'Choose another domain, or remove the account that holds the overlapping one.',
+        ? `The domain ${domain} is already a domain of another account.`
+        : `The domain ${domain} overlaps ${other}, a domain of another account.`,
+    'createacct or add_domain names a domain that equals, lies under or lies above a domain (main, addon, parked or subdomain) of another account.',
+    'Choose another domain, or remove the account or domain that holds the overlapping one.',
   ),
   account_not_found: entry<User>(
     400,

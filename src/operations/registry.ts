@@ -4,6 +4,7 @@
 // customerOperations), never a table they reach for.
 import { accountInfo } from './account-info.ts';
 import { accountSummary } from './account-summary.ts';
+import { addDomain } from './add-domain.ts';
 import { addPackage } from './add-package.ts';
 import { addToken } from './add-token.ts';
 import { changeContactEmail } from './change-contact-email.ts';
@@ -16,6 +17,7 @@ import { editPackage } from './edit-package.ts';
 import { editQuota } from './edit-quota.ts';
 import { killPackage } from './kill-package.ts';
 import { listAccounts } from './list-accounts.ts';
+import { listDomains } from './list-domains.ts';
 import { listPackages } from './list-packages.ts';
 import { listSuspended } from './list-suspended.ts';
 import { listTokens } from './list-tokens.ts';
@@ -23,6 +25,7 @@ import { loadAverage } from './load-average.ts';
 import type { Operation, ParamSchema } from './operation.ts';
 import { passwd } from './passwd.ts';
 import { removeAccount } from './remove-account.ts';
+import { removeDomain } from './remove-domain.ts';
 import { removeToken } from './remove-token.ts';
 import { resellerCount } from './reseller-count.ts';
 import { setupReseller } from './setup-reseller.ts';
@@ -85,4 +88,7 @@ export const customerOperations = registryOf([
   listTokens,
   addToken,
   removeToken,
+  listDomains,
+  addDomain,
+  removeDomain,
 ]);

@@ -107,6 +107,12 @@ export const components = {
     ipv6: onOff,
     shell: onOff,
   }),
+  Domain: object({
+    domain: text(),
+    type: { type: 'string', enum: ['main', 'addon', 'parked', 'subdomain'] },
+    docroot: text("Relative to the home; a parked domain's is the main site's"),
+    created: text('When it was added, ISO 8601'),
+  }),
 } satisfies Record<string, Schema>;
 
 /** An API token of an account's holder, as list_tokens shows it (never the token itself). */
@@ -150,6 +156,8 @@ export const results = {
     url: text('Opens the account’s control panel, logged in, once, within 120 seconds'),
     expires: { type: 'integer', description: 'When the URL stops working, in Unix seconds' },
   }),
+  domain: ref('Domain'),
+  domains: { type: 'array', items: ref('Domain') },
   token,
   newToken: object({
     name: text('The name the holder gave it'),

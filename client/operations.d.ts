@@ -356,6 +356,15 @@ export interface Package {
   shell: 'on' | 'off';
 }
 
+export interface Domain {
+  domain: string;
+  type: 'main' | 'addon' | 'parked' | 'subdomain';
+  /** Relative to the home; a parked domain's is the main site's */
+  docroot: string;
+  /** When it was added, ISO 8601 */
+  created: string;
+}
+
 /** What each operation resolves with: the `data` of its answer. */
 export interface OperationResults {
   '': {

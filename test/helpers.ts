@@ -15,6 +15,10 @@ import { createApiUser } from '../src/auth/api-users.ts';
 import { type Config, type ConfigOverrides, loadConfig } from '../src/config/index.ts';
 import { ApiError, type ErrorCode } from '../src/core/errors.ts';
 import { CLI } from '../src/operations/audited.ts';
+import { execute } from '../src/operations/execute.ts';
+import type { Result } from '../src/operations/operation.ts';
+import type { Principal } from '../src/operations/principal.ts';
+import { customerOperations } from '../src/operations/registry.ts';
 import type { Driver, Step } from '../src/provision/driver.ts';
 import { recordDriver } from '../src/provision/record/driver.ts';
 import { createLogger, openServices, type Services } from '../src/services.ts';
@@ -218,6 +222,36 @@ export function addApiUser(
   user: { name: string; password: string; allowedIps?: string[]; reseller?: string | null },
 ): Promise<ApiUser> {
   return createApiUser(services.store.db, services.crypt, { allowedIps: [], reseller: null, ...user }, CLI);
+}
+
+/** The administrator through the API, as the billing system calls. */
+export const ADMIN_PRINCIPAL: Principal = {
+  kind: 'admin',
+  via: 'api',
+  apiAccount: { name: 'billing', id: 'billing-id' },
+  address: '192.0.2.8',
+};
+
+/**
+ * Calls an operation of the account holder's side (customerOperations) through the one pipeline,
+ * as the administrator acting for `user`'s holder (/api/account/<op>/); an ApiError when refused.
+ */
+export function callForHolder(
+  h: { services: Services },
+  user: string,
+  op: string,
+  params: Record<string, string> = {},
+): Promise<Result> {
+  const operation = customerOperations.find(op);
+  if (!operation) throw new Error(`${op} is no operation of the account holder's side`);
+  return execute(h.services, {
+    operation,
+    params: new Map(Object.entries(params).map(([name, value]) => [name, [value]])),
+    address: ADMIN_PRINCIPAL.address,
+    claimedUser: 'billing',
+    identify: async () => ADMIN_PRINCIPAL,
+    actingFor: user,
+  });
 }
 
 /**

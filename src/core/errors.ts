@@ -49,10 +49,10 @@ export const catalogue = {
     400,
     ({ domain, other }) =>
       other === undefined || other === domain
-        ? `The domain ${domain} is already the main domain of another account.`
-        : `The domain ${domain} overlaps ${other}, the main domain of another account.`,
-    "createacct names a main domain that equals, lies under or lies above another account's main domain.",
-    'Choose another domain, or remove the account that holds the overlapping one.',
+        ? `The domain ${domain} is already a domain of another account.`
+        : `The domain ${domain} overlaps ${other}, a domain of another account.`,
+    'createacct or add_domain names a domain that equals, lies under or lies above a domain (main, addon, parked or subdomain) of another account.',
+    'Choose another domain, or remove the account or domain that holds the overlapping one.',
   ),
   account_not_found: entry<User>(
     400,
@@ -104,6 +104,24 @@ export const catalogue = {
         : `No free dedicated ${family} address is left in the pool.`,
     "A dedicated address is asked for and the configured pool has none free, or a reseller asks for one and the resellers' share of the pool (`ip_pool.reseller_share`) is used up.",
     'Add addresses to the pool in the configuration, or create the account without a dedicated address.',
+  ),
+  limit_reached: entry<{ limit: string; value: string }>(
+    400,
+    ({ limit, value }) => `The account's ${limit} limit (${value}) is used up.`,
+    "An account holder's add would pass the account's limit for that kind of object (`info` names the limit and its value).",
+    'Remove an object of that kind, or ask the hosting company to raise the limit.',
+  ),
+  object_exists: entry<{ kind: string; name: string }>(
+    400,
+    ({ kind, name }) => `The account already has the ${kind} ${name}.`,
+    'An add names an object the account already has.',
+    'Choose another name; the list operation shows what the account has.',
+  ),
+  object_not_found: entry<{ kind: string; name: string }>(
+    400,
+    ({ kind, name }) => `The account has no ${kind} ${name}.`,
+    'A change or removal names an object the account does not have.',
+    'Check the name against the list operation of that kind.',
   ),
   not_authenticated: entry(
     403,

@@ -282,6 +282,43 @@ export function parseMailServer(param: string, raw: string): 'local' | 'remote' 
   throw invalid(param, 'mailserver is local or remote');
 }
 
+/** The kinds of domain an account holder adds (CONTRACT §14). */
+export type AddedDomainType = 'addon' | 'parked' | 'subdomain';
+
+export function parseDomainType(param: string, raw: string): AddedDomainType {
+  const word = raw.toLowerCase();
+  if (word === 'addon' || word === 'parked' || word === 'subdomain') return word;
+  throw invalid(param, 'it is addon, parked or subdomain');
+}
+
+/** One directory name of a document root: no `.` or `..`, no hidden name, no slash. */
+const DOCROOT_COMPONENT = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$/;
+/** Directories of the home that hold what must never be served: the account's mail. */
+const NOT_SERVED = new Set(['Maildir']);
+
+/**
+ * A document root relative to the home, as its directory names: never absolute, never `..`, never
+ * a hidden directory, never the home itself or the account's mail. Whether a name on the way is a
+ * link is for the server to see when it makes the directory (it refuses to follow one).
+ */
+export function parseDocroot(param: string, raw: string): string {
+  const path = raw.replace(/\/+$/, '');
+  if (raw.startsWith('/') || raw.startsWith('~'))
+    throw invalid(param, 'it is relative to the home, not absolute');
+  if (path === '') throw invalid(param, 'it names a directory below the home');
+  if (path.length > 255) throw invalid(param, 'it is longer than 255 characters');
+  const components = path.split('/');
+  if (components.some((c) => c === '..')) throw invalid(param, 'it may not hold ..');
+  const bad = components.find((c) => !DOCROOT_COMPONENT.test(c));
+  if (bad !== undefined)
+    throw invalid(
+      param,
+      `${JSON.stringify(bad)} is not a directory name of letters, digits, _ . or - (not starting with a dot)`,
+    );
+  if (NOT_SERVED.has(components[0]!)) throw invalid(param, `${components[0]} holds the account's mail`);
+  return components.join('/');
+}
+
 export const API_USER_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 
 /** The names the audit log gives the portal's administrator and the command line: no API account's. */

@@ -163,6 +163,21 @@ export const kinds = {
     type: 'string',
     enum: ['local', 'remote'],
   }),
+  domainType: kind(
+    'addon|parked|subdomain',
+    values.parseDomainType,
+    'addon, parked or subdomain (any case)',
+    {
+      type: 'string',
+      enum: ['addon', 'parked', 'subdomain'],
+    },
+  ),
+  docroot: kind(
+    'string',
+    values.parseDocroot,
+    'a directory relative to the home: names of letters, digits, _ . or - separated by /, none starting with a dot, no .., not Maildir; never through a link',
+    { type: 'string', minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_][A-Za-z0-9_./-]*$' },
+  ),
 };
 
 export interface Result {

@@ -4,6 +4,7 @@
 // customerOperations), never a table they reach for.
 import { accountInfo } from './account-info.ts';
 import { accountSummary } from './account-summary.ts';
+import { addDomain } from './add-domain.ts';
 import { addPackage } from './add-package.ts';
 import { changeContactEmail } from './change-contact-email.ts';
 import { changePackage } from './change-package.ts';
@@ -13,12 +14,14 @@ import { editPackage } from './edit-package.ts';
 import { editQuota } from './edit-quota.ts';
 import { killPackage } from './kill-package.ts';
 import { listAccounts } from './list-accounts.ts';
+import { listDomains } from './list-domains.ts';
 import { listPackages } from './list-packages.ts';
 import { listSuspended } from './list-suspended.ts';
 import { loadAverage } from './load-average.ts';
 import type { Operation, ParamSchema } from './operation.ts';
 import { passwd } from './passwd.ts';
 import { removeAccount } from './remove-account.ts';
+import { removeDomain } from './remove-domain.ts';
 import { resellerCount } from './reseller-count.ts';
 import { setupReseller } from './setup-reseller.ts';
 import { suspendAccount } from './suspend-account.ts';
@@ -73,4 +76,4 @@ export const apiOperations = registryOf([
  * The account holder's side (CONTRACT §14): the customer API's operations, which the
  * administrator and resellers call for a holder at /api/account/<op>/.
  */
-export const customerOperations = registryOf([accountInfo]);
+export const customerOperations = registryOf([accountInfo, listDomains, addDomain, removeDomain]);

@@ -106,6 +106,12 @@ export const components = {
     ipv6: onOff,
     shell: onOff,
   }),
+  Domain: object({
+    domain: text(),
+    type: { type: 'string', enum: ['main', 'addon', 'parked', 'subdomain'] },
+    docroot: text("Relative to the home; a parked domain's is the main site's"),
+    created: text('When it was added, ISO 8601'),
+  }),
 } satisfies Record<string, Schema>;
 
 /** The answer of a change that reports itself in one sentence, the same as `info`. */
@@ -126,6 +132,8 @@ export const results = {
   package: ref('Package'),
   editedPackage: object({ package: ref('Package'), accounts_updated: { type: 'integer', minimum: 0 } }),
   message,
+  domain: ref('Domain'),
+  domains: { type: 'array', items: ref('Domain') },
   accountInfo: object({
     ...summaryFields,
     limits: object(

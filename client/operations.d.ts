@@ -155,6 +155,13 @@ export interface OperationParams {
     /** Account user name */
     user: string;
   };
+  /** A URL that logs a browser into an account's control panel once, within 120 seconds, on the page asked for. */
+  'create_user_session': {
+    /** Account user name */
+    user: string;
+    /** The panel page the URL opens; home when omitted */
+    page?: 'home' | 'domains' | 'email' | 'databases' | 'ftp' | 'cron' | 'backups' | 'security';
+  };
   /** Add a hosting package (administrator only). Limits not given are `unlimited`. */
   'addpkg': {
     /** Package name (case-sensitive) */
@@ -415,6 +422,12 @@ export interface OperationResults {
   'editquota': string;
   'changepackage': string;
   'removeacct': string;
+  'create_user_session': {
+    /** Opens the account’s control panel, logged in, once, within 120 seconds */
+    url: string;
+    /** When the URL stops working, in Unix seconds */
+    expires: number;
+  };
   'addpkg': Package;
   'editpkg': {
     package: Package;

@@ -87,6 +87,7 @@ describe('the OpenAPI document in the tools that read it', () => {
       usage: 0,
       code: 'account_not_found',
       status: 400,
+      sso: true,
     });
   });
 });

@@ -123,6 +123,12 @@ export const catalogue = {
     'A change or removal names an object the account does not have.',
     'Check the name against the list operation of that kind.',
   ),
+  account_suspended: entry<User>(
+    403,
+    ({ user }) => `The account ${user} is suspended.`,
+    "The account holder's side (CONTRACT §14) of a suspended account: a login, a customer call, or a single sign-on URL for it.",
+    'Unsuspend the account (unsuspendacct) first.',
+  ),
   not_authenticated: entry(
     403,
     () => AUTH_NOT_PROVIDED,

@@ -124,8 +124,8 @@ export function renderClientTypes(registry: Registry): string {
           ? "boolean | 'on' | 'off'"
           : spec.kind.type === 'unlimited|number'
             ? "number | 'unlimited'"
-            : spec.kind.type === 'local|remote'
-              ? "'local' | 'remote'"
+            : Array.isArray(spec.kind.schema.enum) && spec.kind.schema.type === 'string'
+              ? spec.kind.schema.enum.map((value) => `'${value}'`).join(' | ')
               : 'string';
       return `    /** ${spec.description} */\n    ${/^[a-z_]+$/.test(name) ? name : `'${name}'`}${spec.required ? '' : '?'}: ${type};`;
     });

@@ -92,7 +92,8 @@ const TAGS: Record<string, { description: string; operations: string[] }> = {
     operations: ['', 'test_connection', 'load-average', 'version'],
   },
   Accounts: {
-    description: 'Create, change, suspend, list and remove hosting accounts.',
+    description:
+      'Create, change, suspend, list and remove hosting accounts; log a holder into its control panel.',
     operations: [
       'createacct',
       'passwd',
@@ -107,6 +108,7 @@ const TAGS: Record<string, { description: string; operations: string[] }> = {
       'editquota',
       'changepackage',
       'removeacct',
+      'create_user_session',
     ],
   },
   Resellers: {

@@ -122,7 +122,7 @@ export async function execute(services: Services, call: Call): Promise<Result> {
       await runVetoHooks(services, operation, who, call.params);
       return await operation.run({ services, principal: who, db: services.store.db, recordSuccess }, input);
     };
-    if (!operation.changesState || call.idempotencyKey === undefined) {
+    if (!operation.changesState || call.idempotencyKey === undefined || operation.secretAnswer) {
       const result = await act();
       if (operation.event) services.dispatcher.poke();
       return result;

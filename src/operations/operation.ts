@@ -209,6 +209,11 @@ export interface Operation<S extends ParamSchema = ParamSchema> {
   audiences: readonly Audience[];
   /** The event its success sends to hooks and webhooks (docs/events.md), if any. */
   event?: string;
+  /**
+   * Its answer holds a secret (a single sign-on URL) that is kept nowhere: an Idempotency-Key is not
+   * honoured (its answer would be kept for 24 hours), and every call acts anew.
+   */
+  secretAnswer?: boolean;
   /** Whether veto hooks (`<data-dir>/hooks/pre-<name>/`) may refuse it before it acts. */
   vetoable?: boolean;
   params: S;

@@ -9,6 +9,7 @@ import { addPackage } from './add-package.ts';
 import { changeContactEmail } from './change-contact-email.ts';
 import { changePackage } from './change-package.ts';
 import { createAccount } from './create-account.ts';
+import { createUserSession } from './create-user-session.ts';
 import { credentialCheck } from './credential-check.ts';
 import { editPackage } from './edit-package.ts';
 import { editQuota } from './edit-quota.ts';
@@ -67,6 +68,7 @@ export const apiOperations = registryOf([
   editQuota,
   changePackage,
   removeAccount,
+  createUserSession,
   addPackage,
   editPackage,
   killPackage,

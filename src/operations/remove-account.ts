@@ -1,6 +1,7 @@
 import { apiError } from '../core/errors.ts';
 import { deleteAccount, ownedTotals } from '../store/accounts.ts';
 import { objectsOf } from '../store/objects.ts';
+import { forgetSsoTokensOf } from '../store/sso-tokens.ts';
 import { changeState, refuseOwnAccount, targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 import { results } from './results.ts';
@@ -29,6 +30,8 @@ export const removeAccount = defineOperation({
       // What the system has: the objects as they were before the account's rows go.
       const objects = await objectsOf(db, account.user);
       await deleteAccount(db, account.user);
+      // A single sign-on URL issued for it must not open an account made later under its name.
+      await forgetSsoTokensOf(db, account.user);
       await system({ kind: 'remove', account, objects });
     });
     const message = `User account removed ${input.user}`;

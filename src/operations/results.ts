@@ -134,6 +134,10 @@ export const results = {
   message,
   domain: ref('Domain'),
   domains: { type: 'array', items: ref('Domain') },
+  userSession: object({
+    url: text('Opens the account’s control panel, logged in, once, within 120 seconds'),
+    expires: { type: 'integer', description: 'When the URL stops working, in Unix seconds' },
+  }),
   accountInfo: object({
     ...summaryFields,
     limits: object(

@@ -203,6 +203,16 @@ export interface DomainTable {
   created_at: string;
 }
 
+/** A single sign-on token (CONTRACT §14), kept as its hash only, until used or expired. */
+export interface SsoTokenTable {
+  /** SHA-256 of the token, hex. */
+  token_hash: string;
+  user: string;
+  /** The panel page it opens. */
+  page: string;
+  expires_ms: number;
+}
+
 /** The lowest uid no account was ever given (one row, `accounts`). */
 export interface UidMarkTable {
   name: string;
@@ -228,6 +238,7 @@ export interface Database {
   pending_changes: PendingChangeTable;
   domains: DomainTable;
   portal_sessions: PortalSessionTable;
+  sso_tokens: SsoTokenTable;
   idempotency_keys: IdempotencyKeyTable;
   events: EventTable;
   deliveries: DeliveryTable;

@@ -30,4 +30,8 @@ const usage: number | undefined = summary.data?.data.acct.quota_usage;
 const missing = await berth.POST('/accountsummary/', { body: { user: 'ghost' } });
 const code = missing.error?.data.code;
 
-console.log(JSON.stringify({ quota, shell, accounts, usage, code, status: missing.response.status }));
+const session = await berth.POST('/create_user_session/', { body: { user: 'gena', page: 'email' } });
+const expires: number | undefined = session.data?.data.expires;
+const sso = /\/login\/sso\?token=/.test(session.data?.data.url ?? '') && typeof expires === 'number';
+
+console.log(JSON.stringify({ quota, shell, accounts, usage, code, status: missing.response.status, sso }));

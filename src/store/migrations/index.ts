@@ -13,6 +13,7 @@ import * as pendingChanges from './0009-pending-changes.ts';
 import * as uids from './0010-uids.ts';
 import * as principals from './0011-principals.ts';
 import * as domains from './0012-domains.ts';
+import * as ssoTokens from './0014-sso-tokens.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0010-uids': uids,
   '0011-principals': principals,
   '0012-domains': domains,
+  '0014-sso-tokens': ssoTokens,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

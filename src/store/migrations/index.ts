@@ -14,6 +14,7 @@ import * as uids from './0010-uids.ts';
 import * as principals from './0011-principals.ts';
 import * as domains from './0012-domains.ts';
 import * as ssoTokens from './0014-sso-tokens.ts';
+import * as holderSessions from './0015-holder-sessions.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0011-principals': principals,
   '0012-domains': domains,
   '0014-sso-tokens': ssoTokens,
+  '0015-holder-sessions': holderSessions,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

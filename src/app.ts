@@ -1,4 +1,4 @@
-// Builds the Fastify application for one listener. server.ts starts the listeners; tests build the
+// Builds the Fastify application for one listener (admin, reseller, or customer: CONTRACT §14). server.ts starts the listeners; tests build the
 // application in-process and call it with inject().
 import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -11,7 +11,7 @@ import { guardConnections } from './http/connections.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { lazyChildLogger, RequestLog } from './http/request-log.ts';
 import type { TlsFiles } from './http/tls.ts';
-import { apiOperations } from './operations/registry.ts';
+import { apiOperations, customerOperations } from './operations/registry.ts';
 import { portalNotFound, registerPortal } from './portal/portal.ts';
 import type { Services } from './services.ts';
 
@@ -91,7 +91,12 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
   });
   // Each part in its own encapsulated context: the API's hooks run for API calls only, the
   // portal's (sessions, security headers) for portal pages only.
-  app.register(async (api) => registerApi(api, services, options.listener, apiOperations));
+  if (options.listener === 'customer')
+    app.register(async (api) => registerApi(api, services, 'customer', customerOperations));
+  else
+    app.register(async (api) =>
+      registerApi(api, services, options.listener, apiOperations, customerOperations),
+    );
   if (options.listener === 'admin') {
     app.register(async (portal) =>
       registerPortal(portal, services, { secure: options.tls !== null, operations: apiOperations }),

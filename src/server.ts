@@ -1,4 +1,4 @@
-// Starts the admin and reseller listeners on shared services, and stops them gracefully: on
+// Starts the admin, reseller and customer listeners on shared services, and stops them gracefully: on
 // SIGTERM or SIGINT no new connection is taken, calls in flight finish, then the process exits.
 import { X509Certificate } from 'node:crypto';
 import { chmodSync, writeFileSync } from 'node:fs';
@@ -30,8 +30,10 @@ export interface RunningServer {
   services: Services;
   admin: FastifyInstance;
   reseller: FastifyInstance;
+  /** The account holders' panel and API (CONTRACT §14). */
+  customer: FastifyInstance;
   /** Where each listener took its port (useful with port 0). */
-  ports: { admin: number; reseller: number };
+  ports: { admin: number; reseller: number; customer: number };
   close(): Promise<void>;
 }
 
@@ -82,18 +84,20 @@ export async function startServer(config: Config): Promise<RunningServer> {
   await settleUids(services);
   const admin = buildApp(services, { listener: 'admin', tls });
   const reseller = buildApp(services, { listener: 'reseller', tls });
+  const customer = buildApp(services, { listener: 'customer', tls });
   // Fastify names every listener http: (it does not know the server the factory made).
   const scheme = config.tls ? 'https' : 'http';
   const listenTextResolver = (address: string) => `listening at ${address.replace(/^http:/, `${scheme}:`)}`;
   try {
     await admin.listen({ host: config.host, port: config.port, listenTextResolver });
     await reseller.listen({ host: config.host, port: config.resellerPort, listenTextResolver });
+    await customer.listen({ host: config.host, port: config.customerPort, listenTextResolver });
   } catch (error) {
-    await Promise.allSettled([admin.close(), reseller.close()]);
+    await Promise.allSettled([admin.close(), reseller.close(), customer.close()]);
     await services.close();
     throw error;
   }
-  const ports = { admin: boundPort(admin), reseller: boundPort(reseller) };
+  const ports = { admin: boundPort(admin), reseller: boundPort(reseller), customer: boundPort(customer) };
   const self = {
     name: config.nodeName,
     advertiseUrl: config.advertiseUrl ?? `${scheme}://${config.hostName}:${ports.admin}`,
@@ -132,6 +136,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       advertise: self.advertiseUrl,
       admin: `${scheme}://${host}:${ports.admin}/`,
       reseller: `${scheme}://${host}:${ports.reseller}/`,
+      customer: `${scheme}://${host}:${ports.customer}/`,
     },
     'serving',
   );
@@ -168,12 +173,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
     services,
     admin,
     reseller,
+    customer,
     ports,
     close() {
       closing ??= (async () => {
         clearInterval(usageTimer);
         clearInterval(heartbeatTimer);
-        await Promise.allSettled([admin.close(), reseller.close()]);
+        await Promise.allSettled([admin.close(), reseller.close(), customer.close()]);
         await services.close();
       })();
       return closing;

@@ -41,6 +41,7 @@ export interface Served {
   child: ChildProcess;
   adminPort: number;
   resellerPort: number;
+  customerPort: number;
   portalPassword: string | null;
   /** Standard output and standard error, as they came. */
   output: () => string;
@@ -72,6 +73,8 @@ export function serve(
         '--port',
         '0',
         '--reseller-port',
+        '0',
+        '--customer-port',
         '0',
         ...extra,
       ],
@@ -116,6 +119,7 @@ export function serve(
           child,
           adminPort: Number(new URL(String(serving.admin)).port),
           resellerPort: Number(new URL(String(serving.reseller)).port),
+          customerPort: Number(new URL(String(serving.customer)).port),
           portalPassword: passwordFile ? readFileSync(String(passwordFile), 'utf8').trim() : null,
           output: () => out,
           stdout: () => stdout,

@@ -24,6 +24,11 @@ export const SERVER_OPTIONS = {
   host: { type: 'string', value: 'H', help: 'the address the listeners bind (default 0.0.0.0)' },
   port: { type: 'string', value: 'P', help: 'the administrator API and portal port (default 5555)' },
   'reseller-port': { type: 'string', value: 'Q', help: 'the reseller API port (default 4444)' },
+  'customer-port': {
+    type: 'string',
+    value: 'C',
+    help: "the account holders' panel and API port (default 2083)",
+  },
   'no-tls': { type: 'boolean', help: 'plain HTTP, for a proxy in front or a test' },
   demo: { type: 'boolean', help: 'a demonstration server' },
   node: { type: 'string', value: 'NAME', help: "this server's name in its fleet (default the host name)" },
@@ -43,6 +48,10 @@ function serveOverrides(flags: Flags): ConfigOverrides {
       flags['reseller-port'] === undefined
         ? undefined
         : parsePort(String(flags['reseller-port']), '--reseller-port'),
+    customerPort:
+      flags['customer-port'] === undefined
+        ? undefined
+        : parsePort(String(flags['customer-port']), '--customer-port'),
     tls: flags['no-tls'] ? false : undefined,
     demo: flags.demo ? true : undefined,
     driver,

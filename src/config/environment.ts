@@ -44,6 +44,7 @@ export function fromEnvironment(): ConfigOverrides {
     host: process.env.BERTH_HOST ? parseHost(process.env.BERTH_HOST, 'BERTH_HOST') : undefined,
     port: portEnv('BERTH_PORT'),
     resellerPort: portEnv('BERTH_RESELLER_PORT'),
+    customerPort: portEnv('BERTH_CUSTOMER_PORT'),
     tls: switchEnv('BERTH_TLS'),
     demo: switchEnv('BERTH_DEMO'),
     driver: driver || undefined,

@@ -37,6 +37,7 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   host: ['host', listenAddress],
   port: ['port', port],
   reseller_port: ['resellerPort', port],
+  customer_port: ['customerPort', port],
   demo: ['demo', onOff],
   node_name: ['nodeName', nodeNameValue],
   node_weight: ['nodeWeight', wholeNumber(1, 1000)],

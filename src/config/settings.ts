@@ -11,6 +11,8 @@ export interface Config {
   host: string;
   port: number;
   resellerPort: number;
+  /** The customer listener: the account holders' panel and API (CONTRACT §14). */
+  customerPort: number;
   tls: boolean;
   tlsCert: string | null;
   tlsKey: string | null;
@@ -118,6 +120,7 @@ export function defaults(dataDir: string): Config {
     host: '0.0.0.0',
     port: 5555,
     resellerPort: 4444,
+    customerPort: 2083,
     tls: true,
     tlsCert: null,
     tlsKey: null,

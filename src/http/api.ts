@@ -1,13 +1,17 @@
-// The API routes: /api/<op>/ and /api/v1/<op>/, POST only, with both credential styles.
+// The API routes: /api/<op>/ and /api/v1/<op>/, POST only. On the admin and reseller listeners, the
+// administrator's and resellers' operations with both credential styles of API accounts, and the
+// account holders' operations for a holder at /api/account/<op>/ (CONTRACT §14); on the customer
+// listener, the holders' own, with the account's password (HTTP Basic) or an API token (Bearer).
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clientAddress } from '../auth/access.ts';
 import { type Credentials, sameDigest } from '../auth/authenticate.ts';
+import { authenticateHolder, authenticateToken } from '../auth/holders.ts';
 import { type ApiError, apiError, invalid } from '../core/errors.ts';
 import { auditableApiUser } from '../core/values.ts';
 import { appendRefusal, execute } from '../operations/execute.ts';
 import type { Operation, RawParams, Result } from '../operations/operation.ts';
-import type { ApiPrincipal } from '../operations/principal.ts';
+import type { ApiPrincipal, Holder } from '../operations/principal.ts';
 import type { Registry } from '../operations/registry.ts';
 import type { Services } from '../services.ts';
 import { findAccount } from '../store/accounts.ts';
@@ -15,7 +19,7 @@ import type { ApiUser } from '../store/api-users.ts';
 import { sharedChangeCounter } from '../store/prepared.ts';
 import { openApiDocument } from './openapi.ts';
 
-export type Listener = 'admin' | 'reseller';
+export type Listener = 'admin' | 'reseller' | 'customer';
 
 export const OPENAPI_PATH = '/api/openapi.json';
 
@@ -32,10 +36,10 @@ export function operationName(path: string): string | null {
  * Every operation by each path that names it exactly, as a call without a query string is sent:
  * one lookup instead of splitting and matching the path on every call.
  */
-const pathsOf = (registry: Registry) =>
+const pathsOf = (registry: Registry, bases = ['/api', '/api/v1']) =>
   new Map<string, Operation>(
     [...registry.operations].flatMap(([name, operation]) =>
-      ['/api', '/api/v1'].flatMap((base) => {
+      bases.flatMap((base) => {
         const path = name === '' ? base : `${base}/${name}`;
         return [
           [path, operation],
@@ -44,6 +48,11 @@ const pathsOf = (registry: Registry) =>
       }),
     ),
   );
+
+/** The holder's operation a path names: `/api/account/list_domains/` → `list_domains`. */
+function accountOperationName(path: string): string | null {
+  return /^\/api(?:\/v1)?\/account\/([^/]*)\/?$/.exec(path)?.[1] ?? null;
+}
 
 /** Sends what an operation returned. */
 function answer(reply: FastifyReply, result: Result): void {
@@ -190,9 +199,45 @@ async function identifyAnew(
   return principal;
 }
 
+const USER_NAME = /^[a-z][a-z0-9]{0,15}$/;
+const HOLDER_CREDENTIALS =
+  "Log in with HTTP Basic (the account's user name and password) or send Authorization: Bearer <API token>.";
+
+/** The user name and password of HTTP Basic, or the token of Bearer; null for anything else. */
+function holderCredentials(request: FastifyRequest): Credentials | { token: string } | null {
+  const value = header(request, 'authorization');
+  const match = value && /^(Basic|Bearer) +([^ ]+) *$/i.exec(value);
+  if (!match) return null;
+  if (match[1]!.toLowerCase() === 'bearer') return { token: match[2]! };
+  const decoded = Buffer.from(match[2]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 1 ? null : { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/** The account holder a customer API call comes from (CONTRACT §14). */
+async function identifyHolder(services: Services, request: FastifyRequest, address: string): Promise<Holder> {
+  await services.lockout.check(address);
+  const credentials = holderCredentials(request);
+  if (!credentials) throw apiError('forbidden', { reason: HOLDER_CREDENTIALS });
+  if ('token' in credentials) {
+    const { account, name } = await authenticateToken(services, credentials.token, address);
+    return { kind: 'holder', via: 'token', account, credential: `token:${name}`, address };
+  }
+  const account = await authenticateHolder(services, credentials.user, credentials.password, address);
+  return { kind: 'holder', via: 'password', account, credential: null, address };
+}
+
+/** The account a customer API call claims, as the audit log shows a call refused before it is known. */
+function claimedHolder(request: FastifyRequest): string {
+  const credentials = holderCredentials(request);
+  return credentials && 'user' in credentials && USER_NAME.test(credentials.user) ? credentials.user : '?';
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     apiOperation: Operation | null;
+    /** Whether the call is an administrator's or reseller's for a holder (/api/account/<op>/). */
+    apiActing: boolean;
     /** Whether execute() took the call over, and with it the call's audit entry. */
     apiExecuted: boolean;
     /** The client's address (CONTRACT §3), worked out once for the API's hooks and handler. */
@@ -224,20 +269,31 @@ export async function auditRefusal(
   });
 }
 
-/** The API of `registry`'s operations, for the principals the listener serves. */
+/**
+ * The API of `registry`'s operations, for the principals the listener serves; on the admin and
+ * reseller listeners also `holders`' operations, called for a holder at /api/account/<op>/.
+ */
 export function registerApi(
   app: FastifyInstance,
   services: Services,
   listener: Listener,
   registry: Registry,
+  holders: Registry | null = null,
 ): void {
   const operationPaths = pathsOf(registry);
+  const accountPaths = holders ? pathsOf(holders, ['/api/account', '/api/v1/account']) : new Map();
   app.decorateRequest('apiOperation', null);
+  app.decorateRequest('apiActing', false);
   app.decorateRequest('apiExecuted', false);
   app.decorateRequest('apiAddress', null);
 
   // The API's description, for client generators: public, on both listeners.
-  const description = JSON.stringify(openApiDocument(registry));
+  const description = JSON.stringify(
+    openApiDocument(
+      registry,
+      listener === 'customer' ? { customer: true } : { holders: holders ?? undefined },
+    ),
+  );
   app.get(OPENAPI_PATH, async (_request, reply) =>
     reply.type('application/json; charset=utf-8').send(description),
   );
@@ -260,11 +316,17 @@ export function registerApi(
   app.addHook('onRequest', (request, reply, done) => {
     let operation = operationPaths.get(request.url);
     if (!operation) {
+      operation = accountPaths.get(request.url);
+      request.apiActing = operation !== undefined;
+    }
+    if (!operation) {
       const path = request.url.split('?')[0]!;
       if (path === OPENAPI_PATH && (request.method === 'GET' || request.method === 'HEAD')) return done();
-      const name = operationName(path);
+      const forHolder = holders ? accountOperationName(path) : null;
+      const name = forHolder ?? operationName(path);
       if (name === null) return done();
-      operation = registry.find(name);
+      operation = forHolder !== null ? holders!.find(forHolder) : registry.find(name);
+      request.apiActing = forHolder !== null;
       if (!operation) {
         sendError(reply, apiError('unknown_operation', { path }));
         return;
@@ -302,15 +364,23 @@ export function registerApi(
     }
     const params: RawParams = request.body instanceof Map ? (request.body as RawParams) : new Map();
     const address = request.apiAddress ?? clientAddress(request);
+    const customer = listener === 'customer';
     const claimedUser = header(request, 'x-api-user') ?? String(params.get('apiuser')?.[0] ?? '');
+    const named = params.get('user');
     request.apiExecuted = true;
     execute(services, {
       operation,
       params,
       address,
       claimedUser,
+      ...(customer && { claimedHolder: claimedHolder(request) }),
       idempotencyKey: header(request, 'idempotency-key'),
-      identify: () => identify(services, request, params, address),
+      identify: customer
+        ? () => identifyHolder(services, request, address)
+        : () => identify(services, request, params, address),
+      ...(request.apiActing && {
+        actingFor: named?.length === 1 && typeof named[0] === 'string' ? named[0] : '',
+      }),
     }).then(
       (result) => {
         try {

@@ -1,5 +1,7 @@
 // The OpenAPI 3.1 description of the API, generated from the operations' own schemas and the error
-// catalogue, never written by hand. Served at /api/openapi.json on both listeners.
+// catalogue, never written by hand. Served at /api/openapi.json on every listener: the admin and
+// reseller listeners describe their operations and the holders' at /account/<op>/; the customer
+// listener, the holders' own with their credentials (CONTRACT §14).
 import { catalogue, type ErrorCode } from '../core/errors.ts';
 import { KEY_HEADER } from '../operations/idempotency.ts';
 import { errorsOf, type Operation, type ParamSpec } from '../operations/operation.ts';
@@ -11,18 +13,27 @@ function paramSchema(spec: ParamSpec): Record<string, unknown> {
   return { ...spec.kind.schema, description: `${spec.description}: ${spec.kind.rule}.` };
 }
 
-function requestSchema(operation: Operation): Record<string, unknown> {
-  const properties: Record<string, unknown> = {
-    apiuser: {
-      type: 'string',
-      description: 'API user name, when the credentials are sent as fields rather than X-API-USER',
-    },
-    apiauth: {
-      type: 'string',
-      description: 'API password, when the credentials are sent as fields rather than X-API-PASSWORD',
-    },
-  };
+/** Who calls: through an API account, for a holder through one (/account/<op>/), or as a holder. */
+type Side = 'api' | 'acting' | 'customer';
+
+const API_FIELDS = {
+  apiuser: {
+    type: 'string',
+    description: 'API user name, when the credentials are sent as fields rather than X-API-USER',
+  },
+  apiauth: {
+    type: 'string',
+    description: 'API password, when the credentials are sent as fields rather than X-API-PASSWORD',
+  },
+};
+
+function requestSchema(operation: Operation, side: Side): Record<string, unknown> {
+  const properties: Record<string, unknown> = side === 'customer' ? {} : { ...API_FIELDS };
   const required: string[] = [];
+  if (side === 'acting') {
+    properties.user = { type: 'string', description: 'The account whose holder the call acts for' };
+    required.push('user');
+  }
   for (const [name, spec] of Object.entries(operation.params)) {
     properties[name] = paramSchema(spec);
     if (spec.required) required.push(name);
@@ -119,6 +130,14 @@ const TAGS: Record<string, { description: string; operations: string[] }> = {
     description: 'The packages accounts are created on (changes are the administrator’s).',
     operations: ['listpackages', 'addpkg', 'editpkg', 'killpkg'],
   },
+  Account: {
+    description: "An account holder's own account: its record, usage and limits, and its password.",
+    operations: ['account_info', 'change_password'],
+  },
+  'API tokens': {
+    description: "The account holder's API tokens for the customer API.",
+    operations: ['list_tokens', 'add_token', 'remove_token'],
+  },
 };
 
 function tagOf(operation: Operation): string {
@@ -130,7 +149,9 @@ function tagOf(operation: Operation): string {
 function describe(operation: Operation): string {
   return [
     operation.summary,
-    !operation.audiences.includes('reseller') && 'Administrator only: 403 forbidden under a reseller.',
+    operation.audiences.includes('admin') &&
+      !operation.audiences.includes('reseller') &&
+      'Administrator only: 403 forbidden under a reseller.',
     operation.changesState &&
       `A change: audited, refused on a demonstration server; send ${KEY_HEADER} to retry it safely.`,
   ]
@@ -138,52 +159,104 @@ function describe(operation: Operation): string {
     .join(' ');
 }
 
-/** The OpenAPI document of a registry's operations. */
-export function openApiDocument(registry: Registry): Record<string, unknown> {
-  const paths: Record<string, unknown> = {};
-  for (const operation of registry.operations.values()) {
-    const body = requestSchema(operation);
-    const headers = [
-      {
-        name: 'X-RESELLER',
+const RESELLER_HEADER = {
+  name: 'X-RESELLER',
+  in: 'header',
+  required: false,
+  description: 'Act as this reseller (required on the reseller listener)',
+  schema: { type: 'string' },
+};
+
+/** The credentials each side sends, as OpenAPI security requirements and schemes. */
+const SECURITY = {
+  // The headers, or (the empty requirement) the apiuser and apiauth fields of the body.
+  api: {
+    requirements: [{ apiUser: [], apiPassword: [] }, {}],
+    schemes: {
+      apiUser: {
+        type: 'apiKey',
         in: 'header',
-        required: false,
-        description: 'Act as this reseller (required on the reseller listener)',
-        schema: { type: 'string' },
+        name: 'X-API-USER',
+        description: 'The API user name; or send it as the apiuser field of the body.',
       },
-      ...(operation.changesState
-        ? [
-            {
-              name: KEY_HEADER,
-              in: 'header',
-              required: false,
-              description: 'Retry safely: the same key within 24 hours replays the first answer',
-              schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
-            },
-          ]
-        : []),
-    ];
-    paths[operation.name === '' ? '/' : `/${operation.name}/`] = {
-      post: {
-        operationId: operation.name === '' ? 'credentialcheck' : operation.name,
-        summary: operation.summary,
-        description: describe(operation),
-        tags: [tagOf(operation)],
-        parameters: headers,
-        requestBody: {
-          required: false,
-          content: {
-            'application/x-www-form-urlencoded': { schema: body, example: operation.example },
-            'multipart/form-data': { schema: body },
-            'application/json': { schema: body },
+      apiPassword: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-API-PASSWORD',
+        description: 'The API password; or send it as the apiauth field of the body.',
+      },
+    },
+  },
+  customer: {
+    requirements: [{ password: [] }, { token: [] }],
+    schemes: {
+      password: {
+        type: 'http',
+        scheme: 'basic',
+        description: "The account's user name and password.",
+      },
+      token: { type: 'http', scheme: 'bearer', description: 'An API token the holder made (add_token).' },
+    },
+  },
+};
+
+/** The path item of one operation. */
+function pathItem(operation: Operation, side: Side): Record<string, unknown> {
+  const body = requestSchema(operation, side);
+  const headers = [
+    ...(side === 'customer' ? [] : [RESELLER_HEADER]),
+    ...(operation.changesState
+      ? [
+          {
+            name: KEY_HEADER,
+            in: 'header',
+            required: false,
+            description: 'Retry safely: the same key within 24 hours replays the first answer',
+            schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
           },
+        ]
+      : []),
+  ];
+  const name = operation.name === '' ? 'credentialcheck' : operation.name;
+  const example = side === 'acting' ? { user: 'alice', ...operation.example } : operation.example;
+  return {
+    post: {
+      operationId: side === 'acting' ? `account_${name}` : name,
+      summary: operation.summary,
+      description: describe(operation),
+      tags: [tagOf(operation)],
+      parameters: headers,
+      requestBody: {
+        required: side === 'acting',
+        content: {
+          'application/x-www-form-urlencoded': { schema: body, example },
+          'multipart/form-data': { schema: body },
+          'application/json': { schema: body },
         },
-        responses: responses(operation),
-        // The headers, or (the empty requirement) the apiuser and apiauth fields of the body.
-        security: [{ apiUser: [], apiPassword: [] }, {}],
       },
-    };
-  }
+      responses: responses(operation),
+      security: SECURITY[side === 'customer' ? 'customer' : 'api'].requirements,
+    },
+  };
+}
+
+/**
+ * The OpenAPI document of a registry's operations: through API accounts, with `holders`' at
+ * /account/<op>/, or (`customer`) the holders' own.
+ */
+export function openApiDocument(
+  registry: Registry,
+  options: { customer?: boolean; holders?: Registry } = {},
+): Record<string, unknown> {
+  const paths: Record<string, unknown> = {};
+  const side: Side = options.customer ? 'customer' : 'api';
+  for (const operation of registry.operations.values())
+    paths[operation.name === '' ? '/' : `/${operation.name}/`] = pathItem(operation, side);
+  for (const operation of options.holders?.operations.values() ?? [])
+    paths[`/account/${operation.name}/`] = pathItem(operation, 'acting');
+  const used = new Set(
+    [...registry.operations.values(), ...(options.holders?.operations.values() ?? [])].map(tagOf),
+  );
   return {
     openapi: '3.1.0',
     info: {
@@ -193,24 +266,13 @@ export function openApiDocument(registry: Registry): Record<string, unknown> {
       description:
         'Create and manage hosting accounts. Every operation is a POST; the HTTP status equals the envelope status.',
     },
-    tags: Object.entries(TAGS).map(([name, { description }]) => ({ name, description })),
+    tags: Object.entries(TAGS)
+      .filter(([name]) => used.has(name))
+      .map(([name, { description }]) => ({ name, description })),
     servers: [{ url: '/api/v1' }, { url: '/api' }],
     paths,
     components: {
-      securitySchemes: {
-        apiUser: {
-          type: 'apiKey',
-          in: 'header',
-          name: 'X-API-USER',
-          description: 'The API user name; or send it as the apiuser field of the body.',
-        },
-        apiPassword: {
-          type: 'apiKey',
-          in: 'header',
-          name: 'X-API-PASSWORD',
-          description: 'The API password; or send it as the apiauth field of the body.',
-        },
-      },
+      securitySchemes: SECURITY[side === 'customer' ? 'customer' : 'api'].schemes,
       schemas: {
         ...components,
         Error: {

@@ -12,6 +12,7 @@ import {
   serializeAccountCreation,
 } from '../store/accounts.ts';
 import { uniqueViolation } from '../store/errors.ts';
+import { setPasswordHash } from '../store/holder-credentials.ts';
 import { objectsOf } from '../store/objects.ts';
 import { findPackage } from '../store/packages.ts';
 import { refuseHeld, refuseHeldDomain } from '../store/pending.ts';
@@ -100,6 +101,7 @@ export const createAccount = defineOperation({
       throw forbidden('Only the administrator may create a reseller that owns its own account.');
     }
     const password = input.password ?? generatePassword();
+    const passwordHash = await services.crypt.hash(password);
 
     const account = await changeState(ctx, async (db, system) => {
       await serializeAccountCreation(db);
@@ -175,6 +177,7 @@ export const createAccount = defineOperation({
           throw apiError('account_exists', { user: input.user }, 'user');
         throw error;
       }
+      await setPasswordHash(db, account.user, passwordHash);
       await system({ kind: 'create', account, objects: await objectsOf(db, account.user), password });
       return account;
     });

@@ -1,6 +1,6 @@
 // The one way an operation runs, whatever called it: identify the principal, refuse what the
 // server or the principal may not do, parse the parameters, run, and append the audit entry.
-import { ApiError, apiError, nodeUnavailable } from '../core/errors.ts';
+import { ApiError, apiError, missing, nodeUnavailable } from '../core/errors.ts';
 import { auditableApiUser, PACKAGE_NAME } from '../core/values.ts';
 import { recordEvent } from '../events/events.ts';
 import { runVetoHooks } from '../events/vetoes.ts';
@@ -28,13 +28,16 @@ export interface Call {
   address: string;
   /** The API user the call claims to be, for the audit entry of a call refused before it is known. */
   claimedUser: string;
+  /** The account a holder's call claims (a valid user name), for the same; it wins over claimedUser. */
+  claimedHolder?: string;
   /** Authenticates the caller and works out who it is and for whom it acts. */
   identify(): Promise<Principal>;
   /** The Idempotency-Key the caller sent, if any. */
   idempotencyKey?: string;
   /**
    * The account whose holder the administrator or reseller acts for (`user` of
-   * /api/account/<op>/, CONTRACT §14): it must be in the principal's scope.
+   * /api/account/<op>/, CONTRACT §14): it must be in the principal's scope. '' when such a call
+   * names none (400 missing_parameter).
    */
   actingFor?: string;
 }
@@ -93,7 +96,11 @@ export async function execute(services: Services, call: Call): Promise<Result> {
   let recorded = false;
   const entry = (): AuditEntry => ({
     at: services.now().toISOString(),
-    api_user: principal ? actorName(principal) : auditableApiUser(call.claimedUser),
+    api_user: principal
+      ? actorName(principal)
+      : call.claimedHolder !== undefined
+        ? `customer:${call.claimedHolder}`
+        : auditableApiUser(call.claimedUser),
     reseller: (principal && resellerOf(principal)?.user) ?? null,
     ...(principal ? auditedPrincipal(principal) : { principal: null, via: null, acting_for: null }),
     address: call.address,
@@ -110,6 +117,7 @@ export async function execute(services: Services, call: Call): Promise<Result> {
   try {
     const identified = await call.identify();
     principal = identified;
+    if (call.actingFor === '') throw missing('user');
     const who =
       call.actingFor === undefined
         ? identified

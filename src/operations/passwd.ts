@@ -1,3 +1,4 @@
+import { setPasswordHash } from '../store/holder-credentials.ts';
 import { objectsOf } from '../store/objects.ts';
 import { changeState, generatePassword, targetAccount } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
@@ -18,8 +19,10 @@ export const passwd = defineOperation({
   errors: ['account_not_found'],
   async run(ctx, input) {
     const password = input.password ?? generatePassword();
+    const hash = await ctx.services.crypt.hash(password);
     const user = await changeState(ctx, async (db, system) => {
       const account = await targetAccount(db, ctx.principal, input.user);
+      await setPasswordHash(db, account.user, hash);
       await system({ kind: 'password', account, objects: await objectsOf(db, account.user), password });
       return account.user;
     });

@@ -105,6 +105,11 @@ export interface Driver {
    * fleet's uid mark, CONTRACT §10); none when the driver makes no system users.
    */
   systemIds?(): { users: ReadonlyMap<string, number>; ids: number[] };
+  /**
+   * The account's password hash as this server's system keeps it (its shadow file), for an account
+   * made before the store kept the hash; undefined when the driver keeps none.
+   */
+  systemPasswordHash?(user: string): string | undefined;
   /** Makes the server-wide files the driver needs (serve, before the first call). */
   prepare?(): Promise<void>;
   /** Starts what runs for each of this server's accounts (their PHP), when `serve` starts. */

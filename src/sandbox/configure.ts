@@ -147,6 +147,7 @@ export function configure(
       'host = "127.0.0.1"',
       `port = ${ports.api}`,
       `reseller_port = ${ports.reseller}`,
+      `customer_port = ${ports.customer}`,
       `host_name = "${SANDBOX_HOST}"`,
       'shared_ipv4 = "127.0.0.1"',
       'shared_ipv6 = ""',

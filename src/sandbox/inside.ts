@@ -138,7 +138,8 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
     // onto the homes' btrfs): minutes on a busy machine.
     await supervisor.waitUntil(
       'Berth',
-      async () => (await answers(ports.api)) && (await answers(ports.reseller)),
+      async () =>
+        (await answers(ports.api)) && (await answers(ports.reseller)) && (await answers(ports.customer)),
       600,
     );
     // Mail and SSH read what Berth's mail and shell components wrote when it started.
@@ -178,6 +179,7 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
     const ready = {
       api: `https://127.0.0.1:${ports.api}/`,
       reseller_api: `https://127.0.0.1:${ports.reseller}/`,
+      customer_api: `https://127.0.0.1:${ports.customer}/`,
       api_user: apiUserOf(fleet),
       api_password: apiPassword,
       portal_password: portalPassword,

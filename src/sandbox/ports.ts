@@ -6,6 +6,7 @@ import { connect, createServer } from 'node:net';
 export interface Ports {
   api: number;
   reseller: number;
+  customer: number;
   http: number;
   https: number;
   dns: number;
@@ -23,6 +24,7 @@ export async function choosePorts(): Promise<Ports> {
   return {
     api: await freePort(),
     reseller: await freePort(),
+    customer: await freePort(),
     http: await freePort(),
     https: await freePort(),
     dns: await freePort(),

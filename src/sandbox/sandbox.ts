@@ -45,6 +45,8 @@ export const sandboxFile = (dataDir: string) => join(sandboxDir(dataDir), 'sandb
 export interface SandboxInfo {
   api: string;
   reseller_api: string;
+  /** The customer listener: the account holders' panel at / and their API at /api/<op>/. */
+  customer_api: string;
   api_user: string;
   api_password: string;
   portal_password: string;

@@ -2,6 +2,7 @@
 import { SqliteAdapter, sql } from 'kysely';
 import { type Limit, overlapsOf } from '../core/values.ts';
 import { deleteDomainsOf, insertDomain, mainDomain, renameMainDomain } from './domains.ts';
+import { deleteTokensOf } from './holder-credentials.ts';
 import { heldAddresses, heldRowsOwnedBy, noteAccount, refuseHeld } from './pending.ts';
 import type { AccountRow, Db } from './schema.ts';
 
@@ -338,6 +339,9 @@ const CREATION_LOCK = 0x62657274;
 export async function insertAccount(db: Db, account: Account): Promise<void> {
   await noteAccount(db, account.user);
   await db.insertInto('accounts').values(toRow(account)).execute();
+  // The tokens of an account removed before are useless (no account, no login) but kept, so that
+  // a removal undone keeps them; a new account of the same name is another holder's.
+  await deleteTokensOf(db, account.user);
   await insertDomain(db, account.user, mainDomain(account.domain, account.setupAt));
 }
 

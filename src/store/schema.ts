@@ -51,6 +51,22 @@ export interface AccountTable {
   server: string | null;
   /** Its system user's uid (and group's gid), never another account's; null until its server records it. */
   uid: number | null;
+  /**
+   * The account's password as a SHA-512 crypt hash, what its holder logs in with on any server
+   * (holder-credentials.ts); null for an account made before the store kept it.
+   */
+  password_hash: string | null;
+}
+
+/** An API token an account's holder made (CONTRACT §14). */
+export interface ApiTokenTable {
+  /** SHA-256 of the token, hex: the token itself is shown once and kept nowhere. */
+  hash: string;
+  user: string;
+  name: string;
+  /** ISO times. */
+  created_at: string;
+  last_used_at: string | null;
 }
 
 export interface PackageTable {
@@ -251,6 +267,7 @@ export interface Database {
   fleet_commits: FleetCommitTable;
   pending_changes: PendingChangeTable;
   domains: DomainTable;
+  api_tokens: ApiTokenTable;
   portal_sessions: PortalSessionTable;
   sso_tokens: SsoTokenTable;
   holder_sessions: HolderSessionTable;
@@ -271,7 +288,8 @@ export type ObjectRows = { [T in ObjectTable]: Database[T][] };
 /** A database handle or an open transaction: every repository function takes one first. */
 export type Db = Kysely<Database> | Transaction<Database>;
 
-export type AccountRow = AccountTable;
+/** An account's row as accounts.ts maps it; its password hash is read and written apart. */
+export type AccountRow = Omit<AccountTable, 'password_hash'>;
 export type PackageRow = PackageTable;
 export type ApiUserRow = ApiUserTable;
 export type DomainRow = DomainTable;

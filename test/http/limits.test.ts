@@ -90,6 +90,7 @@ function serverWith(limits: Partial<LimitsConfig>, trustedProxies: string[] = []
       host: '127.0.0.1',
       port: 0,
       resellerPort: 0,
+      customerPort: 0,
       limits,
       trustedProxies,
     });

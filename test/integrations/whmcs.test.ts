@@ -111,7 +111,7 @@ describe('the WHMCS module', () => {
 
   before(async () => {
     process.env.BERTH_LOG_LEVEL = 'silent';
-    const config = loadConfig({ dataDir: dir, host: '127.0.0.1', port: 0, resellerPort: 0 });
+    const config = loadConfig({ dataDir: dir, host: '127.0.0.1', port: 0, resellerPort: 0, customerPort: 0 });
     server = await startServer(config);
     port = server.ports.admin;
     certificate = readFileSync(join(dir, 'tls/cert.pem'), 'utf8');

@@ -148,6 +148,12 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   return {
     name: 'linux',
 
+    systemPasswordHash(user) {
+      // A suspended account's hash waits behind `!`; suspension is refused apart.
+      const field = shadowPassword(ctx.root, user)?.replace(/^!/, '');
+      return field?.startsWith('$') ? field : undefined;
+    },
+
     // Only a server writes server-wide files: doctor, certs and usage look without writing.
     async prepare() {
       // The directories whose entries name the tenants: others pass through, never list them.

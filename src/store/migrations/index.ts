@@ -13,6 +13,7 @@ import * as pendingChanges from './0009-pending-changes.ts';
 import * as uids from './0010-uids.ts';
 import * as principals from './0011-principals.ts';
 import * as domains from './0012-domains.ts';
+import * as holderCredentials from './0013-holder-credentials.ts';
 import * as ssoTokens from './0014-sso-tokens.ts';
 import * as holderSessions from './0015-holder-sessions.ts';
 
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0010-uids': uids,
   '0011-principals': principals,
   '0012-domains': domains,
+  '0013-holder-credentials': holderCredentials,
   '0014-sso-tokens': ssoTokens,
   '0015-holder-sessions': holderSessions,
 };

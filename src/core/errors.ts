@@ -60,30 +60,6 @@ export const catalogue = {
     'The account does not exist, or is outside the calling reseller’s scope (the answer is the same).',
     'Check the user name; a reseller can only reach the accounts it owns.',
   ),
-  limit_reached: entry<{ limit: string; value: string }>(
-    400,
-    ({ limit, value }) => `The account's ${limit} limit (${value}) is used up.`,
-    "An account holder's add_* call when the account already has as many objects of that kind as its limit allows (CONTRACT §14).",
-    'Remove one first, or have the hosting provider raise the limit (editquota, changepackage).',
-  ),
-  object_exists: entry<{ kind: string; name: string }>(
-    400,
-    ({ kind, name }) => `The account already has the ${kind} ${name}.`,
-    'An add_* call names an object the account already has.',
-    'Choose another name, or remove the existing one first.',
-  ),
-  object_not_found: entry<{ kind: string; name: string }>(
-    400,
-    ({ kind, name }) => `The account has no ${kind} ${name}.`,
-    'A call names an object of the account that does not exist.',
-    'Check the name against the list_* operation of that kind.',
-  ),
-  account_suspended: entry<User>(
-    403,
-    ({ user }) => `The account ${user} is suspended.`,
-    'The holder of a suspended account logs in or calls the customer API, or a single sign-on is asked for one.',
-    'The hosting provider unsuspends the account (unsuspendacct).',
-  ),
   package_not_found: entry<{ name: string }>(
     400,
     ({ name }) => `No package named ${name} exists.`,

@@ -37,9 +37,13 @@ export const LOG_REDACT = {
     'req.headers.authorization',
     'req.headers.cookie',
     'password',
+    'current_password',
     'apiauth',
+    'token',
     '*.password',
+    '*.current_password',
     '*.apiauth',
+    '*.token',
   ],
   censor: '[redacted]',
 };

@@ -227,6 +227,16 @@ export function passwordLengthOk(raw: string): boolean {
   return length >= 8 && length <= 128;
 }
 
+/** A name a holder gives a thing of its own (an API token): as a package's name. */
+export function parseObjectName(param: string, raw: string): string {
+  if (!PACKAGE_NAME.test(raw))
+    throw invalid(
+      param,
+      'a name is 1 to 64 letters, digits, spaces, _ . or -, starting with a letter or digit',
+    );
+  return raw;
+}
+
 export function parsePassword(param: string, raw: string): string {
   if (!passwordLengthOk(raw)) throw invalid(param, 'a password is 8 to 128 characters long');
   if (hasControlCharacters(raw)) throw invalid(param, 'a password may not hold control characters');

@@ -59,9 +59,10 @@ export async function recordEvent(
   const type = operation.event;
   if (!type) return;
   const data: Record<string, string> = {};
-  for (const name of Object.keys(operation.params)) {
+  // Every parameter but passwords (password, current_password, …: whatever the schema marks so).
+  for (const [name, spec] of Object.entries(operation.params)) {
     const value = params.get(name)?.[0];
-    if (typeof value === 'string' && value !== '' && name !== 'password') data[name] = value;
+    if (typeof value === 'string' && value !== '' && spec.kind.schema.format !== 'password') data[name] = value;
   }
   const now = Date.now();
   const actingFor = auditedPrincipal(principal).acting_for;

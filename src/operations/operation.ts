@@ -99,6 +99,12 @@ export const kinds = {
     '1 to 64 letters, digits, spaces, _ . or -, starting with a letter or digit',
     { type: 'string', pattern: values.PACKAGE_NAME.source, minLength: 1, maxLength: 64 },
   ),
+  objectName: kind(
+    'string',
+    values.parseObjectName,
+    '1 to 64 letters, digits, spaces, _ . or -, starting with a letter or digit',
+    { type: 'string', pattern: values.PACKAGE_NAME.source, minLength: 1, maxLength: 64 },
+  ),
   limit: kind(
     'unlimited|number',
     values.parseLimit,

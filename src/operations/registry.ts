@@ -6,8 +6,10 @@ import { accountInfo } from './account-info.ts';
 import { accountSummary } from './account-summary.ts';
 import { addDomain } from './add-domain.ts';
 import { addPackage } from './add-package.ts';
+import { addToken } from './add-token.ts';
 import { changeContactEmail } from './change-contact-email.ts';
 import { changePackage } from './change-package.ts';
+import { changePassword } from './change-password.ts';
 import { createAccount } from './create-account.ts';
 import { createUserSession } from './create-user-session.ts';
 import { credentialCheck } from './credential-check.ts';
@@ -18,11 +20,13 @@ import { listAccounts } from './list-accounts.ts';
 import { listDomains } from './list-domains.ts';
 import { listPackages } from './list-packages.ts';
 import { listSuspended } from './list-suspended.ts';
+import { listTokens } from './list-tokens.ts';
 import { loadAverage } from './load-average.ts';
 import type { Operation, ParamSchema } from './operation.ts';
 import { passwd } from './passwd.ts';
 import { removeAccount } from './remove-account.ts';
 import { removeDomain } from './remove-domain.ts';
+import { removeToken } from './remove-token.ts';
 import { resellerCount } from './reseller-count.ts';
 import { setupReseller } from './setup-reseller.ts';
 import { suspendAccount } from './suspend-account.ts';
@@ -78,4 +82,13 @@ export const apiOperations = registryOf([
  * The account holder's side (CONTRACT §14): the customer API's operations, which the
  * administrator and resellers call for a holder at /api/account/<op>/.
  */
-export const customerOperations = registryOf([accountInfo, listDomains, addDomain, removeDomain]);
+export const customerOperations = registryOf([
+  accountInfo,
+  changePassword,
+  listTokens,
+  addToken,
+  removeToken,
+  listDomains,
+  addDomain,
+  removeDomain,
+]);

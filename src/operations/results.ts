@@ -1,6 +1,7 @@
 // What each operation answers in `data`, as JSON Schema: the OpenAPI document and the client's
 // types are generated from these, and the tests check every answer they receive against them.
 // The records are rendered in record.ts; a field added there is added here.
+import type { ApiToken } from '../store/holder-credentials.ts';
 
 export type Schema = Record<string, unknown>;
 
@@ -114,6 +115,25 @@ export const components = {
   }),
 } satisfies Record<string, Schema>;
 
+/** An API token of an account's holder, as list_tokens shows it (never the token itself). */
+const token = object({
+  name: text('The name the holder gave it'),
+  created: text('When it was made, ISO 8601'),
+  last_used: {
+    type: ['string', 'null'],
+    description: 'When it was last used, ISO 8601 (to the minute); null if never',
+  },
+});
+
+/** A token as list_tokens answers it. */
+export function tokenView(token: ApiToken) {
+  return {
+    name: token.name,
+    created: token.createdAt.toISOString(),
+    last_used: token.lastUsedAt?.toISOString() ?? null,
+  };
+}
+
 /** The answer of a change that reports itself in one sentence, the same as `info`. */
 const message: Schema = text('What was done, the same sentence as info');
 
@@ -138,6 +158,13 @@ export const results = {
     url: text('Opens the account’s control panel, logged in, once, within 120 seconds'),
     expires: { type: 'integer', description: 'When the URL stops working, in Unix seconds' },
   }),
+  token,
+  newToken: object({
+    name: text('The name the holder gave it'),
+    token: text('The token, shown this once: send it as Authorization: Bearer <token>'),
+    created: text('When it was made, ISO 8601'),
+  }),
+  tokens: { type: 'array', items: token },
   accountInfo: object({
     ...summaryFields,
     limits: object(

@@ -62,7 +62,8 @@ export async function recordEvent(
   // Every parameter but passwords (password, current_password, …: whatever the schema marks so).
   for (const [name, spec] of Object.entries(operation.params)) {
     const value = params.get(name)?.[0];
-    if (typeof value === 'string' && value !== '' && spec.kind.schema.format !== 'password') data[name] = value;
+    if (typeof value === 'string' && value !== '' && spec.kind.schema.format !== 'password')
+      data[name] = value;
   }
   const now = Date.now();
   const actingFor = auditedPrincipal(principal).acting_for;

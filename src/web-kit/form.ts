@@ -50,7 +50,7 @@ export function inLabelWords(param: string, message: string, label: string): str
 }
 
 /** The field of `spec` that a parameter's refusal belongs to, if any. */
-function fieldOf(spec: FormSpec, param: string): [string, FieldSpec] | undefined {
+export function fieldOf(spec: FormSpec, param: string): [string, FieldSpec] | undefined {
   return Object.entries(spec).find(([name, field]) => (field.params ?? [name]).includes(param));
 }
 

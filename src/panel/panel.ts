@@ -157,7 +157,8 @@ export function registerPanel(app: FastifyInstance, services: Services, options:
         // The call stops at its first bad parameter (and is audited so); the form shows them all.
         if (!(error instanceof ApiError) || error.param === undefined) throw error;
         const all = paramErrors(operation.params, raw, services.config);
-        throw new Refused(all.length > 0 ? all : [error]);
+        const [first, ...rest] = all;
+        throw new Refused(first ? [first, ...rest] : [error]);
       }
     },
     redirectWithNotice(reply, holder, to, notice) {

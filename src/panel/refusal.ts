@@ -6,12 +6,16 @@ import { ApiError } from '../core/errors.ts';
 import { type FormErrors, type FormSpec, fieldOf } from '../web-kit/form.ts';
 import { hasMessage, type Translate } from './i18n.ts';
 
-/** Every parameter's refusal of one call, when the call was refused for its parameters. */
-export class Refused extends Error {
+/**
+ * Every parameter's refusal of one call, when the call was refused for its parameters. As an
+ * ApiError it is the first refusal (its code, status and parameter).
+ */
+export class Refused extends ApiError {
   readonly errors: readonly ApiError[];
 
-  constructor(errors: readonly ApiError[]) {
-    super(errors.map((error) => error.message).join(' '));
+  constructor(errors: readonly [ApiError, ...ApiError[]]) {
+    const [first] = errors;
+    super(first.code, errors.map((error) => error.message).join(' '), first.param);
     this.name = 'Refused';
     this.errors = errors;
   }

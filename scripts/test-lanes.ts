@@ -38,7 +38,7 @@ const SLOW: Lane[] = [
   },
   {
     name: 'browser',
-    files: ['test/portal/browser.test.ts', 'test/portal/accessibility.test.ts'],
+    files: ['test/portal/browser.test.ts', 'test/portal/accessibility.test.ts', 'test/panel/browser.test.ts'],
     concurrency: 1,
     minutes: 12,
   },

@@ -15,4 +15,5 @@ node scripts/test-lanes.ts
 echo "== store and operation tests on PostgreSQL (node --test)"
 node scripts/with-postgres.ts node --test --test-concurrency=2 --test-reporter=spec \
   'test/store/*.test.ts' 'test/operations/*.test.ts' 'test/http/*.test.ts' test/concurrency.test.ts \
-  test/portal/session.test.ts test/portal/accounts.test.ts test/security.test.ts
+  test/portal/session.test.ts test/portal/accounts.test.ts test/security.test.ts \
+  test/panel/session.test.ts test/panel/pages.test.ts

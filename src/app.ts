@@ -12,6 +12,7 @@ import { registerMetrics } from './http/metrics.ts';
 import { lazyChildLogger, RequestLog } from './http/request-log.ts';
 import type { TlsFiles } from './http/tls.ts';
 import { apiOperations, customerOperations } from './operations/registry.ts';
+import { panelNotFound, registerPanel } from './panel/panel.ts';
 import { portalNotFound, registerPortal } from './portal/portal.ts';
 import type { Services } from './services.ts';
 
@@ -91,9 +92,10 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
   });
   // Each part in its own encapsulated context: the API's hooks run for API calls only, the
   // portal's (sessions, security headers) for portal pages only.
-  if (options.listener === 'customer')
+  if (options.listener === 'customer') {
     app.register(async (api) => registerApi(api, services, 'customer', customerOperations));
-  else
+    app.register(async (panel) => registerPanel(panel, services, { secure: options.tls !== null }));
+  } else
     app.register(async (api) =>
       registerApi(api, services, options.listener, apiOperations, customerOperations),
     );
@@ -112,10 +114,17 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
     await auditRefusal(services, request, failure);
     return sendError(reply, failure);
   });
-  const portalPage = options.listener === 'admin' ? portalNotFound(services) : null;
+  // Outside /api, the admin listener answers with a portal page, the customer listener with a
+  // panel page.
+  const webPage =
+    options.listener === 'admin'
+      ? portalNotFound(services)
+      : options.listener === 'customer'
+        ? panelNotFound(services)
+        : null;
   app.setNotFoundHandler((request, reply) =>
-    portalPage && !/^\/api(\/|$)/.test(request.url)
-      ? portalPage(request, reply)
+    webPage && !/^\/api(\/|$)/.test(request.url)
+      ? webPage(request, reply)
       : sendError(reply, apiError('unknown_operation', { path: request.url.split('?')[0]! })),
   );
   return app;

@@ -6,6 +6,7 @@
 import { holderPasswordIs } from '../auth/holders.ts';
 import { apiError, invalid } from '../core/errors.ts';
 import { setPasswordHash } from '../store/holder-credentials.ts';
+import { endHolderSessions } from '../store/holder-sessions.ts';
 import { objectsOf } from '../store/objects.ts';
 import { changeState, holderAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
@@ -35,6 +36,9 @@ export const changePassword = defineOperation({
       const current = await holderAccount(db, principal);
       if (current.suspension) throw apiError('account_suspended', { user: current.user });
       await setPasswordHash(db, current.user, hash);
+      // The panel session the change came from goes on; every other one of the account ends.
+      const own = principal.kind === 'holder' && principal.via !== 'password' && principal.via !== 'token';
+      await endHolderSessions(db, current.user, own ? (principal.credential ?? undefined) : undefined);
       await system({
         kind: 'password',
         account: current,

@@ -1,4 +1,5 @@
 import { setPasswordHash } from '../store/holder-credentials.ts';
+import { endHolderSessions } from '../store/holder-sessions.ts';
 import { objectsOf } from '../store/objects.ts';
 import { changeState, generatePassword, targetAccount } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
@@ -23,6 +24,8 @@ export const passwd = defineOperation({
     const user = await changeState(ctx, async (db, system) => {
       const account = await targetAccount(db, ctx.principal, input.user);
       await setPasswordHash(db, account.user, hash);
+      // Every panel session of the account ends with the password it was opened with.
+      await endHolderSessions(db, account.user);
       await system({ kind: 'password', account, objects: await objectsOf(db, account.user), password });
       return account.user;
     });

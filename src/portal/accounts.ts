@@ -15,9 +15,9 @@ import { findAccount } from '../store/accounts.ts';
 import { listAudit } from '../store/audit.ts';
 import { listPackages } from '../store/packages.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';
+import { type FormSpec, formView, refusal } from '../web-kit/form.ts';
+import { formatDate } from '../web-kit/format.ts';
 import { auditTable } from './audit.ts';
-import { type FormSpec, formView, refusal } from './kit/form.ts';
-import { formatDate } from './kit/format.ts';
 import { field, notFound, type Portal, type WithSession } from './page.ts';
 
 const PER_PAGE = 50;

@@ -12,8 +12,8 @@ import { ApiError } from '../core/errors.ts';
 import { parsePassword } from '../core/values.ts';
 import { findApiUser } from '../store/api-users.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';
-import { type FormErrors, type FormSpec, formView, refusal } from './kit/form.ts';
-import { formatDate } from './kit/format.ts';
+import { type FormErrors, type FormSpec, formView, refusal } from '../web-kit/form.ts';
+import { formatDate } from '../web-kit/format.ts';
 import { actorOf, field, listPage, type Portal, type WithSession } from './page.ts';
 
 const BASE = '/preferences/api-manager';

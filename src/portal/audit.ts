@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { countAudit, listAudit, principalText } from '../store/audit.ts';
 import type { AuditRow } from '../store/schema.ts';
-import { formatDate } from './kit/format.ts';
+import { formatDate } from '../web-kit/format.ts';
 import type { Portal, WithSession } from './page.ts';
 
 const PER_PAGE = 50;

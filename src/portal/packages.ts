@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { packageObject } from '../operations/record.ts';
 import { findPackage, listPackages } from '../store/packages.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';
-import { type FormErrors, type FormSpec, formView, refusal } from './kit/form.ts';
+import { type FormErrors, type FormSpec, formView, refusal } from '../web-kit/form.ts';
 import { field, listPage, type Portal, type WithSession } from './page.ts';
 
 export const LIMIT_FIELDS = [

@@ -2,15 +2,17 @@
 // session wrapper's type, form fields, the administrator as the audit log shows it, and how a page
 // is rendered. portal.ts builds these and registers the pages; the pages import only this file.
 import { join } from 'node:path';
-import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { clientAddress } from '../auth/access.ts';
 import type { Actor } from '../operations/audited.ts';
-import type { RawParams, Result } from '../operations/operation.ts';
+import type { Result } from '../operations/operation.ts';
 import type { Services } from '../services.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';
-import { type FormErrors, type FormSpec, type FormView, formView, summaryOf } from './kit/form.ts';
-import { formatDate } from './kit/format.ts';
+import { type FormErrors, type FormSpec, formView } from '../web-kit/form.ts';
+import { formatDate } from '../web-kit/format.ts';
+import { pageRenderer } from '../web-kit/render.ts';
+
+export { field } from '../web-kit/render.ts';
 
 const HERE = import.meta.dirname;
 /** The portal's one user; no API account may have this name (values.ts). */
@@ -37,31 +39,13 @@ export type WithSession = (
   handler: SessionHandler,
 ) => (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
-/** The first value of a form field, or ''. */
-export function field(request: FastifyRequest, name: string): string {
-  const body = request.body instanceof Map ? (request.body as RawParams) : new Map();
-  const value = body.get(name)?.[0];
-  return typeof value === 'string' ? value : '';
-}
-
 /** The portal's administrator, at the client's address, as the audit log shows it. */
 export function actorOf(request: FastifyRequest): Actor {
   return { kind: 'admin', via: 'portal', apiAccount: null, address: clientAddress(request) };
 }
 
-const views = new Eta({ views: join(HERE, 'views'), autoEscape: true, cache: true });
-
-/** Every form a page shows (each FormView passed to render) takes part in its error summary. */
-const isFormView = (value: unknown): value is FormView =>
-  typeof value === 'object' && value !== null && 'spec' in value && 'errors' in value && 'values' in value;
-
-export function renderPage(reply: FastifyReply, view: string, data: Record<string, unknown>, status = 200) {
-  const forms = Object.values(data).filter(isFormView);
-  const summary = summaryOf(forms, (data.errors ?? {}) as FormErrors);
-  const page = { nav: '', errors: {}, values: {}, notice: '', date: formatDate, ...data, summary };
-  const html = views.render(view, page);
-  return reply.code(status).type('text/html; charset=utf-8').send(html);
-}
+/** Draws a page of the portal's views (the shared kit's included). */
+export const renderPage = pageRenderer(join(HERE, 'views'), { nav: '', date: formatDate });
 
 /** The portal's page for an address it does not have, or a thing that does not exist. */
 export function notFound(reply: FastifyReply, session: PortalSession | null, message: string) {

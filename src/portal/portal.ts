@@ -2,7 +2,6 @@
 // and manages API accounts, hosting accounts, packages and reads the audit log. Server-rendered
 // with auto-escaping templates; no script runs in the page.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clientAddress } from '../auth/access.ts';
 import { portalPasswordHash } from '../auth/portal-password.ts';
@@ -11,42 +10,29 @@ import { execute } from '../operations/execute.ts';
 import { paramErrors, type RawParams } from '../operations/operation.ts';
 import type { Registry } from '../operations/registry.ts';
 import type { Services } from '../services.ts';
+import { type FormErrors, type FormSpec, formView } from '../web-kit/form.ts';
+import { KIT_STYLESHEET, SECURITY_HEADERS } from '../web-kit/render.ts';
+import {
+  cookie,
+  noticeCookie,
+  noticeOf,
+  parseCookies,
+  randomToken,
+  tokensMatch,
+} from '../web-kit/session.ts';
 import { registerAccountPages } from './accounts.ts';
 import { registerApiManager } from './api-manager.ts';
 import { registerAuditPage } from './audit.ts';
-import { type FormErrors, type FormSpec, formView } from './kit/form.ts';
 import { registerPackagePages } from './packages.ts';
 import { actorOf, field, notFound, PORTAL_USER, type Portal, renderPage, type WithSession } from './page.ts';
-import {
-  closeSession,
-  cookie,
-  currentSession,
-  LOGIN_COOKIE,
-  NOTICE_COOKIE,
-  noticeCookie,
-  noticeOf,
-  openSession,
-  parseCookies,
-  randomToken,
-  SESSION_COOKIE,
-  tokensMatch,
-} from './session.ts';
+import { closeSession, currentSession, openSession, PORTAL_COOKIES, SESSION_COOKIE } from './session.ts';
 
-const HERE = import.meta.dirname;
+const { login: LOGIN_COOKIE, notice: NOTICE_COOKIE } = PORTAL_COOKIES;
 const LOGIN_FORM: FormSpec = {
   username: { label: 'Username' },
   password: { label: 'Password', secret: true },
 };
-const STYLESHEET = readFileSync(join(HERE, 'static', 'portal.css'));
-
-export const SECURITY_HEADERS = {
-  'content-security-policy':
-    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'cache-control': 'no-store',
-};
+const STYLESHEET = readFileSync(KIT_STYLESHEET);
 
 /**
  * The admin listener's answer for an unknown address outside /api: a portal page (the API's own
@@ -97,13 +83,13 @@ export function registerPortal(
       }
     },
     redirectWithNotice(reply, session, to, notice) {
-      reply.header('set-cookie', noticeCookie(session, notice, secure));
+      reply.header('set-cookie', noticeCookie(NOTICE_COOKIE, session, notice, secure));
       return reply.redirect(to, 303);
     },
     takeNotice(request, reply, session) {
       if (!parseCookies(request.headers.cookie).has(NOTICE_COOKIE)) return '';
       reply.header('set-cookie', cookie(NOTICE_COOKIE, '', { secure, maxAgeSeconds: 0 }));
-      return noticeOf(request.headers.cookie, session);
+      return noticeOf(NOTICE_COOKIE, request.headers.cookie, session);
     },
   };
 
@@ -129,7 +115,7 @@ export function registerPortal(
     return handler(request, reply, session);
   };
 
-  app.get('/static/portal.css', async (_request, reply) =>
+  app.get('/static/kit.css', async (_request, reply) =>
     reply.type('text/css; charset=utf-8').header('cache-control', 'max-age=3600').send(STYLESHEET),
   );
 

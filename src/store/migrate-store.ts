@@ -16,6 +16,7 @@ const TABLES = [
   'auth_locks',
   'settings',
   'portal_sessions',
+  'holder_sessions',
 ] as const satisfies readonly (keyof Database)[];
 type Table = (typeof TABLES)[number];
 

@@ -140,6 +140,20 @@ export interface PortalSessionTable {
   last_seen_ms: number;
 }
 
+/** A holder's panel session (CONTRACT §14): the portal's kind, naming the account it belongs to. */
+export interface HolderSessionTable {
+  /** SHA-256 of the session id, as for the portal's. */
+  id_hash: string;
+  user: string;
+  /** When the account was made: a later account of the same name does not inherit the session. */
+  account_setup_ms: number;
+  /** How the holder logged in: `panel` (password) or `sso` (create_user_session). */
+  via: string;
+  csrf: string;
+  created_ms: number;
+  last_seen_ms: number;
+}
+
 export interface IdempotencyKeyTable {
   /** Whose key: idempotencyOwner of the principal (an API account's id, an account holder). */
   owner: string;
@@ -256,6 +270,7 @@ export interface Database {
   api_tokens: ApiTokenTable;
   portal_sessions: PortalSessionTable;
   sso_tokens: SsoTokenTable;
+  holder_sessions: HolderSessionTable;
   idempotency_keys: IdempotencyKeyTable;
   events: EventTable;
   deliveries: DeliveryTable;

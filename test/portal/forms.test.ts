@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FieldErrors, invalid, missing } from '../../src/core/errors.ts';
-import { inLabelWords, refusal } from '../../src/portal/kit/form.ts';
+import { inLabelWords, refusal } from '../../src/web-kit/form.ts';
 import { createAccount, forSuite } from '../helpers.ts';
 import { cookieValue, csrfOf, get, type Page, portalHarness, postForm, signedIn } from './pages.ts';
 

@@ -15,6 +15,7 @@ import * as principals from './0011-principals.ts';
 import * as domains from './0012-domains.ts';
 import * as holderCredentials from './0013-holder-credentials.ts';
 import * as ssoTokens from './0014-sso-tokens.ts';
+import * as holderSessions from './0015-holder-sessions.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0012-domains': domains,
   '0013-holder-credentials': holderCredentials,
   '0014-sso-tokens': ssoTokens,
+  '0015-holder-sessions': holderSessions,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

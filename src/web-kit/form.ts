@@ -3,8 +3,8 @@
 // same way everywhere: every field's error at once in the words of its label, `aria-invalid` and
 // `aria-describedby` on the field, a summary announced with `role="alert"` that links to each bad
 // field, the page's title beginning `Error: `, and what was typed kept (never a password).
-// The views' half is views/kit/field.eta (one labelled control) and views/kit/summary.eta.
-import { ApiError, FieldErrors } from '../../core/errors.ts';
+// The views' half is views/field.eta (one labelled control) and views/summary.eta beside this file.
+import { ApiError, FieldErrors } from '../core/errors.ts';
 
 export interface FieldSpec {
   /** The visible label; errors are worded with it. */
@@ -50,7 +50,7 @@ export function inLabelWords(param: string, message: string, label: string): str
 }
 
 /** The field of `spec` that a parameter's refusal belongs to, if any. */
-function fieldOf(spec: FormSpec, param: string): [string, FieldSpec] | undefined {
+export function fieldOf(spec: FormSpec, param: string): [string, FieldSpec] | undefined {
   return Object.entries(spec).find(([name, field]) => (field.params ?? [name]).includes(param));
 }
 

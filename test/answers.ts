@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { openApiDocument } from '../src/http/openapi.ts';
-import { apiOperations } from '../src/operations/registry.ts';
+import { apiOperations, customerOperations } from '../src/operations/registry.ts';
 
 type Responses = Record<string, { content: { 'application/json': { schema: object } } }>;
 type Document = {
@@ -13,12 +13,16 @@ type Document = {
   components: { schemas: Record<string, object> };
 };
 
-const doc = openApiDocument(apiOperations) as Document;
+const docs = {
+  api: openApiDocument(apiOperations, { holders: customerOperations }) as Document,
+  customer: openApiDocument(customerOperations, { customer: true }) as Document,
+};
 const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
 const validators = new Map<string, ValidateFunction>();
 
-function validator(path: string, status: string): ValidateFunction | undefined {
-  const key = `${path} ${status}`;
+function validator(side: keyof typeof docs, path: string, status: string): ValidateFunction | undefined {
+  const key = `${side} ${path} ${status}`;
+  const doc = docs[side];
   let validate = validators.get(key);
   if (!validate) {
     const response = doc.paths[path]?.post.responses[status];
@@ -30,12 +34,21 @@ function validator(path: string, status: string): ValidateFunction | undefined {
   return validate;
 }
 
-/** Checks one answer of POST `url`; other methods and paths outside the API are left alone. */
-export function checkAnswer(method: string, url: string, status: number, body: unknown): void {
-  const match = /^\/api(?:\/v1)?(\/(?:[^/?]+\/)?)(?:\?.*)?$/.exec(url);
-  if (method !== 'POST' || !match || !doc.paths[match[1]!]) return;
+/**
+ * Checks one answer of POST `url` on a listener of `side`; other methods and paths outside the
+ * API are left alone.
+ */
+export function checkAnswer(
+  method: string,
+  url: string,
+  status: number,
+  body: unknown,
+  side: keyof typeof docs = 'api',
+): void {
+  const match = /^\/api(?:\/v1)?(\/(?:account\/)?(?:[^/?]+\/)?)(?:\?.*)?$/.exec(url);
+  if (method !== 'POST' || !match || !docs[side].paths[match[1]!]) return;
   const path = match[1]!;
-  const validate = validator(path, String(status));
+  const validate = validator(side, path, String(status));
   assert.ok(validate, `${path} answered ${status}, a status its OpenAPI description does not list`);
   assert.ok(
     validate(body),

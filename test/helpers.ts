@@ -47,18 +47,32 @@ export interface Harness {
   services: Services;
   admin: FastifyInstance;
   reseller: FastifyInstance;
+  /** The customer listener: the account holders' panel and API (CONTRACT §14). */
+  customer: FastifyInstance;
   dataDir: string;
   /** Calls an operation with form-field credentials as the administrator's API user. */
   call(op: string, params?: Record<string, string>): Promise<Reply>;
   /** Calls an operation in header style with X-RESELLER, on the reseller listener. */
   callAs(reseller: string, op: string, params?: Record<string, string>): Promise<Reply>;
+  /**
+   * Calls a holder's operation on the customer listener, with the account's user name and password
+   * (HTTP Basic) or, given a token alone, Bearer; from `address` when given (a wrong one counts
+   * toward that address's lock-out).
+   */
+  callAsHolder(
+    credentials: ({ user: string; password: string } | { token: string }) & { address?: string },
+    op: string,
+    params?: Record<string, string>,
+  ): Promise<Reply>;
+  /** Calls a holder's operation for `user`'s holder as the administrator, at /api/account/<op>/. */
+  callForHolder(user: string, op: string, params?: Record<string, string>): Promise<Reply>;
   /** Any request, for transport tests. */
   request(options: {
     method?: string;
     url: string;
     headers?: Record<string, string>;
     body?: string | Buffer;
-    listener?: 'admin' | 'reseller';
+    listener?: 'admin' | 'reseller' | 'customer';
     remoteAddress?: string;
   }): Promise<Reply>;
   close(): Promise<void>;
@@ -133,9 +147,10 @@ export async function setup(
   await addApiUser(services, { name: ADMIN_USER, password: ADMIN_PASSWORD });
   const admin = buildApp(services, { listener: 'admin', tls: null });
   const reseller = buildApp(services, { listener: 'reseller', tls: null });
+  const customer = buildApp(services, { listener: 'customer', tls: null });
 
   const request: Harness['request'] = async (options) => {
-    const app = options.listener === 'reseller' ? reseller : admin;
+    const app = { admin, reseller, customer }[options.listener ?? 'admin'];
     const response = await app.inject({
       method: (options.method ?? 'POST') as 'POST',
       url: options.url,
@@ -145,7 +160,8 @@ export async function setup(
     });
     const text = response.body;
     const body = (text === '' ? {} : JSON.parse(text)) as Reply['body'];
-    checkAnswer(options.method ?? 'POST', options.url, response.statusCode, body);
+    const side = options.listener === 'customer' ? 'customer' : 'api';
+    checkAnswer(options.method ?? 'POST', options.url, response.statusCode, body, side);
     return { statusCode: response.statusCode, headers: response.headers, body };
   };
 
@@ -153,6 +169,7 @@ export async function setup(
     services,
     admin,
     reseller,
+    customer,
     dataDir,
     request,
     call: (op, params = {}) =>
@@ -160,6 +177,26 @@ export async function setup(
         url: `/api/v1/${op}/`,
         headers: FORM,
         body: form({ apiuser: ADMIN_USER, apiauth: ADMIN_PASSWORD, ...params }),
+      }),
+    callAsHolder: (credentials, op, params = {}) =>
+      request({
+        url: `/api/v1/${op}/`,
+        listener: 'customer',
+        headers: {
+          ...FORM,
+          authorization:
+            'token' in credentials
+              ? `Bearer ${credentials.token}`
+              : `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}`,
+        },
+        body: form(params),
+        ...(credentials.address !== undefined && { remoteAddress: credentials.address }),
+      }),
+    callForHolder: (user, op, params = {}) =>
+      request({
+        url: `/api/v1/account/${op}/`,
+        headers: FORM,
+        body: form({ apiuser: ADMIN_USER, apiauth: ADMIN_PASSWORD, user, ...params }),
       }),
     callAs: (resellerName, op, params = {}) =>
       request({
@@ -174,7 +211,7 @@ export async function setup(
         body: form(params),
       }),
     async close() {
-      await Promise.all([admin.close(), reseller.close()]);
+      await Promise.all([admin.close(), reseller.close(), customer.close()]);
       await services.close();
       await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });

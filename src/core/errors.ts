@@ -147,6 +147,12 @@ export const catalogue = {
     'Wrong user or password, caller’s IP not allowed, or the call is outside the caller’s rights.',
     'Check the credentials and the API account’s allowed IPs; `info` names any other missing right.',
   ),
+  account_suspended: entry<User>(
+    403,
+    ({ user }) => `The account ${user} is suspended.`,
+    'The holder of a suspended account logs in or calls the customer API, or a single sign-on is asked for one.',
+    'The hosting provider unsuspends the account (unsuspendacct).',
+  ),
   unknown_operation: entry<{ path: string }>(
     404,
     ({ path }) => `There is no API operation at ${path}.`,

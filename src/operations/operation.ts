@@ -244,6 +244,10 @@ export function errorsOf(operation: Operation): ErrorCode[] {
     ...operation.errors,
   ]);
   if (Object.values(operation.params).some((spec) => spec.required)) codes.add('missing_parameter');
+  // A holder's: its account suspended; acting for one, the account named by `user` (or none).
+  if (operation.audiences.includes('holder'))
+    for (const code of ['account_suspended', 'account_not_found', 'missing_parameter'] as const)
+      codes.add(code);
   if (operation.changesState)
     for (const code of ['demo_server', 'node_unavailable', 'provisioning_failed'] as const) codes.add(code);
   return (Object.keys(catalogue) as ErrorCode[]).filter((code) => codes.has(code));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { catalogue } from '../../src/core/errors.ts';
-import { apiOperations } from '../../src/operations/registry.ts';
+import { apiOperations, customerOperations } from '../../src/operations/registry.ts';
 import { type Harness, setup } from '../helpers.ts';
 
 type Document = {
@@ -45,7 +45,28 @@ describe('the OpenAPI description', () => {
           assert.ok(properties.includes(param), `${operation.name} ${param}`);
       }
     }
-    assert.equal(Object.keys(doc.paths).length, apiOperations.operations.size);
+    // And each of the holders' operations, for a holder at /account/<op>/, with `user`.
+    for (const operation of customerOperations.operations.values()) {
+      const path = doc.paths[`/account/${operation.name}/`];
+      assert.ok(path, operation.name);
+      const properties = Object.keys(path.post.requestBody.content['application/json']!.schema.properties);
+      for (const param of [...Object.keys(operation.params), 'user']) assert.ok(properties.includes(param));
+    }
+    assert.equal(
+      Object.keys(doc.paths).length,
+      apiOperations.operations.size + customerOperations.operations.size,
+    );
+  });
+
+  it('describes the holders’ own operations on the customer listener, with their credentials', async () => {
+    const served = JSON.parse((await h.customer.inject({ method: 'GET', url: '/api/openapi.json' })).body);
+    assert.deepEqual(
+      Object.keys(served.paths).sort(),
+      [...customerOperations.operations.keys()].map((n) => `/${n}/`).sort(),
+    );
+    assert.deepEqual(Object.keys(served.components.securitySchemes).sort(), ['password', 'token']);
+    const body = served.paths['/account_info/'].post.requestBody.content['application/json'].schema;
+    assert.ok(!('apiuser' in body.properties) && !('user' in body.properties));
   });
 
   it('lists every error code of the catalogue', () => {

@@ -130,8 +130,8 @@ describe('account_info', () => {
     assert.deepEqual(await refusal(call(alice, {}, 'bob')), { status: 403, code: 'forbidden' });
   });
 
-  it("is the only operation of the holder's side, and no API operation serves a holder", async () => {
-    assert.deepEqual([...customerOperations.operations.keys()], ['account_info']);
+  it("is an operation of the holder's side, and no API operation serves a holder", async () => {
+    assert.ok(customerOperations.find('account_info'));
     assert.equal(apiOperations.find('account_info'), undefined);
     for (const operation of apiOperations.operations.values()) {
       assert.ok(!operation.audiences.includes('holder'), operation.name);

@@ -78,12 +78,6 @@ export const catalogue = {
     'A call names an object of the account that does not exist.',
     'Check the name against the list_* operation of that kind.',
   ),
-  account_suspended: entry<User>(
-    403,
-    ({ user }) => `The account ${user} is suspended.`,
-    'The holder of a suspended account logs in or calls the customer API, or a single sign-on is asked for one.',
-    'The hosting provider unsuspends the account (unsuspendacct).',
-  ),
   package_not_found: entry<{ name: string }>(
     400,
     ({ name }) => `No package named ${name} exists.`,
@@ -146,6 +140,12 @@ export const catalogue = {
     ({ reason }) => reason ?? AUTH_DENIED,
     'Wrong user or password, caller’s IP not allowed, or the call is outside the caller’s rights.',
     'Check the credentials and the API account’s allowed IPs; `info` names any other missing right.',
+  ),
+  account_suspended: entry<User>(
+    403,
+    ({ user }) => `The account ${user} is suspended.`,
+    'The holder of a suspended account logs in or calls the customer API, or a single sign-on is asked for one.',
+    'The hosting provider unsuspends the account (unsuspendacct).',
   ),
   unknown_operation: entry<{ path: string }>(
     404,

@@ -45,12 +45,28 @@ describe('the OpenAPI description', () => {
           assert.ok(properties.includes(param), `${operation.name} ${param}`);
       }
     }
-    // The holders' operations too, each for a holder at /account/<op>/.
-    for (const name of customerOperations.operations.keys()) assert.ok(doc.paths[`/account/${name}/`], name);
+    // And each of the holders' operations, for a holder at /account/<op>/, with `user`.
+    for (const operation of customerOperations.operations.values()) {
+      const path = doc.paths[`/account/${operation.name}/`];
+      assert.ok(path, operation.name);
+      const properties = Object.keys(path.post.requestBody.content['application/json']!.schema.properties);
+      for (const param of [...Object.keys(operation.params), 'user']) assert.ok(properties.includes(param));
+    }
     assert.equal(
       Object.keys(doc.paths).length,
       apiOperations.operations.size + customerOperations.operations.size,
     );
+  });
+
+  it('describes the holders’ own operations on the customer listener, with their credentials', async () => {
+    const served = JSON.parse((await h.customer.inject({ method: 'GET', url: '/api/openapi.json' })).body);
+    assert.deepEqual(
+      Object.keys(served.paths).sort(),
+      [...customerOperations.operations.keys()].map((n) => `/${n}/`).sort(),
+    );
+    assert.deepEqual(Object.keys(served.components.securitySchemes).sort(), ['password', 'token']);
+    const body = served.paths['/account_info/'].post.requestBody.content['application/json'].schema;
+    assert.ok(!('apiuser' in body.properties) && !('user' in body.properties));
   });
 
   it('lists every error code of the catalogue', () => {

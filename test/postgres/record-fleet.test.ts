@@ -58,4 +58,37 @@ describe('moving an account between two record-driver servers', () => {
     }
     await call(1, 'suspendacct', 'user=rita&reason=After+the+move');
   });
+
+  it('lets a holder log in and change its password through either server (CONTRACT §14)', async () => {
+    await call(
+      0,
+      'createacct',
+      'user=hana&domain=hana.example&email=h%40example.org&package=default&server=b&password=hana-pass-111',
+    );
+    const holder = (i: number, password: string, op: string, body = '') =>
+      post(dirs[i]!, nodes[i]!.customerPort, `/api/v1/${op}/`, {
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`hana:${password}`).toString('base64')}`,
+        },
+        body,
+      });
+    // Through a, the server that does not hold the account: the change is made on b.
+    const changed = await holder(
+      0,
+      'hana-pass-111',
+      'change_password',
+      'current_password=hana-pass-111&password=hana-pass-222',
+    );
+    assert.equal(changed.status, 200, changed.body);
+    for (const i of [0, 1]) {
+      assert.equal((await holder(i, 'hana-pass-222', 'account_info')).status, 200);
+      assert.equal((await holder(i, 'hana-pass-111', 'account_info')).status, 403);
+    }
+    const audit = JSON.parse((await cli(['audit', '--json'])).stdout) as {
+      api_user: string;
+      operation: string;
+    }[];
+    assert.ok(audit.some((e) => e.operation === 'change_password' && e.api_user === 'customer:hana'));
+  });
 });

@@ -60,6 +60,24 @@ export const catalogue = {
     'The account does not exist, or is outside the calling reseller’s scope (the answer is the same).',
     'Check the user name; a reseller can only reach the accounts it owns.',
   ),
+  limit_reached: entry<{ limit: string; value: string }>(
+    400,
+    ({ limit, value }) => `The account's ${limit} limit (${value}) is used up.`,
+    "An account holder's add_* call when the account already has as many objects of that kind as its limit allows (CONTRACT §14).",
+    'Remove one first, or have the hosting provider raise the limit (editquota, changepackage).',
+  ),
+  object_exists: entry<{ kind: string; name: string }>(
+    400,
+    ({ kind, name }) => `The account already has the ${kind} ${name}.`,
+    'An add_* call names an object the account already has.',
+    'Choose another name, or remove the existing one first.',
+  ),
+  object_not_found: entry<{ kind: string; name: string }>(
+    400,
+    ({ kind, name }) => `The account has no ${kind} ${name}.`,
+    'A call names an object of the account that does not exist.',
+    'Check the name against the list_* operation of that kind.',
+  ),
   package_not_found: entry<{ name: string }>(
     400,
     ({ name }) => `No package named ${name} exists.`,
@@ -104,30 +122,6 @@ export const catalogue = {
         : `No free dedicated ${family} address is left in the pool.`,
     "A dedicated address is asked for and the configured pool has none free, or a reseller asks for one and the resellers' share of the pool (`ip_pool.reseller_share`) is used up.",
     'Add addresses to the pool in the configuration, or create the account without a dedicated address.',
-  ),
-  limit_reached: entry<{ limit: string; value: string }>(
-    400,
-    ({ limit, value }) => `The account's ${limit} limit (${value}) is used up.`,
-    "An account holder's add would pass the account's limit for that kind of object (`info` names the limit and its value).",
-    'Remove an object of that kind, or ask the hosting company to raise the limit.',
-  ),
-  object_exists: entry<{ kind: string; name: string }>(
-    400,
-    ({ kind, name }) => `The account already has the ${kind} ${name}.`,
-    'An add names an object the account already has.',
-    'Choose another name; the list operation shows what the account has.',
-  ),
-  object_not_found: entry<{ kind: string; name: string }>(
-    400,
-    ({ kind, name }) => `The account has no ${kind} ${name}.`,
-    'A change or removal names an object the account does not have.',
-    'Check the name against the list operation of that kind.',
-  ),
-  account_suspended: entry<User>(
-    403,
-    ({ user }) => `The account ${user} is suspended.`,
-    "The account holder's side (CONTRACT §14) of a suspended account: a login, a customer call, or a single sign-on URL for it.",
-    'Unsuspend the account (unsuspendacct) first.',
   ),
   not_authenticated: entry(
     403,

@@ -13,6 +13,7 @@ import type { Principal } from '../operations/principal.ts';
 import type { SystemChange } from '../provision/changes.ts';
 import type { AccountExport } from '../provision/driver.ts';
 import type { Account } from '../store/accounts.ts';
+import type { AccountObjects } from '../store/objects.ts';
 import type { Db } from '../store/schema.ts';
 import type { HostingProfile } from '../store/servers.ts';
 import { PeerCalls } from './calls.ts';
@@ -112,8 +113,8 @@ export class Fleet {
     return this.#moves.moveHere(user, to);
   }
 
-  receiveHere(transaction: string, account: Account, from: string): Promise<void> {
-    return this.#moves.receiveHere(transaction, account, from);
+  receiveHere(transaction: string, account: Account, from: string, objects: AccountObjects): Promise<void> {
+    return this.#moves.receiveHere(transaction, account, from, objects);
   }
 
   exportHere(user: string): Promise<AccountExport | null> {

@@ -7,7 +7,7 @@
 
 import { nodeUnavailable } from '../core/errors.ts';
 import { type Principal, principalMessage } from '../operations/principal.ts';
-import { changeMessage, type SystemChange, stepsFor } from '../provision/changes.ts';
+import { changeMessage, domainsOfChange, type SystemChange, stepsFor } from '../provision/changes.ts';
 import { runSteps, type Step, StepFailed, undoSteps } from '../provision/driver.ts';
 import type { Account } from '../store/accounts.ts';
 import type { Db } from '../store/schema.ts';
@@ -137,11 +137,14 @@ export class ChangeForwarding {
     if ((account.server ?? this.self) !== this.self)
       throw new NotHere(`${account.user} is not on ${this.self}`);
     await this.settleEarlierChanges(account.user, transaction);
-    await this.runOpen(transaction, account, stepsFor(this.#deps.driver, change));
+    await this.runOpen(transaction, account, stepsFor(this.#deps.driver, change), domainsOfChange(change));
   }
 
-  /** Runs steps for another server's transaction, journalled, and keeps them open until settled. */
-  async runOpen(transaction: string, account: Account, steps: Step[]): Promise<void> {
+  /**
+   * Runs steps for another server's transaction, journalled (with the account's other `domains`
+   * they touch), and keeps them open until settled.
+   */
+  async runOpen(transaction: string, account: Account, steps: Step[], domains: string[] = []): Promise<void> {
     const { journal } = this.#deps;
     if (steps.length === 0) return;
     const journalId = journal.begin({
@@ -151,6 +154,7 @@ export class ChangeForwarding {
       operation: steps[0]!.name,
       startedAt: new Date().toISOString(),
       transaction,
+      domains,
     });
     const done: Step[] = [];
     try {

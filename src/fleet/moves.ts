@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { ApiError, apiError, catalogue, type ErrorCode, invalid, nodeUnavailable } from '../core/errors.ts';
 import { type AccountExport, type MovedAccount, StepFailed } from '../provision/driver.ts';
 import { type Account, findAccount, saveAccount, toRow } from '../store/accounts.ts';
+import { type AccountObjects, objectsOf, toObjectRows } from '../store/objects.ts';
 import { AccountBusy } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
 import { serversWithState } from '../store/servers.ts';
@@ -80,6 +81,7 @@ export class AccountMoves {
     let asked = false;
     let journalId: string | null = null;
     let before: Account;
+    let others: string[] = [];
     try {
       before = await this.#db.transaction().execute(async (trx) => {
         // Locked until the commit: no other change to the account meanwhile, here or anywhere.
@@ -106,6 +108,9 @@ export class AccountMoves {
           homedir: `${profile.homeBase.replace(/\/+$/, '')}/${user}`,
           nameservers: [...profile.nameservers],
         };
+        // Every domain of the account goes with it.
+        const objects = await objectsOf(trx, user);
+        others = objects.domains.map((d) => d.domain).filter((d) => d !== account.domain);
         await this.#forwarding.beginRemote(trx, transaction);
         // Journalled from before the switch: if this server stops after the commit, before it
         // has removed the account, recovery finds it moved away and removes it then.
@@ -116,13 +121,14 @@ export class AccountMoves {
           operation: 'move-account',
           startedAt: new Date().toISOString(),
           transaction,
+          domains: others,
         });
         asked = true;
         await this.#forwarding.stepsOn(
           to,
           user,
           FLEET_PATHS.receive,
-          { transaction, account: toRow(moved), from: this.self },
+          { transaction, account: toRow(moved), from: this.self, objects: toObjectRows(user, objects) },
           MOVE_TIMEOUT_MS,
         );
         await saveAccount(trx, moved);
@@ -136,17 +142,17 @@ export class AccountMoves {
       throw error;
     }
     await this.#forwarding.settleOn([to], transaction, 'commit');
-    return { from: this.self, to, removed: await this.#forget(before, journalId!) };
+    return { from: this.self, to, removed: await this.#forget(before, journalId!, others) };
   }
 
   /**
    * Removes what this server has of an account that lives elsewhere now. If it cannot finish, its
    * journal entry stays: recovery finishes it when the server starts again.
    */
-  async #forget(account: Account, id: string): Promise<boolean> {
+  async #forget(account: Account, id: string, domains: string[]): Promise<boolean> {
     const { journal, driver, log } = this.#deps;
     try {
-      await driver.purge(account);
+      await driver.purge(account, domains);
     } catch (error) {
       log.error(
         { err: error, user: account.user },
@@ -159,7 +165,12 @@ export class AccountMoves {
   }
 
   /** Makes an account that moves here, from what its old server exports, and keeps it open. */
-  async receiveHere(transaction: string, account: Account, from: string): Promise<void> {
+  async receiveHere(
+    transaction: string,
+    account: Account,
+    from: string,
+    objects: AccountObjects,
+  ): Promise<void> {
     if (account.server !== this.self) throw new NotHere(`${account.user} is not moving to ${this.self}`);
     const { user } = account;
     const peer = await this.#calls.peer(from, user);
@@ -189,7 +200,13 @@ export class AccountMoves {
           MOVE_TIMEOUT_MS,
         ),
     };
-    await this.#forwarding.runOpen(transaction, account, this.#deps.driver.receiveAccount(account, moved));
+    const domains = objects.domains.map((d) => d.domain).filter((domain) => domain !== account.domain);
+    await this.#forwarding.runOpen(
+      transaction,
+      account,
+      this.#deps.driver.receiveAccount(account, moved, objects),
+      domains,
+    );
   }
 
   /** What an account of this server needs on another (its new server asks, while it moves). */

@@ -9,6 +9,7 @@ import { changeOf } from '../provision/changes.ts';
 import { StepFailed } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import { inScope, toAccount } from '../store/accounts.ts';
+import { fromObjectRows, mainObjects } from '../store/objects.ts';
 import type { AccountRow } from '../store/schema.ts';
 import { FLEET_PATHS, MOVE_TIMEOUT_MS, NotHere, STEPS_TIMEOUT_MS } from './calls.ts';
 import { SeenNonces, verifySignature } from './client.ts';
@@ -125,7 +126,12 @@ export function registerFleet(app: FastifyInstance, services: Services): void {
       return reply.code(400).send({ error: 'not a move' });
     patient(request, MOVE_TIMEOUT_MS);
     const moving = toAccount(account as AccountRow);
-    return runSteps(reply, moving.user, () => fleet.receiveHere(transaction, moving, body.from as string));
+    // From a server that sent none: the account's main domain alone, all it knew of.
+    const objects = body.objects === undefined ? mainObjects(moving) : fromObjectRows(body.objects);
+    if (!objects) return reply.code(400).send({ error: 'not a move' });
+    return runSteps(reply, moving.user, () =>
+      fleet.receiveHere(transaction, moving, body.from as string, objects),
+    );
   });
 
   /**

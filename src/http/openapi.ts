@@ -134,6 +134,10 @@ const TAGS: Record<string, { description: string; operations: string[] }> = {
     description: "An account holder's own account: its record, usage and limits, and its password.",
     operations: ['account_info', 'change_password'],
   },
+  Domains: {
+    description: "The account's domains: its addon and parked domains and subdomains beside the main one.",
+    operations: ['list_domains', 'add_domain', 'remove_domain'],
+  },
   'API tokens': {
     description: "The account holder's API tokens for the customer API.",
     operations: ['list_tokens', 'add_token', 'remove_token'],

@@ -4,7 +4,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { apiError, nodeUnavailable } from '../core/errors.ts';
 import type { Limit } from '../core/values.ts';
-import { type SystemChange, stepsFor } from '../provision/changes.ts';
+import { domainsOfChange, type SystemChange, stepsFor } from '../provision/changes.ts';
 import { runSteps, type Step, undoSteps } from '../provision/driver.ts';
 import { type Account, findAccountInScope, ownedTotals } from '../store/accounts.ts';
 import { uniqueViolation } from '../store/errors.ts';
@@ -155,7 +155,8 @@ export async function changeState<T>(
     const peers = new Set<string>();
     const local: { change: SystemChange; steps: Step[] }[] = [];
     let held: string[] = [];
-    const runLocal = async ({ change: { account }, steps }: (typeof local)[number]) => {
+    const runLocal = async ({ change, steps }: (typeof local)[number]) => {
+      const { account } = change;
       await fleet.settleEarlierChanges(account.user);
       journalled.push(
         journal.begin({
@@ -164,6 +165,7 @@ export async function changeState<T>(
           homedir: account.homedir,
           operation: steps[0]!.name,
           startedAt: new Date().toISOString(),
+          domains: domainsOfChange(change),
         }),
       );
       await runSteps(steps, done);

@@ -1,10 +1,10 @@
 // The one way an operation runs, whatever called it: identify the principal, refuse what the
 // server or the principal may not do, parse the parameters, run, and append the audit entry.
-import { ApiError, apiError, missing, nodeUnavailable } from '../core/errors.ts';
+import { ApiError, apiError, invalid, missing, nodeUnavailable } from '../core/errors.ts';
 import { auditableApiUser, PACKAGE_NAME } from '../core/values.ts';
 import { recordEvent } from '../events/events.ts';
 import { runVetoHooks } from '../events/vetoes.ts';
-import { StepFailed } from '../provision/driver.ts';
+import { StepFailed, StepRefused } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import { type AuditEntry, appendAudit } from '../store/audit.ts';
 import { AccountBusy } from '../store/pending.ts';
@@ -46,6 +46,8 @@ export interface Call {
 export function toApiError(error: unknown, services: Services, operation: string): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof AccountBusy) return nodeUnavailable({ server: error.server, user: error.user });
+  if (error instanceof StepFailed && error.cause instanceof StepRefused)
+    return invalid(error.cause.param, error.cause.message);
   if (error instanceof StepFailed) {
     services.metrics.stepFailure(error.step);
     services.log.error({ err: error.cause, operation, step: error.step }, 'provisioning step failed');

@@ -3,7 +3,8 @@
 import { sql } from 'kysely';
 import type { Services } from '../services.ts';
 import { type Account, findAccount, listAccounts } from '../store/accounts.ts';
-import { objectsOf } from '../store/objects.ts';
+import { ownerOfDomain } from '../store/domains.ts';
+import { objectsByUser, objectsOf } from '../store/objects.ts';
 import { heldBy, restoreAccounts } from '../store/pending.ts';
 import { placeAccounts, unplacedAccounts } from '../store/servers.ts';
 import { accountsWithoutUid, raiseUidMark, recordUid } from '../store/uids.ts';
@@ -30,7 +31,12 @@ export async function inspect(services: Services): Promise<string[]> {
       `${entry.user}: "${entry.operation}" was interrupted (${entry.startedAt}); serve finishes it when it starts`,
     );
   // Only a driver with something to compare loads the accounts (start-up stays fast).
-  differences.push(...(await services.driver.inspect(() => ownAccounts(services))));
+  differences.push(
+    ...(await services.driver.inspect(
+      () => ownAccounts(services),
+      () => objectsByUser(services.store.db),
+    )),
+  );
   return differences;
 }
 
@@ -89,11 +95,23 @@ export async function recoverInterruptedCalls(services: Services): Promise<strin
     if (entry.transaction) await services.fleet.waitForEnd(entry.transaction);
     const account = await findAccount(services.store.db, entry.user);
     const here = account && (account.server === null || account.server === services.config.nodeName);
+    // The call's other domains that are no account's now (an add undone), or, for an account gone
+    // from here, its own too: their traces go.
+    const free = async (domain: string, also: string | null) => {
+      const owner = await ownerOfDomain(services.store.db, domain);
+      return owner === undefined || owner === also;
+    };
+    const strays = async (also: string | null) => {
+      const found: string[] = [];
+      for (const domain of entry.domains ?? []) if (await free(domain, also)) found.push(domain);
+      return found;
+    };
     if (account && here && account.domain === entry.domain) {
-      await services.driver.reconcile(account, await objectsOf(services.store.db, account.user));
+      const objects = await objectsOf(services.store.db, account.user);
+      await services.driver.reconcile(account, objects, await strays(null));
       done.push(`${entry.user}: repaired to match the store after an interrupted "${entry.operation}"`);
     } else {
-      await services.driver.purge(entry);
+      await services.driver.purge(entry, await strays(entry.user));
       done.push(`${entry.user}: traces of an interrupted "${entry.operation}" removed`);
     }
     services.journal.end(id);

@@ -82,6 +82,13 @@ const KINDS: { [K in Kind]: { fields: Fields<K>; steps(driver: Driver, change: C
   },
 };
 
+/** The domains a change touches besides the account's main one, before it and after (journal.ts). */
+export function domainsOfChange(change: SystemChange): string[] {
+  const lists = [change.objects, ...(change.kind === 'objects' ? [change.before] : [])];
+  const domains = lists.flatMap((objects) => objects.domains.map((d) => d.domain));
+  return [...new Set(domains)].filter((domain) => domain !== change.account.domain);
+}
+
 export function stepsFor(driver: Driver, change: SystemChange): Step[] {
   const steps = KINDS[change.kind].steps as (driver: Driver, change: SystemChange) => Step[];
   return steps(driver, change);

@@ -92,12 +92,27 @@ export interface Driver {
   accountFiles(account: Account): Readable;
   /** Makes an account that arrives from another server, as it was there: files, mail, certificate. */
   receiveAccount(account: Account, moved: MovedAccount, objects?: AccountObjects): Step[];
-  /** Makes the system match the stored account, whatever an interrupted call left (recovery). */
-  reconcile(account: Account, objects?: AccountObjects): Promise<void>;
-  /** Removes every trace of an account the store does not have (recovery of an unfinished create). */
-  purge(account: { user: string; domain: string; homedir: string }): Promise<void>;
-  /** Every difference between the store's accounts and the system (`berth doctor`). */
-  inspect(loadAccounts: () => Promise<readonly Account[]>): Promise<string[]>;
+  /**
+   * Makes the system match the stored account, whatever an interrupted call left (recovery); what
+   * it has of `strays`, domains the call had that no account has now, goes.
+   */
+  reconcile(account: Account, objects?: AccountObjects, strays?: readonly string[]): Promise<void>;
+  /**
+   * Removes every trace of an account the store does not have (recovery of an unfinished create),
+   * or no longer has here (moved away), with those of its other `domains`.
+   */
+  purge(
+    account: { user: string; domain: string; homedir: string },
+    domains?: readonly string[],
+  ): Promise<void>;
+  /**
+   * Every difference between the store's accounts, with every domain of each (`loadObjects`, by
+   * user), and the system (`berth doctor`).
+   */
+  inspect(
+    loadAccounts: () => Promise<readonly Account[]>,
+    loadObjects?: () => Promise<ReadonlyMap<string, AccountObjects>>,
+  ): Promise<string[]>;
   /** What each account uses now, by user; an account the driver cannot tell about is left out. */
   measureUsage(accounts: readonly Account[]): Promise<ReadonlyMap<string, Usage>>;
   /**
@@ -132,6 +147,20 @@ export class StepFailed extends Error {
     super(`step ${step} failed: ${String(cause)}`, { cause });
     this.name = 'StepFailed';
     this.step = step;
+  }
+}
+
+/**
+ * What a step throws when it refuses what the call asked for, rather than failing: a document
+ * root through a link the account planted. The call answers 400 invalid_parameter naming `param`.
+ */
+export class StepRefused extends Error {
+  readonly param: string;
+
+  constructor(param: string, reason: string) {
+    super(reason);
+    this.name = 'StepRefused';
+    this.param = param;
   }
 }
 

@@ -24,6 +24,11 @@ export interface JournalEntry {
   startedAt: string;
   /** Set when the steps were run for another server's transaction: recovery waits for it to end. */
   transaction?: string;
+  /**
+   * The account's domains the steps touch besides its main one (before and after a domain was
+   * added or removed): recovery removes what the system has of those that no account has then.
+   */
+  domains?: string[];
 }
 
 function syncDir(dir: string): void {

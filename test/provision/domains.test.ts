@@ -69,7 +69,25 @@ describe('the domains of an account on the linux driver', () => {
     );
     assert.match(zone('olga.example'), /^blog IN A +127\.0\.0\.1$/m);
     assert.match(zone('olga-shop.example'), /^\$ORIGIN olga-shop\.example\.$/m);
-    assert.doesNotMatch(zone('olga-shop.example'), /_domainkey/);
+    // The account's DKIM key signs the mail of its addon and parked domains too: each zone has it.
+    const key = /default\._domainkey IN TXT \( (.*) \)/.exec(zone('olga.example'))?.[1];
+    assert.ok(key);
+    for (const domain of ['olga-shop.example', 'olga.example.net'])
+      assert.ok(zone(domain).includes(key), domain);
+    // Each is a mail domain of its own, delivering to the account's one mailbox.
+    const tables = (name: string) => readFileSync(file(`etc/postfix/berth/${name}`), 'utf8');
+    for (const domain of ['olga-shop.example', 'olga.example.net']) {
+      assert.match(tables('domains'), new RegExp(`^${domain.replaceAll('.', '\\.')} OK$`, 'm'));
+      assert.match(
+        tables('senders'),
+        new RegExp(`^@${domain.replaceAll('.', '\\.')} olga, olga@olga\\.example`, 'm'),
+      );
+    }
+    assert.doesNotMatch(tables('domains'), /blog\.olga\.example/);
+    assert.match(
+      tables('local-senders'),
+      /^olga olga, @olga\.example, @olga-shop\.example, @olga\.example\.net$/m,
+    );
     const list = readFileSync(file('etc/bind/named.conf.berth'), 'utf8');
     for (const domain of ['olga.example', 'olga-shop.example', 'olga.example.net'])
       assert.ok(list.includes(`zone "${domain}" `), domain);

@@ -290,8 +290,16 @@ export interface Component {
   reconcile?(account: Account, objects?: AccountObjects): Promise<void>;
   /** Removes what it made for an account the store does not have. */
   purge?(account: Account): Promise<void>;
-  /** Differences between the store's accounts and what this component made (`berth doctor`). */
-  inspect?(accounts: readonly Account[]): string[] | Promise<string[]>;
+  /**
+   * Removes what it made for a domain beside an account's main one that no account has now (left
+   * by an interrupted add_domain, or by an account that moved away).
+   */
+  purgeDomain?(domain: string): Promise<void>;
+  /**
+   * Differences between the store's accounts and what this component made (`berth doctor`);
+   * `sites` are every domain of every one of them.
+   */
+  inspect?(accounts: readonly Account[], sites: readonly Site[]): string[] | Promise<string[]>;
   /** The services its files are read by, reloaded after recovery. */
   services?: Service[];
 }

@@ -8,7 +8,14 @@ import { domainError } from '../../core/values.ts';
 import type { Account } from '../../store/accounts.ts';
 import { mainObjects } from '../../store/objects.ts';
 import { type CertificateRow, type Driver, type Step, StepFailed } from '../driver.ts';
-import { type Component, coalesceReloads, type LinuxStep, linuxContext, type Service } from './context.ts';
+import {
+  type Component,
+  coalesceReloads,
+  type LinuxStep,
+  linuxContext,
+  type Service,
+  sitesOf,
+} from './context.ts';
 import { dnsComponent } from './dns/component.ts';
 import { dkimKeyFile } from './dns/dkim.ts';
 import { makeUnlistedDirectory, readIfExists } from './files.ts';
@@ -139,6 +146,11 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   }
   const each = (call: (component: Component) => LinuxStep[] | undefined, list = components) =>
     list.flatMap((component) => call(component) ?? []);
+  /** Removes every trace of a domain beside an account's main one that no account has now. */
+  const purgeDomain = async (domain: string) => {
+    if (domainError(domain) !== null) throw new Error(`refusing an unsafe domain ${JSON.stringify(domain)}`);
+    for (const component of components) await component.purgeDomain?.(domain);
+  };
   const reloadEverything = async () => {
     if (!ctx.live) return;
     for (const component of components)
@@ -261,15 +273,17 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       return failures;
     },
 
-    async reconcile(account, objects = mainObjects(account)) {
+    async reconcile(account, objects = mainObjects(account), strays = []) {
       checkIdentifiers(account);
+      for (const domain of strays) await purgeDomain(domain);
       for (const component of components) await component.reconcile?.(account, objects);
       await reloadEverything();
     },
 
-    async purge(account) {
+    async purge(account, domains = []) {
       const identified = account as Account;
       checkIdentifiers(identified);
+      for (const domain of domains) if (domain !== account.domain) await purgeDomain(domain);
       for (const component of [...others].reverse()) {
         await component.purge?.(identified);
         await component.forget?.(identified);
@@ -281,10 +295,12 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
 
     reloadCounts: () => reloadCounts,
 
-    inspect: async (loadAccounts) => {
+    inspect: async (loadAccounts, loadObjects) => {
       const accounts = await loadAccounts();
+      const objects = (await loadObjects?.()) ?? new Map();
+      const sites = accounts.flatMap((account) => sitesOf(account, objects.get(account.user)));
       const found = await Promise.all(
-        components.map(async (component) => component.inspect?.(accounts) ?? []),
+        components.map(async (component) => component.inspect?.(accounts, sites) ?? []),
       );
       return found.flat().sort();
     },

@@ -168,6 +168,56 @@ export function ensureGroupFile(home: string, dir: string, file: string, gid: nu
   });
 }
 
+/**
+ * Makes `<home>/<components…>` a directory, each missing one on the way made with this owner and
+ * mode; what exists is left as it is. Nothing is followed: a link (or a file) on the way is
+ * UnsafePath, and stays untouched. Answers the directories made, each as its components, the
+ * deepest last, for removeMadeDirectories to undo.
+ */
+export function makeDirectories(
+  home: string,
+  components: readonly string[],
+  owner: Owner,
+  mode: number,
+): string[][] {
+  const made: string[][] = [];
+  withDirectory(home, (homeFd) => {
+    const opened: number[] = [];
+    try {
+      let fd = homeFd;
+      for (const [i, name] of components.entries()) {
+        const path = beneath(fd, name);
+        const kind = kindAt(path);
+        const shown = components.slice(0, i + 1).join('/');
+        if (kind !== 'missing' && kind !== 'directory')
+          throw new UnsafePath(`${shown} is ${kind === 'link' ? 'a symbolic link' : 'not a directory'}`);
+        // mkdir fails on whatever appeared meanwhile; the open follows no link put there since.
+        if (kind === 'missing') mkdirSync(path, { mode: 0o700 });
+        fd = openDirectory(path);
+        opened.push(fd);
+        if (kind === 'missing') {
+          settle(fd, owner, mode);
+          made.push(components.slice(0, i + 1));
+        }
+      }
+    } finally {
+      for (const open of opened) closeSync(open);
+    }
+  });
+  return made;
+}
+
+/** Removes what makeDirectories made, deepest first, where it is still an empty directory. */
+export function removeMadeDirectories(home: string, made: readonly (readonly string[])[]): void {
+  for (const components of [...made].reverse()) {
+    try {
+      withPath(home, components.slice(0, -1), (fd) => rmdirSync(beneath(fd, components.at(-1)!)));
+    } catch {
+      // Not empty, gone, or no longer a directory: the account's now, left as it is.
+    }
+  }
+}
+
 /** Sets the owner and mode of `<home>/<components…>`, a directory reached without links. */
 export function settleDirectory(
   home: string,

@@ -1,9 +1,11 @@
 // The dns component: the zone of each domain of the account but its subdomains (SOA, NS, A/AAAA,
-// www, MX and mail for local mail, SPF, and in the main domain's the DKIM key's record), a
-// subdomain's records in the zone of the account's domain it lies under, checked with named-checkzone, and the list of zones BIND loads
-// (`zone_list`, rewritten whole from the zone directory on every change, so that it always names
-// exactly the zones there are). BIND is reloaded with rndc. The DKIM key is made here for now, since
-// the zone publishes it; the mail component that signs with it will own it.
+// www, MX and mail for local mail, SPF, and the account's DKIM key's record in the main domain's
+// and in each addon and parked domain's, whose mail is signed with the same key), a subdomain's
+// records (and its www) in the zone of the account's domain it lies under, checked with
+// named-checkzone, and the list of zones BIND loads (`zone_list`, rewritten whole from the zone
+// directory on every change, so that it always names exactly the zones there are). A domain added
+// or removed brings or takes its zone, or rewrites its parent's. BIND is reloaded with rndc. The
+// DKIM key is made here for now, since the zone publishes it; the mail component signs with it.
 import { createPublicKey } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -85,8 +87,14 @@ export function dnsComponent(ctx: LinuxContext): Component {
         : '',
     };
     const hostmaster = fits('hostmaster') ? `hostmaster.${account.domain}` : `hostmaster.${config.hostName}`;
+    // A subdomain's site answers for its www too (and its certificate covers it), as a domain's.
     const records = subdomains
-      .map((label) => `${label} IN A    ${ipv4}\n${ipv6 ? `${label} IN AAAA ${ipv6}\n` : ''}`)
+      .map(
+        (label) =>
+          `${label} IN A    ${ipv4}\n${ipv6 ? `${label} IN AAAA ${ipv6}\n` : ''}${
+            nameFits('www', `${label}.${account.domain}`) ? `www.${label} IN CNAME ${label}\n` : ''
+          }`,
+      )
       .join('');
     return `${render(
       'dns/zone.db',
@@ -158,6 +166,26 @@ export function dnsComponent(ctx: LinuxContext): Component {
     return publicKey;
   }
 
+  /** The account's DKIM public key as it is, without making one; null when it has none. */
+  function existingDkimKey(account: Account): string | null {
+    if (!signsMail(account)) return null;
+    const existing = readIfExists(dkimPaths(account).key);
+    return existing && createPublicKey(existing).export({ type: 'spki', format: 'der' }).toString('base64');
+  }
+
+  /**
+   * The zone of one of the account's zone domains: the main domain's and each addon or parked
+   * domain's publish the account's DKIM key (the mail of each is signed with it).
+   */
+  const zoneOf = (site: Account, dkimPublic: string | null, subdomains: string[]) =>
+    zone(site, dkimPublic, new Date(), subdomains);
+
+  /** Writes a zone and checks it, as two steps. */
+  const writeZone = ({ site, named }: Site, content: () => string) => [
+    zoneStep(site, content, named('DNS zone')),
+    ctx.step(named('DNS zone check'), () => checkZone(site)),
+  ];
+
   return {
     name: 'dns',
     services: [bind],
@@ -188,10 +216,24 @@ export function dnsComponent(ctx: LinuxContext): Component {
           : []),
         zoneStep(account, () => zone(account, dkimPublic, new Date(), main!.subdomains)),
         ctx.step('DNS zone check', () => checkZone(account)),
-        ...others.flatMap(({ zone: { site, named }, subdomains }) => [
-          zoneStep(site, () => zone(site, null, new Date(), subdomains), named('DNS zone')),
-          ctx.step(named('DNS zone check'), () => checkZone(site)),
-        ]),
+        ...others.flatMap(({ zone, subdomains }) =>
+          writeZone(zone, () => zoneOf(zone.site, dkimPublic, subdomains)),
+        ),
+      ];
+    },
+    changeObjects(account, before, after) {
+      const was = new Map(zonesOf(sitesOf(account, before)).map((z) => [z.zone.site.domain, z]));
+      const now = zonesOf(sitesOf(account, after));
+      const staying = new Set(now.map((z) => z.zone.site.domain));
+      const key = () => existingDkimKey(account);
+      return [
+        // A zone that goes, and one that comes or whose subdomains changed (its parent's).
+        ...[...was.values()]
+          .filter((z) => !staying.has(z.zone.site.domain))
+          .map(({ zone: { site, named } }) => zoneStep(site, () => null, named('DNS zone'))),
+        ...now
+          .filter((z) => was.get(z.zone.site.domain)?.subdomains.join() !== z.subdomains.join())
+          .flatMap(({ zone, subdomains }) => writeZone(zone, () => zoneOf(zone.site, key(), subdomains))),
       ];
     },
     remove(account, objects) {
@@ -207,14 +249,10 @@ export function dnsComponent(ctx: LinuxContext): Component {
     async reconcile(account, objects) {
       const dkimPublic = signsMail(account) ? await dkimKey(account) : null;
       for (const {
-        zone: { site, kind },
+        zone: { site },
         subdomains,
       } of zonesOf(sitesOf(account, objects))) {
-        writeFileAtomic(
-          zonePath(site),
-          zone(site, kind === 'main' ? dkimPublic : null, new Date(), subdomains),
-          0o644,
-        );
+        writeFileAtomic(zonePath(site), zoneOf(site, dkimPublic, subdomains), 0o644);
         writeZoneList();
         await checkZone(site);
       }
@@ -224,24 +262,38 @@ export function dnsComponent(ctx: LinuxContext): Component {
       for (const file of [zonePath(account), keys.key, keys.txt]) removeFile(file);
       writeZoneList();
     },
-    inspect(accounts) {
+    async purgeDomain(domain) {
+      const file = ctx.path(join(linux.zoneDir, domainFile(domain, ZONE)));
+      if (!existsSync(file)) return;
+      removeFile(file);
+      writeZoneList();
+    },
+    inspect(accounts, sites) {
       const differences: string[] = [];
       const listed = readIfExists(ctx.path(linux.zoneList)) ?? '';
-      for (const account of accounts) {
-        if (!existsSync(zonePath(account))) differences.push(`${account.user}: no DNS zone`);
-        else if (!listed.includes(`zone "${account.domain}" `))
-          differences.push(`${account.user}: zone not in ${linux.zoneList}`);
+      const zones = sites.filter((s) => s.kind !== 'subdomain');
+      for (const { site, kind } of zones) {
+        const whose = kind === 'main' ? site.user : `${site.user} (${site.domain})`;
+        if (!existsSync(zonePath(site))) differences.push(`${whose}: no DNS zone`);
+        else if (!listed.includes(`zone "${site.domain}" `))
+          differences.push(`${whose}: zone not in ${linux.zoneList}`);
+      }
+      for (const account of accounts)
         if (signsMail(account) && !existsSync(dkimPaths(account).key))
           differences.push(`${account.user}: no DKIM key`);
-      }
-      const domains = accounts.map((a) => a.domain);
       return [
         ...differences,
-        ...strayFiles(ctx, linux.zoneDir, new Set(domains.map((d) => domainFile(d, ZONE))), ZONE, 'DNS zone'),
+        ...strayFiles(
+          ctx,
+          linux.zoneDir,
+          new Set(zones.map((s) => domainFile(s.site.domain, ZONE))),
+          ZONE,
+          'DNS zone',
+        ),
         ...strayFiles(
           ctx,
           linux.dkimDir,
-          new Set(domains.map((d) => domainFile(d, '.private'))),
+          new Set(accounts.map((a) => domainFile(a.domain, '.private'))),
           '.private',
           'DKIM key',
         ),

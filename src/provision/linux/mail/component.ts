@@ -6,16 +6,25 @@
 // publishes. On port 25 the same milter refuses a hosted domain as sender unless SPF passes. Mail
 // from sendmail (PHP's mail()) meets Berth's local milter: no other account's domain in From.
 //
-// Each local mail domain has a record in mail_dir; every table (Postfix's domains, mailboxes and
+// Each local mail domain (the main domain, and each addon and parked domain, whose mail goes to the
+// same mailbox: tables.ts) has a record in mail_dir; every table (Postfix's domains, mailboxes and
 // senders, Dovecot's logins and users, OpenDKIM's keys and signing table) is written whole from
 // those records, never edited line by line; a login's password is the account's system password
 // (its hash copied from the shadow file, readable by Dovecot alone). Postfix, Dovecot and OpenDKIM are
 // reloaded once per call. Suspension takes the account's logins out of the logins
 // table (and the user component locks the password): nothing can log in, but mail still arrives.
-import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
-import { type Component, type LinuxContext, type LinuxStep, type Service, strayFiles } from '../context.ts';
+import type { AccountObjects } from '../../../store/objects.ts';
+import {
+  type Component,
+  type LinuxContext,
+  type LinuxStep,
+  type Service,
+  sitesOf,
+  strayFiles,
+} from '../context.ts';
 import { dkimKeyFile, signsMail } from '../dns/dkim.ts';
 import {
   domainFile,
@@ -25,34 +34,17 @@ import {
   restoreFile,
   writeFileAtomic,
 } from '../files.ts';
-import { findSystemUser, shadowPasswords, systemGroupId } from '../passwd.ts';
+import { findSystemUser } from '../passwd.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
 import { childrenOf, waitFor } from '../wait.ts';
 import { DKIM_SOCKET, LOCAL_SOCKET, type Milters, POLICY_SOCKET, startMilters } from './milters.ts';
 import { ORIGINATING } from './sender-policy.ts';
+import { type MailDomain, mailTables } from './tables.ts';
 
 const MAILDIR_MODE = 0o700;
-/** Tables that list the tenants: readable by root and the one service that reads them. */
-const TABLE_MODE = 0o640;
-/** The owner a suspended account's domain has in the senders table: no login is named so. */
-const SUSPENDED_SENDER = 'suspended:';
 /** The records of mail domains, and their directory: root's alone. */
 const RECORD_MODE = 0o600;
-
-/** What the tables say about one mail domain. */
-interface MailDomain {
-  user: string;
-  domain: string;
-  uid: number;
-  gid: number;
-  home: string;
-  /** The mailbox quota in MB, or null for none. */
-  quota: number | null;
-  suspended: boolean;
-  /** The private key OpenDKIM signs the domain's mail with, or null when it is not signed. */
-  dkimKey: string | null;
-}
 
 export interface MailComponent extends Component {
   /** Learns what each account has waiting in Postfix's queue (its budget: milters.ts). */
@@ -64,21 +56,7 @@ export interface MailComponent extends Component {
 export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): MailComponent {
   const { linux, config, runner } = ctx;
   const recordFile = (domain: string) => ctx.path(join(linux.mailDir, domainFile(domain, '.json')));
-  /** Each table's path on the system (the real one below the root: `tables`). */
-  const tableNames = {
-    domains: join(linux.postfixMapDir, 'domains'),
-    mailboxes: join(linux.postfixMapDir, 'mailboxes'),
-    senders: join(linux.postfixMapDir, 'senders'),
-    localSenders: join(linux.postfixMapDir, 'local-senders'),
-    localAliases: join(linux.postfixMapDir, 'local-aliases'),
-    logins: join(linux.dovecotMapDir, 'logins'),
-    users: join(linux.dovecotMapDir, 'users'),
-    keys: join(linux.opendkimMapDir, 'keys'),
-    signing: join(linux.opendkimMapDir, 'signing'),
-  };
-  const tables = Object.fromEntries(
-    Object.entries(tableNames).map(([name, path]) => [name, ctx.path(path)]),
-  ) as typeof tableNames;
+  const { tableNames, tables, writeTables } = mailTables(ctx);
 
   // Below another system root there is no service to reload.
   const run = async (argv: string[]) => {
@@ -117,103 +95,17 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
 
   let milters: Milters | null = null;
 
-  function records(): MailDomain[] {
-    const dir = ctx.path(linux.mailDir);
-    if (!existsSync(dir)) return [];
-    return readdirSync(dir)
-      .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
-      .sort()
-      .map((name) => JSON.parse(readFileSync(join(dir, name), 'utf8')) as MailDomain);
-  }
-
   /**
-   * Every table, written whole from the records; `hashes` stands for the shadow file's hash of the
-   * users it names.
+   * The record of one mail domain of the account: its main domain, or (`site`) an addon or parked
+   * domain, whose mail is signed with the account's key (each of its zones publishes it).
    */
-  function writeTables(hashes: ReadonlyMap<string, string> = new Map()): void {
-    const all = records();
-    const lines = (make: (d: MailDomain) => string[], from = all) =>
-      from
-        .flatMap(make)
-        .map((line) => `${line}\n`)
-        .join('');
-    const quota = (d: MailDomain) => (d.quota === null ? '' : `userdb_quota_rule=*:storage=${d.quota}M`);
-    const logins = (d: MailDomain) => [d.user, `${d.user}@${d.domain}`];
-    writeTable(
-      tables.domains,
-      lines((d) => [`${d.domain} OK`]),
-      'postfix',
-    );
-    writeTable(
-      tables.mailboxes,
-      lines((d) => [`${d.user}@${d.domain} OK`]),
-      'postfix',
-    );
-    // A suspended account's domain stays (a hosted domain, guarded on port 25) with no login that
-    // may send as it: a submission session opened before the suspension sends nothing more.
-    writeTable(
-      tables.senders,
-      lines((d) => [`@${d.domain} ${d.suspended ? SUSPENDED_SENDER : logins(d).join(', ')}`]),
-      'postfix',
-    );
-    // What the account's own programs (PHP's mail(), sendmail in a shell) may give as envelope
-    // sender with sendmail -f: its login (which Postfix completes with the host name) or an
-    // address of its own domains. postdrop enforces it: it runs as the account, with the group
-    // postdrop (set-group-id), which alone reads the table besides root.
-    writeTable(
-      tables.localSenders,
-      lines((d) => [`${d.user} ${d.user}, @${d.domain}`]),
-      'postdrop',
-    );
-    // Mail to an account's system user (alice@localhost, a bounce to alice@<host name> from its
-    // sendmail) goes to its mailbox, under its mail quota and in its home, never to /var/mail,
-    // which no quota bounds and every user may list.
-    writeTable(
-      tables.localAliases,
-      lines((d) => [`${d.user} ${d.user}@${d.domain}`]),
-      'postfix',
-    );
-    // A login's password is the account's system password: its hash, read from the shadow file.
-    const shadow = shadowPasswords(ctx.root);
-    const hashOf = (d: MailDomain) => hashes.get(d.user) ?? shadow.get(d.user) ?? '!';
-    const usable = all.filter((d) => !d.suspended && !/^[!*]/.test(hashOf(d)));
-    writeTable(
-      tables.logins,
-      lines((d) => logins(d).map((login) => `${login}:${hashOf(d)}:::::::user=${d.user}`), usable),
-      'dovecot',
-    );
-    writeTable(
-      tables.users,
-      lines((d) => logins(d).map((login) => `${login}::${d.uid}:${d.gid}::${d.home}::${quota(d)}`)),
-      'dovecot',
-    );
-    const signed = all.filter((d) => d.dkimKey !== null);
-    writeTable(
-      tables.keys,
-      lines((d) => [`default._domainkey.${d.domain} ${d.domain}:default:${d.dkimKey}`], signed),
-      'opendkim',
-    );
-    // OpenDKIM's refile patterns know one wildcard, `*`.
-    writeTable(
-      tables.signing,
-      lines((d) => [`*@${d.domain} default._domainkey.${d.domain}`], signed),
-      'opendkim',
-    );
-  }
-
-  /** A table, root's and readable by the group of the service that reads it (when it has one here). */
-  function writeTable(file: string, content: string, readers: string): void {
-    writeFileAtomic(file, content, TABLE_MODE);
-    const gid = systemGroupId(ctx.root, readers);
-    if (gid !== undefined) giveFile(file, 0, gid);
-  }
-
-  function recordOf(account: Account): MailDomain {
+  function recordOf(account: Account, site?: { domain: string; kind: 'addon' | 'parked' }): MailDomain {
     const owner = ctx.systemUser(account.user);
     const key = dkimKeyFile(linux.dkimDir, account.domain);
     return {
       user: account.user,
-      domain: account.domain,
+      domain: site?.domain ?? account.domain,
+      ...(site && { kind: site.kind }),
       uid: owner.uid,
       gid: owner.gid,
       home: account.homedir,
@@ -231,8 +123,13 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
   }
 
   /** Writes (or, given null, removes) the domain's record and every table, as one undoable step. */
-  function recordStep(name: string, account: Account, next: () => MailDomain | null): LinuxStep {
-    const file = recordFile(account.domain);
+  function recordStep(
+    name: string,
+    account: Account,
+    next: () => MailDomain | null,
+    domain = account.domain,
+  ): LinuxStep {
+    const file = recordFile(domain);
     let before: string | null = null;
     // Undone by writing the tables afresh from the records (other accounts' changes meanwhile stay),
     // with the account's password hash as the tables had it: the shadow file may not be back yet.
@@ -263,8 +160,38 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     ctx.step('Maildir', async () => ctx.accountDirectory(account, ['Maildir'], MAILDIR_MODE));
 
   const local = (account: Account) => account.mailserver === 'local';
-  const update = (name: string, account: Account) =>
-    local(account) ? [recordStep(name, account, () => recordOf(account))] : [];
+  /** The account's addon and parked domains: each a mail domain of its own when mail is local. */
+  const mailSites = (account: Account, objects: AccountObjects | undefined) =>
+    local(account)
+      ? sitesOf(account, objects).flatMap((s) =>
+          s.kind === 'addon' || s.kind === 'parked' ? [{ ...s, kind: s.kind }] : [],
+        )
+      : [];
+  /** Writes the record of every mail domain of the account (the main one first). */
+  const update = (name: string, account: Account, objects?: AccountObjects) =>
+    local(account)
+      ? [
+          recordStep(name, account, () => recordOf(account)),
+          ...mailSites(account, objects).map((s) =>
+            recordStep(
+              s.named(name),
+              account,
+              () => recordOf(account, { domain: s.site.domain, kind: s.kind }),
+              s.site.domain,
+            ),
+          ),
+        ]
+      : [];
+  /** Removes the record of every mail domain of the account (the main one last). */
+  const removeAll = (name: string, account: Account, objects?: AccountObjects) =>
+    local(account)
+      ? [
+          ...mailSites(account, objects).map((s) =>
+            recordStep(s.named(name), account, () => null, s.site.domain),
+          ),
+          recordStep(name, account, () => null),
+        ]
+      : [];
 
   return {
     name: 'mail',
@@ -370,32 +297,60 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       await served?.close();
     },
 
-    create: (account) => (local(account) ? [maildirStep(account), ...update('mail domain', account)] : []),
-    remove: (account) => (local(account) ? [recordStep('mail domain', account, () => null)] : []),
-    suspend: (account) => update('mail logins', account),
-    unsuspend: (account) => update('mail logins', account),
-    // The user component has set the new hash by now; the logins table takes it.
+    create: (account, _origin, objects) =>
+      local(account) ? [maildirStep(account), ...update('mail domain', account, objects)] : [],
+    remove: (account, objects) => removeAll('mail domain', account, objects),
+    suspend: (account, objects) => update('mail logins', account, objects),
+    unsuspend: (account, objects) => update('mail logins', account, objects),
+    // The user component has set the new hash by now; the logins table takes it. Every record of
+    // the account is rewritten from the store's view (its quota, its suspension) on these changes.
     changePassword: (account) => update('mail password', account),
     changeLimits: (before, after) =>
       before.limits.mailquota === after.limits.mailquota ? [] : update('mailbox quota', after),
+    changeObjects(account, before, after) {
+      const now = new Set(mailSites(account, after).map((s) => s.site.domain));
+      const was = new Set(mailSites(account, before).map((s) => s.site.domain));
+      return [
+        ...mailSites(account, before)
+          .filter((s) => !now.has(s.site.domain))
+          .map((s) => recordStep(s.named('mail domain'), account, () => null, s.site.domain)),
+        ...mailSites(account, after)
+          .filter((s) => !was.has(s.site.domain))
+          .map((s) =>
+            recordStep(
+              s.named('mail domain'),
+              account,
+              () => recordOf(account, { domain: s.site.domain, kind: s.kind }),
+              s.site.domain,
+            ),
+          ),
+      ];
+    },
 
-    async reconcile(account) {
+    async reconcile(account, objects) {
       if (!local(account)) return;
       await maildirStep(account).run();
-      await recordStep('mail domain', account, () => recordOf(account)).run();
+      for (const step of update('mail domain', account, objects)) await step.run();
     },
     async purge(account) {
       await recordStep('mail domain', account, () => null).run();
     },
+    async purgeDomain(domain) {
+      const file = recordFile(domain);
+      if (!existsSync(file)) return;
+      restoreFile(file, null, RECORD_MODE);
+      writeTables();
+    },
 
-    inspect(accounts) {
+    inspect(_accounts, sites) {
       const differences: string[] = [];
       const listed = readIfExists(tables.domains) ?? '';
-      const localAccounts = accounts.filter(local);
-      for (const account of localAccounts) {
-        if (!existsSync(recordFile(account.domain))) differences.push(`${account.user}: no mail domain`);
-        else if (!listed.split('\n').includes(`${account.domain} OK`))
-          differences.push(`${account.user}: mail domain not in ${join(linux.postfixMapDir, 'domains')}`);
+      const mailDomains = sites.filter((s) => local(s.site) && s.kind !== 'subdomain');
+      for (const { site, kind } of mailDomains) {
+        const whose = kind === 'main' ? site.user : `${site.user} (${site.domain})`;
+        if (!existsSync(recordFile(site.domain))) differences.push(`${whose}: no mail domain`);
+        else if (!listed.split('\n').includes(`${site.domain} OK`))
+          differences.push(`${whose}: mail domain not in ${join(linux.postfixMapDir, 'domains')}`);
       }
       // What lists the tenants is no account's to read (a table written by an older Berth was).
       const records = existsSync(ctx.path(linux.mailDir))
@@ -407,7 +362,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
         if ((mode & 0o007) !== 0)
           differences.push(`${path}: readable by every user (mode 0${(mode & 0o777).toString(8)})`);
       }
-      const expected = new Set(localAccounts.map((a) => domainFile(a.domain, '.json')));
+      const expected = new Set(mailDomains.map((s) => domainFile(s.site.domain, '.json')));
       return [...differences, ...strayFiles(ctx, linux.mailDir, expected, '.json', 'mail domain')];
     },
   };

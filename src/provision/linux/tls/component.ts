@@ -187,12 +187,18 @@ export function tlsComponent(ctx: LinuxContext): TlsComponent {
     async purge(account) {
       await removeStep(account).run();
     },
-    inspect(accounts) {
+    async purgeDomain(domain) {
+      for (const file of [ctx.path(certificateFile(domain)), stateFile(domain)]) removeFile(file);
+      removeDirectory(ctx.path(dirOf(domain)));
+    },
+    inspect(_accounts, sites) {
       const differences: string[] = [];
-      for (const account of accounts)
-        if (!existsSync(ctx.path(certificateFile(account.domain))))
-          differences.push(`${account.user}: no certificate`);
-      const expected = new Set(accounts.map((a) => domainFile(a.domain, '')));
+      for (const { site, kind } of sites)
+        if (!existsSync(ctx.path(certificateFile(site.domain))))
+          differences.push(
+            `${kind === 'main' ? site.user : `${site.user} (${site.domain})`}: no certificate`,
+          );
+      const expected = new Set(sites.map((s) => domainFile(s.site.domain, '')));
       return [
         ...differences,
         ...strayFiles(

@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
+import { StepRefused } from '../../driver.ts';
 import {
   type Component,
   type LinuxContext,
@@ -30,9 +31,11 @@ import {
   sizeOf,
   writeFileAtomic,
 } from '../files.ts';
+import { makeDirectories, removeMadeDirectories, UnsafePath } from '../home.ts';
 import { phpSocket } from '../php/component.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
+import { PUBLIC_HTML_MODE } from '../user/component.ts';
 import { childrenOf, waitFor } from '../wait.ts';
 
 const SUSPENDED = 'return 503;';
@@ -80,18 +83,18 @@ function workers(master: number): Map<number, boolean> {
 
 export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: boolean): Component {
   const { linux, config } = ctx;
-  const blockFile = (account: Account) => ctx.path(join(linux.nginxDir, domainFile(account.domain, '.conf')));
+  const blockFile = (domain: string) => ctx.path(join(linux.nginxDir, domainFile(domain, '.conf')));
   /** The site's logs, in a directory of their own that only root and the account's group may read. */
-  const logDir = (account: Account) => ctx.path(siteLogDir(linux.logDir, account.domain));
+  const logDir = (domain: string) => ctx.path(siteLogDir(linux.logDir, domain));
   /** Where logs were before they had a directory of their own (removed with the account). */
   const flatLog = (account: Account) =>
     ctx.path(join(linux.logDir, domainFile(account.domain, '.access.log')));
   const logsStep = (account: Account, undo: boolean, name = 'site logs') =>
     ctx.step(
       name,
-      async () => prepareSiteLogs(logDir(account), SITE_LOGS, ctx.systemUser(account.user).gid),
+      async () => prepareSiteLogs(logDir(account.domain), SITE_LOGS, ctx.systemUser(account.user).gid),
       async () => {
-        if (undo) removeSiteLogs(logDir(account));
+        if (undo) removeSiteLogs(logDir(account.domain));
       },
     );
 
@@ -160,8 +163,8 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
     const values = {
       user: account.user,
       domain: account.domain,
-      access_log: join(logDir(account), 'access.log'),
-      error_log: join(logDir(account), 'error.log'),
+      access_log: join(logDir(account.domain), 'access.log'),
+      error_log: join(logDir(account.domain), 'error.log'),
       https_port: linux.httpsPort === 443 ? '' : `:${linux.httpsPort}`,
       certificate: tls ? ctx.path(tls.certificateFile(account.domain)) : '',
     };
@@ -187,9 +190,41 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
   }
 
   const writeBlock = ({ site, docroot, named }: Site) =>
-    ctx.fileStep(named('web server block'), blockFile(site), 0o644, () => serverBlock(site, docroot), nginx);
+    ctx.fileStep(
+      named('web server block'),
+      blockFile(site.domain),
+      0o644,
+      () => serverBlock(site, docroot),
+      nginx,
+    );
   const removeBlock = ({ site, named }: Site) =>
-    ctx.fileStep(named('web server block'), blockFile(site), 0o644, () => null, nginx);
+    ctx.fileStep(named('web server block'), blockFile(site.domain), 0o644, () => null, nginx);
+  /**
+   * The document root of an addon domain or subdomain, made as public_html is (the account's, with
+   * the web server's group) where it is missing, as root that follows no link on the way: one the
+   * account planted is refused (400 invalid_parameter), never followed. Undone by removing what it
+   * made, where still empty.
+   */
+  const docrootStep = ({ site, docroot, named }: Site) => {
+    let made: string[][] = [];
+    const home = ctx.path(site.homedir);
+    return ctx.step(
+      named('document root'),
+      async () => {
+        const owner = { uid: ctx.systemUser(site.user).uid, gid: ctx.systemUser(linux.webUser).gid };
+        try {
+          made = makeDirectories(home, docroot.split('/'), owner, PUBLIC_HTML_MODE);
+        } catch (error) {
+          if (error instanceof UnsafePath)
+            throw new StepRefused('docroot', `${docroot}: ${error.message}, which is never followed`);
+          throw error;
+        }
+      },
+      async () => removeMadeDirectories(home, made),
+    );
+  };
+  /** What a site needs made below the home: an addon domain's or a subdomain's document root. */
+  const docrootSteps = (s: Site) => (s.kind === 'addon' || s.kind === 'subdomain' ? [docrootStep(s)] : []);
   /** The site's logs and its block, for each domain; the logs made anew are removed on undo. */
   const writeSites = (sites: Site[], made: boolean) =>
     sites.flatMap((s) => [logsStep(s.site, made, s.named('site logs')), writeBlock(s)]);
@@ -211,10 +246,13 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
         if (readIfExists(rotateFile) !== rotation) writeFileAtomic(rotateFile, rotation, 0o644);
       }
     },
-    create: (account, _origin, objects) => writeSites(sitesOf(account, objects), true),
+    create(account, _origin, objects) {
+      const sites = sitesOf(account, objects);
+      return [...sites.flatMap(docrootSteps), ...writeSites(sites, true)];
+    },
     remove: (account, objects) => sitesOf(account, objects).map(removeBlock),
     async forget(account, objects) {
-      for (const { site } of sitesOf(account, objects)) removeSiteLogs(logDir(site));
+      for (const { site } of sitesOf(account, objects)) removeSiteLogs(logDir(site.domain));
       removeFile(flatLog(account));
     },
     // Owner and mode made again on every change: a site made before had a log anyone could read.
@@ -223,38 +261,42 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
     changeObjects(account, before, after) {
       const now = new Set(after.domains.map((d) => d.domain));
       const was = new Set(before.domains.map((d) => d.domain));
+      const added = others(sitesOf(account, after)).filter((s) => !was.has(s.site.domain));
       return [
         ...others(sitesOf(account, before))
           .filter((s) => !now.has(s.site.domain))
           .map(removeBlock),
-        ...writeSites(
-          others(sitesOf(account, after)).filter((s) => !was.has(s.site.domain)),
-          true,
-        ),
+        ...added.flatMap(docrootSteps),
+        ...writeSites(added, true),
       ];
     },
     async reconcile(account, objects) {
       for (const { site, docroot } of sitesOf(account, objects)) {
-        prepareSiteLogs(logDir(site), SITE_LOGS, ctx.systemUser(account.user).gid);
-        writeFileAtomic(blockFile(site), serverBlock(site, docroot), 0o644);
+        prepareSiteLogs(logDir(site.domain), SITE_LOGS, ctx.systemUser(account.user).gid);
+        writeFileAtomic(blockFile(site.domain), serverBlock(site, docroot), 0o644);
       }
     },
     async purge(account) {
-      removeFile(blockFile(account));
-      removeSiteLogs(logDir(account));
+      removeFile(blockFile(account.domain));
+      removeSiteLogs(logDir(account.domain));
       removeFile(flatLog(account));
     },
-    inspect(accounts) {
+    async purgeDomain(domain) {
+      removeFile(blockFile(domain));
+      removeSiteLogs(logDir(domain));
+    },
+    inspect(_accounts, sites) {
       const differences: string[] = [];
-      for (const account of accounts) {
-        const block = readIfExists(blockFile(account));
-        if (block === null) differences.push(`${account.user}: no web server block`);
-        else if (block.includes(SUSPENDED) !== (account.suspension !== null))
+      for (const { site, kind } of sites) {
+        const whose = kind === 'main' ? site.user : `${site.user} (${site.domain})`;
+        const block = readIfExists(blockFile(site.domain));
+        if (block === null) differences.push(`${whose}: no web server block`);
+        else if (block.includes(SUSPENDED) !== (site.suspension !== null))
           differences.push(
-            `${account.user}: ${account.suspension ? 'web server block still serves the suspended site' : 'web server block answers 503 for an active account'}`,
+            `${whose}: ${site.suspension ? 'web server block still serves the suspended site' : 'web server block answers 503 for an active account'}`,
           );
       }
-      const expected = new Set(accounts.map((a) => domainFile(a.domain, '.conf')));
+      const expected = new Set(sites.map((s) => domainFile(s.site.domain, '.conf')));
       return [...differences, ...strayFiles(ctx, linux.nginxDir, expected, '.conf', 'web server block')];
     },
   };

@@ -1,0 +1,164 @@
+// The mail component's tables (mail/component.ts), written whole from the records of the mail
+// domains (one per local mail domain: an account's main domain, and its addon and parked domains,
+// whose mail goes to the same mailbox): Postfix's domains, mailboxes and senders, Dovecot's logins
+// and users, OpenDKIM's keys and signing table. A login's password is the account's system
+// password (its hash copied from the shadow file).
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LinuxContext } from '../context.ts';
+import { giveFile, writeFileAtomic } from '../files.ts';
+import { shadowPasswords, systemGroupId } from '../passwd.ts';
+
+/** Tables that list the tenants: readable by root and the one service that reads them. */
+const TABLE_MODE = 0o640;
+/** The owner a suspended account's domain has in the senders table: no login is named so. */
+const SUSPENDED_SENDER = 'suspended:';
+
+/** What the tables say about one mail domain. */
+export interface MailDomain {
+  user: string;
+  domain: string;
+  /**
+   * An addon or parked domain of the account: its mail goes to the same mailbox, and its logins
+   * are the account's. Absent for the main domain (and in records written before).
+   */
+  kind?: 'addon' | 'parked';
+  uid: number;
+  gid: number;
+  home: string;
+  /** The mailbox quota in MB, or null for none. */
+  quota: number | null;
+  suspended: boolean;
+  /** The private key OpenDKIM signs the domain's mail with, or null when it is not signed. */
+  dkimKey: string | null;
+}
+
+export function mailTables(ctx: LinuxContext) {
+  const { linux } = ctx;
+  /** Each table's path on the system (the real one below the root: `tables`). */
+  const tableNames = {
+    domains: join(linux.postfixMapDir, 'domains'),
+    mailboxes: join(linux.postfixMapDir, 'mailboxes'),
+    senders: join(linux.postfixMapDir, 'senders'),
+    localSenders: join(linux.postfixMapDir, 'local-senders'),
+    localAliases: join(linux.postfixMapDir, 'local-aliases'),
+    logins: join(linux.dovecotMapDir, 'logins'),
+    users: join(linux.dovecotMapDir, 'users'),
+    keys: join(linux.opendkimMapDir, 'keys'),
+    signing: join(linux.opendkimMapDir, 'signing'),
+  };
+  const tables = Object.fromEntries(
+    Object.entries(tableNames).map(([name, path]) => [name, ctx.path(path)]),
+  ) as typeof tableNames;
+
+  function records(): MailDomain[] {
+    const dir = ctx.path(linux.mailDir);
+    if (!existsSync(dir)) return [];
+    return readdirSync(dir)
+      .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
+      .sort()
+      .map((name) => JSON.parse(readFileSync(join(dir, name), 'utf8')) as MailDomain);
+  }
+
+  /**
+   * Every table, written whole from the records; `hashes` stands for the shadow file's hash of the
+   * users it names.
+   */
+  function writeTables(hashes: ReadonlyMap<string, string> = new Map()): void {
+    const all = records();
+    const lines = (make: (d: MailDomain) => string[], from = all) =>
+      from
+        .flatMap(make)
+        .map((line) => `${line}\n`)
+        .join('');
+    const quota = (d: MailDomain) => {
+      const { quota: mb } = mainOf(d);
+      return mb === null ? '' : `userdb_quota_rule=*:storage=${mb}M`;
+    };
+    const main = all.filter((d) => d.kind === undefined);
+    /** The logins of one domain: the user name goes with the main domain's alone. */
+    const logins = (d: MailDomain) =>
+      d.kind === undefined ? [d.user, `${d.user}@${d.domain}`] : [`${d.user}@${d.domain}`];
+    /** Every login of the account, any of which may send as any of its domains. */
+    /** The account's records, its main domain's first. */
+    const ofUser = (user: string) => [
+      ...main.filter((d) => d.user === user),
+      ...all.filter((d) => d.user === user && d.kind !== undefined),
+    ];
+    const accountLogins = (user: string) => ofUser(user).flatMap(logins);
+    /** What the main domain's record says for the account: its quota and suspension count for every domain. */
+    const mainOf = (d: MailDomain) => main.find((m) => m.user === d.user) ?? d;
+    const domainsOfUser = (user: string) => ofUser(user).map((d) => `@${d.domain}`);
+    writeTable(
+      tables.domains,
+      lines((d) => [`${d.domain} OK`]),
+      'postfix',
+    );
+    writeTable(
+      tables.mailboxes,
+      lines((d) => [`${d.user}@${d.domain} OK`]),
+      'postfix',
+    );
+    // A suspended account's domain stays (a hosted domain, guarded on port 25) with no login that
+    // may send as it: a submission session opened before the suspension sends nothing more.
+    writeTable(
+      tables.senders,
+      lines((d) => [
+        `@${d.domain} ${mainOf(d).suspended ? SUSPENDED_SENDER : accountLogins(d.user).join(', ')}`,
+      ]),
+      'postfix',
+    );
+    // What the account's own programs (PHP's mail(), sendmail in a shell) may give as envelope
+    // sender with sendmail -f: its login (which Postfix completes with the host name) or an
+    // address of its own domains. postdrop enforces it: it runs as the account, with the group
+    // postdrop (set-group-id), which alone reads the table besides root.
+    writeTable(
+      tables.localSenders,
+      lines((d) => [`${d.user} ${[d.user, ...domainsOfUser(d.user)].join(', ')}`], main),
+      'postdrop',
+    );
+    // Mail to an account's system user (alice@localhost, a bounce to alice@<host name> from its
+    // sendmail) goes to its mailbox, under its mail quota and in its home, never to /var/mail,
+    // which no quota bounds and every user may list.
+    writeTable(
+      tables.localAliases,
+      lines((d) => [`${d.user} ${d.user}@${d.domain}`], main),
+      'postfix',
+    );
+    // A login's password is the account's system password: its hash, read from the shadow file.
+    const shadow = shadowPasswords(ctx.root);
+    const hashOf = (d: MailDomain) => hashes.get(d.user) ?? shadow.get(d.user) ?? '!';
+    const usable = all.filter((d) => !mainOf(d).suspended && !/^[!*]/.test(hashOf(d)));
+    writeTable(
+      tables.logins,
+      lines((d) => logins(d).map((login) => `${login}:${hashOf(d)}:::::::user=${d.user}`), usable),
+      'dovecot',
+    );
+    writeTable(
+      tables.users,
+      lines((d) => logins(d).map((login) => `${login}::${d.uid}:${d.gid}::${d.home}::${quota(d)}`)),
+      'dovecot',
+    );
+    const signed = all.filter((d) => d.dkimKey !== null);
+    writeTable(
+      tables.keys,
+      lines((d) => [`default._domainkey.${d.domain} ${d.domain}:default:${d.dkimKey}`], signed),
+      'opendkim',
+    );
+    // OpenDKIM's refile patterns know one wildcard, `*`.
+    writeTable(
+      tables.signing,
+      lines((d) => [`*@${d.domain} default._domainkey.${d.domain}`], signed),
+      'opendkim',
+    );
+  }
+
+  /** A table, root's and readable by the group of the service that reads it (when it has one here). */
+  function writeTable(file: string, content: string, readers: string): void {
+    writeFileAtomic(file, content, TABLE_MODE);
+    const gid = systemGroupId(ctx.root, readers);
+    if (gid !== undefined) giveFile(file, 0, gid);
+  }
+
+  return { tableNames, tables, records, writeTables };
+}

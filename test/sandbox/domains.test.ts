@@ -1,0 +1,114 @@
+// The domains of an account in the sandbox (CONTRACT §14), added by the administrator for its
+// holder at /api/account/add_domain/: an addon domain, a parked domain and a subdomain each answer
+// over HTTPS with a certificate Pebble issued through ACME (validated over HTTP against the zones
+// the domains got), serving what each should; removal takes the site away.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
+import { tempDir } from '../helpers.ts';
+import { curl, insecureRequest, type RunningSandbox, sandboxCall, startSandbox } from '../process.ts';
+
+describe('domains added by the holder, in the sandbox', () => {
+  const dataDir = tempDir('berth-sandbox-');
+  let running: RunningSandbox;
+  let sandbox: SandboxInfo;
+
+  /** An operation of the holder's side, called by the administrator for alice. */
+  const forAlice = async (operation: string, params: Record<string, string>) => {
+    const reply = await insecureRequest(Number(new URL(sandbox.api).port), `/api/account/${operation}/`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-api-user': sandbox.api_user,
+        'x-api-password': sandbox.api_password,
+      },
+      body: new URLSearchParams({ user: 'alice', ...params }).toString(),
+    });
+    return { status: reply.status, body: JSON.parse(reply.body) as { data: unknown; info: string } };
+  };
+  /** A page of a site over HTTPS, verified against Pebble's root only. */
+  const site = (domain: string, path = '/') =>
+    curl([
+      '--resolve',
+      `${domain}:${sandbox.https_port}:127.0.0.1`,
+      '--cacert',
+      sandbox.acme_root_ca,
+      `https://${domain}:${sandbox.https_port}${path}`,
+    ]);
+  /** The page once its ACME certificate has arrived (after the call has answered). */
+  const acmePage = async (domain: string) => {
+    let page = site(domain);
+    for (let i = 0; i < 150 && page.status !== 200; i++) {
+      await sleep(200);
+      page = site(domain);
+    }
+    return page;
+  };
+
+  before(async () => {
+    running = await startSandbox(dataDir);
+    sandbox = running.info;
+    const made = await sandboxCall(sandbox, 'createacct', {
+      user: 'alice',
+      domain: 'alice.example',
+      email: 'alice@example.org',
+      package: 'default',
+      password: 'Alice-pass-1234',
+    });
+    assert.equal(made.status, 200, made.info);
+  });
+  after(() => {
+    if (running.child.exitCode === null) running.child.kill('SIGKILL');
+  });
+
+  it('an addon, a parked domain and a subdomain each answer over HTTPS with an ACME certificate', async () => {
+    const domains: Record<string, string>[] = [
+      { domain: 'alice-shop.example', type: 'addon' },
+      { domain: 'alice.example.net', type: 'parked' },
+      { domain: 'blog.alice.example', type: 'subdomain', docroot: 'blog' },
+    ];
+    for (const params of domains) {
+      const added = await forAlice('add_domain', params);
+      assert.equal(added.status, 200, added.body.info);
+      assert.equal((added.body.data as { domain: string }).domain, params.domain);
+    }
+    const listed = await forAlice('list_domains', {});
+    assert.deepEqual(
+      (listed.body.data as { domain: string }[]).map((d) => d.domain),
+      ['alice.example', 'alice-shop.example', 'alice.example.net', 'blog.alice.example'],
+    );
+    const write = await running.asUser(
+      'alice',
+      [
+        'echo \'<?php echo "main site of ", posix_getpwuid(posix_geteuid())["name"];\' > /home/alice/public_html/index.php',
+        'echo \'<?php echo "shop of ", posix_getpwuid(posix_geteuid())["name"];\' > /home/alice/public_html/alice-shop.example/index.php',
+        'echo blog > /home/alice/blog/index.html',
+      ].join(' && '),
+    );
+    assert.equal(write.code, 0, write.stderr);
+
+    for (const [domain, body] of [
+      ['alice-shop.example', 'shop of alice'],
+      ['www.alice-shop.example', 'shop of alice'],
+      ['alice.example.net', 'main site of alice'],
+      ['blog.alice.example', 'blog\n'],
+    ] as const) {
+      const page = await acmePage(domain);
+      assert.equal(page.status, 200, `${domain}: ${running.output().slice(-2000)}`);
+      assert.equal(page.body, body, domain);
+    }
+  });
+
+  it('remove_domain takes the site away', async () => {
+    const removed = await forAlice('remove_domain', { domain: 'blog.alice.example' });
+    assert.equal(removed.status, 200, removed.body.info);
+    const page = curl([
+      '--resolve',
+      `blog.alice.example:${sandbox.https_port}:127.0.0.1`,
+      '-k',
+      `https://blog.alice.example:${sandbox.https_port}/`,
+    ]);
+    assert.notEqual(page.body, 'blog\n');
+  });
+});

@@ -98,6 +98,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
     throw error;
   }
   const ports = { admin: boundPort(admin), reseller: boundPort(reseller), customer: boundPort(customer) };
+  // Port 0 takes a free one: the configuration then says which, for the URLs that name the customer
+  // listener (create_user_session's).
+  config.customerPort = ports.customer;
   const self = {
     name: config.nodeName,
     advertiseUrl: config.advertiseUrl ?? `${scheme}://${config.hostName}:${ports.admin}`,

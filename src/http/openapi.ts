@@ -142,10 +142,6 @@ const TAGS: Record<string, { description: string; operations: string[] }> = {
     description: "The account holder's API tokens for the customer API.",
     operations: ['list_tokens', 'add_token', 'remove_token'],
   },
-  Domains: {
-    description: "The account holder's addon domains, parked domains and subdomains.",
-    operations: ['list_domains', 'add_domain', 'remove_domain'],
-  },
 };
 
 function tagOf(operation: Operation): string {

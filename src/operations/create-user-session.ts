@@ -37,12 +37,6 @@ const panelPage: ValueKind<PanelPage> = {
   },
 };
 
-/** The port of the customer listener (customer_port, default 2083). */
-function customerPort(config: object): number {
-  const port = (config as { customerPort?: unknown }).customerPort;
-  return typeof port === 'number' ? port : 2083;
-}
-
 export const createUserSession = defineOperation({
   name: 'create_user_session',
   summary:
@@ -70,7 +64,7 @@ export const createUserSession = defineOperation({
         token: await issueSsoToken(db, { user: account.user, page, expires }, now),
       };
     });
-    const url = `https://${config.hostName}:${customerPort(config)}/login/sso?token=${token}`;
+    const url = `https://${config.hostName}:${config.customerPort}/login/sso?token=${token}`;
     return {
       data: { url, expires: Math.floor(expires.getTime() / 1000) },
       info: `Single sign-on URL for ${user}, valid for ${SSO_TOKEN_SECONDS} seconds`,

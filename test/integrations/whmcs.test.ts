@@ -4,18 +4,21 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import type { Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect as connectTls, createServer as createTlsServer } from 'node:tls';
 import { loadConfig } from '../../src/config/index.ts';
+import { PANEL_PAGES } from '../../src/operations/create-user-session.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
 import { listAudit } from '../../src/store/audit.ts';
+import { takeSsoToken } from '../../src/store/sso-tokens.ts';
 import { addApiUser, tempDir } from '../helpers.ts';
 
 const HARNESS = join(import.meta.dirname, '../../integrations/whmcs/test/harness.php');
+const MODULE = join(import.meta.dirname, '../../integrations/whmcs/modules/servers/berth');
 const ADMIN = { user: 'whmcs', password: 'whmcs-api-secret' };
 const BOUND = { user: 'whmcsres', password: 'whmcs-res-secret' };
 
@@ -39,6 +42,7 @@ describe('the WHMCS module', () => {
     fn: string,
     params?: Record<string, unknown>,
     env: Record<string, string> = {},
+    query?: Record<string, string>,
   ): Promise<Outcome> {
     return new Promise((resolve, reject) => {
       const child = execFile(
@@ -50,7 +54,7 @@ describe('the WHMCS module', () => {
           else resolve(JSON.parse(stdout) as Outcome);
         },
       );
-      child.stdin!.end(JSON.stringify({ function: fn, params }));
+      child.stdin!.end(JSON.stringify({ function: fn, params, request: query }));
     });
   }
 
@@ -281,6 +285,76 @@ describe('the WHMCS module', () => {
     );
   });
 
+  /** The token of a single sign-on answer; fails the test unless it is one. */
+  function ssoToken(outcome: Outcome): string {
+    const result = outcome.result as { success: boolean; redirectTo?: string; errorMsg?: string };
+    assert.equal(result.success, true, JSON.stringify(result));
+    const shape = new RegExp(
+      `^https://[^/]+:${server.ports.customer}/login/sso\\?token=([A-Za-z0-9_-]{43})$`,
+    );
+    const token = shape.exec(result.redirectTo ?? '')?.[1];
+    assert.ok(token, result.redirectTo);
+    return token;
+  }
+
+  it('logs in to the control panel: the page a link asks for, once, and the URL in no log', async () => {
+    const db = server.services.store.db;
+    const home = await whmcs('ServiceSingleSignOn', service(1));
+    assert.deepEqual(await takeSsoToken(db, ssoToken(home), new Date()), { user: 'svc1', page: 'home' });
+    for (const page of PANEL_PAGES) {
+      const token = ssoToken(await whmcs('ServiceSingleSignOn', service(1), {}, { app: page }));
+      assert.deepEqual(await takeSsoToken(db, token, new Date()), { user: 'svc1', page }, page);
+      assert.equal(await takeSsoToken(db, token, new Date()), null, 'once');
+    }
+    const other = ssoToken(await whmcs('ServiceSingleSignOn', service(1), {}, { app: '../admin' }));
+    assert.deepEqual(await takeSsoToken(db, other, new Date()), { user: 'svc1', page: 'home' });
+    const token = ssoToken(home);
+    assert.deepEqual(
+      home.log.map((entry) => entry.action),
+      ['create_user_session'],
+    );
+    assert.ok(!JSON.stringify(home.log).includes(token), 'the URL is in the module log');
+    assert.ok(!JSON.stringify(home.log).includes('token='), 'the URL is in the module log');
+  });
+
+  it('refuses to log in to a suspended account, saying so', async () => {
+    assert.equal((await whmcs('SuspendAccount', service(1, { suspendreason: 'Overdue' }))).result, 'success');
+    const refused = (await whmcs('ServiceSingleSignOn', service(1))).result;
+    assert.deepEqual(refused, {
+      success: false,
+      errorMsg: 'The account svc1 is suspended. (account_suspended)',
+    });
+    assert.equal((await whmcs('UnsuspendAccount', service(1))).result, 'success');
+    ssoToken(await whmcs('ServiceSingleSignOn', service(1)));
+  });
+
+  it('shows a panel with the control panel’s buttons on the service’s overview', async () => {
+    const active = (await whmcs('ClientArea', service(1, { status: 'Active' }))).result as {
+      tabOverviewModuleOutputTemplate: string;
+      templateVariables: { berthActive: boolean; berthPages: Record<string, string> };
+    };
+    const template = join(MODULE, active.tabOverviewModuleOutputTemplate);
+    assert.ok(existsSync(template), template);
+    assert.equal(active.templateVariables.berthActive, true);
+    // A button for each page of Berth's panel; "Log in to control panel" opens home.
+    assert.deepEqual(
+      Object.keys(active.templateVariables.berthPages),
+      PANEL_PAGES.filter((page) => page !== 'home'),
+    );
+    const text = readFileSync(template, 'utf8');
+    const link = "clientarea.php?action=productdetails&amp;id={$serviceid|escape:'url'}&amp;dosinglesignon=1";
+    assert.ok(text.includes(`href="${link}">Log in to control panel</a>`), 'the login button');
+    assert.ok(
+      text.includes(`href="${link}&amp;app={$page|escape:'url'}">{$label|escape:'html'}</a>`),
+      'a page',
+    );
+    assert.ok(text.includes('{foreach $berthPages as $page => $label}'));
+    const suspended = (await whmcs('ClientArea', service(1, { status: 'Suspended' }))).result as {
+      templateVariables: { berthActive: boolean };
+    };
+    assert.equal(suspended.templateVariables.berthActive, false);
+  });
+
   it('terminates, and a second terminate is no error', async () => {
     assert.equal((await whmcs('TerminateAccount', service(2))).result, 'success');
     assert.equal((await berth('accountsummary', { user: 'svc2' })).status, 400);
@@ -316,5 +390,13 @@ describe('the WHMCS module', () => {
     );
     const outside = await whmcs('SuspendAccount', service(1, bound));
     assert.match(String(outside.result), /\(account_not_found\)$/);
+    // Single sign-on under the reseller: its own accounts only.
+    const own = ssoToken(await whmcs('ServiceSingleSignOn', service(12, bound)));
+    assert.deepEqual(await takeSsoToken(server.services.store.db, own, new Date()), {
+      user: 'svc12',
+      page: 'home',
+    });
+    const other = (await whmcs('ServiceSingleSignOn', service(1, bound))).result as { errorMsg: string };
+    assert.match(other.errorMsg, /\(account_not_found\)$/);
   });
 });

@@ -192,3 +192,16 @@ describe(`create_user_session (${TEST_DIALECT})`, () => {
     assert.equal(await takeSsoToken(db(), token, at(1)), null);
   });
 });
+
+describe('create_user_session on a server with its own customer port', () => {
+  const h = suiteHarness({
+    config: { customerPort: 8443, hostName: 'hosting.example.org' },
+    prepare: (h) => createAliceAndReseller(h),
+  });
+
+  it('names the host name and the customer port of the configuration', async () => {
+    const reply = await h.call('create_user_session', { user: 'alice' });
+    const { url } = reply.body.data as { url: string };
+    assert.match(url, /^https:\/\/hosting\.example\.org:8443\/login\/sso\?token=[A-Za-z0-9_-]{43}$/);
+  });
+});

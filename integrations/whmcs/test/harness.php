@@ -5,6 +5,7 @@
 // that a test can seed tblhosting and see what UsageUpdate wrote) and logModuleCall.
 //
 //   BERTH_WHMCS_STATE=state.json php harness.php < {"function": "CreateAccount", "params": {...}}
+//   ("request": {...} adds the query of the page WHMCS serves, as $_GET and $_REQUEST)
 // prints {"result": ..., "exception": null | "message", "log": [this call's log entries]}.
 
 namespace WHMCS\Database {
@@ -156,6 +157,9 @@ namespace {
     $logged = count(State::$data['log']);
     require __DIR__ . '/../modules/servers/berth/berth.php';
     $call = json_decode(stream_get_contents(STDIN), true);
+    // The query of the client area's link (…&dosinglesignon=1&app=email), as PHP gives it.
+    $_GET = $call['request'] ?? [];
+    $_REQUEST = $_GET;
     $function = 'berth_' . $call['function'];
     $output = ['result' => null, 'exception' => null];
     try {

@@ -37,8 +37,9 @@ describe('berth serve over HTTPS, driven like billing software', () => {
     const serving = lines.find((line) => line.msg === 'serving');
     assert.match(String(serving?.admin), /^https:\/\/127\.0\.0\.1:\d+\/$/);
     assert.match(String(serving?.reseller), /^https:\/\/127\.0\.0\.1:\d+\/$/);
+    assert.match(String(serving?.customer), /^https:\/\/127\.0\.0\.1:\d+\/$/);
     const listening = lines.filter((line) => /^listening at /.test(String(line.msg)));
-    assert.equal(listening.length, 2);
+    assert.equal(listening.length, 3);
     for (const line of listening) assert.match(String(line.msg), /^listening at https:\/\//);
     assert.ok(server.portalPassword && server.portalPassword.length === 20);
     const file = join(dataDir, 'portal-password');

@@ -4,6 +4,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError } from '../../src/core/errors.ts';
+import { execute } from '../../src/operations/execute.ts';
+import { customerOperations } from '../../src/operations/registry.ts';
+import { findAccount } from '../../src/store/accounts.ts';
 import { domainsOf } from '../../src/store/domains.ts';
 import { callCreateacct, callForHolder, createAccount, refusal, suiteHarness } from '../helpers.ts';
 
@@ -212,6 +215,35 @@ describe('the domains of an account, as its holder adds and removes them', () =>
     );
   });
 
+  it('the holder adds to its own account alone, audited as customer:<user>', async () => {
+    const account = (await findAccount(h.services.store.db, 'bob'))!;
+    const holder = {
+      kind: 'holder',
+      via: 'password',
+      account,
+      credential: null,
+      address: '192.0.2.9',
+    } as const;
+    const params = { domain: 'bob-own.example', type: 'addon', user: 'alice' };
+    const made = await execute(h.services, {
+      operation: customerOperations.find('add_domain')!,
+      params: new Map(Object.entries(params).map(([name, value]) => [name, [value]])),
+      address: holder.address,
+      claimedUser: 'customer:bob',
+      identify: async () => holder,
+    });
+    assert.equal((made.data as { domain: string }).domain, 'bob-own.example');
+    // `user` is no parameter of the holder's: the domain went to bob's own account.
+    assert.ok((await domainsOf(h.services.store.db, 'bob')).some((d) => d.domain === 'bob-own.example'));
+    const row = await h.services.store.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('operation', '=', 'add_domain')
+      .where('api_user', '=', 'customer:bob')
+      .executeTakeFirst();
+    assert.deepEqual([row?.api_user, row?.target, row?.status], ['customer:bob', 'bob', 200]);
+  });
+
   it('each change is audited as the administrator acting for the holder and sends its event', async () => {
     const { db } = h.services.store;
     const audit = await db
@@ -219,6 +251,7 @@ describe('the domains of an account, as its holder adds and removes them', () =>
       .selectAll()
       .where('operation', 'in', ['add_domain', 'remove_domain'])
       .where('status', '=', 200)
+      .where('api_user', '!=', 'customer:bob')
       .execute();
     assert.ok(audit.length >= 5);
     for (const row of audit) assert.equal(row.target, row.acting_for);

@@ -234,6 +234,37 @@ describe('the panel’s pages', () => {
     assert.match(odd.body, /<html lang="en">/);
   });
 
+  it('gives the account next door nothing of this one: its domains, its tokens, its forms', async () => {
+    await createAccount(h, 'mallory', { password: HOLDER_PASSWORD });
+    const mallory = await holderSession(h, 'mallory');
+    const aliceToken = await postForm(h, '/security/tokens', { _csrf: alice.csrf, name: 'ci' }, alice.cookie);
+    assert.equal(aliceToken.status, 200);
+    const asMallory = (url: string, fields: Record<string, string>) =>
+      postForm(h, url, { _csrf: mallory.csrf, ...fields }, mallory.cookie);
+    // Alice's domain and token are no objects of Mallory's account.
+    assert.equal((await asMallory('/domains/remove', { domain: 'shop.example' })).status, 400);
+    assert.equal((await asMallory('/security/tokens/remove', { name: 'ci' })).status, 400);
+    // Nor can Mallory take a name under Alice's domains.
+    const under = await asMallory('/domains', { domain: 'evil.shop.example', type: 'addon', docroot: '' });
+    assert.equal(under.status, 400);
+    const mine = await get(h, '/domains', mallory.cookie);
+    assert.doesNotMatch(mine.body, /shop\.example/);
+    assert.doesNotMatch((await get(h, '/security', mallory.cookie)).body, /data-label="Name">ci</);
+    // Alice's session's form token does not pass with Mallory's cookie.
+    const crossed = await postForm(
+      h,
+      '/domains/remove',
+      { _csrf: alice.csrf, domain: 'mallory.example.com' },
+      mallory.cookie,
+    );
+    assert.equal(crossed.status, 403);
+    assert.match(
+      (await get(h, '/domains', alice.cookie)).body,
+      /<td data-label="Domain">shop\.example<\/td>/,
+    );
+    assert.match((await get(h, '/security', alice.cookie)).body, /<td data-label="Name">ci<\/td>/);
+  });
+
   it('answers an unknown address with a panel page, and /api with the API’s JSON', async () => {
     const page = await get(h, '/no/such/page', alice.cookie);
     assert.equal(page.status, 404);

@@ -2,8 +2,8 @@
 // login with the account's user name and password.
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
-import { FORM, form, type Harness, setup } from '../helpers.ts';
-import { cookieValue, csrfOf, type Page } from '../portal/pages.ts';
+import { type Harness, setup } from '../helpers.ts';
+import { cookieValue, csrfOf, getFrom, type Page, postFormTo } from '../portal/pages.ts';
 
 export { cookieValue, csrfOf, type Page } from '../portal/pages.ts';
 
@@ -27,31 +27,18 @@ export async function panelHarness(): Promise<PanelHarness> {
   });
 }
 
-export async function get(
-  h: PanelHarness,
-  url: string,
-  cookie = '',
-  remoteAddress = '127.0.0.1',
-): Promise<Page> {
-  const reply = await h.customer.inject({ method: 'GET', url, headers: { cookie }, remoteAddress });
-  return { status: reply.statusCode, headers: reply.headers, body: reply.body };
+export function get(h: PanelHarness, url: string, cookie = '', remoteAddress = '127.0.0.1'): Promise<Page> {
+  return getFrom(h.customer, url, cookie, remoteAddress);
 }
 
-export async function postForm(
+export function postForm(
   h: PanelHarness,
   url: string,
   fields: Record<string, string>,
   cookie = '',
   remoteAddress = '127.0.0.1',
 ): Promise<Page> {
-  const reply = await h.customer.inject({
-    method: 'POST',
-    url,
-    headers: { ...FORM, cookie },
-    payload: form(fields),
-    remoteAddress,
-  });
-  return { status: reply.statusCode, headers: reply.headers, body: reply.body };
+  return postFormTo(h.customer, url, fields, cookie, remoteAddress);
 }
 
 /** Logs into the panel: the answer to the form, and the session's cookie (empty when refused). */

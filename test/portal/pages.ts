@@ -1,5 +1,6 @@
 // Calls the portal in-process as a browser would: pages, forms with their CSRF token, a login.
 
+import type { FastifyInstance } from 'fastify';
 import { setPortalPassword } from '../../src/auth/portal-password.ts';
 import { CLI } from '../../src/operations/audited.ts';
 import { FORM, form, type Harness, setup } from '../helpers.ts';
@@ -12,19 +13,26 @@ export interface Page {
   body: string;
 }
 
-export async function get(h: Harness, url: string, cookie = '', remoteAddress = '127.0.0.1'): Promise<Page> {
-  const reply = await h.admin.inject({ method: 'GET', url, headers: { cookie }, remoteAddress });
+/** A page of `app` (the admin listener's portal, the customer listener's panel). */
+export async function getFrom(
+  app: FastifyInstance,
+  url: string,
+  cookie = '',
+  remoteAddress = '127.0.0.1',
+): Promise<Page> {
+  const reply = await app.inject({ method: 'GET', url, headers: { cookie }, remoteAddress });
   return { status: reply.statusCode, headers: reply.headers, body: reply.body };
 }
 
-export async function postForm(
-  h: Harness,
+/** A form sent to `app`, as a browser sends it. */
+export async function postFormTo(
+  app: FastifyInstance,
   url: string,
   fields: Record<string, string>,
   cookie = '',
   remoteAddress = '127.0.0.1',
 ): Promise<Page> {
-  const reply = await h.admin.inject({
+  const reply = await app.inject({
     method: 'POST',
     url,
     headers: { ...FORM, cookie },
@@ -32,6 +40,20 @@ export async function postForm(
     remoteAddress,
   });
   return { status: reply.statusCode, headers: reply.headers, body: reply.body };
+}
+
+export function get(h: Harness, url: string, cookie = '', remoteAddress = '127.0.0.1'): Promise<Page> {
+  return getFrom(h.admin, url, cookie, remoteAddress);
+}
+
+export function postForm(
+  h: Harness,
+  url: string,
+  fields: Record<string, string>,
+  cookie = '',
+  remoteAddress = '127.0.0.1',
+): Promise<Page> {
+  return postFormTo(h.admin, url, fields, cookie, remoteAddress);
 }
 
 export function csrfOf(html: string): string {

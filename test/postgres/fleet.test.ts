@@ -394,7 +394,7 @@ describe('a fleet of three linux-driver servers on one PostgreSQL store', () => 
     }
   });
 
-  it('moves an account to another server with its files, mail, password, certificate and DKIM key', async () => {
+  it('moves an account to another server with its files, mail, password, certificate, DKIM key and added domains', async () => {
     await ok(create(A, 'peggy', '&server=b&password=Peggy-pass-1&shell=1'));
     const old = findSystemUser(roots[B]!, 'peggy')!;
     const own = (path: string) => lchownSync(path, old.uid, old.gid);
@@ -424,6 +424,20 @@ describe('a fleet of three linux-driver servers on one PostgreSQL store', () => 
     const certificate = readFileSync(join(certDir(B), 'certificate.pem'), 'utf8');
     const dkimKey = (i: number) => join(roots[i]!, 'etc/berth/dkim/peggy-fleet.example.private');
     const key = readFileSync(dkimKey(B), 'utf8');
+    // A domain its holder added (asked of a third server, done on the account's): it goes along.
+    await ok(
+      post(dirs[C]!, nodes[C]!.adminPort, '/api/account/add_domain/', {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `${CREDS}&user=peggy&domain=peggy-shop.example&type=addon`,
+      }),
+    );
+    const addonFiles = [
+      'etc/nginx/sites-enabled/peggy-shop.example.conf',
+      'etc/bind/zones/peggy-shop.example.db',
+      'etc/berth/certs/peggy-shop.example/certificate.pem',
+      'etc/berth/mail/peggy-shop.example.json',
+    ];
+    for (const path of addonFiles) assert.ok(existsSync(join(roots[B]!, path)), path);
     await ok(call(A, 'suspendacct', 'user=peggy&reason=Moving'));
     const hash = shadowPassword(roots[B]!, 'peggy');
 
@@ -447,6 +461,8 @@ describe('a fleet of three linux-driver servers on one PostgreSQL store', () => 
     assert.equal(shadowPassword(roots[A]!, 'peggy'), hash);
     assert.equal(readFileSync(join(certDir(A), 'certificate.pem'), 'utf8'), certificate);
     assert.equal(readFileSync(dkimKey(A), 'utf8'), key);
+    for (const path of addonFiles) assert.ok(existsSync(join(roots[A]!, path)), path);
+    assert.ok(statSync(join(newHome, 'public_html', 'peggy-shop.example')).isDirectory());
     const summary = await ok(call(C, 'accountsummary', 'user=peggy'));
     const record = summary.acct as { server: string; is_suspended: string; dedicatedip: { ipv4: string } };
     assert.equal(record.server, 'a');

@@ -40,6 +40,8 @@ describe('domains added and removed by the holder on the linux driver', () => {
       `etc/bind/zones/${domain}.db`,
       `etc/berth/certs/${domain}/certificate.pem`,
       `etc/berth/mail/${domain}.json`,
+      // Its site's logs, which the next holder of the name must not read.
+      `var/log/nginx/${domain}`,
     ].filter((path) => existsSync(file(path)));
 
   it('an addon domain gets its document root, site, zone, certificate and mail domain', async () => {
@@ -57,6 +59,7 @@ describe('domains added and removed by the holder on the linux driver', () => {
     assert.ok(existsSync(file('etc/berth/certs/uma-shop.example/certificate.pem')));
     assert.match(table('domains'), /^uma-shop\.example OK$/m);
     assert.match(table('mailboxes'), /^uma@uma-shop\.example OK$/m);
+    assert.equal(traces('uma-shop.example').length, 5);
     assert.match(
       read('etc/opendkim/berth/signing'),
       /^\*@uma-shop\.example default\._domainkey\.uma-shop\.example$/m,

@@ -1,13 +1,22 @@
 // The domains of an account in the sandbox (CONTRACT §14), added by the administrator for its
 // holder at /api/account/add_domain/: an addon domain, a parked domain and a subdomain each answer
 // over HTTPS with a certificate Pebble issued through ACME (validated over HTTP against the zones
-// the domains got), serving what each should; removal takes the site away.
+// the domains got), serving what each should; the addon domain is a mail domain of the account
+// (mail to it arrives, its holder sends as it, signed); removal takes the site away.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { tempDir } from '../helpers.ts';
-import { curl, insecureRequest, type RunningSandbox, sandboxCall, startSandbox } from '../process.ts';
+import {
+  arrivedMessage,
+  curl,
+  insecureRequest,
+  type RunningSandbox,
+  sandboxCall,
+  smtpSend,
+  startSandbox,
+} from '../process.ts';
 
 describe('domains added by the holder, in the sandbox', () => {
   const dataDir = tempDir('berth-sandbox-');
@@ -98,6 +107,30 @@ describe('domains added by the holder, in the sandbox', () => {
       assert.equal(page.status, 200, `${domain}: ${running.output().slice(-2000)}`);
       assert.equal(page.body, body, domain);
     }
+  });
+
+  it("an addon domain is a mail domain: its mail arrives in the account's mailbox, its holder sends as it, signed", async () => {
+    const inbound = await smtpSend(sandbox, {
+      port: sandbox.smtp_port,
+      from: 'friend@example.org',
+      to: ['alice@alice-shop.example'],
+      message:
+        'From: friend@example.org\nTo: alice@alice-shop.example\nSubject: to the shop\n\nHello shop.\n',
+    });
+    assert.match(inbound.data ?? '', /^250/, JSON.stringify(inbound));
+    // The addon's own login reads the account's one mailbox.
+    assert.match(await arrivedMessage(sandbox, 'alice@alice-shop.example:Alice-pass-1234', 1), /Hello shop/);
+    const sent = await smtpSend(sandbox, {
+      port: sandbox.submission_port,
+      login: 'alice',
+      password: 'Alice-pass-1234',
+      from: 'alice@alice-shop.example',
+      to: ['alice@alice.example'],
+      message: 'From: alice@alice-shop.example\nTo: alice@alice.example\nSubject: from the shop\n\nSigned.\n',
+    });
+    assert.match(sent.data ?? '', /^250/, JSON.stringify(sent));
+    const signed = await arrivedMessage(sandbox, 'alice:Alice-pass-1234', 2);
+    assert.match(signed, /DKIM-Signature:[^]*\bd=alice-shop\.example;/);
   });
 
   it('remove_domain takes the site away', async () => {

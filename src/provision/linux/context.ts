@@ -282,6 +282,11 @@ export interface Component {
   changeObjects?(account: Account, before: AccountObjects, after: AccountObjects): LinuxStep[];
   changePassword?(account: Account, password: string): LinuxStep[];
   changeLimits?(before: Account, after: Account): LinuxStep[];
+  /**
+   * What goes only with the domains that went from `before` to `after`, in the change's last step,
+   * which cannot be undone (their sites' logs, which the next holder of the name must not read).
+   */
+  forgetObjects?(account: Account, before: AccountObjects, after: AccountObjects): Promise<void>;
   /** What goes only with the account, in removeacct's last step, which cannot be undone (logs). */
   forget?(account: Account, objects?: AccountObjects): Promise<void>;
   /** Starts what runs for the account (after a restart of Berth or of the server). */

@@ -260,7 +260,16 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
 
     changeObjects(account, before, after) {
       checkIdentifiers(account);
-      return plan(each((c) => c.changeObjects?.(account, before, after)));
+      const now = new Set(after.domains.map((d) => d.domain));
+      // Last, once the services no longer write for them: what goes with the domains that went.
+      const last = ctx.step('logs of removed domains', async () => {
+        for (const component of components) await component.forgetObjects?.(account, before, after);
+      });
+      const gone = before.domains.some((d) => !now.has(d.domain));
+      return plan(
+        each((c) => c.changeObjects?.(account, before, after)),
+        gone ? [last] : [],
+      );
     },
 
     async resume(accounts) {

@@ -270,6 +270,11 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
         ...writeSites(added, true),
       ];
     },
+    async forgetObjects(account, before, after) {
+      const now = new Set(after.domains.map((d) => d.domain));
+      for (const { site } of others(sitesOf(account, before)))
+        if (!now.has(site.domain)) removeSiteLogs(logDir(site.domain));
+    },
     async reconcile(account, objects) {
       for (const { site, docroot } of sitesOf(account, objects)) {
         prepareSiteLogs(logDir(site.domain), SITE_LOGS, ctx.systemUser(account.user).gid);

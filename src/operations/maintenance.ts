@@ -51,6 +51,14 @@ export async function ownAccounts(services: Services): Promise<Account[]> {
   );
 }
 
+/** Every account's domains, by user: one query however many accounts there are. */
+async function domainsByUser(db: Services['store']['db']): Promise<Map<string, string[]>> {
+  const byUser = new Map<string, string[]>();
+  for (const { user, domain } of await db.selectFrom('domains').select(['user', 'domain']).execute())
+    byUser.set(user, [...(byUser.get(user) ?? []), domain]);
+  return byUser;
+}
+
 /**
  * Measures every account and stores its usage; returns how many were updated. A disk space that is
  * only a floor (its count stopped short) is stored, and logged.
@@ -58,7 +66,7 @@ export async function ownAccounts(services: Services): Promise<Account[]> {
 export async function refreshUsage(services: Services): Promise<number> {
   const { db } = services.store;
   const accounts = await ownAccounts(services);
-  const measured = await services.driver.measureUsage(accounts);
+  const measured = await services.driver.measureUsage(accounts, await domainsByUser(db));
   let updated = 0;
   for (const account of accounts) {
     const usage = measured.get(account.user);

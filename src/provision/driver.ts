@@ -113,8 +113,15 @@ export interface Driver {
     loadAccounts: () => Promise<readonly Account[]>,
     loadObjects?: () => Promise<ReadonlyMap<string, AccountObjects>>,
   ): Promise<string[]>;
-  /** What each account uses now, by user; an account the driver cannot tell about is left out. */
-  measureUsage(accounts: readonly Account[]): Promise<ReadonlyMap<string, Usage>>;
+  /**
+   * What each account uses now, by user; an account the driver cannot tell about is left out.
+   * `domains` names each account's domains, whose sites' traffic is its bandwidth (without an
+   * entry, its main domain alone).
+   */
+  measureUsage(
+    accounts: readonly Account[],
+    domains?: ReadonlyMap<string, readonly string[]>,
+  ): Promise<ReadonlyMap<string, Usage>>;
   /**
    * Every uid and gid this server's system has, and each system user's uid by name (for the
    * fleet's uid mark, CONTRACT §10); none when the driver makes no system users.

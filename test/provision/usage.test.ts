@@ -106,4 +106,28 @@ describe('disk usage measured by walking a home', () => {
     const measured = await measureUsage(config, [account('many')], new Map([['many', 5 * MiB + 1]]));
     assert.deepEqual(measured.get('many'), { quota: 6, bandwidth: 0 });
   });
+
+  it('counts the traffic of every domain of the account as its bandwidth, not its main domain’s alone', async () => {
+    const now = new Date();
+    const month = now.toLocaleString('en-US', { month: 'short' });
+    const stamp = `${String(now.getDate()).padStart(2, '0')}/${month}/${now.getFullYear()}:10:00:00 +0000`;
+    const served = (bytes: number) => `203.0.113.1 - - [${stamp}] "GET / HTTP/1.1" 200 ${bytes} "-" "curl"\n`;
+    for (const [domain, bytes] of [
+      ['small.example', 1 * MiB],
+      ['small-shop.example', 2 * MiB],
+      ['blog.small.example', 3 * MiB],
+    ] as const) {
+      const dir = join(root, config.linux.logDir, domain);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'access.log'), served(bytes));
+    }
+    const counted = new Map([['small', 0]]);
+    const domains = new Map([['small', ['small.example', 'small-shop.example', 'blog.small.example']]]);
+    assert.equal(
+      (await measureUsage(config, [account('small')], counted, { domains })).get('small')?.bandwidth,
+      6,
+    );
+    // Without the account's domains, its main domain alone.
+    assert.equal((await measureUsage(config, [account('small')], counted)).get('small')?.bandwidth, 1);
+  });
 });

@@ -314,7 +314,8 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       return found.flat().sort();
     },
 
-    measureUsage: async (accounts) => measureUsage(config, accounts, await user.diskUsage(accounts)),
+    measureUsage: async (accounts, domains) =>
+      measureUsage(config, accounts, await user.diskUsage(accounts), { domains }),
 
     startBackgroundWork(store, log) {
       // Whatever an account made since that its quota does not count yet (a btrfs subvolume of its

@@ -1,5 +1,6 @@
-// What an account uses: the disk space of its home directory, and the bytes nginx served for its
-// domain this calendar month (from the site's access log, in nginx's default "combined" format).
+// What an account uses: the disk space of its home directory, and the bytes nginx served for each of
+// its domains this calendar month (from the sites' access logs, in nginx's default "combined"
+// format): an addon domain's visitors count as the main domain's do.
 // The disk space is what the account's quota backend counts, where it counts it (one command for
 // every account); without one, a walk of the home, in a thread of its own and bounded in time.
 import { createReadStream } from 'node:fs';
@@ -40,7 +41,11 @@ export async function measureUsage(
   config: Config,
   accounts: readonly Account[],
   counted: ReadonlyMap<string, number>,
-  { now = new Date(), limitMs = HOME_WALK_LIMIT_MS } = {},
+  {
+    now = new Date(),
+    limitMs = HOME_WALK_LIMIT_MS,
+    domains,
+  }: { now?: Date; limitMs?: number; domains?: ReadonlyMap<string, readonly string[]> | undefined } = {},
 ): Promise<Map<string, Usage>> {
   const root = config.linux.systemRoot;
   const homeOf = (account: Account) => under(root, account.homedir);
@@ -53,16 +58,18 @@ export async function measureUsage(
     const bytes = counted.get(account.user);
     const home = bytes === undefined ? walked.get(homeOf(account)) : { bytes, cut: null };
     if (!home) continue;
-    // The site's log, the copy its last monthly rotation left (logrotate may run some hours into
-    // the month), and the log of a site made before logs had a directory of their own.
-    const logDir = siteLogDir(config.linux.logDir, account.domain);
+    // Each site's log, the copy its last monthly rotation left (logrotate may run some hours into
+    // the month), and the log of a main site made before logs had a directory of their own.
     let served = 0;
-    for (const log of [
-      join(logDir, 'access.log'),
-      join(logDir, 'access.log.1'),
-      join(config.linux.logDir, domainFile(account.domain, '.access.log')),
-    ])
-      served += await bytesServedThisMonth(under(root, log), now);
+    for (const domain of domains?.get(account.user) ?? [account.domain]) {
+      const logDir = siteLogDir(config.linux.logDir, domain);
+      for (const log of [join(logDir, 'access.log'), join(logDir, 'access.log.1')])
+        served += await bytesServedThisMonth(under(root, log), now);
+    }
+    served += await bytesServedThisMonth(
+      under(root, join(config.linux.logDir, domainFile(account.domain, '.access.log'))),
+      now,
+    );
     const usage: Usage = { quota: Math.ceil(home.bytes / MB), bandwidth: Math.ceil(served / MB) };
     if (home.cut) usage.partial = home.cut;
     measured.set(account.user, usage);

@@ -311,8 +311,11 @@ export function removeHome(home: string): void {
 /**
  * Removes whatever `uid` owns below a directory every user may write (`/tmp`, `/var/tmp`,
  * `/dev/shm`): a file, link or directory of its own goes whole (a directory with whatever is in
- * it), and directories of others are looked into for more. Links are removed, never followed, and
- * nothing on another filesystem (a mount below it) is entered. Returns what was removed.
+ * it), and directories of others that others may write (where the uid could have put something)
+ * are looked into for more; the rest of the tree, however large, is not walked. Links are removed,
+ * never followed, and nothing on another filesystem (a mount below it) is entered. Returns what was
+ * removed. (A file the uid left in a directory made unwritable since stays: no later account gets
+ * the uid, CONTRACT §10.)
  */
 export function removeOwnedBy(dir: string, uid: number): string[] {
   if (kindAt(dir) !== 'directory') return [];
@@ -329,7 +332,8 @@ export function removeOwnedBy(dir: string, uid: number): string[] {
             rmdirSync(path);
           } else unlinkSync(path);
           removed.push(`${at}/${name}`);
-        } else if (stat.isDirectory()) withDirectory(path, (inner) => walk(inner, device, `${at}/${name}`));
+        } else if (stat.isDirectory() && (stat.mode & 0o022) !== 0)
+          withDirectory(path, (inner) => walk(inner, device, `${at}/${name}`));
       } catch (error) {
         // Replaced by a link or removed meanwhile (by another account): not followed.
         if (!replacedOrGone(error)) throw error;

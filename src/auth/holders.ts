@@ -1,8 +1,16 @@
 // How an account's holder proves who it is (CONTRACT §14): the account's user name and password
 // (the panel's login, HTTP Basic on the customer API) or an API token the holder made (Bearer).
-// Every server of a fleet checks against the store (docs/architecture.md); failures count toward
-// the address's lock-out (§3) like the API accounts', through the same hashing pool. A suspended
-// account's holder is told so only once the credentials are right: no one learns it without them.
+// Every server of a fleet checks against the store (docs/architecture.md), through the same hashing
+// pool as the API accounts. A suspended account's holder is told so only once the credentials are
+// right: no one learns it without them.
+//
+// The lock-out (§3) is kept for holders apart from the API accounts', and harder to walk around,
+// since the account next door can try from the server itself: failures count per network (all of
+// loopback as one, since every 127.x address is the machine's own; an IPv6 /64 as one, since one
+// host has them all) and per account (past the limit, the account's password logins wait out the
+// lock from anywhere; single sign-on from billing still lets its holder in). trusted_addresses,
+// which spare a billing system's API calls, spare no holder login.
+import { isIPv4, isIPv6 } from 'node:net';
 import { ApiError, AUTH_DENIED, apiError } from '../core/errors.ts';
 import type { Services } from '../services.ts';
 import { type Account, findAccount } from '../store/accounts.ts';
@@ -16,6 +24,52 @@ import {
 } from '../store/holder-credentials.ts';
 
 const USER = /^[a-z][a-z0-9]{0,15}$/;
+
+/**
+ * The network a holder's login is counted by: loopback as one, an IPv4 address as itself, an IPv6
+ * address by its /64. Never an address: no trusted address can match it.
+ */
+export function holderNetwork(address: string): string {
+  const v4 = address.startsWith('::ffff:') && isIPv4(address.slice(7)) ? address.slice(7) : address;
+  if (isIPv4(v4)) return v4.startsWith('127.') ? 'holders@loopback' : `holders@${v4}`;
+  if (!isIPv6(v4)) return `holders@${v4}`;
+  if (v4 === '::1') return 'holders@loopback';
+  const [head = '', tail = ''] = v4.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === '' ? [] : tail.split(':');
+  const groups = v4.includes('::')
+    ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right]
+    : left;
+  return `holders@${groups
+    .slice(0, 4)
+    .map((g) => Number.parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
+}
+
+/** The lock-out keys of a holder's login: its network, and the account it names (when a name). */
+function lockKeys(address: string, user: string): string[] {
+  return [holderNetwork(address), ...(USER.test(user) ? [`account@${user}`] : [])];
+}
+
+async function checkLocks(services: Services, keys: readonly string[]): Promise<void> {
+  for (const key of keys) await services.lockout.check(key);
+}
+
+/** One password check of a holder's login, its failure counted against every key. */
+async function attemptLogin(
+  services: Services,
+  address: string,
+  user: string,
+  hash: string | undefined,
+  password: string,
+  accepts: boolean,
+): Promise<boolean> {
+  const [network, ...others] = lockKeys(address, user);
+  await checkLocks(services, [network!, ...others]);
+  const ok = await services.auth.attempt(network!, `holder:${user}`, hash, password, accepts);
+  if (!ok) for (const key of others) await services.lockout.recordFailure(key);
+  return ok;
+}
 
 /**
  * The account's password hash: the store's, or for an account made before the store kept one,
@@ -46,10 +100,10 @@ export async function authenticateHolder(
   password: string,
   address: string,
 ): Promise<Account> {
-  await services.lockout.check(address);
+  await checkLocks(services, lockKeys(address, user));
   const account = USER.test(user) ? await findAccount(services.store.db, user) : undefined;
   const hash = account ? await storedHash(services, account) : undefined;
-  const ok = await services.auth.attempt(address, `holder:${user}`, hash, password, account !== undefined);
+  const ok = await attemptLogin(services, address, user, hash, password, account !== undefined);
   if (!ok || !account) throw new ApiError('forbidden', AUTH_DENIED);
   return refuseSuspended(account);
 }
@@ -61,9 +115,8 @@ export async function holderPasswordIs(
   password: string,
   address: string,
 ): Promise<boolean> {
-  await services.lockout.check(address);
   const hash = await storedHash(services, account);
-  return await services.auth.attempt(address, `holder:${account.user}`, hash, password, true);
+  return await attemptLogin(services, address, account.user, hash, password, true);
 }
 
 /** The account an API token belongs to, with the token's name; failures count as a wrong password. */
@@ -72,13 +125,14 @@ export async function authenticateToken(
   token: string,
   address: string,
 ): Promise<{ account: Account; name: string }> {
-  await services.lockout.check(address);
+  const network = holderNetwork(address);
+  await services.lockout.check(network);
   const { db } = services.store;
   const hash = tokenHash(token);
   const owner = looksLikeToken(token) ? await tokenOwner(db, hash) : undefined;
   const account = owner ? await findAccount(db, owner.user) : undefined;
   if (!owner || !account) {
-    await services.lockout.recordFailure(address);
+    await services.lockout.recordFailure(network);
     throw new ApiError('forbidden', AUTH_DENIED);
   }
   await touchToken(db, hash, services.now());

@@ -216,7 +216,6 @@ function holderCredentials(request: FastifyRequest): Credentials | { token: stri
 
 /** The account holder a customer API call comes from (CONTRACT §14). */
 async function identifyHolder(services: Services, request: FastifyRequest, address: string): Promise<Holder> {
-  await services.lockout.check(address);
   const credentials = holderCredentials(request);
   if (!credentials) throw apiError('forbidden', { reason: HOLDER_CREDENTIALS });
   if ('token' in credentials) {

@@ -11,6 +11,8 @@ export const addToken = defineOperation({
   name: 'add_token',
   summary: 'Make a named API token for the customer API; the token is shown in this answer only.',
   changesState: true,
+  // The token is in the answer alone: never kept for an Idempotency-Key's replay.
+  secretAnswer: true,
   audiences: ['holder'],
   event: 'token.added',
   params: { name: required(kinds.objectName, 'A name for the token, to tell it from the others') },

@@ -101,7 +101,9 @@ export function actorName(principal: Principal): string {
  * part of the request (idempotency.ts), so one key cannot be spent on two holders.
  */
 export function idempotencyOwner(principal: Principal): string {
-  if (principal.kind === 'holder') return `holder:${principal.account.user}`;
+  // The holder of this account, not of any account of the same name made before or after it.
+  if (principal.kind === 'holder')
+    return `holder:${principal.account.user}:${principal.account.setupAt.toISOString()}`;
   return principal.apiAccount?.id ?? principal.via;
 }
 

@@ -71,9 +71,10 @@ describe('the customer API', () => {
 
   it('locks an address out after repeated failures, as the API does', async () => {
     const remoteAddress = '10.9.8.7';
-    const basic = `Basic ${Buffer.from('alice:wrong-password-x').toString('base64')}`;
     const statuses: number[] = [];
+    // Guesses at names of no account: the address is locked, no account is (lockout.test.ts).
     for (let i = 0; i < 12; i++) {
+      const basic = `Basic ${Buffer.from(`nobody${i}:wrong-password-x`).toString('base64')}`;
       const reply = await h.request({
         url: '/api/account_info/',
         listener: 'customer',
@@ -178,6 +179,26 @@ describe('the customer API', () => {
     assert.equal((await h.call('unsuspendacct', { user: 'bob' })).statusCode, 200);
     assert.equal((await h.callAsHolder(BOB, 'account_info')).statusCode, 200);
     assert.equal((await h.callAsHolder({ token: token.token }, 'account_info')).statusCode, 200);
+  });
+
+  it('keeps no token for an Idempotency-Key: the key is not honoured for add_token', async () => {
+    const send = () =>
+      h.request({
+        url: '/api/add_token/',
+        listener: 'customer',
+        headers: {
+          ...FORM,
+          'idempotency-key': 'token-key-1',
+          authorization: `Basic ${Buffer.from(`${ALICE.user}:${ALICE.password}`).toString('base64')}`,
+        },
+        body: form({ name: 'keyed' }),
+      });
+    const first = await send();
+    assert.equal(first.statusCode, 200);
+    const { token } = first.body.data as { token: string };
+    assertRefused(await send(), 400, 'object_exists', 'name');
+    const kept = await h.services.store.db.selectFrom('idempotency_keys').selectAll().execute();
+    assert.ok(!JSON.stringify(kept).includes(token));
   });
 
   it('audits a holder’s changes as customer:<user>, never with a password or token', async () => {

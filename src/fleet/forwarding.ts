@@ -8,7 +8,7 @@
 import { nodeUnavailable } from '../core/errors.ts';
 import { type Principal, principalMessage } from '../operations/principal.ts';
 import { changeMessage, domainsOfChange, type SystemChange, stepsFor } from '../provision/changes.ts';
-import { runSteps, type Step, StepFailed, undoSteps } from '../provision/driver.ts';
+import { runSteps, type Step, StepFailed, StepRefused, undoSteps } from '../provision/driver.ts';
 import type { Account } from '../store/accounts.ts';
 import type { Db } from '../store/schema.ts';
 import {
@@ -105,7 +105,11 @@ export class ChangeForwarding {
     const { status, answer } = reply;
     if (status === 200) return;
     if (status === 422 && typeof answer.step === 'string') {
-      throw new StepFailed(answer.step, new Error(`on the server ${server}: ${String(answer.message)}`));
+      const cause =
+        typeof answer.param === 'string' && typeof answer.reason === 'string'
+          ? new StepRefused(answer.param, answer.reason)
+          : new Error(`on the server ${server}: ${String(answer.message)}`);
+      throw new StepFailed(answer.step, cause);
     }
     this.#deps.log.error({ server, user, status, answer }, 'a server of the fleet refused a change');
     throw nodeUnavailable({ server, user });

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { toApiError } from '../operations/execute.ts';
 import { principalOfMessage, scopeOfMessage } from '../operations/principal.ts';
 import { changeOf } from '../provision/changes.ts';
-import { StepFailed } from '../provision/driver.ts';
+import { StepFailed, StepRefused } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import { inScope, toAccount } from '../store/accounts.ts';
 import { fromObjectRows, mainObjects } from '../store/objects.ts';
@@ -68,7 +68,10 @@ export function registerFleet(app: FastifyInstance, services: Services): void {
       if (error instanceof StepFailed) {
         services.metrics.stepFailure(error.step);
         log.error({ err: error.cause, step: error.step, user }, 'provisioning step failed');
-        return reply.code(422).send({ step: error.step, message: String(error.cause) });
+        // A step that refused what the call asked for says which parameter, for the caller's 400.
+        const refused =
+          error.cause instanceof StepRefused ? { param: error.cause.param, reason: error.cause.message } : {};
+        return reply.code(422).send({ step: error.step, message: String(error.cause), ...refused });
       }
       log.error({ err: error, user }, 'could not run a change for another server');
       return reply.code(500).send({ error: 'internal' });

@@ -76,6 +76,10 @@ export const addDomain = defineOperation({
       const before = await objectsOf(db, account.user);
       if (before.domains.some((d) => d.domain === domain))
         throw apiError('object_exists', { kind: 'domain', name: domain }, 'domain');
+      // Another account's name (or one under or above it) first: for every kind, it is in use.
+      const overlapping = await findOverlappingDomain(db, domain, account.user);
+      if (overlapping !== undefined)
+        throw apiError('domain_in_use', { domain, other: overlapping }, 'domain');
       if (type === 'subdomain') {
         const parent = parentOf(domain, before.domains);
         if (!parent)
@@ -99,9 +103,6 @@ export const addDomain = defineOperation({
             `it overlaps ${own.domain}, a domain of this account: a name under one of its domains is a subdomain`,
           );
       }
-      const overlapping = await findOverlappingDomain(db, domain, account.user);
-      if (overlapping !== undefined)
-        throw apiError('domain_in_use', { domain, other: overlapping }, 'domain');
       await refuseHeldDomain(db, domain);
 
       const limitName = DOMAIN_LIMITS[type];

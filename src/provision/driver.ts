@@ -142,8 +142,11 @@ export interface Driver {
   startBackgroundWork?(store: AccountSource, log: BackgroundLog): void;
   /** How many times each system service was reloaded since start, by name (the linux driver's). */
   reloadCounts?(): ReadonlyMap<string, number>;
-  /** Each account's certificate, when the driver keeps certificates. */
-  certificates?(accounts: readonly Account[]): CertificateRow[];
+  /** Each domain's certificate (every domain of each account given its objects), when the driver keeps them. */
+  certificates?(
+    accounts: readonly Account[],
+    objects?: ReadonlyMap<string, AccountObjects>,
+  ): CertificateRow[];
   close(): Promise<void>;
 }
 

@@ -438,6 +438,15 @@ describe('a fleet of three linux-driver servers on one PostgreSQL store', () => 
       'etc/berth/mail/peggy-shop.example.json',
     ];
     for (const path of addonFiles) assert.ok(existsSync(join(roots[B]!, path)), path);
+    // A document root through the link the customer planted is refused by the account's server,
+    // and the caller answers 400 naming the parameter, with nothing made.
+    const planted = await post(dirs[C]!, nodes[C]!.adminPort, '/api/account/add_domain/', {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `${CREDS}&user=peggy&domain=peggy-evil.example&type=addon&docroot=public_html/shadow/site`,
+    });
+    assert.equal(planted.status, 400, planted.body);
+    assert.deepEqual(planted.json().data, { code: 'invalid_parameter', param: 'docroot' });
+    assert.deepEqual(mentioning(B, 'peggy-evil'), []);
     await ok(call(A, 'suspendacct', 'user=peggy&reason=Moving'));
     const hash = shadowPassword(roots[B]!, 'peggy');
 

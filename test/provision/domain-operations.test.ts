@@ -11,7 +11,9 @@ import { describe, it } from 'node:test';
 import { ApiError } from '../../src/core/errors.ts';
 import { inspect, recoverInterruptedCalls } from '../../src/operations/maintenance.ts';
 import { findSystemUser } from '../../src/provision/linux/passwd.ts';
+import { findAccount } from '../../src/store/accounts.ts';
 import { domainsOf } from '../../src/store/domains.ts';
+import { objectsByUser } from '../../src/store/objects.ts';
 import { callForHolder, createAccount, forSuite } from '../helpers.ts';
 import { linuxSetup, nginxAccepts } from './system-root.ts';
 
@@ -96,8 +98,16 @@ describe('domains added and removed by the holder on the linux driver', () => {
     nginxAccepts(h.root);
   });
 
-  it('doctor knows every domain: none is a stray file, none is missing', async () => {
+  it('doctor knows every domain: none is a stray file, none is missing; berth certs lists each', async () => {
     assert.deepEqual(await inspect(h.services), []);
+    const { db } = h.services.store;
+    const rows = h.services.driver.certificates!([(await findAccount(db, 'uma'))!], await objectsByUser(db));
+    assert.deepEqual(
+      rows.map((row) => [row.domain, row.state]),
+      ['uma.example', 'uma-shop.example', 'uma.example.net', 'blog.uma.example', 'news.uma-shop.example'].map(
+        (domain) => [domain, 'fallback'],
+      ),
+    );
   });
 
   it('suspension makes every added domain answer 503 and keeps its mail domain', async () => {

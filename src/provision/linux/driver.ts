@@ -348,13 +348,16 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       tls.onCertificate = (account) => keeper?.watch(account);
     },
 
-    certificates(accounts): CertificateRow[] {
+    certificates(accounts, objects): CertificateRow[] {
       if (!tls) return [];
-      return accounts.map((account) => ({
-        user: account.user,
-        domain: account.domain,
-        ...tls.readState(account.domain),
-      }));
+      // Every domain of each account when its objects are given; its main domain alone otherwise.
+      return accounts.flatMap((account) =>
+        sitesOf(account, objects?.get(account.user)).map(({ site }) => ({
+          user: account.user,
+          domain: site.domain,
+          ...tls.readState(site.domain),
+        })),
+      );
     },
 
     enforceQuotas: (accounts) => user.enforce(accounts),

@@ -2,7 +2,15 @@
 // root: files it owns in /tmp, /var/tmp and /dev/shm (and in other users' directories there), its
 // crontab and its maildrop files; nothing of another user's, and no link followed.
 import assert from 'node:assert/strict';
-import { lchownSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  lchownSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ipcIdsOf, submittedBy } from '../../src/provision/linux/user/leftovers.ts';
@@ -36,9 +44,15 @@ describe('removeacct removes what the account left outside its home', () => {
     make('tmp/alice-file', alice);
     make('tmp/alice-dir', alice, null);
     make('tmp/alice-dir/bobs-inside', bob);
+    // bob's directory every user may write, where alice put a file; and one only bob may write,
+    // where she could not have (not walked: a large tree of others' costs the removal nothing).
     make('tmp/bob-dir', bob, null);
+    chmodSync(at('tmp/bob-dir'), 0o1777);
     make('tmp/bob-dir/alice-inside', alice);
     make('tmp/bob-dir/bob-inside', bob);
+    make('tmp/bob-own', bob, null);
+    chmodSync(at('tmp/bob-own'), 0o755);
+    make('tmp/bob-own/bob-file', bob);
     make('var/tmp/alice-cache', alice);
     make('dev/shm/alice-shm', alice);
     make('dev/shm/bob-shm', bob);
@@ -65,7 +79,13 @@ describe('removeacct removes what the account left outside its home', () => {
       walk(dir, '');
       return found.sort();
     };
-    assert.deepEqual(left('tmp'), ['bob-dir', 'bob-dir/bob-inside', 'bob-link']);
+    assert.deepEqual(left('tmp'), [
+      'bob-dir',
+      'bob-dir/bob-inside',
+      'bob-link',
+      'bob-own',
+      'bob-own/bob-file',
+    ]);
     assert.deepEqual(left('var/tmp'), []);
     assert.deepEqual(left('dev/shm'), ['bob-shm']);
     assert.deepEqual(left('var/spool/cron/crontabs'), ['bob']);

@@ -33,16 +33,18 @@ export function configure(
   pebbleTls: { cert: string; key: string },
   fleet: SandboxFleet,
 ): void {
-  // nginx: Debian's nginx.conf as installed; no site but Berth's, and a default server that
-  // refuses names Berth does not serve.
+  // nginx: Debian's nginx.conf as installed, no site but Berth's. Berth's settings make the default
+  // server that refuses a name no account has (web/http.conf); until Berth has written them, this
+  // server of no name holds the sandbox's ports, refusing everything, so that nginx answers there.
   emptyDirectory('/etc/nginx/sites-enabled');
   write(
     '/etc/nginx/conf.d/sandbox.conf',
     [
-      '# The sandbox: a name no account has is refused.',
+      "# The sandbox: its ports are nginx's from the start; Berth's default server takes them over.",
       'server {',
-      `    listen 127.0.0.1:${ports.http} default_server;`,
-      `    listen 127.0.0.1:${ports.https} ssl default_server;`,
+      `    listen 127.0.0.1:${ports.http};`,
+      `    listen 127.0.0.1:${ports.https} ssl;`,
+      '    server_name sandbox.invalid;',
       '    ssl_reject_handshake on;',
       '    return 444;',
       '}',

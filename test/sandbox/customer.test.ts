@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { tempDir } from '../helpers.ts';
 import {
+  curl,
   insecureRequest,
   type RunningSandbox,
   sandboxCall,
@@ -43,6 +44,31 @@ describe('the sandbox’s customer listener', () => {
     assert.equal(info.status, 200, info.body.info);
     assert.equal((info.body.data as { domain: string }).domain, 'alice.example');
     assert.equal((await holder(basic('alice', 'Bob-pass-1234'), 'account_info')).status, 403);
+  });
+
+  it('refuses, on the sites’ addresses, every name no account has: none reaches an account’s site', async () => {
+    for (const name of ['sandbox.test', 'nobody.example', 'localhost']) {
+      const https = curl([
+        '--resolve',
+        `${name}:${sandbox.https_port}:127.0.0.1`,
+        '-k',
+        `https://${name}:${sandbox.https_port}/`,
+      ]);
+      assert.equal(https.status, 0, `${name}: ${https.body}`);
+      const http = curl([
+        '--resolve',
+        `${name}:${sandbox.http_port}:127.0.0.1`,
+        `http://${name}:${sandbox.http_port}/`,
+      ]);
+      assert.equal(http.status, 0, `${name}: ${http.body}`);
+    }
+    const site = curl([
+      '--resolve',
+      `alice.example:${sandbox.https_port}:127.0.0.1`,
+      '-k',
+      `https://alice.example:${sandbox.https_port}/`,
+    ]);
+    assert.notEqual(site.status, 0);
   });
 
   it('changes the password the account’s SSH login takes; the old one stops working everywhere', async () => {

@@ -237,7 +237,18 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
       // nginx's default server-name hash holds names of some 45 characters: one longer domain
       // beside another would fail nginx -t for every site. Sized here for 253-character names.
       if (linux.nginxHttpSettings === '') return;
-      const settings = render('web/http.conf', {});
+      // Every address a site may listen on: the shared ones and the pool's dedicated ones.
+      const addresses = [
+        ...[config.sharedIpv4, ...config.ipPool.ipv4].filter((a) => a !== ''),
+        ...[config.sharedIpv6, ...config.ipPool.ipv6].filter((a) => a !== '').map((a) => `[${a}]`),
+      ];
+      const defaultListen = [...new Set(addresses)]
+        .flatMap((address) => [
+          `    listen ${address}:${linux.httpPort} default_server;`,
+          `    listen ${address}:${linux.httpsPort} ssl default_server;`,
+        ])
+        .join('\n');
+      const settings = render('web/http.conf', {}, { default_listen: defaultListen });
       const file = ctx.path(linux.nginxHttpSettings);
       if (readIfExists(file) !== settings) writeFileAtomic(file, settings, 0o644);
       if (linux.logrotateConfig !== '') {

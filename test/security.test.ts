@@ -159,7 +159,10 @@ describe('main domains', () => {
     const reply = await callCreateacct(h, 'above', { domain: 'shop.example', email: 'a@example.com' });
     assertRefused(reply, 400, 'domain_in_use', 'domain');
     // The answer names no other customer's domain.
-    assert.equal(reply.body.info, 'The domain shop.example is, lies under or lies above a domain of another account.');
+    assert.equal(
+      reply.body.info,
+      'The domain shop.example is, lies under or lies above a domain of another account.',
+    );
   });
 
   it('nor the host name, a name under it, or a name server’s name', async () => {

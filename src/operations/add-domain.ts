@@ -30,7 +30,7 @@ const TAKEN_LABELS = new Set(['www', 'mail']);
 /**
  * Refuses a name at, above or under a host name or name server of any server of the fleet (this
  * one's from its configuration, the others' from their profiles): the hosting company's own names
- * are never a holder's. createacct refuses only those at or under them, so that a company may host
+ * are never a holder's. createacct refuses only those at or under this server's, so a company may host
  * its own site (`example.net` beside `panel.example.net`).
  */
 async function refuseServerNames(

@@ -138,7 +138,7 @@ export function parseNewDomain(param: string, raw: string, rules: DomainRules): 
   if (reserved)
     throw invalid(
       param,
-      `${reserved} and the names under it are a provider's that many people use (reserved_domains): no account may have them`,
+      `${reserved} and every name under it are reserved (reserved_domains, such as the big mail providers' domains): no account may have them`,
     );
   const suffixes = publicSuffixesAt(rules.publicSuffixList);
   if (suffixes instanceof PublicSuffixes && suffixes.isSuffix(name))

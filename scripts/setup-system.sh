@@ -13,6 +13,8 @@
 #   tini       — the sandbox's first process, reaping orphans as init does
 #   systemd    — its systemd-analyze checks deploy/berth.service (verify, and its exposure rating)
 #   logrotate  — the sandbox's test rotates the sites' logs with Berth's logrotate file
+#   publicsuffix — the Public Suffix List, which createacct and add_domain read to refuse a public
+#                suffix (co.uk) as a domain
 # Needs root for apt-get; run by `npm test` (scripts/test.sh) before the tests.
 set -eu
 
@@ -39,6 +41,7 @@ ls /usr/sbin/php-fpm* >/dev/null 2>&1 || missing="$missing php-fpm"
 [ -x /usr/bin/tini ] || missing="$missing tini"
 [ -x /usr/bin/systemd-analyze ] || missing="$missing systemd"
 [ -x /usr/sbin/logrotate ] || missing="$missing logrotate"
+[ -f /usr/share/publicsuffix/public_suffix_list.dat ] || missing="$missing publicsuffix"
 [ -x /usr/bin/btrfs ] && [ -x /usr/sbin/mkfs.btrfs ] || missing="$missing btrfs-progs"
 
 [ -z "$missing" ] && exit 0

@@ -19,6 +19,8 @@ describe('configuration', () => {
     assert.equal(config.shell, '/bin/bash');
     assert.deepEqual(config.nameservers, [`ns1.${config.hostName}`, `ns2.${config.hostName}`]);
     assert.deepEqual(config.lockout, { maxFailures: 10, windowMinutes: 15, lockMinutes: 15 });
+    assert.ok(config.reservedDomains.includes('gmail.com'));
+    assert.equal(config.publicSuffixList, '/usr/share/publicsuffix/public_suffix_list.dat');
   });
 
   it('reads berth.toml, then the environment, then flags', () => {
@@ -29,6 +31,7 @@ describe('configuration', () => {
         'home_base = "/srv/home"',
         'nameservers = ["a.example.net", "b.example.net", "c.example.net"]',
         'trusted_proxies = ["10.0.0.0/8"]',
+        'reserved_domains = ["Partner.example"]',
         'trusted_addresses = ["127.0.0.1", "::ffff:10.1.2.3", "2001:db8::/32"]',
         '[ip_pool]',
         'ipv4 = ["198.51.100.7"]',
@@ -43,6 +46,7 @@ describe('configuration', () => {
       assert.equal(fromFile.homeBase, '/srv/home');
       assert.deepEqual(fromFile.nameservers, ['a.example.net', 'b.example.net', 'c.example.net']);
       assert.deepEqual(fromFile.trustedProxies, ['10.0.0.0/8']);
+      assert.deepEqual(fromFile.reservedDomains, ['partner.example']);
       assert.deepEqual(fromFile.trustedAddresses, ['127.0.0.1', '10.1.2.3', '2001:db8::/32']);
       assert.deepEqual(fromFile.ipPool, { ipv4: ['198.51.100.7'], ipv6: [], resellerShare: 0.5 });
       assert.equal(fromFile.lockout.maxFailures, 5);
@@ -152,6 +156,9 @@ describe('configuration', () => {
       ['trusted_addresses = "127.0.0.1"', /trusted_addresses must be a list/],
       ['[ip_pool]\nipv4 = ["2001:db8::1"]', /ipv4/],
       ['[lockout]\nmax_failures = 0', /max_failures/],
+      ['reserved_domains = "gmail.com"', /reserved_domains must be a list/],
+      ['reserved_domains = ["not a domain"]', /reserved_domains item 1 must be a host name/],
+      ['public_suffix_list = "relative.dat"', /public_suffix_list must be an absolute path/],
       ['this is not toml', /berth\.toml/],
     ] as const) {
       writeFileSync(join(dataDir, 'berth.toml'), toml);

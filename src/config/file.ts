@@ -46,6 +46,8 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   shared_ipv4: ['sharedIpv4', addressOrNone(4)],
   shared_ipv6: ['sharedIpv6', addressOrNone(6)],
   nameservers: ['nameservers', listOf(hostNameValue)],
+  reserved_domains: ['reservedDomains', listOf(hostNameValue)],
+  public_suffix_list: ['publicSuffixList', absolutePath],
   home_base: ['homeBase', absolutePath],
   uid_min: ['uids.min', wholeNumber(1000, 4_294_967_294)],
   uid_max: ['uids.max', wholeNumber(1000, 4_294_967_294)],

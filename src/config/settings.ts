@@ -2,6 +2,7 @@
 // its defaults, before berth.toml, the environment and the flags are laid over them.
 import { hostname, networkInterfaces } from 'node:os';
 import { resolve } from 'node:path';
+import { DEFAULT_RESERVED_DOMAINS, PUBLIC_SUFFIX_LIST } from '../core/domain-claims.ts';
 import { type LinuxConfig, linuxDefaults } from './linux.ts';
 
 export interface Config {
@@ -33,6 +34,13 @@ export interface Config {
    */
   ipPool: { ipv4: string[]; ipv6: string[]; resellerShare: number };
   nameservers: string[];
+  /**
+   * Domains no account may have, nor any name under them (createacct, add_domain): the providers'
+   * that many people's mail goes to.
+   */
+  reservedDomains: string[];
+  /** The Public Suffix List: a public suffix (co.uk, github.io) is no account's domain. */
+  publicSuffixList: string;
   homeBase: string;
   shell: string;
   /**
@@ -138,6 +146,8 @@ export function defaults(dataDir: string): Config {
     sharedIpv6: firstAddress('IPv6'),
     ipPool: { ipv4: [], ipv6: [], resellerShare: 0.5 },
     nameservers: [],
+    reservedDomains: [...DEFAULT_RESERVED_DOMAINS],
+    publicSuffixList: PUBLIC_SUFFIX_LIST,
     homeBase: '/home',
     shell: '/bin/bash',
     uids: { min: 10000, max: 59999 },

@@ -45,13 +45,10 @@ export const catalogue = {
     'createacct names a user that is taken.',
     'Choose another user name.',
   ),
-  domain_in_use: entry<{ domain: string; other?: string }>(
+  domain_in_use: entry<{ domain: string }>(
     400,
-    ({ domain, other }) =>
-      other === undefined || other === domain
-        ? `The domain ${domain} is already a domain of another account.`
-        : `The domain ${domain} overlaps ${other}, a domain of another account.`,
-    'createacct or add_domain names a domain that equals, lies under or lies above a domain (main, addon, parked or subdomain) of another account.',
+    ({ domain }) => `The domain ${domain} is, lies under or lies above a domain of another account.`,
+    'createacct or add_domain names a domain that equals, lies under or lies above a domain (main, addon, parked or subdomain) of another account; the answer never names that domain.',
     'Choose another domain, or remove the account or domain that holds the overlapping one.',
   ),
   account_not_found: entry<User>(

@@ -16,6 +16,7 @@ export function profileOf(config: Config): HostingProfile {
     shell: config.shell,
     homeBase: config.homeBase,
     nameservers: [...config.nameservers],
+    hostName: config.hostName,
     ipPool: {
       ipv4: [...config.ipPool.ipv4],
       ipv6: [...config.ipPool.ipv6],

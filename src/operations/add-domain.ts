@@ -11,6 +11,8 @@ import { type Domain, insertDomain, MAIN_DOCROOT } from '../store/domains.ts';
 import { uniqueViolation } from '../store/errors.ts';
 import { objectsOf } from '../store/objects.ts';
 import { refuseHeldDomain } from '../store/pending.ts';
+import type { Db } from '../store/schema.ts';
+import { fleetServerNames } from '../store/servers.ts';
 import { changeState, holderAccount } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
 import { results } from './results.ts';
@@ -24,6 +26,28 @@ export const DOMAIN_LIMITS: Record<AddedDomainType, LimitName> = {
 
 /** Labels a subdomain may not take: the zone already has them (www, and mail for local mail). */
 const TAKEN_LABELS = new Set(['www', 'mail']);
+
+/**
+ * Refuses a name at, above or under a host name or name server of any server of the fleet (this
+ * one's from its configuration, the others' from their profiles): the hosting company's own names
+ * are never a holder's. createacct refuses only those at or under this server's, so a company may host
+ * its own site (`example.net` beside `panel.example.net`).
+ */
+async function refuseServerNames(
+  db: Db,
+  own: { hostName: string; nameservers: readonly string[] },
+  domain: string,
+) {
+  const names = [own.hostName, ...own.nameservers, ...(await fleetServerNames(db))].map((n) =>
+    n.toLowerCase(),
+  );
+  const name = names.find((n) => isAtOrUnder(domain, n) || isAtOrUnder(n, domain));
+  if (name !== undefined)
+    throw invalid(
+      'domain',
+      `it is, lies above or lies under ${name}, a host name or name server of the hosting servers, which no holder may add`,
+    );
+}
 
 /** A domain as add_domain and list_domains answer it. */
 export function domainObject(domain: Domain) {
@@ -53,7 +77,7 @@ export const addDomain = defineOperation({
   audiences: ['holder'],
   event: 'domain.added',
   params: {
-    domain: required(kinds.domain, 'The domain; a subdomain given whole (`blog.example.com`)'),
+    domain: required(kinds.newDomain, 'The domain; a subdomain given whole (`blog.example.com`)'),
     type: required(kinds.domainType, '`addon`, `parked` or `subdomain`'),
     docroot: optional(
       kinds.docroot,
@@ -71,15 +95,16 @@ export const addDomain = defineOperation({
     const added = await changeState(ctx, async (db, system) => {
       // Concurrent adds and createacct calls take turns on the rules that span accounts.
       await serializeAccountCreation(db);
+      await refuseServerNames(db, ctx.services.config, domain);
       // Locked until the commit: the account's adds take turns on its limits.
       const account = await holderAccount(db, ctx.principal);
       const before = await objectsOf(db, account.user);
       if (before.domains.some((d) => d.domain === domain))
         throw apiError('object_exists', { kind: 'domain', name: domain }, 'domain');
-      // Another account's name (or one under or above it) first: for every kind, it is in use.
-      const overlapping = await findOverlappingDomain(db, domain, account.user);
-      if (overlapping !== undefined)
-        throw apiError('domain_in_use', { domain, other: overlapping }, 'domain');
+      // Another account's name (or one under or above it) first: for every kind, it is in use. The
+      // other account's domain is not named: a neighbour learns no name its owner did not publish.
+      if ((await findOverlappingDomain(db, domain, account.user)) !== undefined)
+        throw apiError('domain_in_use', { domain }, 'domain');
       if (type === 'subdomain') {
         const parent = parentOf(domain, before.domains);
         if (!parent)

@@ -61,7 +61,7 @@ export const createAccount = defineOperation({
   event: 'account.created',
   vetoable: true,
   params: {
-    domain: required(kinds.domain, 'Main domain'),
+    domain: required(kinds.newDomain, 'Main domain'),
     user: required(kinds.user, 'Account user name'),
     email: required(kinds.email, 'Contact e-mail address'),
     package: required(kinds.packageName, 'Package name'),
@@ -113,9 +113,9 @@ export const createAccount = defineOperation({
       if (await services.fleet.nameTaken(placed.server, input.user)) {
         throw invalid('user', `${input.user} is already a user or group on the server ${placed.server}`);
       }
-      const overlapping = await findOverlappingDomain(db, input.domain, input.user);
-      if (overlapping !== undefined)
-        throw apiError('domain_in_use', { domain: input.domain, other: overlapping }, 'domain');
+      // Not naming the other account's domain: a reseller learns no other customer's names.
+      if ((await findOverlappingDomain(db, input.domain, input.user)) !== undefined)
+        throw apiError('domain_in_use', { domain: input.domain }, 'domain');
       // A removal still running holds its user and domain until it ends (its failure keeps them).
       await refuseHeld(db, [input.user]);
       await refuseHeldDomain(db, input.domain);

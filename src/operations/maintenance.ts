@@ -1,6 +1,7 @@
 // What runs beside the API: comparing the store with the system (`berth doctor`, and at start), and
 // refreshing the accounts' usage (`berth usage refresh`, and every 15 minutes while serving).
 import { sql } from 'kysely';
+import { PublicSuffixes, publicSuffixesAt } from '../core/domain-claims.ts';
 import type { Services } from '../services.ts';
 import { type Account, findAccount, listAccounts } from '../store/accounts.ts';
 import { ownerOfDomain } from '../store/domains.ts';
@@ -22,6 +23,11 @@ export async function inspect(services: Services): Promise<string[]> {
     const { rows } = await sql<{ quick_check: string }>`PRAGMA quick_check`.execute(services.store.db);
     for (const row of rows) if (row.quick_check !== 'ok') differences.push(`store: ${row.quick_check}`);
   }
+  const suffixes = publicSuffixesAt(services.config.publicSuffixList);
+  if (!(suffixes instanceof PublicSuffixes))
+    differences.push(
+      `public suffix list: ${suffixes.problem} (Debian's package publicsuffix, or public_suffix_list): createacct and add_domain cannot refuse public suffixes such as co.uk`,
+    );
   for (const { users } of await heldBy(services.store.db, services.config.nodeName))
     differences.push(
       `${users.join(', ')}: a change was interrupted while its system steps ran; serve puts the rows back when it starts`,

@@ -1,5 +1,6 @@
 // What an operation is: its parameter schema, its summary and example, and `run`. Every entry point
 // (HTTP, CLI, portal) goes through execute.ts, which parses the parameters with the schema.
+import { type DomainRules, parseNewDomain } from '../core/domain-claims.ts';
 import { ApiError, catalogue, type ErrorCode, invalid, missing } from '../core/errors.ts';
 import * as values from '../core/values.ts';
 import { hasControlCharacters } from '../core/values.ts';
@@ -36,7 +37,7 @@ export interface ValueKind<T> {
   rule: string;
   /** The same rules as a JSON Schema, for the OpenAPI document. */
   schema: Record<string, unknown>;
-  parse(param: string, raw: string, context: values.ServerNames): T;
+  parse(param: string, raw: string, context: DomainRules): T;
   /** `reason` may hold tab and newline; no other value may hold a control character. */
   multiline?: boolean;
 }
@@ -67,7 +68,7 @@ export function optional<T>(kind: ValueKind<T>, description: string): ParamSpec<
 
 const kind = <T>(
   type: string,
-  parse: (param: string, raw: string, server: values.ServerNames) => T,
+  parse: (param: string, raw: string, server: DomainRules) => T,
   rule: string,
   schema: Record<string, unknown>,
   multiline = false,
@@ -86,6 +87,13 @@ export const kinds = {
     'string',
     (p, raw, server) => values.parseDomain(p, raw, server),
     "a domain name of at least two labels, at most 253 characters (an IDN or upper case is turned into lower-case punycode); not the server's own names",
+    { type: 'string', minLength: 3, maxLength: 253 },
+  ),
+  /** A domain an account takes (createacct, add_domain): also none that domain-claims.ts refuses. */
+  newDomain: kind(
+    'string',
+    parseNewDomain,
+    "a domain name of at least two labels, at most 253 characters (an IDN or upper case is turned into lower-case punycode); not the server's own names, a special-use name (.local, .localhost, .invalid, .onion, .arpa, …), a public suffix (co.uk) or a reserved domain (reserved_domains)",
     { type: 'string', minLength: 3, maxLength: 253 },
   ),
   email: kind('string', values.parseEmail, 'an e-mail address local@domain, at most 254 characters', {
@@ -259,7 +267,7 @@ export function defineOperation<S extends ParamSchema>(operation: Operation<S>):
 }
 
 /** Checks one declared parameter and returns it parsed, or undefined when it is absent. */
-function parseParam(name: string, spec: ParamSpec, raw: RawParams, server: values.ServerNames): unknown {
+function parseParam(name: string, spec: ParamSpec, raw: RawParams, server: DomainRules): unknown {
   const given = raw.get(name) ?? [];
   if (given.length > 1) throw invalid(name, 'it is given more than once');
   const value = given[0];
@@ -280,11 +288,7 @@ function parseParam(name: string, spec: ParamSpec, raw: RawParams, server: value
 }
 
 /** Checks every declared parameter and returns them parsed; undeclared ones are ignored. */
-export function parseParams<S extends ParamSchema>(
-  schema: S,
-  raw: RawParams,
-  server: values.ServerNames,
-): Input<S> {
+export function parseParams<S extends ParamSchema>(schema: S, raw: RawParams, server: DomainRules): Input<S> {
   const out: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(schema)) {
     const value = parseParam(name, spec, raw, server);
@@ -294,7 +298,7 @@ export function parseParams<S extends ParamSchema>(
 }
 
 /** Every parameter's refusal, not only the first: for forms that show them all at once. */
-export function paramErrors(schema: ParamSchema, raw: RawParams, server: values.ServerNames): ApiError[] {
+export function paramErrors(schema: ParamSchema, raw: RawParams, server: DomainRules): ApiError[] {
   const errors: ApiError[] = [];
   for (const [name, spec] of Object.entries(schema)) {
     try {

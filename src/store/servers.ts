@@ -14,6 +14,8 @@ export interface HostingProfile {
   homeBase: string;
   nameservers: string[];
   ipPool: { ipv4: string[]; ipv6: string[]; resellerShare: number };
+  /** The server's host name (absent from a profile written before it was kept). */
+  hostName?: string;
 }
 
 export interface Server {
@@ -79,6 +81,18 @@ function toServer(row: ServerTable): Server {
     weight: Number(row.weight),
     profile: profile.homeBase === undefined ? null : (profile as HostingProfile),
   };
+}
+
+/**
+ * The host names and name servers of every server of the fleet, as each wrote them into its
+ * profile: none is a holder's to take, nor a name above or under one.
+ */
+export async function fleetServerNames(db: Db): Promise<string[]> {
+  const rows = await db.selectFrom('servers').select('profile').execute();
+  return rows.flatMap((row) => {
+    const profile = JSON.parse(row.profile) as Partial<HostingProfile>;
+    return [...(profile.hostName ? [profile.hostName] : []), ...(profile.nameservers ?? [])];
+  });
 }
 
 export async function findServer(db: Db, name: string): Promise<Server | undefined> {

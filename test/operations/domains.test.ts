@@ -111,7 +111,6 @@ describe('the domains of an account, as its holder adds and removes them', () =>
       'x.shop.example',
       'alice.example',
       'alice.example.net',
-      'example.net',
     ]) {
       const answer = await refused(add('bob', { domain, type: 'addon' }));
       assert.deepEqual([answer.code, answer.param], ['domain_in_use', 'domain'], domain);
@@ -126,7 +125,9 @@ describe('the domains of an account, as its holder adds and removes them', () =>
       'domain_in_use',
     );
     // createacct, too, respects the other accounts' addon and parked domains.
-    for (const domain of ['shop.example', 'www.alice.example.net', 'alice.example.net']) {
+    // (example.net, above alice.example.net, lies above the server's host name: createacct alone
+    // may take that, and is refused it for the overlap.)
+    for (const domain of ['shop.example', 'www.alice.example.net', 'alice.example.net', 'example.net']) {
       const reply = await callCreateacct(h, 'dave', { domain });
       assert.equal((reply.body.data as { code: string }).code, 'domain_in_use', domain);
     }

@@ -1,5 +1,12 @@
 // Types of the Berth client (index.js).
-import type { OperationName, OperationParams, OperationResults } from './operations.js';
+import type {
+  HolderOperationName,
+  HolderOperationParams,
+  HolderOperationResults,
+  OperationName,
+  OperationParams,
+  OperationResults,
+} from './operations.js';
 
 export type * from './operations.js';
 
@@ -46,4 +53,39 @@ export class BerthClient {
     params?: OperationParams[O],
     options?: CallOptions,
   ): Promise<OperationResults[O]>;
+  /** An account holder's operation, for the holder of `user` (an account in the caller's scope). */
+  callForHolder<O extends HolderOperationName>(
+    user: string,
+    operation: O,
+    params?: HolderOperationParams[O],
+    options?: CallOptions,
+  ): Promise<HolderOperationResults[O]>;
+}
+
+export type BerthHolderClientOptions = {
+  /** The customer listener (https://panel.example.net:2083). */
+  url: string;
+  timeoutMs?: number;
+  retries?: number;
+  ca?: string | Uint8Array;
+  rejectUnauthorized?: boolean;
+  servername?: string;
+} & (
+  | { user: string; password: string; token?: undefined }
+  | { token: string; user?: undefined; password?: undefined }
+);
+
+export interface HolderCallOptions {
+  idempotencyKey?: string;
+  timeoutMs?: number;
+}
+
+/** An account's holder on the customer listener, with the account's password or an API token. */
+export class BerthHolderClient {
+  constructor(options: BerthHolderClientOptions);
+  call<O extends HolderOperationName>(
+    operation: O,
+    params?: HolderOperationParams[O],
+    options?: HolderCallOptions,
+  ): Promise<HolderOperationResults[O]>;
 }

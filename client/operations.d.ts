@@ -237,6 +237,49 @@ export interface OperationParams {
 
 export type OperationName = keyof OperationParams;
 
+/** The parameters of each of an account holder's operations (BerthHolderClient, callForHolder). */
+export interface HolderOperationParams {
+  /** The holder's own account: its record, its usage and each limit as used and allowed. */
+  'account_info': {};
+  /** Change the account's password, giving the current one. */
+  'change_password': {
+    /** The password the account has now */
+    current_password: string;
+    /** The new password */
+    password: string;
+  };
+  /** The holder's API tokens: name, when made, when last used. */
+  'list_tokens': {};
+  /** Make a named API token for the customer API; the token is shown in this answer only. */
+  'add_token': {
+    /** A name for the token, to tell it from the others */
+    name: string;
+  };
+  /** Remove an API token: calls with it are refused from now on. */
+  'remove_token': {
+    /** The name of the token */
+    name: string;
+  };
+  /** The account's domains: its main domain, addon and parked domains and subdomains. */
+  'list_domains': {};
+  /** Add an addon domain, a parked domain or a subdomain to the account. */
+  'add_domain': {
+    /** The domain; a subdomain given whole (`blog.example.com`) */
+    domain: string;
+    /** `addon`, `parked` or `subdomain` */
+    type: 'addon' | 'parked' | 'subdomain';
+    /** Document root of an addon domain or subdomain, relative to the home; default `public_html/<domain>` */
+    docroot?: string;
+  };
+  /** Remove an addon domain, a parked domain or a subdomain from the account. */
+  'remove_domain': {
+    /** The domain to remove */
+    domain: string;
+  };
+}
+
+export type HolderOperationName = keyof HolderOperationParams;
+
 export interface CreatedAccount {
   user: string;
   domain: string;
@@ -434,4 +477,137 @@ export interface OperationResults {
     accounts_updated: number;
   };
   'killpkg': string;
+}
+
+/** What each of an account holder's operations resolves with. */
+export interface HolderOperationResults {
+  'account_info': {
+    user: string;
+    domain: string;
+    contactemail: string;
+    package: string;
+    feature: string;
+    /** The reseller that owns it, or root */
+    owner: string;
+    homedir: string;
+    language: string;
+    theme: string;
+    mailserver: 'local' | 'remote';
+    dkim: 'on' | 'off';
+    spf: 'on' | 'off';
+    /** YYYY-MM-DD HH:MM in the server’s time zone */
+    setuptime: string;
+    nameservers: string[];
+    dedicatedip: {
+      ipv4: string;
+      ipv6: string;
+      status: 'on' | 'off';
+      status6: 'on' | 'off';
+    };
+    shell: {
+      shell: string;
+      status: 'on' | 'off';
+    };
+    reseller: {
+      status: 'on' | 'off';
+      selfown: 'on' | 'off';
+      alpha: 'on' | 'off';
+    };
+    /** "unlimited" or a whole number */
+    addondomains: string;
+    /** "unlimited" or a whole number */
+    parkeddomains: string;
+    /** "unlimited" or a whole number */
+    subdomains: string;
+    /** "unlimited" or a whole number */
+    email: string;
+    /** "unlimited" or a whole number */
+    ftp: string;
+    /** "unlimited" or a whole number */
+    sql: string;
+    /** "unlimited" or a whole number */
+    maillist: string;
+    /** "unlimited" or a whole number */
+    bandwidth: string;
+    /** "unlimited" or a whole number */
+    quota: string;
+    /** "unlimited" or a whole number */
+    mailquota: string;
+    /** The server of the fleet whose system holds the account */
+    server: string;
+    is_reseller: 'yes' | 'no';
+    is_suspended: 'yes' | 'no';
+    /** MB used */
+    bandwidth_usage: number;
+    /** MB used */
+    quota_usage: number;
+    limits: {
+      addondomains: {
+        used: number;
+        /** "unlimited" or a whole number */
+        limit: string;
+      };
+      parkeddomains: {
+        used: number;
+        /** "unlimited" or a whole number */
+        limit: string;
+      };
+      subdomains: {
+        used: number;
+        /** "unlimited" or a whole number */
+        limit: string;
+      };
+      email: {
+        used: number;
+        /** "unlimited" or a whole number */
+        limit: string;
+      };
+      ftp: {
+        used: number;
+        /** "unlimited" or a whole number */
+        limit: string;
+      };
+      sql: {
+        used: number;
+        /** "unlimited" or a whole number */
+        limit: string;
+      };
+      maillist: {
+        used: number;
+        /** "unlimited" or a whole number */
+        limit: string;
+      };
+      quota: {
+        used: number;
+        /** "unlimited" or a whole number */
+        limit: string;
+      };
+      bandwidth: {
+        used: number;
+        /** "unlimited" or a whole number */
+        limit: string;
+      };
+    };
+  };
+  'change_password': string;
+  'list_tokens': {
+    /** The name the holder gave it */
+    name: string;
+    /** When it was made, ISO 8601 */
+    created: string;
+    /** When it was last used, ISO 8601 (to the minute); null if never */
+    last_used: string | null;
+  }[];
+  'add_token': {
+    /** The name the holder gave it */
+    name: string;
+    /** The token, shown this once: send it as Authorization: Bearer <token> */
+    token: string;
+    /** When it was made, ISO 8601 */
+    created: string;
+  };
+  'remove_token': string;
+  'list_domains': Domain[];
+  'add_domain': Domain;
+  'remove_domain': Domain;
 }

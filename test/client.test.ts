@@ -5,7 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BerthClient, BerthError } from 'berth-client';
+import { BerthClient, BerthError, BerthHolderClient } from 'berth-client';
 import { tempDir } from './helpers.ts';
 import { berth, type Served, serve } from './process.ts';
 
@@ -94,6 +94,46 @@ describe('BerthClient against berth serve', () => {
     const first = await client().call('createacct', params, { idempotencyKey: 'invoice-77' });
     const again = await client().call('createacct', params, { idempotencyKey: 'invoice-77' });
     assert.deepEqual(again, first);
+  });
+
+  it('calls a holder’s operations for the holder, and as the holder with its password or a token', async () => {
+    await client().call('createacct', {
+      user: 'erin',
+      domain: 'erin-client.example',
+      email: 'e@example.com',
+      package: 'default',
+      password: 'erin-pass-1234',
+    });
+    const added = await client().callForHolder('erin', 'add_domain', {
+      domain: 'erin-shop.example',
+      type: 'addon',
+    });
+    // Typed per operation: add_domain resolves with the domain made.
+    const type: 'main' | 'addon' | 'parked' | 'subdomain' = added.type;
+    assert.deepEqual(
+      [added.domain, type, added.docroot],
+      ['erin-shop.example', 'addon', 'public_html/erin-shop.example'],
+    );
+
+    const ca = readFileSync(join(dataDir, 'tls', 'cert.pem'));
+    const url = `https://localhost:${server.customerPort}`;
+    const holder = new BerthHolderClient({ url, user: 'erin', password: 'erin-pass-1234', ca });
+    const info = await holder.call('account_info');
+    assert.deepEqual([info.user, info.limits.addondomains.used], ['erin', 1]);
+    const { token } = await holder.call('add_token', { name: 'deploy' });
+    const byToken = new BerthHolderClient({ url, token, ca });
+    const domains = await byToken.call('list_domains');
+    assert.deepEqual(
+      domains.map((d) => d.domain),
+      ['erin-client.example', 'erin-shop.example'],
+    );
+    await assert.rejects(
+      new BerthHolderClient({ url, user: 'erin', password: 'not-erins-pass', ca }).call('account_info'),
+      {
+        code: 'forbidden',
+        status: 403,
+      },
+    );
   });
 });
 

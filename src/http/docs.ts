@@ -2,6 +2,7 @@
 // and the operation reference of docs/api.md from a registry. `npm run docs` writes them; a test fails
 // when they are out of date.
 import { catalogue } from '../core/errors.ts';
+import type { ParamSpec } from '../operations/operation.ts';
 import type { Registry } from '../operations/registry.ts';
 import { components, type Schema } from '../operations/results.ts';
 
@@ -80,6 +81,11 @@ function typeOf(schema: Schema, indent: string): string {
   if (typeof schema.$ref === 'string') return schema.$ref.slice(schema.$ref.lastIndexOf('/') + 1);
   if ('const' in schema) return JSON.stringify(schema.const).replaceAll('"', "'");
   if (Array.isArray(schema.enum)) return schema.enum.map((value) => `'${value}'`).join(' | ');
+  // A type that may be null (`["string", "null"]`): each of them.
+  if (Array.isArray(schema.type))
+    return schema.type
+      .map((type) => (type === 'null' ? 'null' : typeOf({ ...schema, type }, indent)))
+      .join(' | ');
   switch (schema.type) {
     case 'string':
       return 'string';
@@ -106,35 +112,59 @@ function typeOf(schema: Schema, indent: string): string {
   }
 }
 
-/**
- * client/operations.d.ts: for each operation, the parameters it takes, typed from its schema, and
- * the `data` it answers with, typed from its result schema.
- */
-export function renderClientTypes(registry: Registry): string {
-  const lines = [
-    '// Generated from the operation registry by npm run docs: do not edit.',
-    '',
-    '/** The parameters of each operation. Limits take a number or "unlimited"; switches a boolean or "on"/"off". */',
-    'export interface OperationParams {',
-  ];
+/** The TypeScript type of a parameter, as a client passes it. */
+function paramType(spec: ParamSpec): string {
+  if (spec.kind.type === 'on|off') return "boolean | 'on' | 'off'";
+  if (spec.kind.type === 'unlimited|number') return "number | 'unlimited'";
+  const values = spec.kind.schema.enum;
+  return Array.isArray(values) && spec.kind.schema.type === 'string'
+    ? values.map((value) => `'${value}'`).join(' | ')
+    : 'string';
+}
+
+/** `export interface <name>Params`, the parameters of each of the registry's operations. */
+function paramsInterface(registry: Registry, name: string): string[] {
+  const lines = [`export interface ${name} {`];
   for (const operation of registry.operations.values()) {
-    const fields = Object.entries(operation.params).map(([name, spec]) => {
-      const type =
-        spec.kind.type === 'on|off'
-          ? "boolean | 'on' | 'off'"
-          : spec.kind.type === 'unlimited|number'
-            ? "number | 'unlimited'"
-            : Array.isArray(spec.kind.schema.enum) && spec.kind.schema.type === 'string'
-              ? spec.kind.schema.enum.map((value) => `'${value}'`).join(' | ')
-              : 'string';
-      return `    /** ${spec.description} */\n    ${/^[a-z_]+$/.test(name) ? name : `'${name}'`}${spec.required ? '' : '?'}: ${type};`;
-    });
+    const fields = Object.entries(operation.params).map(
+      ([param, spec]) =>
+        `    /** ${spec.description} */\n    ${/^[a-z_]+$/.test(param) ? param : `'${param}'`}${spec.required ? '' : '?'}: ${paramType(spec)};`,
+    );
     lines.push(
       `  /** ${operation.summary} */`,
       `  '${operation.name}': {${fields.length ? `\n${fields.join('\n')}\n  ` : ''}};`,
     );
   }
-  lines.push('}', '', 'export type OperationName = keyof OperationParams;', '');
+  lines.push('}', '');
+  return lines;
+}
+
+/** `export interface <name>`, the `data` each of the registry's operations resolves with. */
+function resultsInterface(registry: Registry, name: string): string[] {
+  const lines = [`export interface ${name} {`];
+  for (const operation of registry.operations.values())
+    lines.push(`  '${operation.name}': ${typeOf(operation.result, '  ')};`);
+  lines.push('}', '');
+  return lines;
+}
+
+/**
+ * client/operations.d.ts: for each operation, the parameters it takes, typed from its schema, and
+ * the `data` it answers with, typed from its result schema; the account holders' operations apart.
+ */
+export function renderClientTypes(registry: Registry, holders: Registry): string {
+  const lines = [
+    '// Generated from the operation registry by npm run docs: do not edit.',
+    '',
+    '/** The parameters of each operation. Limits take a number or "unlimited"; switches a boolean or "on"/"off". */',
+    ...paramsInterface(registry, 'OperationParams'),
+    'export type OperationName = keyof OperationParams;',
+    '',
+    "/** The parameters of each of an account holder's operations (BerthHolderClient, callForHolder). */",
+    ...paramsInterface(holders, 'HolderOperationParams'),
+    'export type HolderOperationName = keyof HolderOperationParams;',
+    '',
+  ];
   // A record that adds fields to an earlier one (listed to created, summary to listed) extends it.
   const rendered: [string, Record<string, Schema>][] = [];
   for (const [name, schema] of Object.entries(components)) {
@@ -154,11 +184,9 @@ export function renderClientTypes(registry: Registry): string {
   }
   lines.push(
     '/** What each operation resolves with: the `data` of its answer. */',
-    'export interface OperationResults {',
+    ...resultsInterface(registry, 'OperationResults'),
+    "/** What each of an account holder's operations resolves with. */",
+    ...resultsInterface(holders, 'HolderOperationResults'),
   );
-  for (const operation of registry.operations.values()) {
-    lines.push(`  '${operation.name}': ${typeOf(operation.result, '  ')};`);
-  }
-  lines.push('}', '');
   return lines.join('\n');
 }

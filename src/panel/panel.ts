@@ -276,9 +276,14 @@ export function registerPanel(app: FastifyInstance, services: Services, options:
     if (!taken || !account) return showLogin(reply, { errors: { form: loginT('login.sso') } }, 403);
     if (account.suspension !== null)
       return showLogin(reply, { errors: { form: loginT('login.suspended') } }, 403);
-    const { id } = await openHolderSession(db, account, 'sso', Date.now());
+    const { id, session } = await openHolderSession(db, account, 'sso', Date.now());
     reply.header('set-cookie', cookie(names.session, id, { secure }));
-    return reply.redirect(pathOfPage(taken.page), 303);
+    // Billing's site sent the browser here: along a redirect that began there, the browser would
+    // not send the new session's SameSite=Strict cookie. The page asked for is opened from this
+    // one instead, a navigation of this site's own.
+    const holder = holderOf(session, account);
+    const to = pathOfPage(taken.page);
+    return renderFor(reply, holder, 'continue', { title: holder.t('login.continueTitle'), to });
   });
 
   app.post(

@@ -5,6 +5,8 @@
 // and in the dark scheme). Screenshots go to test-artifacts/panel/.
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { FORM, tempDir } from '../helpers.ts';
@@ -105,7 +107,7 @@ describe('the panel in a real browser', () => {
     const url = new URL(String(data.url));
     const sso = `${base}${url.pathname}${url.search}`;
     await page.goto(sso);
-    assert.equal(page.url(), `${base}/domains`);
+    await page.waitForURL(`${base}/domains`);
     assert.ok(await page.getByRole('heading', { name: 'Domains', level: 1 }).isVisible());
     await audit('domains');
     await logOut();
@@ -115,6 +117,41 @@ describe('the panel in a real browser', () => {
       await page.getByText('This login link has been used already or has expired.').first().isVisible(),
     );
     assert.ok(await page.getByLabel('Username', { exact: true }).isVisible());
+  });
+
+  it('logs in from a create_user_session URL opened from billing’s own site, by a link and by a redirect', async () => {
+    // Billing's client area on another site (127.0.0.1 is not localhost's site): a link to the
+    // URL, and a form whose answer redirects to it, as WHMCS's "Log in to control panel" does.
+    const billing = createServer(async (request, response) => {
+      const { data } = await api('create_user_session', 'user=alice&page=security');
+      const url = new URL(String(data.url));
+      const sso = `${base}${url.pathname}${url.search}`;
+      if (request.method === 'POST') {
+        response.writeHead(303, { location: sso }).end();
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'text/html' });
+      response.end(
+        `<!doctype html><title>Billing</title><a href="${sso}">Log in to control panel</a><form method="post"><button>Log in by form</button></form>`,
+      );
+    });
+    await new Promise<void>((resolve) => billing.listen(0, '127.0.0.1', resolve));
+    try {
+      const home = `http://127.0.0.1:${(billing.address() as AddressInfo).port}/`;
+      for (const open of [
+        () => page.getByRole('link', { name: 'Log in to control panel' }).click(),
+        () => page.getByRole('button', { name: 'Log in by form' }).click(),
+      ]) {
+        await logOut();
+        await page.goto(home);
+        await open();
+        await page.waitForURL(`${base}/security`);
+        assert.ok(await page.getByRole('heading', { name: 'Security', level: 1 }).isVisible());
+      }
+    } finally {
+      billing.close();
+    }
+    await logOut();
   });
 
   it('adds an addon domain, a parked domain and a subdomain, then explains the used-up limit beside Type', async () => {

@@ -11,7 +11,7 @@
 // lock from anywhere; single sign-on from billing still lets its holder in). trusted_addresses,
 // which spare a billing system's API calls, spare no holder login.
 import { isIPv4, isIPv6 } from 'node:net';
-import { ApiError, AUTH_DENIED, apiError } from '../core/errors.ts';
+import { ApiError, AUTH_DENIED, apiError, catalogue } from '../core/errors.ts';
 import type { Services } from '../services.ts';
 import { type Account, findAccount } from '../store/accounts.ts';
 import {
@@ -51,11 +51,30 @@ function lockKeys(address: string, user: string): string[] {
   return [holderNetwork(address), ...(USER.test(user) ? [`account@${user}`] : [])];
 }
 
+/** 429 while any key is locked; an account's lock says that it is the account's. */
 async function checkLocks(services: Services, keys: readonly string[]): Promise<void> {
-  for (const key of keys) await services.lockout.check(key);
+  for (const key of keys)
+    try {
+      await services.lockout.check(key);
+    } catch (error) {
+      if (!(error instanceof ApiError) || !key.startsWith('account@')) throw error;
+      const seconds = Number(error.headers['retry-after'] ?? 1);
+      throw new ApiError('rate_limited', catalogue.rate_limited.info({ seconds, account: true }), undefined, {
+        'retry-after': String(seconds),
+      });
+    }
 }
 
-/** One password check of a holder's login, its failure counted against every key. */
+/** How many password checks one account may have in flight on this server at once. */
+const CHECKS_PER_ACCOUNT = 2;
+const checking = new Map<string, number>();
+
+/**
+ * One password check of a holder's login, its failure counted against every key. An account has at
+ * most CHECKS_PER_ACCOUNT checks in flight (more are 429 at once), and its lock is looked at again
+ * once the hash is known: guesses sent all at once from many networks are not all checked before
+ * the account's lock falls, nor is a right one among them let in after it.
+ */
 async function attemptLogin(
   services: Services,
   address: string,
@@ -64,10 +83,22 @@ async function attemptLogin(
   password: string,
   accepts: boolean,
 ): Promise<boolean> {
-  const [network, ...others] = lockKeys(address, user);
-  await checkLocks(services, [network!, ...others]);
-  const ok = await services.auth.attempt(network!, `holder:${user}`, hash, password, accepts);
+  const keys = lockKeys(address, user);
+  const [network, ...others] = keys;
+  await checkLocks(services, keys);
+  const inFlight = checking.get(user) ?? 0;
+  if (inFlight >= CHECKS_PER_ACCOUNT) throw services.lockout.busy();
+  checking.set(user, inFlight + 1);
+  let ok: boolean;
+  try {
+    ok = await services.auth.attempt(network!, `holder:${user}`, hash, password, accepts);
+  } finally {
+    const left = (checking.get(user) ?? 1) - 1;
+    if (left > 0) checking.set(user, left);
+    else checking.delete(user);
+  }
   if (!ok) for (const key of others) await services.lockout.recordFailure(key);
+  else await checkLocks(services, others);
   return ok;
 }
 
@@ -125,13 +156,15 @@ export async function authenticateToken(
   token: string,
   address: string,
 ): Promise<{ account: Account; name: string }> {
+  // A token is 256 random bits: no one guesses one, so a right one is never refused for the
+  // failures of its network (a neighbour failing from loopback does not stop a holder's scripts).
   const network = holderNetwork(address);
-  await services.lockout.check(network);
   const { db } = services.store;
   const hash = tokenHash(token);
   const owner = looksLikeToken(token) ? await tokenOwner(db, hash) : undefined;
   const account = owner ? await findAccount(db, owner.user) : undefined;
   if (!owner || !account) {
+    await services.lockout.check(network);
     await services.lockout.recordFailure(network);
     throw new ApiError('forbidden', AUTH_DENIED);
   }

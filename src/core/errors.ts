@@ -168,12 +168,14 @@ export const catalogue = {
     'A body whose Content-Type is not form-encoded, multipart or JSON.',
     'Send application/x-www-form-urlencoded, multipart/form-data or application/json.',
   ),
-  rate_limited: entry<{ seconds: number; busy?: boolean }>(
+  rate_limited: entry<{ seconds: number; busy?: boolean; account?: boolean }>(
     429,
-    ({ seconds, busy }) =>
+    ({ seconds, busy, account }) =>
       busy
         ? `Too many password checks from this address at once: try again in ${seconds} seconds.`
-        : `Too many failed authentications from this address: try again in ${seconds} seconds.`,
+        : account
+          ? `Too many failed logins to this account: its password logins wait ${seconds} seconds (single sign-on from the hosting provider still works).`
+          : `Too many failed authentications from this address: try again in ${seconds} seconds.`,
     'The source address is locked out after repeated failed authentications, or has more password checks in flight than it may.',
     'Wait for the time in the `Retry-After` header, then fix the credentials that failed.',
   ),

@@ -303,8 +303,34 @@ export function parseDomainType(param: string, raw: string): AddedDomainType {
 
 /** One directory name of a document root: no `.` or `..`, no hidden name, no slash. */
 const DOCROOT_COMPONENT = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$/;
-/** Directories of the home that hold what must never be served: the account's mail. */
-const NOT_SERVED = new Set(['Maildir']);
+/**
+ * The top-level directories of a home that are not the account's to serve from: its mail, the
+ * jail a shell runs in (root's, and made or removed with the shell, whatever is in it), and the
+ * logs and temporary files Berth keeps there.
+ */
+const NOT_SERVED: ReadonlyMap<string, string> = new Map([
+  ['Maildir', "holds the account's mail"],
+  ['mail', "holds the account's mail"],
+  ...[
+    'bin',
+    'dev',
+    'etc',
+    'lib',
+    'lib32',
+    'lib64',
+    'libx32',
+    'usr',
+    'sbin',
+    'proc',
+    'sys',
+    'run',
+    'var',
+    'home',
+    'root',
+  ].map((name) => [name, 'is a directory of the shell’s jail'] as const),
+  ['logs', "holds the account's logs"],
+  ['tmp', "holds the account's temporary files"],
+]);
 
 /**
  * A document root relative to the home, as its directory names: never absolute, never `..`, never
@@ -325,7 +351,8 @@ export function parseDocroot(param: string, raw: string): string {
       param,
       `${JSON.stringify(bad)} is not a directory name of letters, digits, _ . or - (not starting with a dot)`,
     );
-  if (NOT_SERVED.has(components[0]!)) throw invalid(param, `${components[0]} holds the account's mail`);
+  const reserved = NOT_SERVED.get(components[0]!);
+  if (reserved !== undefined) throw invalid(param, `${components[0]} ${reserved}: choose another directory`);
   return components.join('/');
 }
 

@@ -86,6 +86,64 @@ describe('the holders’ lock-out', () => {
     assert.equal(right.statusCode, 429);
   });
 
+  it('checks no more guesses sent at once from many networks than the account’s limit allows', async () => {
+    await callCreateacct(h, 'fran', { password: 'fran-secret-55' });
+    const guesses = Array.from({ length: 40 }, (_, i) =>
+      h.callAsHolder(
+        { user: 'fran', password: `a-wrong-guess-${i}`, address: `2001:db8:${100 + i}::1` },
+        'account_info',
+      ),
+    );
+    const statuses = (await Promise.all(guesses)).map((reply) => reply.statusCode);
+    const checked = statuses.filter((s) => s === 403).length;
+    assert.ok(checked <= 12, `${checked} guesses were checked: ${statuses.join(' ')}`);
+    // One after the other, from networks of their own, they lock the account: then even the
+    // right password waits, and is told it is the account's lock.
+    for (let i = 0; i < 12; i++)
+      await h.callAsHolder(
+        { user: 'fran', password: `another-guess-${i}`, address: `2001:db8:${200 + i}::1` },
+        'account_info',
+      );
+    const right = await h.callAsHolder(
+      { user: 'fran', password: 'fran-secret-55', address: '2001:db8:999::1' },
+      'account_info',
+    );
+    assertRefused(right, 429, 'rate_limited', undefined);
+    assert.match(right.body.info, /this account/);
+  });
+
+  it('never refuses a right API token for its network’s failures', async () => {
+    const made = await h.callAsHolder(
+      { user: 'carol', password: 'carol-secret-3', address: '198.51.100.9' },
+      'add_token',
+      {
+        name: 'deploy',
+      },
+    );
+    const { token } = made.body.data as { token: string };
+    // Loopback is locked by the failures of the test above and these.
+    for (let i = 0; i < 11; i++)
+      await h.callAsHolder({ ...guess(i), user: `nobody${i}`, address: '127.0.0.5' }, 'account_info');
+    assertRefused(
+      await h.callAsHolder(
+        { user: 'nobody', password: 'x-wrong-pass', address: '127.0.0.1' },
+        'account_info',
+      ),
+      429,
+      'rate_limited',
+      undefined,
+    );
+    const byToken = await h.callAsHolder({ token, address: '127.0.0.1' }, 'account_info');
+    assert.equal(byToken.statusCode, 200);
+    // A wrong token there is still refused as a locked network's call.
+    assertRefused(
+      await h.callAsHolder({ token: `${token.slice(0, -1)}A`, address: '127.0.0.1' }, 'account_info'),
+      429,
+      'rate_limited',
+      undefined,
+    );
+  });
+
   it('still spares a trusted address’s API calls: the billing system is not locked out by holders', async () => {
     assert.equal((await h.call('listaccts')).statusCode, 200);
   });

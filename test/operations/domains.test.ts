@@ -168,7 +168,22 @@ describe('the domains of an account, as its holder adds and removes them', () =>
   });
 
   it('the docroot is relative to the home: never absolute, never .., never hidden or the mail', async () => {
-    for (const docroot of ['/etc', '../bob', 'public_html/../../x', '.ssh', 'Maildir/cur', 'a//b', '~/x']) {
+    for (const docroot of [
+      '/etc',
+      '../bob',
+      'public_html/../../x',
+      '.ssh',
+      'Maildir/cur',
+      'a//b',
+      '~/x',
+      'etc',
+      'dev/x',
+      'usr/share',
+      'proc/x',
+      'logs',
+      'tmp/site',
+      'mail/x',
+    ]) {
       const answer = await refused(add('alice', { domain: 'other.example', type: 'addon', docroot }));
       assert.deepEqual([answer.code, answer.param], ['invalid_parameter', 'docroot'], docroot);
     }

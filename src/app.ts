@@ -3,6 +3,7 @@
 import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { holderNetwork } from './auth/holders.ts';
 import { ApiError, apiError } from './core/errors.ts';
 import { registerFleet } from './fleet/routes.ts';
 import { auditRefusal, type Listener, registerApi, sendError } from './http/api.ts';
@@ -61,6 +62,9 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
         headerTimeoutMs: limits.headerTimeout * 1000,
         maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
         exempt: config.trustedProxies,
+        // The customer listener is the account next door's to reach from the server itself, or
+        // from a whole IPv6 /64: counted by network as the holders' lock-out is.
+        ...(options.listener === 'customer' && { networkOf: holderNetwork }),
       },
       handler,
     );

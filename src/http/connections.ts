@@ -2,8 +2,9 @@
 // - Every connection must have finished its TLS handshake and its first request's headers within
 //   the header timeout, counted from the moment it was accepted, whatever stage it stalls at
 //   (a client that never starts TLS included); otherwise it is closed.
-// - One source address holds at most `maxConnectionsPerAddress` connections at once; trusted
-//   proxies, which speak for many clients, are exempt.
+// - One source address (or, where `networkOf` says so, one network) holds at most
+//   `maxConnectionsPerAddress` connections at once; trusted proxies, which speak for many clients,
+//   are exempt.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Server, Socket } from 'node:net';
 import { Server as TlsServer } from 'node:tls';
@@ -14,6 +15,8 @@ export interface ConnectionGuard {
   maxConnectionsPerAddress: number;
   /** Addresses and CIDR ranges of trusted proxies. */
   exempt: readonly string[];
+  /** What connections are counted by: the address itself unless this names its network. */
+  networkOf?: (address: string) => string;
 }
 
 /** A TCP connection and the TLS socket over it report the same peer: the key that links them. */
@@ -38,8 +41,9 @@ export function guardConnections(
   const handshaking = new Map<string, NodeJS.Timeout>();
 
   server.on('connection', (socket: Watched) => {
-    const address = canonicalAddress(socket.remoteAddress ?? '');
-    const isExempt = onList(exempt, address);
+    const peer = canonicalAddress(socket.remoteAddress ?? '');
+    const isExempt = onList(exempt, peer);
+    const address = guard.networkOf?.(peer) ?? peer;
     const held = perAddress.get(address) ?? 0;
     if (!isExempt && held >= guard.maxConnectionsPerAddress) {
       socket.destroy();

@@ -80,7 +80,10 @@ function call(
 }
 
 /** A running server on loopback with these limits, started before and stopped after a suite. */
-function serverWith(limits: Partial<LimitsConfig>, trustedProxies: string[] = []): { port: () => number } {
+function serverWith(
+  limits: Partial<LimitsConfig>,
+  trustedProxies: string[] = [],
+): { port: () => number; customerPort: () => number } {
   const dataDir = tempDir('berth-limits-');
   let server: RunningServer;
   before(async () => {
@@ -100,7 +103,7 @@ function serverWith(limits: Partial<LimitsConfig>, trustedProxies: string[] = []
     await server.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
-  return { port: () => server.ports.admin };
+  return { port: () => server.ports.admin, customerPort: () => server.ports.customer };
 }
 
 describe('limits on slow and greedy clients', () => {
@@ -177,6 +180,19 @@ describe('connection slots', () => {
     assert.ok('status' in other, JSON.stringify(other));
     assert.equal(other.status, 403);
     for (const socket of held) socket.destroy();
+  });
+
+  it('counts the customer listener’s connections by network: every loopback address shares one share', async () => {
+    const customer = server.customerPort();
+    const held = await Promise.all(Array.from({ length: 5 }, (_, i) => idle(customer, `127.0.1.${i + 1}`)));
+    const extra = await idle(customer, '127.0.1.99');
+    assert.equal(await closedWithin(extra, 500), true, 'a sixth connection from another loopback address');
+    for (const socket of held) socket.destroy();
+    // The admin listener still counts each address apart (billing on the same server).
+    const admin = await Promise.all(Array.from({ length: 5 }, (_, i) => idle(port, `127.0.2.${i + 1}`)));
+    const more = await idle(port, '127.0.2.99');
+    assert.equal(await closedWithin(more, 500), false);
+    for (const socket of [...admin, more]) socket.destroy();
   });
 
   it('lets a trusted proxy, which speaks for many clients, hold more than one address’s share', async () => {

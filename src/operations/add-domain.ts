@@ -14,6 +14,7 @@ import { refuseHeldDomain } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
 import { fleetServerNames } from '../store/servers.ts';
 import { changeState, holderAccount } from './common.ts';
+import { mailRoutingOf } from './mail-routing.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
 import { results } from './results.ts';
 
@@ -92,6 +93,17 @@ export const addDomain = defineOperation({
     if (type === 'parked' && input.docroot !== undefined)
       throw invalid('docroot', 'a parked domain serves the main site and has no document root of its own');
     const docroot = type === 'parked' ? null : (input.docroot ?? `public_html/${domain}`);
+    // Asked of the DNS before the transaction: an addon or parked domain whose mail the world sends
+    // to another server is no mail domain of this one (mail-routing.ts).
+    const { services } = ctx;
+    const holder = await holderAccount(services.store.db, ctx.principal);
+    const mail =
+      (type === 'addon' || type === 'parked') && holder.mailserver === 'local'
+        ? await mailRoutingOf(services.config, services.fleet.hosting(holder.server), domain, [
+            holder.dedicatedIpv4,
+            holder.dedicatedIpv6,
+          ])
+        : 'here';
     const added = await changeState(ctx, async (db, system) => {
       // Concurrent adds and createacct calls take turns on the rules that span accounts.
       await serializeAccountCreation(db);
@@ -136,7 +148,13 @@ export const addDomain = defineOperation({
       if (limit !== null && used >= limit)
         throw apiError('limit_reached', { limit: limitName, value: formatLimit(limit) });
 
-      const made: Domain = { domain, kind: type, docroot, createdAt: ctx.services.now() };
+      const made: Domain = {
+        domain,
+        kind: type,
+        docroot,
+        createdAt: ctx.services.now(),
+        ...(mail === 'elsewhere' && { mail: 'elsewhere' as const }),
+      };
       try {
         await insertDomain(db, account.user, made);
       } catch (error) {

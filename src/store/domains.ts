@@ -12,13 +12,24 @@ export interface Domain {
   /** Relative to the home; null for a parked domain, which serves the main site. */
   docroot: string | null;
   createdAt: Date;
+  /**
+   * `elsewhere`: an addon or parked domain whose mail the DNS sent to another server when it was
+   * added, so not a mail domain of this one (src/operations/mail-routing.ts).
+   */
+  mail?: 'elsewhere';
 }
 
 /** Where the main domain is served from, relative to the home. */
 export const MAIN_DOCROOT = 'public_html';
 
 export function toDomain(row: DomainRow): Domain {
-  return { domain: row.domain, kind: row.kind, docroot: row.docroot, createdAt: new Date(row.created_at) };
+  return {
+    domain: row.domain,
+    kind: row.kind,
+    docroot: row.docroot,
+    createdAt: new Date(row.created_at),
+    ...(row.mail === 'elsewhere' && { mail: 'elsewhere' as const }),
+  };
 }
 
 export function toDomainRow(user: string, domain: Domain): DomainRow {
@@ -28,6 +39,7 @@ export function toDomainRow(user: string, domain: Domain): DomainRow {
     kind: domain.kind,
     docroot: domain.docroot,
     created_at: domain.createdAt.toISOString(),
+    mail: domain.mail ?? null,
   };
 }
 

@@ -231,6 +231,8 @@ export interface DomainTable {
   docroot: string | null;
   /** ISO time. */
   created_at: string;
+  /** 'elsewhere' when the domain's mail is another server's (migration 0018); else null. */
+  mail: string | null;
 }
 
 /** A single sign-on token (CONTRACT §14), kept as its hash only, until used or expired. */

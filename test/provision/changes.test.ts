@@ -96,6 +96,7 @@ describe('a system change between servers', () => {
       kind: 'parked',
       docroot: null,
       created_at: '2026-02-03T04:05:06.000Z',
+      mail: null,
     });
   });
 

@@ -14,6 +14,7 @@ import { findSystemUser } from '../../src/provision/linux/passwd.ts';
 import { findAccount } from '../../src/store/accounts.ts';
 import { domainsOf } from '../../src/store/domains.ts';
 import { objectsByUser } from '../../src/store/objects.ts';
+import { dnsServer } from '../dns-server.ts';
 import { callForHolder, createAccount, forSuite } from '../helpers.ts';
 import { linuxSetup, nginxAccepts } from './system-root.ts';
 
@@ -67,6 +68,33 @@ describe('domains added and removed by the holder on the linux driver', () => {
       /^\*@uma-shop\.example default\._domainkey\.uma-shop\.example$/m,
     );
     nginxAccepts(h.root);
+  });
+
+  it('an addon domain whose mail the DNS sends to another server gets its site, zone and certificate, no mail domain', async () => {
+    const dns = await dnsServer(
+      new Map([
+        ['uma-corp.example', { mx: ['mx.elsewhere.example'] }],
+        ['mx.elsewhere.example', { a: ['198.51.100.25'] }],
+      ]),
+    );
+    h.services.config.linux.mailDnsServer = dns.address;
+    try {
+      await add({ domain: 'uma-corp.example', type: 'addon' });
+    } finally {
+      h.services.config.linux.mailDnsServer = '';
+      dns.close();
+    }
+    assert.deepEqual(traces('uma-corp.example'), [
+      'etc/nginx/sites-enabled/uma-corp.example.conf',
+      'etc/bind/zones/uma-corp.example.db',
+      'etc/berth/certs/uma-corp.example/certificate.pem',
+      'var/log/nginx/uma-corp.example',
+    ]);
+    assert.doesNotMatch(table('domains'), /uma-corp/);
+    assert.doesNotMatch(table('mailboxes'), /uma-corp/);
+    assert.deepEqual(await inspect(h.services), []);
+    await remove('uma-corp.example');
+    assert.deepEqual(traces('uma-corp.example'), []);
   });
 
   it('a parked domain serves the main site, with its own zone, certificate and mail domain', async () => {

@@ -244,13 +244,21 @@ export interface Site {
   site: Account;
   kind: 'main' | 'addon' | 'parked' | 'subdomain';
   docroot: string;
+  /** Whether its mail may be this server's (not an addon or parked domain whose mail is elsewhere). */
+  mailHere: boolean;
   /** What a step for this domain is called: the main domain's as ever, another's naming it. */
   named(step: string): string;
 }
 
 /** Every domain of the account, the main one (the account's own `domain`) first. */
 export function sitesOf(account: Account, objects: AccountObjects | undefined): Site[] {
-  const main: Site = { site: account, kind: 'main', docroot: MAIN_DOCROOT, named: (step) => step };
+  const main: Site = {
+    site: account,
+    kind: 'main',
+    docroot: MAIN_DOCROOT,
+    mailHere: true,
+    named: (step) => step,
+  };
   const others = (objects?.domains ?? []).filter((d) => d.kind !== 'main' && d.domain !== account.domain);
   return [
     main,
@@ -259,6 +267,7 @@ export function sitesOf(account: Account, objects: AccountObjects | undefined): 
         site: { ...account, domain: d.domain },
         kind: d.kind,
         docroot: d.docroot ?? MAIN_DOCROOT,
+        mailHere: d.mail !== 'elsewhere',
         named: (step) => `${step} for ${d.domain}`,
       }),
     ),

@@ -160,11 +160,14 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     ctx.step('Maildir', async () => ctx.accountDirectory(account, ['Maildir'], MAILDIR_MODE));
 
   const local = (account: Account) => account.mailserver === 'local';
-  /** The account's addon and parked domains: each a mail domain of its own when mail is local. */
+  /**
+   * The account's addon and parked domains: each a mail domain of its own when mail is local, but
+   * one whose mail the DNS sends to another server (Domain.mail).
+   */
   const mailSites = (account: Account, objects: AccountObjects | undefined) =>
     local(account)
       ? sitesOf(account, objects).flatMap((s) =>
-          s.kind === 'addon' || s.kind === 'parked' ? [{ ...s, kind: s.kind }] : [],
+          (s.kind === 'addon' || s.kind === 'parked') && s.mailHere ? [{ ...s, kind: s.kind }] : [],
         )
       : [];
   /** Writes the record of every mail domain of the account (the main one first). */
@@ -345,7 +348,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     inspect(_accounts, sites) {
       const differences: string[] = [];
       const listed = readIfExists(tables.domains) ?? '';
-      const mailDomains = sites.filter((s) => local(s.site) && s.kind !== 'subdomain');
+      const mailDomains = sites.filter((s) => local(s.site) && s.kind !== 'subdomain' && s.mailHere);
       for (const { site, kind } of mailDomains) {
         const whose = kind === 'main' ? site.user : `${site.user} (${site.domain})`;
         if (!existsSync(recordFile(site.domain))) differences.push(`${whose}: no mail domain`);

@@ -51,7 +51,7 @@ describe('the berth-client package', () => {
       ],
       { cwd: project },
     );
-    assert.equal(imported.trim(), 'BerthClient,BerthError');
+    assert.equal(imported.trim(), 'BerthClient,BerthError,BerthHolderClient');
   });
 
   it('types each operation’s parameters and result for a consumer’s tsc', async () => {

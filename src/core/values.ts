@@ -336,8 +336,8 @@ export function parseDomainType(param: string, raw: string): AddedDomainType {
 
 /** One directory name of a document root: no `.` or `..`, no hidden name, no slash. */
 const DOCROOT_COMPONENT = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$/;
-/** Directories of the home that hold what must never be served: the account's mail. */
-const NOT_SERVED = new Set(['Maildir']);
+/** Directories of the home that hold what must never be served: the account's mail, its mailboxes'. */
+const NOT_SERVED = new Set(['Maildir', 'mail']);
 
 /**
  * A document root relative to the home, as its directory names: never absolute, never `..`, never

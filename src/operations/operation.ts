@@ -205,7 +205,7 @@ export const kinds = {
   docroot: kind(
     'string',
     values.parseDocroot,
-    'a directory relative to the home: names of letters, digits, _ . or - separated by /, none starting with a dot, no .., not Maildir; never through a link',
+    'a directory relative to the home: names of letters, digits, _ . or - separated by /, none starting with a dot, no .., not Maildir or mail; never through a link',
     { type: 'string', minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_][A-Za-z0-9_./-]*$' },
   ),
 };

@@ -238,6 +238,13 @@ describe('the mailboxes and forwarders of an account, as its holder makes them',
     await callForHolder(h, 'alice', 'remove_domain', { domain: 'shop.example' });
   });
 
+  it('no document root is in the mailboxes’ directory', async () => {
+    const answer = await refused(
+      callForHolder(h, 'alice', 'add_domain', { domain: 'other.example', type: 'addon', docroot: 'mail/x' }),
+    );
+    assert.deepEqual([answer.code, answer.param], ['invalid_parameter', 'docroot']);
+  });
+
   it('an account on remote mail has no mailboxes here', async () => {
     await createAccount(h, 'dave', { domain: 'dave.example', mailserver: 'remote' });
     assert.match((await refused(addMailbox('dave', { email: 'x@dave.example' }))).info, /mailserver=remote/);

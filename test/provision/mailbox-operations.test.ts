@@ -10,6 +10,7 @@ import {
   mkdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -17,7 +18,7 @@ import {
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ApiError } from '../../src/core/errors.ts';
-import { inspect } from '../../src/operations/maintenance.ts';
+import { inspect, recoverInterruptedCalls } from '../../src/operations/maintenance.ts';
 import { findSystemUser } from '../../src/provision/linux/passwd.ts';
 import { mailboxesOf } from '../../src/store/mailboxes.ts';
 import { callForHolder, createAccount, forSuite } from '../helpers.ts';
@@ -168,6 +169,34 @@ describe('mailboxes and forwarders made by the holder on the linux driver', () =
       (await mailboxesOf(h.services.store.db, 'mia')).some((m) => m.email === 'evil@mia-shop.example'),
       false,
     );
+  });
+
+  it('recovery after a crash repairs the rest when the account planted a link in a mailbox’s way', async () => {
+    await call('add_mailbox', { email: 'trap@mia.example', password: SECRET });
+    rmSync(file('home/mia/mail/mia.example/trap'), { recursive: true });
+    symlinkSync('/etc', file('home/mia/mail/mia.example/trap'));
+    writeFileSync(file('etc/dovecot/berth/users'), '');
+    h.services.journal.begin({
+      user: 'mia',
+      domain: 'mia.example',
+      homedir: '/home/mia',
+      operation: 'mailboxes',
+      startedAt: new Date().toISOString(),
+      domains: [],
+    });
+    assert.deepEqual(await recoverInterruptedCalls(h.services), [
+      'mia: repaired to match the store after an interrupted "mailboxes"',
+    ]);
+    assert.match(dovecot('users'), /^info@mia\.example::/m);
+    assert.equal(existsSync(file('etc/Maildir')), false);
+    assert.ok(
+      (await inspect(h.services)).some((d) => d.includes('mailbox trap@mia.example: no /home/mia/mail')),
+    );
+    await call('remove_mailbox', { email: 'trap@mia.example' });
+    // The link goes, never what it points to.
+    assert.equal(existsSync(file('home/mia/mail/mia.example/trap')), false);
+    assert.ok(existsSync('/etc/passwd'));
+    assert.deepEqual(await inspect(h.services), []);
   });
 
   it('remove_mailbox takes its login and its mail; remove_forwarder its alias', async () => {

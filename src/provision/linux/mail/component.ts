@@ -21,6 +21,7 @@ import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import type { AccountObjects } from '../../../store/objects.ts';
+import { StepRefused } from '../../driver.ts';
 import {
   type Component,
   type LinuxContext,
@@ -387,7 +388,12 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     async reconcile(account, objects) {
       if (!local(account)) return;
       await maildirStep(account).run();
-      for (const step of mailboxDirectories(account, objects)) await step.run();
+      // A link the account planted in a mailbox's way leaves that mailbox without its directory
+      // (doctor says so); the rest is still repaired.
+      for (const step of mailboxDirectories(account, objects))
+        await step.run().catch((error: unknown) => {
+          if (!(error instanceof StepRefused)) throw error;
+        });
       for (const step of update('mail domain', account, objects)) await step.run();
     },
     async purge(account) {

@@ -199,7 +199,7 @@ export function parseMailAddress(param: string, raw: string): string {
 }
 
 /** The most addresses a forwarder sends to. */
-export const MAX_DESTINATIONS = 20;
+const MAX_DESTINATIONS = 20;
 
 /** One to 20 e-mail addresses, comma-separated (spaces around them allowed), each once. */
 export function parseAddressList(param: string, raw: string): string[] {

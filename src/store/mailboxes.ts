@@ -126,19 +126,3 @@ export async function deleteMailOf(db: Db, user: string): Promise<void> {
   await db.deleteFrom('mailboxes').where('user', '=', user).execute();
   await db.deleteFrom('forwarders').where('user', '=', user).execute();
 }
-
-/** Whether any account has a mailbox or forwarder at `email`. */
-export async function addressTaken(db: Db, email: string): Promise<boolean> {
-  const mailbox = await db
-    .selectFrom('mailboxes')
-    .select('email')
-    .where('email', '=', email)
-    .executeTakeFirst();
-  if (mailbox) return true;
-  const forwarder = await db
-    .selectFrom('forwarders')
-    .select('email')
-    .where('email', '=', email)
-    .executeTakeFirst();
-  return forwarder !== undefined;
-}

@@ -42,7 +42,7 @@ const SAFE_ADDRESS = /^[^\s,:#"\\]+@[a-z0-9.-]+$/i;
 const SAFE_HASH = /^\$6\$[A-Za-z0-9./$=]+$/;
 
 /** The mailboxes of a record the tables can take (a record from elsewhere is not trusted blindly). */
-export function safeMailboxes(d: MailDomain): MailboxEntry[] {
+function safeMailboxes(d: MailDomain): MailboxEntry[] {
   return (d.mailboxes ?? []).filter((m) => SAFE_LOCAL.test(m.local) && !m.local.includes('..'));
 }
 

@@ -1,9 +1,11 @@
 // Mailboxes and forwarders in the sandbox (CONTRACT §14): the holder makes a mailbox on the customer
-// API; mail sent to it arrives and is read over IMAP with its whole address and its own password,
-// under its own quota; it sends through submission, signed, as its own address alone; a forwarder's
-// mail arrives at its target; the neighbour account cannot log in to it; suspension refuses its
-// login and unsuspension restores it; removal ends it and takes its mail.
+// API; mail sent to it arrives and is read over IMAP with its whole address and its own password;
+// Dovecot holds it to its own quota; it sends through submission, signed, as its own address
+// alone; a forwarder's mail arrives at its target; the neighbour account cannot log in to it;
+// suspension refuses its login and unsuspension restores it; removal ends it and takes its mail.
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { tempDir } from '../helpers.ts';
@@ -95,6 +97,24 @@ describe('mailboxes and forwarders in the sandbox', () => {
       'GETQUOTAROOT INBOX',
     ]);
     assert.match(quota.body, /STORAGE \d+ 51200\b/, quota.body);
+  });
+
+  it('Dovecot holds the mailbox to its quota, as changed', async () => {
+    const changed = await alice('change_mailbox_quota', { email: INFO, quota: '1' });
+    assert.equal(changed.status, 200, changed.body.info);
+    const append = (name: string, size: number) => {
+      const path = join(dataDir, name);
+      writeFileSync(path, `From: info@alice.example\r\nSubject: ${name}\r\n\r\n${'x'.repeat(size)}\r\n`);
+      return mailCurl(sandbox, sandbox.imap_port, [
+        `imap://sandbox.test:${sandbox.imap_port}/INBOX`,
+        '-u',
+        `${INFO}:${INFO_PASSWORD}`,
+        '-T',
+        path,
+      ]);
+    };
+    assert.equal(append('large', 2 * 1024 * 1024).ok, false);
+    assert.equal(append('small', 100).ok, true);
   });
 
   it('the mailbox sends through submission as its own address, signed, and as no other', async () => {

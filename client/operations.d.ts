@@ -276,6 +276,50 @@ export interface HolderOperationParams {
     /** The domain to remove */
     domain: string;
   };
+  /** The account's mailboxes (the account's own address is not one of them). */
+  'list_mailboxes': {};
+  /** Create a mailbox at an address of one of the account’s domains. */
+  'add_mailbox': {
+    /** The mailbox's address, in the account's main, addon or parked domain */
+    email: string;
+    /** Its password, for IMAP and submission (login: the whole address) */
+    password: string;
+    /** Its quota in MB, or `unlimited`; default and most the account's mailquota */
+    quota?: number | 'unlimited';
+  };
+  /** Change a mailbox's password. */
+  'change_mailbox_password': {
+    /** The mailbox's address */
+    email: string;
+    /** Its new password */
+    password: string;
+  };
+  /** Change a mailbox's quota. */
+  'change_mailbox_quota': {
+    /** The mailbox's address */
+    email: string;
+    /** Its quota in MB, or `unlimited`; at most the account's mailquota */
+    quota: number | 'unlimited';
+  };
+  /** Remove a mailbox and the mail in it. */
+  'remove_mailbox': {
+    /** The mailbox's address */
+    email: string;
+  };
+  /** The account's forwarders: addresses whose mail goes on to other addresses. */
+  'list_forwarders': {};
+  /** Forward mail to an address of one of the account’s domains to other addresses. */
+  'add_forwarder': {
+    /** The address forwarded, in the account's main, addon or parked domain */
+    email: string;
+    /** Where its mail goes: up to 20 addresses anywhere, comma-separated */
+    to: string;
+  };
+  /** Remove a forwarder. */
+  'remove_forwarder': {
+    /** The forwarder's address */
+    email: string;
+  };
 }
 
 export type HolderOperationName = keyof HolderOperationParams;
@@ -412,6 +456,25 @@ export interface Domain {
   /** Relative to the home; a parked domain's is the main site's */
   docroot: string;
   /** When it was added, ISO 8601 */
+  created: string;
+}
+
+export interface Mailbox {
+  /** The whole address, its login for IMAP and submission */
+  email: string;
+  domain: string;
+  /** In MB, or "unlimited" */
+  quota: string;
+  /** When it was made, ISO 8601 */
+  created: string;
+}
+
+export interface Forwarder {
+  email: string;
+  domain: string;
+  /** Where its mail goes */
+  to: string[];
+  /** When it was made, ISO 8601 */
   created: string;
 }
 
@@ -610,4 +673,12 @@ export interface HolderOperationResults {
   'list_domains': Domain[];
   'add_domain': Domain;
   'remove_domain': Domain;
+  'list_mailboxes': Mailbox[];
+  'add_mailbox': Mailbox;
+  'change_mailbox_password': Mailbox;
+  'change_mailbox_quota': Mailbox;
+  'remove_mailbox': Mailbox;
+  'list_forwarders': Forwarder[];
+  'add_forwarder': Forwarder;
+  'remove_forwarder': Forwarder;
 }

@@ -178,6 +178,39 @@ export function parseEmail(param: string, raw: string): string {
   return address;
 }
 
+/** The part before @ of an address Berth makes (a mailbox's, a forwarder's): safe in every mail table. */
+const MAIL_LOCAL = /^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;
+
+/**
+ * An address an account holder makes (a mailbox, a forwarder): an e-mail address whose part before @
+ * is lower-case letters, digits and . _ - (any case given is lowered), starting and ending with a
+ * letter or digit, no two dots together: a name every mail table and a directory take as it is.
+ */
+export function parseMailAddress(param: string, raw: string): string {
+  const address = parseEmail(param, raw);
+  const at = address.lastIndexOf('@');
+  const local = address.slice(0, at).toLowerCase();
+  if (!MAIL_LOCAL.test(local) || local.includes('..'))
+    throw invalid(
+      param,
+      'the part before @ is 1 to 64 letters, digits and . _ -, starting and ending with a letter or digit, no two dots together',
+    );
+  return `${local}${address.slice(at)}`;
+}
+
+/** The most addresses a forwarder sends to. */
+const MAX_DESTINATIONS = 20;
+
+/** One to 20 e-mail addresses, comma-separated (spaces around them allowed), each once. */
+export function parseAddressList(param: string, raw: string): string[] {
+  const parts = raw.split(',').map((part) => part.trim());
+  if (parts.some((part) => part === ''))
+    throw invalid(param, 'one or more e-mail addresses, comma-separated, none empty');
+  if (parts.length > MAX_DESTINATIONS) throw invalid(param, `at most ${MAX_DESTINATIONS} addresses`);
+  const addresses = parts.map((part) => parseEmail(param, part));
+  return [...new Set(addresses)];
+}
+
 /** Package names; user names are a subset, so the audit log's target is checked against it. */
 export const PACKAGE_NAME = /^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$/;
 
@@ -310,7 +343,7 @@ const DOCROOT_COMPONENT = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$/;
  */
 const NOT_SERVED: ReadonlyMap<string, string> = new Map([
   ['Maildir', "holds the account's mail"],
-  ['mail', "holds the account's mail"],
+  ['mail', "holds the mail of the account's mailboxes"],
   ...[
     'bin',
     'dev',

@@ -138,6 +138,19 @@ const TAGS: Record<string, { description: string; operations: string[] }> = {
     description: "The account's domains: its addon and parked domains and subdomains beside the main one.",
     operations: ['list_domains', 'add_domain', 'remove_domain'],
   },
+  Email: {
+    description: "The account's mailboxes and forwarders, at addresses of its domains.",
+    operations: [
+      'list_mailboxes',
+      'add_mailbox',
+      'change_mailbox_password',
+      'change_mailbox_quota',
+      'remove_mailbox',
+      'list_forwarders',
+      'add_forwarder',
+      'remove_forwarder',
+    ],
+  },
   'API tokens': {
     description: "The account holder's API tokens for the customer API.",
     operations: ['list_tokens', 'add_token', 'remove_token'],

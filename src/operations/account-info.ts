@@ -5,6 +5,7 @@
 import { formatLimit } from '../core/values.ts';
 import type { Account, LimitName } from '../store/accounts.ts';
 import { type Domain, domainsOf } from '../store/domains.ts';
+import { mailboxesOf } from '../store/mailboxes.ts';
 import { holderAccount } from './common.ts';
 import { defineOperation } from './operation.ts';
 import { summaryRecord } from './record.ts';
@@ -14,6 +15,7 @@ import { results } from './results.ts';
 interface InUse {
   account: Account;
   domains: readonly Domain[];
+  mailboxes: number;
 }
 const domainsOfKind = (kind: Domain['kind']) => (using: InUse) =>
   using.domains.filter((domain) => domain.kind === kind).length;
@@ -21,14 +23,15 @@ const domainsOfKind = (kind: Domain['kind']) => (using: InUse) =>
 /**
  * The limits a holder sees (CONTRACT §14's table), by the name the record gives them, with the
  * account's limit and what of it is in use. Domains are counted from the account's objects; disk
- * and bandwidth are measured (the usage refresh); Berth keeps no mailboxes, FTP accounts,
- * databases or mailing lists of an account yet, so none of those is in use.
+ * and bandwidth are measured (the usage refresh); mailboxes are counted from the account's objects
+ * (its own address is not one); Berth keeps no FTP accounts, databases or mailing lists of an
+ * account yet, so none of those is in use.
  */
 const HOLDER_LIMITS: Record<string, { limit: LimitName; used: (using: InUse) => number }> = {
   addondomains: { limit: 'addondomains', used: domainsOfKind('addon') },
   parkeddomains: { limit: 'parkeddomains', used: domainsOfKind('parked') },
   subdomains: { limit: 'subdomains', used: domainsOfKind('subdomain') },
-  email: { limit: 'email_accounts', used: () => 0 },
+  email: { limit: 'email_accounts', used: ({ mailboxes }) => mailboxes },
   ftp: { limit: 'ftp', used: () => 0 },
   sql: { limit: 'sql', used: () => 0 },
   maillist: { limit: 'maillist', used: () => 0 },
@@ -59,8 +62,9 @@ export const accountInfo = defineOperation({
     const account = await holderAccount(ctx.db, ctx.principal);
     const record = summaryRecord(account, ctx.services.fleet.hosting(account.server));
     const domains = await domainsOf(ctx.db, account.user);
+    const { length: mailboxes } = await mailboxesOf(ctx.db, account.user);
     return {
-      data: { ...record, limits: limitsInUse({ account, domains }) },
+      data: { ...record, limits: limitsInUse({ account, domains, mailboxes }) },
       info: `Account ${account.user}`,
     };
   },

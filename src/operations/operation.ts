@@ -101,6 +101,22 @@ export const kinds = {
     format: 'email',
     maxLength: 254,
   }),
+  mailAddress: kind(
+    'string',
+    values.parseMailAddress,
+    "an e-mail address in one of the account's domains; before @ 1 to 64 letters, digits and . _ -, starting and ending with a letter or digit",
+    {
+      type: 'string',
+      format: 'email',
+      maxLength: 254,
+      pattern: '^[A-Za-z0-9]([A-Za-z0-9._-]{0,62}[A-Za-z0-9])?@',
+    },
+  ),
+  addressList: kind('string', values.parseAddressList, 'one to 20 e-mail addresses, comma-separated', {
+    type: 'string',
+    minLength: 3,
+    maxLength: 5120,
+  }),
   packageName: kind(
     'string',
     values.parsePackageName,
@@ -189,7 +205,7 @@ export const kinds = {
   docroot: kind(
     'string',
     values.parseDocroot,
-    'a directory relative to the home: names of letters, digits, _ . or - separated by /, none starting with a dot, no .., not Maildir; never through a link',
+    'a directory relative to the home: names of letters, digits, _ . or - separated by /, none starting with a dot, no .., not Maildir or mail; never through a link',
     { type: 'string', minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_][A-Za-z0-9_./-]*$' },
   ),
 };

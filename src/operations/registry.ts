@@ -5,9 +5,13 @@
 import { accountInfo } from './account-info.ts';
 import { accountSummary } from './account-summary.ts';
 import { addDomain } from './add-domain.ts';
+import { addForwarder } from './add-forwarder.ts';
+import { addMailbox } from './add-mailbox.ts';
 import { addPackage } from './add-package.ts';
 import { addToken } from './add-token.ts';
 import { changeContactEmail } from './change-contact-email.ts';
+import { changeMailboxPassword } from './change-mailbox-password.ts';
+import { changeMailboxQuota } from './change-mailbox-quota.ts';
 import { changePackage } from './change-package.ts';
 import { changePassword } from './change-password.ts';
 import { createAccount } from './create-account.ts';
@@ -18,6 +22,8 @@ import { editQuota } from './edit-quota.ts';
 import { killPackage } from './kill-package.ts';
 import { listAccounts } from './list-accounts.ts';
 import { listDomains } from './list-domains.ts';
+import { listForwarders } from './list-forwarders.ts';
+import { listMailboxes } from './list-mailboxes.ts';
 import { listPackages } from './list-packages.ts';
 import { listSuspended } from './list-suspended.ts';
 import { listTokens } from './list-tokens.ts';
@@ -26,6 +32,8 @@ import type { Operation, ParamSchema } from './operation.ts';
 import { passwd } from './passwd.ts';
 import { removeAccount } from './remove-account.ts';
 import { removeDomain } from './remove-domain.ts';
+import { removeForwarder } from './remove-forwarder.ts';
+import { removeMailbox } from './remove-mailbox.ts';
 import { removeToken } from './remove-token.ts';
 import { resellerCount } from './reseller-count.ts';
 import { setupReseller } from './setup-reseller.ts';
@@ -91,4 +99,12 @@ export const customerOperations = registryOf([
   listDomains,
   addDomain,
   removeDomain,
+  listMailboxes,
+  addMailbox,
+  changeMailboxPassword,
+  changeMailboxQuota,
+  removeMailbox,
+  listForwarders,
+  addForwarder,
+  removeForwarder,
 ]);

@@ -1,9 +1,10 @@
 // remove_domain (CONTRACT §14): takes an addon domain, a parked domain or a subdomain from the
 // account, with its site, zone (or its records in its parent's zone), certificate and mail domain.
 // The files of its document root stay in the home: they are the holder's. The main domain goes
-// only with the account; a domain with subdomains goes once they have gone.
+// only with the account; a domain with subdomains, mailboxes or forwarders goes once they have gone.
 import { apiError, invalid } from '../core/errors.ts';
 import { deleteDomain } from '../store/domains.ts';
+import { domainOfAddress } from '../store/mailboxes.ts';
 import { objectsOf } from '../store/objects.ts';
 import { domainObject } from './add-domain.ts';
 import { changeState, holderAccount } from './common.ts';
@@ -36,6 +37,14 @@ export const removeDomain = defineOperation({
         throw invalid(
           'domain',
           `its subdomains (${under.map((d) => d.domain).join(', ')}) must be removed first`,
+        );
+      const addresses = [...before.mailboxes, ...before.forwarders]
+        .map((m) => m.email)
+        .filter((email) => domainOfAddress(email) === domain);
+      if (addresses.length > 0)
+        throw invalid(
+          'domain',
+          `its mailboxes and forwarders (${addresses.join(', ')}) must be removed first`,
         );
       await deleteDomain(db, account.user, domain);
       await system({ kind: 'objects', account, before, objects: await objectsOf(db, account.user) });

@@ -113,6 +113,18 @@ export const components = {
     docroot: text("Relative to the home; a parked domain's is the main site's"),
     created: text('When it was added, ISO 8601'),
   }),
+  Mailbox: object({
+    email: text('The whole address, its login for IMAP and submission'),
+    domain: text(),
+    quota: text('In MB, or "unlimited"'),
+    created: text('When it was made, ISO 8601'),
+  }),
+  Forwarder: object({
+    email: text(),
+    domain: text(),
+    to: { type: 'array', items: { type: 'string' }, description: 'Where its mail goes' },
+    created: text('When it was made, ISO 8601'),
+  }),
 } satisfies Record<string, Schema>;
 
 /** An API token of an account's holder, as list_tokens shows it (never the token itself). */
@@ -158,6 +170,10 @@ export const results = {
   }),
   domain: ref('Domain'),
   domains: { type: 'array', items: ref('Domain') },
+  mailbox: ref('Mailbox'),
+  mailboxes: { type: 'array', items: ref('Mailbox') },
+  forwarder: ref('Forwarder'),
+  forwarders: { type: 'array', items: ref('Forwarder') },
   token,
   newToken: object({
     name: text('The name the holder gave it'),

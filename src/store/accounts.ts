@@ -3,6 +3,7 @@ import { SqliteAdapter, sql } from 'kysely';
 import { type Limit, overlapsOf } from '../core/values.ts';
 import { deleteDomainsOf, insertDomain, mainDomain, renameMainDomain } from './domains.ts';
 import { deleteTokensOf } from './holder-credentials.ts';
+import { deleteMailOf } from './mailboxes.ts';
 import { heldAddresses, heldRowsOwnedBy, noteAccount, refuseHeld } from './pending.ts';
 import type { AccountRow, Db } from './schema.ts';
 
@@ -357,6 +358,7 @@ export async function deleteAccount(db: Db, user: string): Promise<void> {
   await noteAccount(db, user);
   await db.deleteFrom('accounts').where('user', '=', user).execute();
   await deleteDomainsOf(db, user);
+  await deleteMailOf(db, user);
 }
 
 /** Passes every account `from` owns (but itself) to `to`. */

@@ -2,11 +2,23 @@
 // read from the store and turned into rows (to travel between servers) and back. A new kind of
 // object adds its table to OBJECT_TABLES (schema.ts), its list here, and its row mapping to KINDS.
 import { type Domain, domainsOf, mainDomain, toDomain, toDomainRow } from './domains.ts';
+import {
+  type Forwarder,
+  forwardersOf,
+  type Mailbox,
+  mailboxesOf,
+  toForwarder,
+  toForwarderRow,
+  toMailbox,
+  toMailboxRow,
+} from './mailboxes.ts';
 import { type Database, type Db, OBJECT_TABLES, type ObjectRows, type ObjectTable } from './schema.ts';
 
 export interface AccountObjects {
   /** The main domain first. */
   domains: Domain[];
+  mailboxes: Mailbox[];
+  forwarders: Forwarder[];
 }
 
 /** How each kind's rows become objects and back; the rows name their account in `user`. */
@@ -18,27 +30,41 @@ const KINDS: {
   };
 } = {
   domains: { read: domainsOf, toObject: toDomain, toRow: toDomainRow },
+  mailboxes: { read: mailboxesOf, toObject: toMailbox, toRow: toMailboxRow },
+  forwarders: { read: forwardersOf, toObject: toForwarder, toRow: toForwarderRow },
 };
+
+/** Kinds a server or a held change from before them may leave out: none of them, then. */
+const LATER_KINDS: ReadonlySet<ObjectTable> = new Set(['mailboxes', 'forwarders']);
+
+/** One kind of KINDS, as the loops over every table see it (TypeScript does not pair them up). */
+function kindOf(table: ObjectTable): {
+  read(db: Db, user: string): Promise<unknown[]>;
+  toObject(row: unknown): unknown;
+  toRow(user: string, object: unknown): unknown;
+} {
+  return KINDS[table] as never;
+}
 
 /** The account's objects as the store has them now. */
 export async function objectsOf(db: Db, user: string): Promise<AccountObjects> {
-  const objects: Partial<AccountObjects> = {};
-  for (const table of OBJECT_TABLES) objects[table] = await KINDS[table].read(db, user);
-  return objects as AccountObjects;
+  const objects: Record<string, unknown[]> = {};
+  for (const table of OBJECT_TABLES) objects[table] = await kindOf(table).read(db, user);
+  return objects as unknown as AccountObjects;
 }
 
 /** Every account's objects, by user, read in one pass over each table (`berth doctor`). */
 export async function objectsByUser(db: Db): Promise<Map<string, AccountObjects>> {
   const byUser = new Map<string, AccountObjects>();
   for (const table of OBJECT_TABLES) {
-    const kind = KINDS[table];
+    const kind = kindOf(table);
     for (const row of await db.selectFrom(table).selectAll().execute()) {
       let objects = byUser.get(row.user);
       if (!objects) {
         objects = Object.fromEntries(OBJECT_TABLES.map((t) => [t, []])) as unknown as AccountObjects;
         byUser.set(row.user, objects);
       }
-      (objects[table] as unknown[]).push(kind.toObject(row as Database[typeof table]));
+      (objects[table] as unknown[]).push(kind.toObject(row));
     }
   }
   return byUser;
@@ -49,24 +75,25 @@ export async function objectsByUser(db: Db): Promise<Map<string, AccountObjects>
  * made before its objects were kept, or a driver asked without them).
  */
 export function mainObjects(account: { domain: string; setupAt: Date }): AccountObjects {
-  return { domains: [mainDomain(account.domain, account.setupAt)] };
+  return { domains: [mainDomain(account.domain, account.setupAt)], mailboxes: [], forwarders: [] };
 }
 
 export function toObjectRows(user: string, objects: AccountObjects): ObjectRows {
-  const rows: Partial<ObjectRows> = {};
+  const rows: Record<string, unknown[]> = {};
   for (const table of OBJECT_TABLES)
-    rows[table] = objects[table].map((object) => KINDS[table].toRow(user, object));
-  return rows as ObjectRows;
+    rows[table] = (objects[table] as unknown[]).map((object) => kindOf(table).toRow(user, object));
+  return rows as unknown as ObjectRows;
 }
 
 /** The objects rows stand for; null when they are not rows of every kind. */
 export function fromObjectRows(rows: unknown): AccountObjects | null {
   if (typeof rows !== 'object' || rows === null) return null;
-  const objects: Partial<AccountObjects> = {};
+  const objects: Record<string, unknown[]> = {};
   for (const table of OBJECT_TABLES) {
-    const list = (rows as Record<string, unknown>)[table];
+    const given = (rows as Record<string, unknown>)[table];
+    const list = given === undefined && LATER_KINDS.has(table) ? [] : given;
     if (!Array.isArray(list) || !list.every((row) => typeof row === 'object' && row !== null)) return null;
-    objects[table] = list.map((row) => KINDS[table].toObject(row as Database[typeof table]));
+    objects[table] = list.map((row) => kindOf(table).toObject(row));
   }
-  return objects as AccountObjects;
+  return objects as unknown as AccountObjects;
 }

@@ -171,7 +171,8 @@ export async function restoreAccounts(db: Db, txn: string): Promise<void> {
           .execute();
       const objects = row.objects === null ? null : (JSON.parse(row.objects) as ObjectRows);
       for (const table of objects ? OBJECT_TABLES : []) {
-        const rows = objects![table];
+        // A change held from before a kind of object was kept has no rows of it.
+        const rows = objects![table] ?? [];
         if (rows.length > 0) await trx.insertInto(table).values(rows).execute();
       }
     }

@@ -235,6 +235,27 @@ export interface DomainTable {
   mail: string | null;
 }
 
+/** A mailbox of an account (CONTRACT §14): its password as a SHA-512 crypt hash only. */
+export interface MailboxTable {
+  email: string;
+  user: string;
+  password_hash: string;
+  /** In MB; null for none. */
+  quota: number | null;
+  /** ISO time. */
+  created_at: string;
+}
+
+/** A forwarder of an account (CONTRACT §14). */
+export interface ForwarderTable {
+  email: string;
+  user: string;
+  /** The addresses mail to `email` goes to, comma-separated. */
+  destinations: string;
+  /** ISO time. */
+  created_at: string;
+}
+
 /** A single sign-on token (CONTRACT §14), kept as its hash only, until used or expired. */
 export interface SsoTokenTable {
   /** SHA-256 of the token, hex. */
@@ -269,6 +290,8 @@ export interface Database {
   fleet_commits: FleetCommitTable;
   pending_changes: PendingChangeTable;
   domains: DomainTable;
+  mailboxes: MailboxTable;
+  forwarders: ForwarderTable;
   api_tokens: ApiTokenTable;
   portal_sessions: PortalSessionTable;
   sso_tokens: SsoTokenTable;
@@ -282,7 +305,11 @@ export interface Database {
  * The tables of an account's objects (CONTRACT §14), each row naming its account in `user`: what
  * pending changes put back with the account's row. A new kind of object adds its table here.
  */
-export const OBJECT_TABLES = ['domains'] as const satisfies readonly (keyof Database)[];
+export const OBJECT_TABLES = [
+  'domains',
+  'mailboxes',
+  'forwarders',
+] as const satisfies readonly (keyof Database)[];
 export type ObjectTable = (typeof OBJECT_TABLES)[number];
 /** The rows of an account's objects, by table. */
 export type ObjectRows = { [T in ObjectTable]: Database[T][] };
@@ -295,4 +322,6 @@ export type AccountRow = Omit<AccountTable, 'password_hash'>;
 export type PackageRow = PackageTable;
 export type ApiUserRow = ApiUserTable;
 export type DomainRow = DomainTable;
+export type MailboxRow = MailboxTable;
+export type ForwarderRow = ForwarderTable;
 export type AuditRow = Selectable<AuditTable>;

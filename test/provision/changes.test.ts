@@ -67,7 +67,10 @@ const objects: AccountObjects = {
     { domain: 'alice.example.net', kind: 'parked', docroot: null, createdAt: at },
     { domain: 'blog.alice.example', kind: 'subdomain', docroot: 'blog', createdAt: at },
   ],
+  mailboxes: [{ email: 'info@alice-shop.example', passwordHash: '$6$salt$hash', quota: 50, createdAt: at }],
+  forwarders: [{ email: 'sales@alice.example', to: ['a@elsewhere.example', 'b@x.example'], createdAt: at }],
 };
+const mainOnly: AccountObjects = { domains: [main], mailboxes: [], forwarders: [] };
 
 const travelled = (change: SystemChange) => changeOf(JSON.parse(JSON.stringify(changeMessage(change))));
 
@@ -79,7 +82,7 @@ describe('a system change between servers', () => {
     { kind: 'unsuspend', account, objects },
     { kind: 'password', account, objects, password: 'Password-2' },
     { kind: 'limits', before: { ...account, limits: { ...account.limits, quota: 100 } }, account, objects },
-    { kind: 'objects', account, before: { domains: [main] }, objects },
+    { kind: 'objects', account, before: mainOnly, objects },
   ];
   for (const change of changes)
     it(`arrives as it left: ${change.kind}, with the account's objects`, () => {
@@ -105,7 +108,19 @@ describe('a system change between servers', () => {
       string,
       unknown
     >;
-    assert.deepEqual(changeOf(message), { kind: 'suspend', account, objects: { domains: [main] } });
+    assert.deepEqual(changeOf(message), { kind: 'suspend', account, objects: mainOnly });
+  });
+
+  it('gives a change from a server that keeps no mailboxes or forwarders none of them', () => {
+    const message = changeMessage({ kind: 'suspend', account, objects }) as {
+      objects: Record<string, unknown>;
+    };
+    const { mailboxes: _m, forwarders: _f, ...older } = message.objects;
+    assert.deepEqual(changeOf({ ...message, objects: older }), {
+      kind: 'suspend',
+      account,
+      objects: { ...objects, mailboxes: [], forwarders: [] },
+    });
   });
 
   it('refuses what is not a change', () => {

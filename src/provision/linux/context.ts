@@ -287,13 +287,14 @@ export interface Component {
   remove?(account: Account, objects?: AccountObjects): LinuxStep[];
   suspend?(account: Account, objects?: AccountObjects): LinuxStep[];
   unsuspend?(account: Account, objects?: AccountObjects): LinuxStep[];
-  /** The account's objects changed from `before` to `after` (a domain added or removed). */
+  /** The account's objects changed from `before` to `after` (a domain, mailbox … added or removed). */
   changeObjects?(account: Account, before: AccountObjects, after: AccountObjects): LinuxStep[];
   changePassword?(account: Account, password: string): LinuxStep[];
   changeLimits?(before: Account, after: Account): LinuxStep[];
   /**
-   * What goes only with the domains that went from `before` to `after`, in the change's last step,
-   * which cannot be undone (their sites' logs, which the next holder of the name must not read).
+   * What goes only with the domains and mailboxes that went from `before` to `after`, in the
+   * change's last step, which cannot be undone (their sites' logs, which the next holder of the
+   * name must not read; a mailbox's mail).
    */
   forgetObjects?(account: Account, before: AccountObjects, after: AccountObjects): Promise<void>;
   /** What goes only with the account, in removeacct's last step, which cannot be undone (logs). */
@@ -311,9 +312,13 @@ export interface Component {
   purgeDomain?(domain: string): Promise<void>;
   /**
    * Differences between the store's accounts and what this component made (`berth doctor`);
-   * `sites` are every domain of every one of them.
+   * `sites` are every domain of every one of them, `objects` their objects by user.
    */
-  inspect?(accounts: readonly Account[], sites: readonly Site[]): string[] | Promise<string[]>;
+  inspect?(
+    accounts: readonly Account[],
+    sites: readonly Site[],
+    objects: ReadonlyMap<string, AccountObjects>,
+  ): string[] | Promise<string[]>;
   /** The services its files are read by, reloaded after recovery. */
   services?: Service[];
 }

@@ -262,10 +262,13 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       checkIdentifiers(account);
       const now = new Set(after.domains.map((d) => d.domain));
       // Last, once the services no longer write for them: what goes with the domains that went.
-      const last = ctx.step('logs of removed domains', async () => {
+      const last = ctx.step('what went with removed domains and mailboxes', async () => {
         for (const component of components) await component.forgetObjects?.(account, before, after);
       });
-      const gone = before.domains.some((d) => !now.has(d.domain));
+      const mailboxes = new Set(after.mailboxes.map((m) => m.email));
+      const gone =
+        before.domains.some((d) => !now.has(d.domain)) ||
+        before.mailboxes.some((m) => !mailboxes.has(m.email));
       return plan(
         each((c) => c.changeObjects?.(account, before, after)),
         gone ? [last] : [],
@@ -309,7 +312,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       const objects = (await loadObjects?.()) ?? new Map();
       const sites = accounts.flatMap((account) => sitesOf(account, objects.get(account.user)));
       const found = await Promise.all(
-        components.map(async (component) => component.inspect?.(accounts, sites) ?? []),
+        components.map(async (component) => component.inspect?.(accounts, sites, objects) ?? []),
       );
       return found.flat().sort();
     },

@@ -309,6 +309,25 @@ export function removeHome(home: string): void {
 }
 
 /**
+ * Removes `<home>/<components…>` and everything in it, reached without links (a link on the way:
+ * nothing is removed); links in it are removed, never followed. Nothing there: nothing to do.
+ */
+export function removeTree(home: string, components: readonly string[]): void {
+  try {
+    withPath(home, components.slice(0, -1), (fd) => {
+      const path = beneath(fd, components.at(-1)!);
+      const kind = kindAt(path);
+      if (kind === 'missing') return;
+      if (kind !== 'directory') return unlinkSync(path);
+      withDirectory(path, emptyDirectory);
+      rmdirSync(path);
+    });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+/**
  * Removes whatever `uid` owns below a directory every user may write (`/tmp`, `/var/tmp`,
  * `/dev/shm`): a file, link or directory of its own goes whole (a directory with whatever is in
  * it), and directories of others that others may write (where the uid could have put something)

@@ -16,6 +16,7 @@ import * as domains from './0012-domains.ts';
 import * as holderCredentials from './0013-holder-credentials.ts';
 import * as ssoTokens from './0014-sso-tokens.ts';
 import * as holderSessions from './0015-holder-sessions.ts';
+import * as mailboxes from './0016-mailboxes.ts';
 import * as domainMail from './0018-domain-mail.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -39,6 +40,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0013-holder-credentials': holderCredentials,
   '0014-sso-tokens': ssoTokens,
   '0015-holder-sessions': holderSessions,
+  '0016-mailboxes': mailboxes,
   '0018-domain-mail': domainMail,
 };
 

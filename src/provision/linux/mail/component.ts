@@ -13,10 +13,15 @@
 // (its hash copied from the shadow file, readable by Dovecot alone). Postfix, Dovecot and OpenDKIM are
 // reloaded once per call. Suspension takes the account's logins out of the logins
 // table (and the user component locks the password): nothing can log in, but mail still arrives.
+//
+// The holder's mailboxes and forwarders (mailboxes.ts) are in the record of their domain: a
+// mailbox logs in with its whole address and its own password, has its own quota and its Maildir
+// under the account's home; a forwarder is a Postfix virtual alias.
 import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import type { AccountObjects } from '../../../store/objects.ts';
+import { StepRefused } from '../../driver.ts';
 import {
   type Component,
   type LinuxContext,
@@ -38,6 +43,7 @@ import { findSystemUser } from '../passwd.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
 import { childrenOf, waitFor } from '../wait.ts';
+import { mailAt, mailboxSteps, mailChanged, removedMailboxes } from './mailboxes.ts';
 import { DKIM_SOCKET, LOCAL_SOCKET, type Milters, POLICY_SOCKET, startMilters } from './milters.ts';
 import { ORIGINATING } from './sender-policy.ts';
 import { type MailDomain, mailTables } from './tables.ts';
@@ -56,7 +62,8 @@ export interface MailComponent extends Component {
 export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): MailComponent {
   const { linux, config, runner } = ctx;
   const recordFile = (domain: string) => ctx.path(join(linux.mailDir, domainFile(domain, '.json')));
-  const { tableNames, tables, writeTables } = mailTables(ctx);
+  const { tableNames, tables, records, writeTables } = mailTables(ctx);
+  const mailboxes = mailboxSteps(ctx);
 
   // Below another system root there is no service to reload.
   const run = async (argv: string[]) => {
@@ -97,11 +104,22 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
 
   /**
    * The record of one mail domain of the account: its main domain, or (`site`) an addon or parked
-   * domain, whose mail is signed with the account's key (each of its zones publishes it).
+   * domain, whose mail is signed with the account's key (each of its zones publishes it). Its
+   * mailboxes and forwarders are the objects' when given, else as the record has them now.
    */
-  function recordOf(account: Account, site?: { domain: string; kind: 'addon' | 'parked' }): MailDomain {
+  function recordOf(
+    account: Account,
+    site?: { domain: string; kind: 'addon' | 'parked' },
+    objects?: AccountObjects,
+  ): MailDomain {
     const owner = ctx.systemUser(account.user);
     const key = dkimKeyFile(linux.dkimDir, account.domain);
+    const domain = site?.domain ?? account.domain;
+    const now = objects ? null : readIfExists(recordFile(domain));
+    const kept = now === null ? null : (JSON.parse(now) as MailDomain);
+    const mail = objects
+      ? mailAt(domain, objects)
+      : { mailboxes: kept?.mailboxes ?? [], forwarders: kept?.forwarders ?? [] };
     return {
       user: account.user,
       domain: site?.domain ?? account.domain,
@@ -112,6 +130,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       quota: account.limits.mailquota,
       suspended: account.suspension !== null,
       dkimKey: signsMail(account) && existsSync(ctx.path(key)) ? key : null,
+      ...mail,
     };
   }
 
@@ -174,17 +193,20 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
   const update = (name: string, account: Account, objects?: AccountObjects) =>
     local(account)
       ? [
-          recordStep(name, account, () => recordOf(account)),
+          recordStep(name, account, () => recordOf(account, undefined, objects)),
           ...mailSites(account, objects).map((s) =>
             recordStep(
               s.named(name),
               account,
-              () => recordOf(account, { domain: s.site.domain, kind: s.kind }),
+              () => recordOf(account, { domain: s.site.domain, kind: s.kind }, objects),
               s.site.domain,
             ),
           ),
         ]
       : [];
+  /** The directory of each of the account's mailboxes (what is there already is kept). */
+  const mailboxDirectories = (account: Account, objects?: AccountObjects) =>
+    local(account) ? (objects?.mailboxes ?? []).map((m) => mailboxes.directoryStep(account, m.email)) : [];
   /** Removes the record of every mail domain of the account (the main one last). */
   const removeAll = (name: string, account: Account, objects?: AccountObjects) =>
     local(account)
@@ -233,6 +255,8 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
         '-e',
         `virtual_mailbox_domains=${maps('domains')}`,
         `virtual_mailbox_maps=${maps('mailboxes')}`,
+        // The holder's forwarders.
+        `virtual_alias_maps=${maps('aliases')}`,
         'virtual_transport=lmtp:unix:private/dovecot-lmtp',
         'smtpd_sasl_type=dovecot',
         'smtpd_sasl_path=private/auth',
@@ -301,7 +325,13 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     },
 
     create: (account, _origin, objects) =>
-      local(account) ? [maildirStep(account), ...update('mail domain', account, objects)] : [],
+      local(account)
+        ? [
+            maildirStep(account),
+            ...mailboxDirectories(account, objects),
+            ...update('mail domain', account, objects),
+          ]
+        : [],
     remove: (account, objects) => removeAll('mail domain', account, objects),
     suspend: (account, objects) => update('mail logins', account, objects),
     unsuspend: (account, objects) => update('mail logins', account, objects),
@@ -313,7 +343,31 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     changeObjects(account, before, after) {
       const now = new Set(mailSites(account, after).map((s) => s.site.domain));
       const was = new Set(mailSites(account, before).map((s) => s.site.domain));
+      const had = new Set(before.mailboxes.map((m) => m.email));
+      // The records of the domains kept whose mailboxes or forwarders changed.
+      const changed = local(account)
+        ? [
+            ...(mailChanged(account.domain, before, after)
+              ? [recordStep('mailboxes', account, () => recordOf(account, undefined, after))]
+              : []),
+            ...mailSites(account, after)
+              .filter((s) => was.has(s.site.domain) && mailChanged(s.site.domain, before, after))
+              .map((s) =>
+                recordStep(
+                  s.named('mailboxes'),
+                  account,
+                  () => recordOf(account, { domain: s.site.domain, kind: s.kind }, after),
+                  s.site.domain,
+                ),
+              ),
+          ]
+        : [];
       return [
+        ...mailboxDirectories(account, {
+          ...after,
+          mailboxes: after.mailboxes.filter((m) => !had.has(m.email)),
+        }),
+        ...changed,
         ...mailSites(account, before)
           .filter((s) => !now.has(s.site.domain))
           .map((s) => recordStep(s.named('mail domain'), account, () => null, s.site.domain)),
@@ -323,16 +377,26 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
             recordStep(
               s.named('mail domain'),
               account,
-              () => recordOf(account, { domain: s.site.domain, kind: s.kind }),
+              () => recordOf(account, { domain: s.site.domain, kind: s.kind }, after),
               s.site.domain,
             ),
           ),
       ];
     },
+    // Last, once nothing serves them: the mail of the mailboxes that went.
+    async forgetObjects(account, before, after) {
+      for (const email of removedMailboxes(before, after)) mailboxes.removeDirectory(account, email);
+    },
 
     async reconcile(account, objects) {
       if (!local(account)) return;
       await maildirStep(account).run();
+      // A link the account planted in a mailbox's way leaves that mailbox without its directory
+      // (doctor says so); the rest is still repaired.
+      for (const step of mailboxDirectories(account, objects))
+        await step.run().catch((error: unknown) => {
+          if (!(error instanceof StepRefused)) throw error;
+        });
       for (const step of update('mail domain', account, objects)) await step.run();
     },
     async purge(account) {
@@ -345,8 +409,8 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       writeTables();
     },
 
-    inspect(_accounts, sites) {
-      const differences: string[] = [];
+    inspect(accounts, sites, objects = new Map()) {
+      const differences: string[] = mailboxes.inspect(accounts, objects, records(), tables);
       const listed = readIfExists(tables.domains) ?? '';
       const mailDomains = sites.filter((s) => local(s.site) && s.kind !== 'subdomain' && s.mailHere);
       for (const { site, kind } of mailDomains) {
@@ -356,10 +420,10 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
           differences.push(`${whose}: mail domain not in ${join(linux.postfixMapDir, 'domains')}`);
       }
       // What lists the tenants is no account's to read (a table written by an older Berth was).
-      const records = existsSync(ctx.path(linux.mailDir))
+      const recordFiles = existsSync(ctx.path(linux.mailDir))
         ? readdirSync(ctx.path(linux.mailDir)).map((name) => join(linux.mailDir, name))
         : [];
-      for (const path of [linux.mailDir, ...records, ...Object.values(tableNames)]) {
+      for (const path of [linux.mailDir, ...recordFiles, ...Object.values(tableNames)]) {
         const real = ctx.path(path);
         const mode = lstatSync(real, { throwIfNoEntry: false })?.mode ?? 0;
         if ((mode & 0o007) !== 0)

@@ -1,8 +1,10 @@
 // The mail component's tables (mail/component.ts), written whole from the records of the mail
 // domains (one per local mail domain: an account's main domain, and its addon and parked domains,
-// whose mail goes to the same mailbox): Postfix's domains, mailboxes and senders, Dovecot's logins
-// and users, OpenDKIM's keys and signing table. A login's password is the account's system
-// password (its hash copied from the shadow file).
+// whose mail goes to the same mailbox): Postfix's domains, mailboxes, senders and aliases, Dovecot's
+// logins and users, OpenDKIM's keys and signing table. An account's own login's password is its
+// system password (its hash copied from the shadow file); a mailbox the holder made has its own
+// (its hash, from the store, in the record), its own quota and its Maildir at
+// <home>/mail/<domain>/<local>/Maildir; a forwarder is a Postfix virtual alias.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LinuxContext } from '../context.ts';
@@ -13,6 +15,42 @@ import { shadowPasswords, systemGroupId } from '../passwd.ts';
 const TABLE_MODE = 0o640;
 /** The owner a suspended account's domain has in the senders table: no login is named so. */
 const SUSPENDED_SENDER = 'suspended:';
+
+/** A mailbox of the domain the holder made: `<local>@<domain>`, logging in with its own password. */
+export interface MailboxEntry {
+  local: string;
+  /** SHA-512 crypt. */
+  hash: string;
+  /** In MB, or null for none. */
+  quota: number | null;
+}
+
+/** A forwarder of the domain: mail to `<local>@<domain>` goes to each of `to`. */
+export interface ForwarderEntry {
+  local: string;
+  to: string[];
+}
+
+/** A mailbox's directory below the account's home (Dovecot's home for it; the Maildir is in it). */
+export function mailboxPath(domain: string, local: string): string[] {
+  return ['mail', domain, local];
+}
+
+/** What a name in the tables may be: nothing that ends a field, a line or a list there. */
+const SAFE_LOCAL = /^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?$/;
+const SAFE_ADDRESS = /^[^\s,:#"\\]+@[a-z0-9.-]+$/i;
+const SAFE_HASH = /^\$6\$[A-Za-z0-9./$=]+$/;
+
+/** The mailboxes of a record the tables can take (a record from elsewhere is not trusted blindly). */
+function safeMailboxes(d: MailDomain): MailboxEntry[] {
+  return (d.mailboxes ?? []).filter((m) => SAFE_LOCAL.test(m.local) && !m.local.includes('..'));
+}
+
+function safeForwarders(d: MailDomain): ForwarderEntry[] {
+  return (d.forwarders ?? []).filter(
+    (f) => SAFE_LOCAL.test(f.local) && f.to.length > 0 && f.to.every((to) => SAFE_ADDRESS.test(to)),
+  );
+}
 
 /** What the tables say about one mail domain. */
 export interface MailDomain {
@@ -31,6 +69,9 @@ export interface MailDomain {
   suspended: boolean;
   /** The private key OpenDKIM signs the domain's mail with, or null when it is not signed. */
   dkimKey: string | null;
+  /** The holder's mailboxes and forwarders at the domain (absent in records written before). */
+  mailboxes?: MailboxEntry[];
+  forwarders?: ForwarderEntry[];
 }
 
 export function mailTables(ctx: LinuxContext) {
@@ -40,6 +81,7 @@ export function mailTables(ctx: LinuxContext) {
     domains: join(linux.postfixMapDir, 'domains'),
     mailboxes: join(linux.postfixMapDir, 'mailboxes'),
     senders: join(linux.postfixMapDir, 'senders'),
+    aliases: join(linux.postfixMapDir, 'aliases'),
     localSenders: join(linux.postfixMapDir, 'local-senders'),
     localAliases: join(linux.postfixMapDir, 'local-aliases'),
     logins: join(linux.dovecotMapDir, 'logins'),
@@ -96,15 +138,25 @@ export function mailTables(ctx: LinuxContext) {
     );
     writeTable(
       tables.mailboxes,
-      lines((d) => [`${d.user}@${d.domain} OK`]),
+      lines((d) => [`${d.user}@${d.domain} OK`, ...safeMailboxes(d).map((m) => `${m.local}@${d.domain} OK`)]),
+      'postfix',
+    );
+    writeTable(
+      tables.aliases,
+      lines((d) => safeForwarders(d).map((f) => `${f.local}@${d.domain} ${f.to.join(', ')}`)),
       'postfix',
     );
     // A suspended account's domain stays (a hosted domain, guarded on port 25) with no login that
     // may send as it: a submission session opened before the suspension sends nothing more.
+    // A mailbox's address is its own login's to send as (and the account's); its login sends as
+    // nothing else, since no other entry names it.
+    const sendAs = (d: MailDomain, own: string[]) =>
+      mainOf(d).suspended ? SUSPENDED_SENDER : [...own, ...accountLogins(d.user)].join(', ');
     writeTable(
       tables.senders,
       lines((d) => [
-        `@${d.domain} ${mainOf(d).suspended ? SUSPENDED_SENDER : accountLogins(d.user).join(', ')}`,
+        ...safeMailboxes(d).map((m) => `${m.local}@${d.domain} ${sendAs(d, [`${m.local}@${d.domain}`])}`),
+        `@${d.domain} ${sendAs(d, [])}`,
       ]),
       'postfix',
     );
@@ -129,14 +181,31 @@ export function mailTables(ctx: LinuxContext) {
     const shadow = shadowPasswords(ctx.root);
     const hashOf = (d: MailDomain) => hashes.get(d.user) ?? shadow.get(d.user) ?? '!';
     const usable = all.filter((d) => !mainOf(d).suspended && !/^[!*]/.test(hashOf(d)));
+    // A mailbox's login is its whole address, with its own password's hash; none while suspended.
+    const mailboxLogins = (d: MailDomain) =>
+      mainOf(d).suspended
+        ? []
+        : safeMailboxes(d)
+            .filter((m) => SAFE_HASH.test(m.hash))
+            .map((m) => `${m.local}@${d.domain}:${m.hash}:::::::user=${m.local}@${d.domain}`);
     writeTable(
       tables.logins,
-      lines((d) => logins(d).map((login) => `${login}:${hashOf(d)}:::::::user=${d.user}`), usable),
+      lines((d) => logins(d).map((login) => `${login}:${hashOf(d)}:::::::user=${d.user}`), usable) +
+        lines(mailboxLogins),
       'dovecot',
     );
+    const mailboxUsers = (d: MailDomain) =>
+      safeMailboxes(d).map((m) => {
+        const home = [d.home, ...mailboxPath(d.domain, m.local)].join('/');
+        const rule = m.quota === null ? '' : `userdb_quota_rule=*:storage=${m.quota}M`;
+        return `${m.local}@${d.domain}::${d.uid}:${d.gid}::${home}::${rule}`;
+      });
     writeTable(
       tables.users,
-      lines((d) => logins(d).map((login) => `${login}::${d.uid}:${d.gid}::${d.home}::${quota(d)}`)),
+      lines((d) => [
+        ...logins(d).map((login) => `${login}::${d.uid}:${d.gid}::${d.home}::${quota(d)}`),
+        ...mailboxUsers(d),
+      ]),
       'dovecot',
     );
     const signed = all.filter((d) => d.dkimKey !== null);

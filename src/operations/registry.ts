@@ -4,6 +4,7 @@
 // customerOperations), never a table they reach for.
 import { accountInfo } from './account-info.ts';
 import { accountSummary } from './account-summary.ts';
+import { addCronJob } from './add-cron-job.ts';
 import { addDomain } from './add-domain.ts';
 import { addPackage } from './add-package.ts';
 import { addToken } from './add-token.ts';
@@ -17,6 +18,7 @@ import { editPackage } from './edit-package.ts';
 import { editQuota } from './edit-quota.ts';
 import { killPackage } from './kill-package.ts';
 import { listAccounts } from './list-accounts.ts';
+import { listCronJobs } from './list-cron-jobs.ts';
 import { listDomains } from './list-domains.ts';
 import { listPackages } from './list-packages.ts';
 import { listSuspended } from './list-suspended.ts';
@@ -25,6 +27,7 @@ import { loadAverage } from './load-average.ts';
 import type { Operation, ParamSchema } from './operation.ts';
 import { passwd } from './passwd.ts';
 import { removeAccount } from './remove-account.ts';
+import { removeCronJob } from './remove-cron-job.ts';
 import { removeDomain } from './remove-domain.ts';
 import { removeToken } from './remove-token.ts';
 import { resellerCount } from './reseller-count.ts';
@@ -91,4 +94,7 @@ export const customerOperations = registryOf([
   listDomains,
   addDomain,
   removeDomain,
+  listCronJobs,
+  addCronJob,
+  removeCronJob,
 ]);

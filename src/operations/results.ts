@@ -113,6 +113,12 @@ export const components = {
     docroot: text("Relative to the home; a parked domain's is the main site's"),
     created: text('When it was added, ISO 8601'),
   }),
+  CronJob: object({
+    id: text('Names the job in remove_cron_job'),
+    schedule: text('Five cron fields: minute hour day-of-month month day-of-week'),
+    command: text("One line, run by /bin/sh as the account's user, in the home"),
+    created: text('When it was added, ISO 8601'),
+  }),
 } satisfies Record<string, Schema>;
 
 /** An API token of an account's holder, as list_tokens shows it (never the token itself). */
@@ -158,6 +164,8 @@ export const results = {
   }),
   domain: ref('Domain'),
   domains: { type: 'array', items: ref('Domain') },
+  cronJob: ref('CronJob'),
+  cronJobs: { type: 'array', items: ref('CronJob') },
   token,
   newToken: object({
     name: text('The name the holder gave it'),

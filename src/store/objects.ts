@@ -1,12 +1,15 @@
 // An account's objects (CONTRACT §14) as one value: what a system change carries with the account,
 // read from the store and turned into rows (to travel between servers) and back. A new kind of
 // object adds its table to OBJECT_TABLES (schema.ts), its list here, and its row mapping to KINDS.
+import { type CronJob, cronJobsOf, toCronJob, toCronJobRow } from './cron-jobs.ts';
 import { type Domain, domainsOf, mainDomain, toDomain, toDomainRow } from './domains.ts';
 import { type Database, type Db, OBJECT_TABLES, type ObjectRows, type ObjectTable } from './schema.ts';
 
 export interface AccountObjects {
   /** The main domain first. */
   domains: Domain[];
+  /** Oldest first. */
+  cron_jobs: CronJob[];
 }
 
 /** How each kind's rows become objects and back; the rows name their account in `user`. */
@@ -18,27 +21,36 @@ const KINDS: {
   };
 } = {
   domains: { read: domainsOf, toObject: toDomain, toRow: toDomainRow },
+  cron_jobs: { read: cronJobsOf, toObject: toCronJob, toRow: toCronJobRow },
 };
+
+/** A kind seen apart from its table's types, for the loops over every table. */
+interface AnyKind {
+  read(db: Db, user: string): Promise<unknown[]>;
+  toObject(row: unknown): unknown;
+  toRow(user: string, object: unknown): unknown;
+}
+const kindOf = (table: ObjectTable): AnyKind => KINDS[table] as unknown as AnyKind;
 
 /** The account's objects as the store has them now. */
 export async function objectsOf(db: Db, user: string): Promise<AccountObjects> {
-  const objects: Partial<AccountObjects> = {};
-  for (const table of OBJECT_TABLES) objects[table] = await KINDS[table].read(db, user);
-  return objects as AccountObjects;
+  const objects: Record<string, unknown[]> = {};
+  for (const table of OBJECT_TABLES) objects[table] = await kindOf(table).read(db, user);
+  return objects as unknown as AccountObjects;
 }
 
 /** Every account's objects, by user, read in one pass over each table (`berth doctor`). */
 export async function objectsByUser(db: Db): Promise<Map<string, AccountObjects>> {
   const byUser = new Map<string, AccountObjects>();
   for (const table of OBJECT_TABLES) {
-    const kind = KINDS[table];
+    const kind = kindOf(table);
     for (const row of await db.selectFrom(table).selectAll().execute()) {
       let objects = byUser.get(row.user);
       if (!objects) {
         objects = Object.fromEntries(OBJECT_TABLES.map((t) => [t, []])) as unknown as AccountObjects;
         byUser.set(row.user, objects);
       }
-      (objects[table] as unknown[]).push(kind.toObject(row as Database[typeof table]));
+      (objects[table] as unknown[]).push(kind.toObject(row));
     }
   }
   return byUser;
@@ -49,24 +61,24 @@ export async function objectsByUser(db: Db): Promise<Map<string, AccountObjects>
  * made before its objects were kept, or a driver asked without them).
  */
 export function mainObjects(account: { domain: string; setupAt: Date }): AccountObjects {
-  return { domains: [mainDomain(account.domain, account.setupAt)] };
+  return { domains: [mainDomain(account.domain, account.setupAt)], cron_jobs: [] };
 }
 
 export function toObjectRows(user: string, objects: AccountObjects): ObjectRows {
-  const rows: Partial<ObjectRows> = {};
+  const rows: Record<string, unknown[]> = {};
   for (const table of OBJECT_TABLES)
-    rows[table] = objects[table].map((object) => KINDS[table].toRow(user, object));
-  return rows as ObjectRows;
+    rows[table] = (objects[table] as unknown[]).map((object) => kindOf(table).toRow(user, object));
+  return rows as unknown as ObjectRows;
 }
 
 /** The objects rows stand for; null when they are not rows of every kind. */
 export function fromObjectRows(rows: unknown): AccountObjects | null {
   if (typeof rows !== 'object' || rows === null) return null;
-  const objects: Partial<AccountObjects> = {};
+  const objects: Record<string, unknown[]> = {};
   for (const table of OBJECT_TABLES) {
     const list = (rows as Record<string, unknown>)[table];
     if (!Array.isArray(list) || !list.every((row) => typeof row === 'object' && row !== null)) return null;
-    objects[table] = list.map((row) => KINDS[table].toObject(row as Database[typeof table]));
+    objects[table] = list.map((row) => kindOf(table).toObject(row));
   }
-  return objects as AccountObjects;
+  return objects as unknown as AccountObjects;
 }

@@ -233,6 +233,17 @@ export interface DomainTable {
   created_at: string;
 }
 
+/** A cron job of an account (CONTRACT §14): a schedule of five cron fields and a one-line command. */
+export interface CronJobTable {
+  /** Short and stable: lower-case base32, unique across the store. */
+  id: string;
+  user: string;
+  schedule: string;
+  command: string;
+  /** ISO time. */
+  created_at: string;
+}
+
 /** A single sign-on token (CONTRACT §14), kept as its hash only, until used or expired. */
 export interface SsoTokenTable {
   /** SHA-256 of the token, hex. */
@@ -267,6 +278,7 @@ export interface Database {
   fleet_commits: FleetCommitTable;
   pending_changes: PendingChangeTable;
   domains: DomainTable;
+  cron_jobs: CronJobTable;
   api_tokens: ApiTokenTable;
   portal_sessions: PortalSessionTable;
   sso_tokens: SsoTokenTable;
@@ -280,7 +292,7 @@ export interface Database {
  * The tables of an account's objects (CONTRACT §14), each row naming its account in `user`: what
  * pending changes put back with the account's row. A new kind of object adds its table here.
  */
-export const OBJECT_TABLES = ['domains'] as const satisfies readonly (keyof Database)[];
+export const OBJECT_TABLES = ['domains', 'cron_jobs'] as const satisfies readonly (keyof Database)[];
 export type ObjectTable = (typeof OBJECT_TABLES)[number];
 /** The rows of an account's objects, by table. */
 export type ObjectRows = { [T in ObjectTable]: Database[T][] };
@@ -293,4 +305,5 @@ export type AccountRow = Omit<AccountTable, 'password_hash'>;
 export type PackageRow = PackageTable;
 export type ApiUserRow = ApiUserTable;
 export type DomainRow = DomainTable;
+export type CronJobRow = CronJobTable;
 export type AuditRow = Selectable<AuditTable>;

@@ -67,6 +67,7 @@ const objects: AccountObjects = {
     { domain: 'alice.example.net', kind: 'parked', docroot: null, createdAt: at },
     { domain: 'blog.alice.example', kind: 'subdomain', docroot: 'blog', createdAt: at },
   ],
+  cron_jobs: [{ id: 'abcdefgh23', schedule: '*/5 * * * *', command: 'php cron.php', createdAt: at }],
 };
 
 const travelled = (change: SystemChange) => changeOf(JSON.parse(JSON.stringify(changeMessage(change))));
@@ -79,7 +80,7 @@ describe('a system change between servers', () => {
     { kind: 'unsuspend', account, objects },
     { kind: 'password', account, objects, password: 'Password-2' },
     { kind: 'limits', before: { ...account, limits: { ...account.limits, quota: 100 } }, account, objects },
-    { kind: 'objects', account, before: { domains: [main] }, objects },
+    { kind: 'objects', account, before: { domains: [main], cron_jobs: [] }, objects },
   ];
   for (const change of changes)
     it(`arrives as it left: ${change.kind}, with the account's objects`, () => {
@@ -88,8 +89,17 @@ describe('a system change between servers', () => {
 
   it('carries the objects as store rows, each naming its account', () => {
     const message = changeMessage({ kind: 'suspend', account, objects }) as {
-      objects: { domains: object[] };
+      objects: { domains: object[]; cron_jobs: object[] };
     };
+    assert.deepEqual(message.objects.cron_jobs, [
+      {
+        id: 'abcdefgh23',
+        user: 'alice',
+        schedule: '*/5 * * * *',
+        command: 'php cron.php',
+        created_at: '2026-02-03T04:05:06.000Z',
+      },
+    ]);
     assert.deepEqual(message.objects.domains[2], {
       domain: 'alice.example.net',
       user: 'alice',
@@ -104,7 +114,11 @@ describe('a system change between servers', () => {
       string,
       unknown
     >;
-    assert.deepEqual(changeOf(message), { kind: 'suspend', account, objects: { domains: [main] } });
+    assert.deepEqual(changeOf(message), {
+      kind: 'suspend',
+      account,
+      objects: { domains: [main], cron_jobs: [] },
+    });
   });
 
   it('refuses what is not a change', () => {

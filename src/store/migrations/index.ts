@@ -16,6 +16,7 @@ import * as domains from './0012-domains.ts';
 import * as holderCredentials from './0013-holder-credentials.ts';
 import * as ssoTokens from './0014-sso-tokens.ts';
 import * as holderSessions from './0015-holder-sessions.ts';
+import * as cronJobs from './0017-cron-jobs.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0013-holder-credentials': holderCredentials,
   '0014-sso-tokens': ssoTokens,
   '0015-holder-sessions': holderSessions,
+  '0017-cron-jobs': cronJobs,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

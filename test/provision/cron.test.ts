@@ -32,6 +32,7 @@ describe('cron jobs on the linux driver', () => {
   it("writes Berth's runner, root's alone, a shell script that parses", async () => {
     await createAccount(h, 'vera', { domain: 'vera.example' });
     assert.equal(mode('etc/berth/cron-run'), 0o700);
+    assert.equal(mode('etc/berth/cron'), 0o700);
     const runner = read('etc/berth/cron-run');
     assert.doesNotMatch(runner, /\{\{/);
     assert.match(runner, /^jobs=\/etc\/berth\/cron\/\$user$/m);

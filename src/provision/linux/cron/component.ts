@@ -6,7 +6,7 @@
 // runner enters the account's control group and its jail and runs the command there as the
 // account's user (docs/linux-driver.md, Cron jobs). Both files are written whole from the store's
 // jobs at every change, and removed while the account is suspended and with the account.
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cronFields } from '../../../core/cron.ts';
 import type { Account } from '../../../store/accounts.ts';
@@ -91,6 +91,7 @@ export function cronComponent(ctx: LinuxContext): Component {
 
     async prepare() {
       mkdirSync(ctx.path(CRON_JOBS_DIR), { recursive: true, mode: 0o700 });
+      chmodSync(ctx.path(CRON_JOBS_DIR), 0o700);
       const content = runner();
       if (readIfExists(ctx.path(CRON_RUNNER)) !== content)
         writeFileAtomic(ctx.path(CRON_RUNNER), content, 0o700);

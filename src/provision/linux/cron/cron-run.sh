@@ -70,6 +70,21 @@ jail)
     printf 'root:x:0:0:root:/root:/bin/bash\n%s:x:%s:%s::%s:/bin/bash\n' "$user" "$uid" "$gid" "$home" >"$root/etc/passwd"
     printf 'root:x:0:\n%s:x:%s:\n' "$user" "$gid" >"$root/etc/group"
     chmod 0644 "$root/etc/passwd" "$root/etc/group"
+    # The home's own entries at the top, as its SFTP sessions see them (public_html is
+    # /public_html, as in a shell account's jail); the whole home at its own path too.
+    for entry in "$home"/* "$home"/.[!.]*; do
+      name=${entry##*/}
+      case " {{jail_entries}} proc home " in *" $name "*) continue ;; esac
+      if [ -d "$entry" ] && [ ! -L "$entry" ]; then
+        mkdir "$root/$name"
+      elif [ -f "$entry" ] && [ ! -L "$entry" ]; then
+        : >"$root/$name"
+      else
+        continue
+      fi
+      mount --bind "$entry" "$root/$name"
+      mount -o remount,bind,nosuid,nodev "$root/$name"
+    done
     mkdir -p "$root/proc" "$root$home"
     mount --bind "$home" "$root$home"
     mount -o remount,bind,nosuid,nodev "$root$home"

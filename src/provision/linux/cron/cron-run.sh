@@ -43,6 +43,8 @@ run)
 jail)
   # Only in a mount namespace of the run's own: never a mount in the system's.
   [ "$(readlink /proc/self/ns/mnt)" != "$(readlink /proc/1/ns/mnt)" ]
+  # What the jail is made of is readable by the account; the job makes files as a login would.
+  umask 022
   case $groups in
   *" {{shell_group}} "*)
     # The account's own jail, as its SSH sessions see it (shell/account-session.sh).
@@ -91,9 +93,9 @@ jail)
     ;;
   esac
   mount -t proc -o hidepid=invisible,nosuid,nodev,noexec proc "$root/proc"
-  exec env -i HOME="$home" USER="$user" LOGNAME="$user" SHELL=/bin/sh \
+  exec /usr/bin/env -i HOME="$home" USER="$user" LOGNAME="$user" SHELL=/bin/sh \
     PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
-    chroot --userspec="$uid:$gid" --groups="$gid" -- "$root" \
+    /usr/sbin/chroot --userspec="$uid:$gid" --groups="$gid" -- "$root" \
     /bin/sh -c 'cd "$1" && exec /bin/sh -c "$2"' berth-cron "$home" "$command" \
     </dev/null >/dev/null 2>&1
   ;;

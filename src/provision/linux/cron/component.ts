@@ -6,14 +6,14 @@
 // runner enters the account's control group and its jail and runs the command there as the
 // account's user (docs/linux-driver.md, Cron jobs). Both files are written whole from the store's
 // jobs at every change, and removed while the account is suspended and with the account.
-import { chmodSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { cronFields } from '../../../core/cron.ts';
 import type { Account } from '../../../store/accounts.ts';
 import type { CronJob } from '../../../store/cron-jobs.ts';
 import type { AccountObjects } from '../../../store/objects.ts';
 import type { Component, LinuxContext, LinuxStep } from '../context.ts';
-import { readIfExists, writeFileAtomic } from '../files.ts';
+import { makePrivateDirectory, readIfExists, writeFileAtomic } from '../files.ts';
 import { JAIL_ENTRIES, SHELL_GROUP, SUSPENDED_GROUP } from '../shell/component.ts';
 import { render } from '../templates.ts';
 
@@ -90,8 +90,7 @@ export function cronComponent(ctx: LinuxContext): Component {
     name: 'cron',
 
     async prepare() {
-      mkdirSync(ctx.path(CRON_JOBS_DIR), { recursive: true, mode: 0o700 });
-      chmodSync(ctx.path(CRON_JOBS_DIR), 0o700);
+      makePrivateDirectory(ctx.path(CRON_JOBS_DIR));
       const content = runner();
       if (readIfExists(ctx.path(CRON_RUNNER)) !== content)
         writeFileAtomic(ctx.path(CRON_RUNNER), content, 0o700);

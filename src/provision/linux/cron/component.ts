@@ -54,7 +54,7 @@ export function cronComponent(ctx: LinuxContext): Component {
     const runs = !removing && account.suspension === null && jobs.length > 0;
     const keeps = !removing && jobs.length > 0;
     return [
-      // The commands before the schedule that runs them; the schedule goes first.
+      // Made: the commands, then the schedule that runs them. Taken away: the schedule first.
       ...(keeps
         ? [ctx.fileStep('cron jobs', ctx.path(jobsFile(account.user)), 0o600, () => jobsTable(jobs))]
         : []),

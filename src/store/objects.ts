@@ -71,12 +71,16 @@ export function toObjectRows(user: string, objects: AccountObjects): ObjectRows 
   return rows as unknown as ObjectRows;
 }
 
-/** The objects rows stand for; null when they are not rows of every kind. */
+/**
+ * The objects rows stand for; null when they are not rows of every kind. A kind later than
+ * domains that the rows lack (sent by a server of an earlier Berth, which had none) is none.
+ */
 export function fromObjectRows(rows: unknown): AccountObjects | null {
   if (typeof rows !== 'object' || rows === null) return null;
   const objects: Record<string, unknown[]> = {};
   for (const table of OBJECT_TABLES) {
-    const list = (rows as Record<string, unknown>)[table];
+    const given = (rows as Record<string, unknown>)[table];
+    const list = given === undefined && table !== 'domains' ? [] : given;
     if (!Array.isArray(list) || !list.every((row) => typeof row === 'object' && row !== null)) return null;
     objects[table] = list.map((row) => kindOf(table).toObject(row));
   }

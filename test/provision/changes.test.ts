@@ -121,6 +121,18 @@ describe('a system change between servers', () => {
     });
   });
 
+  it('reads a kind the sending server did not know yet (cron jobs) as none', () => {
+    const message = changeMessage({ kind: 'suspend', account, objects }) as {
+      objects: Record<string, unknown>;
+    };
+    const { cron_jobs: _jobs, ...older } = message.objects;
+    assert.deepEqual(changeOf({ ...message, objects: older }), {
+      kind: 'suspend',
+      account,
+      objects: { domains: objects.domains, cron_jobs: [] },
+    });
+  });
+
   it('refuses what is not a change', () => {
     const suspend = changeMessage({ kind: 'suspend', account, objects }) as Record<string, unknown>;
     for (const message of [

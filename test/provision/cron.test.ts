@@ -4,10 +4,11 @@
 // a failing step puts every file back as it was; removal removes both.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { ApiError } from '../../src/core/errors.ts';
+import { inspect } from '../../src/operations/maintenance.ts';
 import { cronJobsOf } from '../../src/store/cron-jobs.ts';
 import { callForHolder, createAccount, forSuite } from '../helpers.ts';
 import { linuxSetup } from './system-root.ts';
@@ -92,6 +93,29 @@ describe('cron jobs on the linux driver', () => {
       .filter((line) => line.includes(' root '));
     assert.equal(lines.length, 3);
     assert.ok(lines.includes(`30 * * * * root /etc/berth/cron-run run vera ${third.id}`));
+  });
+
+  it('berth doctor finds the schedule of a suspended account and a schedule of no account', async () => {
+    assert.deepEqual(await inspect(h.services), []);
+    await h.call('suspendacct', { user: 'vera', reason: 'unpaid' });
+    const kept = read(commands);
+    writeFileSync(file(schedule), '# left behind\n', { mode: 0o600 });
+    writeFileSync(file('etc/cron.d/berth-ghost'), '# left behind\n', { mode: 0o600 });
+    try {
+      const found = await inspect(h.services);
+      assert.ok(
+        found.some((d) => /^vera: suspended, but its cron jobs are scheduled/.test(d)),
+        found.join('\n'),
+      );
+      assert.ok(found.some((d) => /^ghost: cron file \/etc\/cron\.d\/berth-ghost with no account/.test(d)));
+    } finally {
+      rmSync(file('etc/cron.d/berth-ghost'));
+    }
+    // unsuspendacct writes the schedule whole again.
+    await h.call('unsuspendacct', { user: 'vera' });
+    assert.equal(read(commands), kept);
+    assert.match(read(schedule), / root \/etc\/berth\/cron-run run vera /);
+    assert.deepEqual(await inspect(h.services), []);
   });
 
   it('remove_cron_job takes its line and command away; the last one takes both files', async () => {

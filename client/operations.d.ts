@@ -320,6 +320,20 @@ export interface HolderOperationParams {
     /** The forwarder's address */
     email: string;
   };
+  /** The account's cron jobs, oldest first. */
+  'list_cron_jobs': {};
+  /** Add a cron job: a command run on a schedule as the account's user, in its home. */
+  'add_cron_job': {
+    /** Five cron fields: minute hour day-of-month month day-of-week */
+    schedule: string;
+    /** The command, one line, run by /bin/sh as the account's user with the home as working directory; its output is discarded */
+    command: string;
+  };
+  /** Remove a cron job of the account. */
+  'remove_cron_job': {
+    /** The id list_cron_jobs gives the job */
+    id: string;
+  };
 }
 
 export type HolderOperationName = keyof HolderOperationParams;
@@ -475,6 +489,17 @@ export interface Forwarder {
   /** Where its mail goes */
   to: string[];
   /** When it was made, ISO 8601 */
+  created: string;
+}
+
+export interface CronJob {
+  /** Names the job in remove_cron_job */
+  id: string;
+  /** Five cron fields: minute hour day-of-month month day-of-week */
+  schedule: string;
+  /** One line, run by /bin/sh as the account's user, in the home */
+  command: string;
+  /** When it was added, ISO 8601 */
   created: string;
 }
 
@@ -681,4 +706,7 @@ export interface HolderOperationResults {
   'list_forwarders': Forwarder[];
   'add_forwarder': Forwarder;
   'remove_forwarder': Forwarder;
+  'list_cron_jobs': CronJob[];
+  'add_cron_job': CronJob;
+  'remove_cron_job': CronJob;
 }

@@ -10,6 +10,7 @@
 #                driver signals PHP-FPM with pkill
 #   postfix, dovecot-imapd, dovecot-lmtpd, opendkim, openssh-server, openssh-client, jailkit, rsync
 #              — the sandbox's mail and SSH; its test reads mail with curl and logs in with ssh/sftp
+#   cron       — the sandbox runs Debian's cron daemon, which runs the accounts' cron jobs
 #   tini       — the sandbox's first process, reaping orphans as init does
 #   systemd    — its systemd-analyze checks deploy/berth.service (verify, and its exposure rating)
 #   logrotate  — the sandbox's test rotates the sites' logs with Berth's logrotate file
@@ -38,6 +39,7 @@ ls /usr/sbin/php-fpm* >/dev/null 2>&1 || missing="$missing php-fpm"
 [ -x /usr/bin/sftp ] || missing="$missing openssh-client"
 [ -x /usr/sbin/jk_init ] || missing="$missing jailkit"
 [ -x /usr/bin/rsync ] || missing="$missing rsync"
+[ -x /usr/sbin/cron ] || missing="$missing cron"
 [ -x /usr/bin/tini ] || missing="$missing tini"
 [ -x /usr/bin/systemd-analyze ] || missing="$missing systemd"
 [ -x /usr/sbin/logrotate ] || missing="$missing logrotate"

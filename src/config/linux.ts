@@ -18,7 +18,7 @@ import {
   wholeNumber,
 } from './readers.ts';
 
-export const LINUX_COMPONENTS = ['user', 'php', 'tls', 'web', 'dns', 'mail', 'shell'] as const;
+export const LINUX_COMPONENTS = ['user', 'php', 'tls', 'web', 'dns', 'mail', 'shell', 'cron'] as const;
 export type LinuxComponentName = (typeof LINUX_COMPONENTS)[number];
 export const QUOTA_SETTINGS = ['auto', 'linux', 'btrfs', 'none'] as const;
 export type QuotaSetting = (typeof QUOTA_SETTINGS)[number];

@@ -43,6 +43,8 @@ export interface Config {
   publicSuffixList: string;
   homeBase: string;
   shell: string;
+  /** How many cron jobs an account may have (add_cron_job); the same for every account. */
+  cronJobs: number;
   /**
    * The uids (and gids) accounts get, one each, never given twice across the fleet: above the
    * system's own users and people (Debian gives those 1000 up), below what Debian reserves
@@ -150,6 +152,7 @@ export function defaults(dataDir: string): Config {
     publicSuffixList: PUBLIC_SUFFIX_LIST,
     homeBase: '/home',
     shell: '/bin/bash',
+    cronJobs: 20,
     uids: { min: 10000, max: 59999 },
     trustedProxies: [],
     trustedAddresses: [],

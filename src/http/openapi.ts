@@ -151,6 +151,10 @@ const TAGS: Record<string, { description: string; operations: string[] }> = {
       'remove_forwarder',
     ],
   },
+  'Cron jobs': {
+    description: "The account's cron jobs: commands run on a schedule as its user, in its jail.",
+    operations: ['list_cron_jobs', 'add_cron_job', 'remove_cron_job'],
+  },
   'API tokens': {
     description: "The account holder's API tokens for the customer API.",
     operations: ['list_tokens', 'add_token', 'remove_token'],

@@ -1,5 +1,12 @@
 // What an operation is: its parameter schema, its summary and example, and `run`. Every entry point
 // (HTTP, CLI, portal) goes through execute.ts, which parses the parameters with the schema.
+import {
+  CRON_COMMAND_MAX,
+  CRON_JOB_ID_PATTERN,
+  parseCronCommand,
+  parseCronJobId,
+  parseCronSchedule,
+} from '../core/cron.ts';
 import { type DomainRules, parseNewDomain } from '../core/domain-claims.ts';
 import { ApiError, catalogue, type ErrorCode, invalid, missing } from '../core/errors.ts';
 import * as values from '../core/values.ts';
@@ -208,6 +215,22 @@ export const kinds = {
     'a directory relative to the home: names of letters, digits, _ . or - separated by /, none starting with a dot, no .., not Maildir or mail; never through a link',
     { type: 'string', minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_][A-Za-z0-9_./-]*$' },
   ),
+  cronSchedule: kind(
+    'string',
+    parseCronSchedule,
+    'five cron fields, minute hour day-of-month month day-of-week: each *, a value, a range a-b, either with /step, or a list of those; month and day-of-week names (jan, mon) too; no @-words',
+    { type: 'string', minLength: 9, maxLength: 200 },
+  ),
+  cronCommand: kind(
+    'string',
+    parseCronCommand,
+    `one line of at most ${CRON_COMMAND_MAX} characters, no control characters; run by /bin/sh`,
+    { type: 'string', minLength: 1, maxLength: CRON_COMMAND_MAX },
+  ),
+  cronJobId: kind('string', parseCronJobId, 'a cron job id, as list_cron_jobs answers it', {
+    type: 'string',
+    pattern: CRON_JOB_ID_PATTERN.source,
+  }),
 };
 
 export interface Result {

@@ -4,6 +4,7 @@
 // customerOperations), never a table they reach for.
 import { accountInfo } from './account-info.ts';
 import { accountSummary } from './account-summary.ts';
+import { addCronJob } from './add-cron-job.ts';
 import { addDomain } from './add-domain.ts';
 import { addForwarder } from './add-forwarder.ts';
 import { addMailbox } from './add-mailbox.ts';
@@ -21,6 +22,7 @@ import { editPackage } from './edit-package.ts';
 import { editQuota } from './edit-quota.ts';
 import { killPackage } from './kill-package.ts';
 import { listAccounts } from './list-accounts.ts';
+import { listCronJobs } from './list-cron-jobs.ts';
 import { listDomains } from './list-domains.ts';
 import { listForwarders } from './list-forwarders.ts';
 import { listMailboxes } from './list-mailboxes.ts';
@@ -31,6 +33,7 @@ import { loadAverage } from './load-average.ts';
 import type { Operation, ParamSchema } from './operation.ts';
 import { passwd } from './passwd.ts';
 import { removeAccount } from './remove-account.ts';
+import { removeCronJob } from './remove-cron-job.ts';
 import { removeDomain } from './remove-domain.ts';
 import { removeForwarder } from './remove-forwarder.ts';
 import { removeMailbox } from './remove-mailbox.ts';
@@ -107,4 +110,7 @@ export const customerOperations = registryOf([
   listForwarders,
   addForwarder,
   removeForwarder,
+  listCronJobs,
+  addCronJob,
+  removeCronJob,
 ]);

@@ -125,6 +125,12 @@ export const components = {
     to: { type: 'array', items: { type: 'string' }, description: 'Where its mail goes' },
     created: text('When it was made, ISO 8601'),
   }),
+  CronJob: object({
+    id: text('Names the job in remove_cron_job'),
+    schedule: text('Five cron fields: minute hour day-of-month month day-of-week'),
+    command: text("One line, run by /bin/sh as the account's user, in the home"),
+    created: text('When it was added, ISO 8601'),
+  }),
 } satisfies Record<string, Schema>;
 
 /** An API token of an account's holder, as list_tokens shows it (never the token itself). */
@@ -174,6 +180,8 @@ export const results = {
   mailboxes: { type: 'array', items: ref('Mailbox') },
   forwarder: ref('Forwarder'),
   forwarders: { type: 'array', items: ref('Forwarder') },
+  cronJob: ref('CronJob'),
+  cronJobs: { type: 'array', items: ref('CronJob') },
   token,
   newToken: object({
     name: text('The name the holder gave it'),

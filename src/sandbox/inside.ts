@@ -2,7 +2,7 @@
 // starts them). It lays throwaway overlays over every directory the stack writes (namespace.ts),
 // configures and starts Debian's nginx, PHP-FPM, BIND and Pebble on free 127.0.0.1 ports
 // (configure.ts, ports.ts), then `berth serve --driver linux` with system root `/`, then Postfix,
-// Dovecot, OpenDKIM and sshd (they read what Berth wrote when it started), and reports on standard
+// Dovecot, OpenDKIM, sshd and cron (they read what Berth wrote when it started), and reports on standard
 // output once all of it answers. On SIGINT, SIGTERM or its input closing, it stops them, Berth first
 // (supervisor.ts); nothing it did outlives the namespace.
 import { execFileSync } from 'node:child_process';
@@ -142,7 +142,7 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
         (await answers(ports.api)) && (await answers(ports.reseller)) && (await answers(ports.customer)),
       600,
     );
-    // Mail and SSH read what Berth's mail and shell components wrote when it started.
+    // Mail, SSH and cron read what Berth's mail, shell and cron components wrote when it started.
     const mailServices: [Service, string, number | string][] = [
       [{ name: 'Postfix', argv: ['/usr/sbin/postfix', 'start-fg'], stop: 'SIGTERM' }, 'postfix', ports.smtp],
       [
@@ -168,6 +168,8 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
         'sshd',
         ports.ssh,
       ],
+      // Debian's cron runs the accounts' cron jobs from the files Berth's cron component writes.
+      [{ name: 'cron', argv: ['/usr/sbin/cron', '-f'], stop: 'SIGTERM' }, 'cron', '/run/crond.pid'],
     ];
     for (const [service, log] of mailServices) supervisor.start(service, `/var/log/sandbox/${log}.log`);
     for (const [service, , port] of mailServices)

@@ -1,6 +1,7 @@
 // Hosting accounts in the store. Rows become Account objects here and nowhere else.
 import { SqliteAdapter, sql } from 'kysely';
 import { type Limit, overlapsOf } from '../core/values.ts';
+import { deleteCronJobsOf } from './cron-jobs.ts';
 import { deleteDomainsOf, insertDomain, mainDomain, renameMainDomain } from './domains.ts';
 import { deleteTokensOf } from './holder-credentials.ts';
 import { deleteMailOf } from './mailboxes.ts';
@@ -359,6 +360,7 @@ export async function deleteAccount(db: Db, user: string): Promise<void> {
   await db.deleteFrom('accounts').where('user', '=', user).execute();
   await deleteDomainsOf(db, user);
   await deleteMailOf(db, user);
+  await deleteCronJobsOf(db, user);
 }
 
 /** Passes every account `from` owns (but itself) to `to`. */

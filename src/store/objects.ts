@@ -1,6 +1,7 @@
 // An account's objects (CONTRACT §14) as one value: what a system change carries with the account,
 // read from the store and turned into rows (to travel between servers) and back. A new kind of
 // object adds its table to OBJECT_TABLES (schema.ts), its list here, and its row mapping to KINDS.
+import { type CronJob, cronJobsOf, toCronJob, toCronJobRow } from './cron-jobs.ts';
 import { type Domain, domainsOf, mainDomain, toDomain, toDomainRow } from './domains.ts';
 import {
   type Forwarder,
@@ -19,6 +20,8 @@ export interface AccountObjects {
   domains: Domain[];
   mailboxes: Mailbox[];
   forwarders: Forwarder[];
+  /** Oldest first. */
+  cron_jobs: CronJob[];
 }
 
 /** How each kind's rows become objects and back; the rows name their account in `user`. */
@@ -32,19 +35,16 @@ const KINDS: {
   domains: { read: domainsOf, toObject: toDomain, toRow: toDomainRow },
   mailboxes: { read: mailboxesOf, toObject: toMailbox, toRow: toMailboxRow },
   forwarders: { read: forwardersOf, toObject: toForwarder, toRow: toForwarderRow },
+  cron_jobs: { read: cronJobsOf, toObject: toCronJob, toRow: toCronJobRow },
 };
 
-/** Kinds a server or a held change from before them may leave out: none of them, then. */
-const LATER_KINDS: ReadonlySet<ObjectTable> = new Set(['mailboxes', 'forwarders']);
-
-/** One kind of KINDS, as the loops over every table see it (TypeScript does not pair them up). */
-function kindOf(table: ObjectTable): {
+/** A kind seen apart from its table's types, for the loops over every table. */
+interface AnyKind {
   read(db: Db, user: string): Promise<unknown[]>;
   toObject(row: unknown): unknown;
   toRow(user: string, object: unknown): unknown;
-} {
-  return KINDS[table] as never;
 }
+const kindOf = (table: ObjectTable): AnyKind => KINDS[table] as unknown as AnyKind;
 
 /** The account's objects as the store has them now. */
 export async function objectsOf(db: Db, user: string): Promise<AccountObjects> {
@@ -75,7 +75,12 @@ export async function objectsByUser(db: Db): Promise<Map<string, AccountObjects>
  * made before its objects were kept, or a driver asked without them).
  */
 export function mainObjects(account: { domain: string; setupAt: Date }): AccountObjects {
-  return { domains: [mainDomain(account.domain, account.setupAt)], mailboxes: [], forwarders: [] };
+  return {
+    domains: [mainDomain(account.domain, account.setupAt)],
+    mailboxes: [],
+    forwarders: [],
+    cron_jobs: [],
+  };
 }
 
 export function toObjectRows(user: string, objects: AccountObjects): ObjectRows {
@@ -85,13 +90,16 @@ export function toObjectRows(user: string, objects: AccountObjects): ObjectRows 
   return rows as unknown as ObjectRows;
 }
 
-/** The objects rows stand for; null when they are not rows of every kind. */
+/**
+ * The objects rows stand for; null when they are not rows of every kind. A kind later than
+ * domains that the rows lack (sent by a server of an earlier Berth, which had none) is none.
+ */
 export function fromObjectRows(rows: unknown): AccountObjects | null {
   if (typeof rows !== 'object' || rows === null) return null;
   const objects: Record<string, unknown[]> = {};
   for (const table of OBJECT_TABLES) {
     const given = (rows as Record<string, unknown>)[table];
-    const list = given === undefined && LATER_KINDS.has(table) ? [] : given;
+    const list = given === undefined && table !== 'domains' ? [] : given;
     if (!Array.isArray(list) || !list.every((row) => typeof row === 'object' && row !== null)) return null;
     objects[table] = list.map((row) => kindOf(table).toObject(row));
   }

@@ -256,6 +256,17 @@ export interface ForwarderTable {
   created_at: string;
 }
 
+/** A cron job of an account (CONTRACT §14): a schedule of five cron fields and a one-line command. */
+export interface CronJobTable {
+  /** Short and stable: lower-case base32, unique across the store. */
+  id: string;
+  user: string;
+  schedule: string;
+  command: string;
+  /** ISO time. */
+  created_at: string;
+}
+
 /** A single sign-on token (CONTRACT §14), kept as its hash only, until used or expired. */
 export interface SsoTokenTable {
   /** SHA-256 of the token, hex. */
@@ -292,6 +303,7 @@ export interface Database {
   domains: DomainTable;
   mailboxes: MailboxTable;
   forwarders: ForwarderTable;
+  cron_jobs: CronJobTable;
   api_tokens: ApiTokenTable;
   portal_sessions: PortalSessionTable;
   sso_tokens: SsoTokenTable;
@@ -309,6 +321,7 @@ export const OBJECT_TABLES = [
   'domains',
   'mailboxes',
   'forwarders',
+  'cron_jobs',
 ] as const satisfies readonly (keyof Database)[];
 export type ObjectTable = (typeof OBJECT_TABLES)[number];
 /** The rows of an account's objects, by table. */
@@ -324,4 +337,5 @@ export type ApiUserRow = ApiUserTable;
 export type DomainRow = DomainTable;
 export type MailboxRow = MailboxTable;
 export type ForwarderRow = ForwarderTable;
+export type CronJobRow = CronJobTable;
 export type AuditRow = Selectable<AuditTable>;

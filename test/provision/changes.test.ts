@@ -69,8 +69,9 @@ const objects: AccountObjects = {
   ],
   mailboxes: [{ email: 'info@alice-shop.example', passwordHash: '$6$salt$hash', quota: 50, createdAt: at }],
   forwarders: [{ email: 'sales@alice.example', to: ['a@elsewhere.example', 'b@x.example'], createdAt: at }],
+  cron_jobs: [{ id: 'abcdefgh23', schedule: '*/5 * * * *', command: 'php cron.php', createdAt: at }],
 };
-const mainOnly: AccountObjects = { domains: [main], mailboxes: [], forwarders: [] };
+const mainOnly: AccountObjects = { domains: [main], mailboxes: [], forwarders: [], cron_jobs: [] };
 
 const travelled = (change: SystemChange) => changeOf(JSON.parse(JSON.stringify(changeMessage(change))));
 
@@ -91,8 +92,17 @@ describe('a system change between servers', () => {
 
   it('carries the objects as store rows, each naming its account', () => {
     const message = changeMessage({ kind: 'suspend', account, objects }) as {
-      objects: { domains: object[] };
+      objects: { domains: object[]; cron_jobs: object[] };
     };
+    assert.deepEqual(message.objects.cron_jobs, [
+      {
+        id: 'abcdefgh23',
+        user: 'alice',
+        schedule: '*/5 * * * *',
+        command: 'php cron.php',
+        created_at: '2026-02-03T04:05:06.000Z',
+      },
+    ]);
     assert.deepEqual(message.objects.domains[2], {
       domain: 'alice.example.net',
       user: 'alice',
@@ -111,15 +121,15 @@ describe('a system change between servers', () => {
     assert.deepEqual(changeOf(message), { kind: 'suspend', account, objects: mainOnly });
   });
 
-  it('gives a change from a server that keeps no mailboxes or forwarders none of them', () => {
+  it('gives a change from a server that keeps no mailboxes, forwarders or cron jobs none of them', () => {
     const message = changeMessage({ kind: 'suspend', account, objects }) as {
       objects: Record<string, unknown>;
     };
-    const { mailboxes: _m, forwarders: _f, ...older } = message.objects;
+    const { mailboxes: _m, forwarders: _f, cron_jobs: _c, ...older } = message.objects;
     assert.deepEqual(changeOf({ ...message, objects: older }), {
       kind: 'suspend',
       account,
-      objects: { ...objects, mailboxes: [], forwarders: [] },
+      objects: { ...objects, mailboxes: [], forwarders: [], cron_jobs: [] },
     });
   });
 

@@ -16,6 +16,7 @@ import {
   type Service,
   sitesOf,
 } from './context.ts';
+import { cronComponent } from './cron/component.ts';
 import { dnsComponent } from './dns/component.ts';
 import { dkimKeyFile } from './dns/dkim.ts';
 import { makeUnlistedDirectory, readIfExists } from './files.ts';
@@ -80,7 +81,8 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   const dns = enabled.has('dns') ? dnsComponent(ctx) : null;
   const mail = enabled.has('mail') ? mailComponent(ctx, tls) : null;
   const shell = enabled.has('shell') ? shellComponent(ctx) : null;
-  const components: Component[] = [user, php, tls, web, dns, mail, shell].filter(
+  const cron = enabled.has('cron') ? cronComponent(ctx) : null;
+  const components: Component[] = [user, php, tls, web, dns, mail, shell, cron].filter(
     (c): c is NonNullable<typeof c> => c !== null,
   );
   const others = components.filter((c) => c !== user);

@@ -23,7 +23,8 @@ export type TemplateName =
   | 'mail/opendkim.conf'
   | 'shell/sshd.conf'
   | 'shell/account-session.sh'
-  | 'shell/pam-sshd.conf';
+  | 'shell/pam-sshd.conf'
+  | 'cron/cron-run.sh';
 
 /** Values rendered as they are; `blocks` may span lines (they are built by the driver itself). */
 export function render(

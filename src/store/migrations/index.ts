@@ -17,6 +17,7 @@ import * as holderCredentials from './0013-holder-credentials.ts';
 import * as ssoTokens from './0014-sso-tokens.ts';
 import * as holderSessions from './0015-holder-sessions.ts';
 import * as mailboxes from './0016-mailboxes.ts';
+import * as cronJobs from './0017-cron-jobs.ts';
 import * as domainMail from './0018-domain-mail.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -41,6 +42,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0014-sso-tokens': ssoTokens,
   '0015-holder-sessions': holderSessions,
   '0016-mailboxes': mailboxes,
+  '0017-cron-jobs': cronJobs,
   '0018-domain-mail': domainMail,
 };
 

@@ -1,0 +1,103 @@
+#!/bin/sh
+# Berth's cron job runner (written by its cron component; docs/linux-driver.md, Cron jobs). Debian's
+# cron runs it as root, from the lines of /etc/cron.d/berth-<user>, with an account's user and a
+# job's id, never a command. It reads the job's command from the account's root-only jobs file,
+# does nothing while the account is suspended, moves itself into the account's control group, and
+# runs the command with /bin/sh as the account's user and group, in the home, inside the account's
+# jail: for a shell account the jail its SSH shell has (with a /proc of its own showing the account
+# alone), for any other a jail built the same way for the run in a mount namespace of its own. The
+# job's output is discarded. It fails rather than run a command anywhere else.
+set -eu
+umask 077
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+
+user=${2:-}
+id=${3:-}
+case $user in '' | [!a-z]* | *[!a-z0-9]*) exit 1 ;; esac
+[ "${#user}" -le 16 ]
+case $id in '' | *[!a-z2-7]*) exit 1 ;; esac
+[ "${#id}" -eq 10 ]
+
+jobs={{jobs_dir}}/$user
+[ -f "$jobs" ] && [ ! -L "$jobs" ] || exit 0
+command=$(sed -n "s/^$id //p" "$jobs")
+[ -n "$command" ] || exit 0
+groups=" $(id -nG -- "$user") "
+case $groups in *" {{suspended_group}} "*) exit 0 ;; esac
+entry=$(getent passwd -- "$user")
+uid=$(echo "$entry" | cut -d: -f3)
+gid=$(echo "$entry" | cut -d: -f4)
+home=$(echo "$entry" | cut -d: -f6)
+case $uid$gid in '' | *[!0-9]*) exit 1 ;; esac
+[ "$uid" -ne 0 ] && [ "$gid" -ne 0 ]
+# The home is root's (the customer cannot put a link where a mount goes), never a link itself.
+case $home in /*) ;; *) exit 1 ;; esac
+[ -d "$home" ] && [ ! -L "$home" ] && [ "$(stat -c %u -- "$home")" = 0 ]
+
+case ${1:-} in
+run)
+  # Every process of the job is the account's: suspension and removal end it, its limits apply.
+{{enter_groups}}
+  exec unshare --mount --propagation private -- /bin/sh "$0" jail "$user" "$id"
+  ;;
+jail)
+  # Only in a mount namespace of the run's own: never a mount in the system's.
+  [ "$(readlink /proc/self/ns/mnt)" != "$(readlink /proc/1/ns/mnt)" ]
+  # What the jail is made of is readable by the account; the job makes files as a login would.
+  umask 022
+  case $groups in
+  *" {{shell_group}} "*)
+    # The account's own jail, as its SSH sessions see it (shell/account-session.sh).
+    root=$home
+    [ -d "$root/proc" ] && [ ! -L "$root/proc" ] && [ "$(stat -c %u -- "$root/proc")" = 0 ]
+    ;;
+  *)
+    # A jail like a shell account's, from the same template, in a tmpfs seen by this run alone.
+    template={{jail_template}}
+    root={{jail_root}}
+    mkdir -p -m 0755 "$root"
+    mount -t tmpfs -o mode=0755,nosuid,nodev,size=16m berth-cron "$root"
+    for name in {{jail_entries}}; do
+      if [ -L "$template/$name" ]; then
+        ln -s "$(readlink "$template/$name")" "$root/$name"
+      elif [ -d "$template/$name" ] && [ "$name" != etc ]; then
+        mkdir "$root/$name"
+        mount --bind "$template/$name" "$root/$name"
+        mount -o remount,bind,ro,nosuid "$root/$name"
+      elif [ -d "$template/$name" ]; then
+        cp -a "$template/etc" "$root/etc"
+      fi
+    done
+    mkdir -p "$root/etc"
+    printf 'root:x:0:0:root:/root:/bin/bash\n%s:x:%s:%s::%s:/bin/bash\n' "$user" "$uid" "$gid" "$home" >"$root/etc/passwd"
+    printf 'root:x:0:\n%s:x:%s:\n' "$user" "$gid" >"$root/etc/group"
+    chmod 0644 "$root/etc/passwd" "$root/etc/group"
+    # The home's own entries at the top, as its SFTP sessions see them (public_html is
+    # /public_html, as in a shell account's jail); the whole home at its own path too.
+    for entry in "$home"/* "$home"/.[!.]*; do
+      name=${entry##*/}
+      case " {{jail_entries}} proc home " in *" $name "*) continue ;; esac
+      if [ -d "$entry" ] && [ ! -L "$entry" ]; then
+        mkdir "$root/$name"
+      elif [ -f "$entry" ] && [ ! -L "$entry" ]; then
+        : >"$root/$name"
+      else
+        continue
+      fi
+      mount --bind "$entry" "$root/$name"
+      mount -o remount,bind,nosuid,nodev "$root/$name"
+    done
+    mkdir -p "$root/proc" "$root$home"
+    mount --bind "$home" "$root$home"
+    mount -o remount,bind,nosuid,nodev "$root$home"
+    ;;
+  esac
+  mount -t proc -o hidepid=invisible,nosuid,nodev,noexec proc "$root/proc"
+  exec /usr/bin/env -i HOME="$home" USER="$user" LOGNAME="$user" SHELL=/bin/sh \
+    PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+    /usr/sbin/chroot --userspec="$uid:$gid" --groups="$gid" -- "$root" \
+    /bin/sh -c 'cd "$1" && exec /bin/sh -c "$2"' berth-cron "$home" "$command" \
+    </dev/null >/dev/null 2>&1
+  ;;
+*) exit 1 ;;
+esac

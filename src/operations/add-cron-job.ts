@@ -5,8 +5,7 @@
 // the job, so that concurrent adds never pass it.
 import { apiError } from '../core/errors.ts';
 import { type CronJob, insertCronJob, newCronJobId } from '../store/cron-jobs.ts';
-import { objectsOf } from '../store/objects.ts';
-import { changeState, holderAccount } from './common.ts';
+import { changeObjects } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 import { results } from './results.ts';
 
@@ -34,15 +33,12 @@ export const addCronJob = defineOperation({
   async run(ctx, input) {
     const { schedule, command } = input;
     const limit = ctx.services.config.cronJobs;
-    const added = await changeState(ctx, async (db, system) => {
+    const added = await changeObjects(ctx, async (db, account, before) => {
       // Locked until the commit: the account's adds take turns on the limit.
-      const account = await holderAccount(db, ctx.principal);
-      const before = await objectsOf(db, account.user);
       if (before.cron_jobs.length >= limit)
         throw apiError('limit_reached', { limit: 'cron_jobs', value: String(limit) });
       const made: CronJob = { id: newCronJobId(), schedule, command, createdAt: ctx.services.now() };
       await insertCronJob(db, account.user, made);
-      await system({ kind: 'objects', account, before, objects: await objectsOf(db, account.user) });
       return made;
     });
     return { data: cronJobObject(added), info: `Cron job ${added.id} added` };

@@ -4,8 +4,7 @@
 import { apiError, invalid } from '../core/errors.ts';
 import { uniqueViolation } from '../store/errors.ts';
 import { type Forwarder, insertForwarder } from '../store/mailboxes.ts';
-import { objectsOf } from '../store/objects.ts';
-import { changeState, holderAccount } from './common.ts';
+import { changeObjects } from './common.ts';
 import { forwarderObject, refuseAddress } from './mail-objects.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 import { results } from './results.ts';
@@ -29,9 +28,7 @@ export const addForwarder = defineOperation({
   async run(ctx, input) {
     const { email, to } = input;
     if (to.includes(email)) throw invalid('to', `${email} would forward to itself`);
-    const added = await changeState(ctx, async (db, system) => {
-      const account = await holderAccount(db, ctx.principal);
-      const before = await objectsOf(db, account.user);
+    const added = await changeObjects(ctx, async (db, account, before) => {
       refuseAddress(account, before, email);
       const made: Forwarder = { email, to, createdAt: ctx.services.now() };
       try {
@@ -41,7 +38,6 @@ export const addForwarder = defineOperation({
           throw apiError('object_exists', { kind: 'forwarder', name: email }, 'email');
         throw error;
       }
-      await system({ kind: 'objects', account, before, objects: await objectsOf(db, account.user) });
       return made;
     });
     return { data: forwarderObject(added), info: `Forwarder ${email} added` };

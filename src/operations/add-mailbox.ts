@@ -8,8 +8,7 @@ import { apiError } from '../core/errors.ts';
 import { formatLimit } from '../core/values.ts';
 import { uniqueViolation } from '../store/errors.ts';
 import { insertMailbox, type Mailbox } from '../store/mailboxes.ts';
-import { objectsOf } from '../store/objects.ts';
-import { changeState, holderAccount } from './common.ts';
+import { changeObjects } from './common.ts';
 import { mailboxObject, mailboxQuota, refuseAddress } from './mail-objects.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
 import { results } from './results.ts';
@@ -35,10 +34,8 @@ export const addMailbox = defineOperation({
     const { email } = input;
     // Hashed before the transaction: the account's row is not held while it is.
     const passwordHash = await ctx.services.crypt.hash(input.password);
-    const added = await changeState(ctx, async (db, system) => {
+    const added = await changeObjects(ctx, async (db, account, before) => {
       // Locked until the commit: the account's adds take turns on its limit.
-      const account = await holderAccount(db, ctx.principal);
-      const before = await objectsOf(db, account.user);
       refuseAddress(account, before, email);
       const quota = mailboxQuota(account, input.quota);
       const limit = account.limits.email_accounts;
@@ -52,7 +49,6 @@ export const addMailbox = defineOperation({
           throw apiError('object_exists', { kind: 'mailbox', name: email }, 'email');
         throw error;
       }
-      await system({ kind: 'objects', account, before, objects: await objectsOf(db, account.user) });
       return made;
     });
     return { data: mailboxObject(added), info: `Mailbox ${email} created` };

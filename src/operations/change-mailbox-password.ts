@@ -1,8 +1,7 @@
 // change_mailbox_password (CONTRACT §14): a mailbox's own password (never the account's). Its IMAP
 // and submission logins take it at once; the store keeps its hash alone.
 import { updateMailbox } from '../store/mailboxes.ts';
-import { objectsOf } from '../store/objects.ts';
-import { changeState, holderAccount } from './common.ts';
+import { changeObjects } from './common.ts';
 import { findMailbox, mailboxObject } from './mail-objects.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 import { results } from './results.ts';
@@ -23,12 +22,9 @@ export const changeMailboxPassword = defineOperation({
   async run(ctx, input) {
     const { email } = input;
     const passwordHash = await ctx.services.crypt.hash(input.password);
-    const changed = await changeState(ctx, async (db, system) => {
-      const account = await holderAccount(db, ctx.principal);
-      const before = await objectsOf(db, account.user);
+    const changed = await changeObjects(ctx, async (db, account, before) => {
       const found = findMailbox(before, email);
       await updateMailbox(db, account.user, email, { passwordHash });
-      await system({ kind: 'objects', account, before, objects: await objectsOf(db, account.user) });
       return found;
     });
     return { data: mailboxObject(changed), info: `Password of ${email} changed` };

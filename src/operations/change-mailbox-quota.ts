@@ -1,8 +1,7 @@
 // change_mailbox_quota (CONTRACT §14): a mailbox's quota in MB, which Dovecot enforces; at most the
 // account's mailquota when it has one. Mail already there stays, over the quota or not.
 import { updateMailbox } from '../store/mailboxes.ts';
-import { objectsOf } from '../store/objects.ts';
-import { changeState, holderAccount } from './common.ts';
+import { changeObjects } from './common.ts';
 import { findMailbox, mailboxObject, mailboxQuota } from './mail-objects.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 import { results } from './results.ts';
@@ -22,13 +21,10 @@ export const changeMailboxQuota = defineOperation({
   errors: ['object_not_found'],
   async run(ctx, input) {
     const { email } = input;
-    const changed = await changeState(ctx, async (db, system) => {
-      const account = await holderAccount(db, ctx.principal);
-      const before = await objectsOf(db, account.user);
+    const changed = await changeObjects(ctx, async (db, account, before) => {
       const found = findMailbox(before, email);
       const quota = mailboxQuota(account, input.quota);
       await updateMailbox(db, account.user, email, { quota });
-      await system({ kind: 'objects', account, before, objects: await objectsOf(db, account.user) });
       return { ...found, quota };
     });
     return {

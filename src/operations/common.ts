@@ -8,6 +8,7 @@ import { domainsOfChange, type SystemChange, stepsFor } from '../provision/chang
 import { runSteps, type Step, undoSteps } from '../provision/driver.ts';
 import { type Account, findAccountInScope, ownedTotals } from '../store/accounts.ts';
 import { uniqueViolation } from '../store/errors.ts';
+import { type AccountObjects, objectsOf } from '../store/objects.ts';
 import {
   AccountBusy,
   holdAccounts,
@@ -291,4 +292,23 @@ export function generatePassword(): string {
   let out = '';
   for (let i = 0; i < 20; i++) out += PASSWORD_ALPHABET[randomInt(PASSWORD_ALPHABET.length)];
   return out;
+}
+
+/**
+ * A change of the objects of the account on whose holder's side the call is (its domains,
+ * mailboxes, cron jobs…): `work` changes their rows, given the account (locked until the commit,
+ * so the account's changes take turns on its limits) and its objects as they were; the system
+ * change from those to the objects the rows now hold follows, with its undo.
+ */
+export async function changeObjects<T>(
+  ctx: Context,
+  work: (db: Db, account: Account, before: AccountObjects) => Promise<T>,
+): Promise<T> {
+  return await changeState(ctx, async (db, system) => {
+    const account = await holderAccount(db, ctx.principal);
+    const before = await objectsOf(db, account.user);
+    const result = await work(db, account, before);
+    await system({ kind: 'objects', account, before, objects: await objectsOf(db, account.user) });
+    return result;
+  });
 }

@@ -5,9 +5,8 @@
 import { apiError, invalid } from '../core/errors.ts';
 import { deleteDomain } from '../store/domains.ts';
 import { domainOfAddress } from '../store/mailboxes.ts';
-import { objectsOf } from '../store/objects.ts';
 import { domainObject } from './add-domain.ts';
-import { changeState, holderAccount } from './common.ts';
+import { changeObjects } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 import { results } from './results.ts';
 
@@ -25,9 +24,7 @@ export const removeDomain = defineOperation({
   errors: ['object_not_found'],
   async run(ctx, input) {
     const { domain } = input;
-    const removed = await changeState(ctx, async (db, system) => {
-      const account = await holderAccount(db, ctx.principal);
-      const before = await objectsOf(db, account.user);
+    const removed = await changeObjects(ctx, async (db, account, before) => {
       const found = before.domains.find((d) => d.domain === domain);
       if (!found) throw apiError('object_not_found', { kind: 'domain', name: domain }, 'domain');
       if (found.kind === 'main')
@@ -47,7 +44,6 @@ export const removeDomain = defineOperation({
           `its mailboxes and forwarders (${addresses.join(', ')}) must be removed first`,
         );
       await deleteDomain(db, account.user, domain);
-      await system({ kind: 'objects', account, before, objects: await objectsOf(db, account.user) });
       return found;
     });
     return { data: domainObject(removed), info: `Domain ${domain} removed` };

@@ -1,8 +1,7 @@
 // remove_forwarder (CONTRACT §14): mail to the address is no longer forwarded (nor accepted).
 import { apiError } from '../core/errors.ts';
 import { deleteForwarder } from '../store/mailboxes.ts';
-import { objectsOf } from '../store/objects.ts';
-import { changeState, holderAccount } from './common.ts';
+import { changeObjects } from './common.ts';
 import { forwarderObject } from './mail-objects.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 import { results } from './results.ts';
@@ -21,13 +20,10 @@ export const removeForwarder = defineOperation({
   errors: ['object_not_found'],
   async run(ctx, input) {
     const { email } = input;
-    const removed = await changeState(ctx, async (db, system) => {
-      const account = await holderAccount(db, ctx.principal);
-      const before = await objectsOf(db, account.user);
+    const removed = await changeObjects(ctx, async (db, account, before) => {
       const found = before.forwarders.find((f) => f.email === email);
       if (!found) throw apiError('object_not_found', { kind: 'forwarder', name: email }, 'email');
       await deleteForwarder(db, account.user, email);
-      await system({ kind: 'objects', account, before, objects: await objectsOf(db, account.user) });
       return found;
     });
     return { data: forwarderObject(removed), info: `Forwarder ${email} removed` };

@@ -1,8 +1,7 @@
 // remove_mailbox (CONTRACT §14): takes a mailbox from the account, and its mail with it: its logins
 // end at once, its Maildir is removed once nothing serves it any more (that alone is not undone).
 import { deleteMailbox } from '../store/mailboxes.ts';
-import { objectsOf } from '../store/objects.ts';
-import { changeState, holderAccount } from './common.ts';
+import { changeObjects } from './common.ts';
 import { findMailbox, mailboxObject } from './mail-objects.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 import { results } from './results.ts';
@@ -21,12 +20,9 @@ export const removeMailbox = defineOperation({
   errors: ['object_not_found'],
   async run(ctx, input) {
     const { email } = input;
-    const removed = await changeState(ctx, async (db, system) => {
-      const account = await holderAccount(db, ctx.principal);
-      const before = await objectsOf(db, account.user);
+    const removed = await changeObjects(ctx, async (db, account, before) => {
       const found = findMailbox(before, email);
       await deleteMailbox(db, account.user, email);
-      await system({ kind: 'objects', account, before, objects: await objectsOf(db, account.user) });
       return found;
     });
     return { data: mailboxObject(removed), info: `Mailbox ${email} removed` };

@@ -63,7 +63,7 @@ function answer(query: Buffer, zone: ReadonlyMap<string, Records>): Buffer {
         ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right]
         : left;
       const data = Buffer.alloc(16);
-      groups.forEach((g, i) => data.writeUInt16BE(Number.parseInt(g, 16), i * 2));
+      for (const [i, g] of groups.entries()) data.writeUInt16BE(Number.parseInt(g, 16), i * 2);
       answers.push(record(name, type, data));
     }
   const header = Buffer.alloc(12);

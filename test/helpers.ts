@@ -386,6 +386,23 @@ export function assertRefused(reply: Reply, status: number, code: string, param:
 }
 
 /** The status and error code an operation run directly threw; fails the test if it went through. */
+/** What a refused call answered: its status, code, parameter (when there is one) and sentence. */
+export async function refused(
+  promise: Promise<unknown>,
+): Promise<{ status: number; code: string; param?: string; info: string }> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  assert.ok(error instanceof ApiError, String(error));
+  return {
+    status: error.status,
+    code: error.code,
+    ...(error.param && { param: error.param }),
+    info: error.message,
+  };
+}
+
 export async function refusal(promise: Promise<unknown>): Promise<{ status: number; code: ErrorCode }> {
   const error = await promise.then(
     () => null,

@@ -360,6 +360,28 @@ export function insecureRequest(
   });
 }
 
+/**
+ * A call of the customer API of a sandbox (CONTRACT §14), as an account's holder: with its user
+ * name and password (HTTP Basic) or an API token (Bearer). The answer's status and envelope.
+ */
+export async function sandboxHolderCall(
+  sandbox: SandboxInfo,
+  credentials: { user: string; password: string } | { token: string },
+  operation: string,
+  params: Record<string, string> = {},
+): Promise<{ status: number; body: { data: unknown; info: string } }> {
+  const authorization =
+    'token' in credentials
+      ? `Bearer ${credentials.token}`
+      : `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}`;
+  const reply = await insecureRequest(Number(new URL(sandbox.customer_api).port), `/api/${operation}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization },
+    body: new URLSearchParams(params).toString(),
+  });
+  return { status: reply.status, body: JSON.parse(reply.body) as { data: unknown; info: string } };
+}
+
 /** An API call to a sandbox, as its administrator; the answer's status and envelope. */
 export async function sandboxCall(
   sandbox: SandboxInfo,

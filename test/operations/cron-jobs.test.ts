@@ -9,17 +9,7 @@ import { execute } from '../../src/operations/execute.ts';
 import { customerOperations } from '../../src/operations/registry.ts';
 import { findAccount } from '../../src/store/accounts.ts';
 import { cronJobsOf } from '../../src/store/cron-jobs.ts';
-import { callForHolder, createAccount, refusal, suiteHarness } from '../helpers.ts';
-
-/** The code, parameter and sentence of a refused call. */
-async function refused(promise: Promise<unknown>): Promise<{ code: string; param?: string; info: string }> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  assert.ok(error instanceof ApiError, String(error));
-  return { code: error.code, ...(error.param && { param: error.param }), info: error.message };
-}
+import { callForHolder, createAccount, refusal, refused, suiteHarness } from '../helpers.ts';
 
 interface Job {
   id: string;

@@ -3,29 +3,12 @@
 // subdomains and document roots, the limits taken atomically, and what each answers.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiError } from '../../src/core/errors.ts';
+import type { ApiError } from '../../src/core/errors.ts';
 import { execute } from '../../src/operations/execute.ts';
 import { customerOperations } from '../../src/operations/registry.ts';
 import { findAccount } from '../../src/store/accounts.ts';
 import { domainsOf } from '../../src/store/domains.ts';
-import { callCreateacct, callForHolder, createAccount, refusal, suiteHarness } from '../helpers.ts';
-
-/** What a refused call answered: status, code, parameter and the sentence. */
-async function refused(
-  promise: Promise<unknown>,
-): Promise<{ status: number; code: string; param?: string; info: string }> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  assert.ok(error instanceof ApiError, String(error));
-  return {
-    status: error.status,
-    code: error.code,
-    ...(error.param && { param: error.param }),
-    info: error.message,
-  };
-}
+import { callCreateacct, callForHolder, createAccount, refusal, refused, suiteHarness } from '../helpers.ts';
 
 describe('the domains of an account, as its holder adds and removes them', () => {
   const h = suiteHarness({

@@ -4,19 +4,9 @@
 // that a mailbox's password is kept as its hash alone and never audited or sent in an event.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiError } from '../../src/core/errors.ts';
+import type { ApiError } from '../../src/core/errors.ts';
 import { mailboxesOf } from '../../src/store/mailboxes.ts';
-import { callForHolder, createAccount, refusal, suiteHarness } from '../helpers.ts';
-
-/** What a refused call answered: code, parameter and the sentence. */
-async function refused(promise: Promise<unknown>): Promise<{ code: string; param?: string; info: string }> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  assert.ok(error instanceof ApiError, String(error));
-  return { code: error.code, ...(error.param && { param: error.param }), info: error.message };
-}
+import { callForHolder, createAccount, refusal, refused, suiteHarness } from '../helpers.ts';
 
 const SECRET = 'Mailbox-Secret-7';
 

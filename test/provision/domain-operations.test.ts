@@ -8,14 +8,14 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ApiError } from '../../src/core/errors.ts';
+import type { ApiError } from '../../src/core/errors.ts';
 import { inspect, recoverInterruptedCalls } from '../../src/operations/maintenance.ts';
 import { findSystemUser } from '../../src/provision/linux/passwd.ts';
 import { findAccount } from '../../src/store/accounts.ts';
 import { domainsOf } from '../../src/store/domains.ts';
 import { objectsByUser } from '../../src/store/objects.ts';
 import { dnsServer } from '../dns-server.ts';
-import { callForHolder, createAccount, forSuite } from '../helpers.ts';
+import { callForHolder, createAccount, forSuite, refused } from '../helpers.ts';
 import { linuxSetup, nginxAccepts } from './system-root.ts';
 
 describe('domains added and removed by the holder on the linux driver', () => {
@@ -29,12 +29,8 @@ describe('domains added and removed by the holder on the linux driver', () => {
   const remove = (domain: string) => callForHolder(h, 'uma', 'remove_domain', { domain });
   /** What add_domain refused with, as code and parameter. */
   const refusedWith = async (promise: Promise<unknown>) => {
-    const error = await promise.then(
-      () => null,
-      (e: unknown) => e,
-    );
-    assert.ok(error instanceof ApiError, String(error));
-    return [error.code, error.param];
+    const { code, param } = await refused(promise);
+    return [code, param];
   };
   /** Every file a domain could have, and whether each is there. */
   const traces = (domain: string) =>

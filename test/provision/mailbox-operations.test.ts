@@ -17,11 +17,11 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ApiError } from '../../src/core/errors.ts';
+import type { ApiError } from '../../src/core/errors.ts';
 import { inspect, recoverInterruptedCalls } from '../../src/operations/maintenance.ts';
 import { findSystemUser } from '../../src/provision/linux/passwd.ts';
 import { mailboxesOf } from '../../src/store/mailboxes.ts';
-import { callForHolder, createAccount, forSuite } from '../helpers.ts';
+import { callForHolder, createAccount, forSuite, refused } from '../helpers.ts';
 import { linuxSetup } from './system-root.ts';
 
 const SECRET = 'Mailbox-Secret-7';
@@ -34,12 +34,8 @@ describe('mailboxes and forwarders made by the holder on the linux driver', () =
   const dovecot = (name: string) => read(`etc/dovecot/berth/${name}`);
   const call = (op: string, params: Record<string, string>) => callForHolder(h, 'mia', op, params);
   const refusedWith = async (promise: Promise<unknown>) => {
-    const error = await promise.then(
-      () => null,
-      (e: unknown) => e,
-    );
-    assert.ok(error instanceof ApiError, String(error));
-    return [error.code, error.param];
+    const { code, param } = await refused(promise);
+    return [code, param];
   };
 
   it('a mailbox gets its Maildir, its login, its quota and the right to send as itself', async () => {

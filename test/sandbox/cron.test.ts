@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { tempDir } from '../helpers.ts';
-import { insecureRequest, type RunningSandbox, sandboxCall, sandboxWithAccounts } from '../process.ts';
+import { type RunningSandbox, sandboxCall, sandboxHolderCall, sandboxWithAccounts } from '../process.ts';
 
 /**
  * What a job writes, each run appending a block, into the site directory it sees at /public_html;
@@ -36,15 +36,8 @@ describe('cron jobs, in the sandbox', () => {
   /** An operation of the holder's side on the customer API, with the holder's password. */
   const asHolder = async (user: string, operation: string, params: Record<string, string> = {}) => {
     const password = `${user[0]!.toUpperCase()}${user.slice(1)}-pass-1234`;
-    const reply = await insecureRequest(Number(new URL(sandbox.customer_api).port), `/api/${operation}/`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
-      },
-      body: new URLSearchParams(params).toString(),
-    });
-    return { status: reply.status, body: JSON.parse(reply.body) as { data: { id: string }; info: string } };
+    const reply = await sandboxHolderCall(sandbox, { user, password }, operation, params);
+    return reply as { status: number; body: { data: { id: string }; info: string } };
   };
   /** What the account's job wrote into its public_html, read as root ('' when nothing yet). */
   const ran = async (user: string) =>

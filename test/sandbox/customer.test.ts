@@ -8,9 +8,9 @@ import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { tempDir } from '../helpers.ts';
 import {
   curl,
-  insecureRequest,
   type RunningSandbox,
   sandboxCall,
+  sandboxHolderCall,
   sandboxSsh,
   sandboxWithAccounts,
 } from '../process.ts';
@@ -21,16 +21,12 @@ describe('the sandbox’s customer listener', () => {
   let sandbox: SandboxInfo;
 
   /** A call of the customer API with Basic credentials or a token. */
-  const holder = async (auth: string, operation: string, params: Record<string, string> = {}) => {
-    const reply = await insecureRequest(Number(new URL(sandbox.customer_api).port), `/api/${operation}/`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: auth },
-      body: new URLSearchParams(params).toString(),
-    });
-    return { status: reply.status, body: JSON.parse(reply.body) as { data: unknown; info: string } };
-  };
-  const basic = (user: string, password: string) =>
-    `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+  const holder = (
+    credentials: { user: string; password: string } | { token: string },
+    operation: string,
+    params: Record<string, string> = {},
+  ) => sandboxHolderCall(sandbox, credentials, operation, params);
+  const basic = (user: string, password: string) => ({ user, password });
 
   before(async () => {
     running = await sandboxWithAccounts(dataDir, ['alice', 'bob']);
@@ -87,15 +83,15 @@ describe('the sandbox’s customer listener', () => {
     const made = await holder(basic('alice', 'Alice-pass-1234'), 'add_token', { name: 'deploy' });
     assert.equal(made.status, 200, made.body.info);
     const { token } = made.body.data as { token: string };
-    assert.equal((await holder(`Bearer ${token}`, 'account_info')).status, 200);
+    assert.equal((await holder({ token }, 'account_info')).status, 200);
     assert.equal(
       (await sandboxCall(sandbox, 'suspendacct', { user: 'alice', reason: 'unpaid' })).status,
       200,
     );
-    const refused = await holder(`Bearer ${token}`, 'account_info');
+    const refused = await holder({ token }, 'account_info');
     assert.equal(refused.status, 403);
     assert.equal((refused.body.data as { code: string }).code, 'account_suspended');
     assert.equal((await sandboxCall(sandbox, 'unsuspendacct', { user: 'alice' })).status, 200);
-    assert.equal((await holder(`Bearer ${token}`, 'account_info')).status, 200);
+    assert.equal((await holder({ token }, 'account_info')).status, 200);
   });
 });

@@ -12,10 +12,10 @@ import { tempDir } from '../helpers.ts';
 import {
   arrivedMessage,
   inboxMessage,
-  insecureRequest,
   mailCurl,
   type RunningSandbox,
   sandboxCall,
+  sandboxHolderCall,
   sandboxWithAccounts,
   smtpSend,
 } from '../process.ts';
@@ -29,22 +29,8 @@ describe('mailboxes and forwarders in the sandbox', () => {
   let sandbox: SandboxInfo;
 
   /** An operation of the holder's, called by the holder on the customer API with its password. */
-  const asHolder = async (
-    user: string,
-    password: string,
-    operation: string,
-    params: Record<string, string>,
-  ) => {
-    const reply = await insecureRequest(Number(new URL(sandbox.customer_api).port), `/api/${operation}/`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
-      },
-      body: new URLSearchParams(params).toString(),
-    });
-    return { status: reply.status, body: JSON.parse(reply.body) as { data: unknown; info: string } };
-  };
+  const asHolder = (user: string, password: string, operation: string, params: Record<string, string>) =>
+    sandboxHolderCall(sandbox, { user, password }, operation, params);
   const alice = (operation: string, params: Record<string, string>) =>
     asHolder('alice', 'Alice-pass-1234', operation, params);
   const inbound = (to: string, subject: string) =>

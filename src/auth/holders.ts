@@ -139,15 +139,19 @@ export async function authenticateHolder(
   return refuseSuspended(account);
 }
 
-/** Whether `password` is the account's password now (the holder's own change_password asks it). */
+/**
+ * The hash `password` was found to match, when it is the account's password now (the holder's own
+ * change_password asks it); null otherwise.
+ */
 export async function holderPasswordIs(
   services: Services,
   account: Account,
   password: string,
   address: string,
-): Promise<boolean> {
+): Promise<string | null> {
   const hash = await storedHash(services, account);
-  return await attemptLogin(services, address, account.user, hash, password, true);
+  const ok = await attemptLogin(services, address, account.user, hash, password, true);
+  return ok && hash !== undefined ? hash : null;
 }
 
 /** The account an API token belongs to, with the token's name; failures count as a wrong password. */

@@ -5,7 +5,7 @@
 
 import { holderPasswordIs } from '../auth/holders.ts';
 import { apiError, invalid } from '../core/errors.ts';
-import { setPasswordHash } from '../store/holder-credentials.ts';
+import { passwordHashOf, setPasswordHash } from '../store/holder-credentials.ts';
 import { endHolderSessions } from '../store/holder-sessions.ts';
 import { objectsOf } from '../store/objects.ts';
 import { changeState, holderAccount } from './common.ts';
@@ -29,12 +29,17 @@ export const changePassword = defineOperation({
     const { services, principal } = ctx;
     const account = await holderAccount(services.store.db, principal);
     // An administrator or reseller acting for the holder knows no password: it must be given too.
-    if (!(await holderPasswordIs(services, account, input.current_password, principal.address)))
-      throw invalid('current_password', 'it is not the account’s password');
+    const verified = await holderPasswordIs(services, account, input.current_password, principal.address);
+    if (verified === null) throw invalid('current_password', 'it is not the account’s password');
     const hash = await services.crypt.hash(input.password);
     const user = await changeState(ctx, async (db, system) => {
       const current = await holderAccount(db, principal);
       if (current.suspension) throw apiError('account_suspended', { user: current.user });
+      // The password checked is still the account's (its row is locked now): a passwd between the
+      // check and this transaction (the administrator's, after a compromise) is not undone by
+      // someone who knew only the old one.
+      if ((await passwordHashOf(db, current.user)) !== verified)
+        throw invalid('current_password', 'it is not the account’s password');
       await setPasswordHash(db, current.user, hash);
       // The panel session the change came from goes on; every other one of the account ends.
       const own = principal.kind === 'holder' && principal.via !== 'password' && principal.via !== 'token';

@@ -170,6 +170,27 @@ describe('the customer API', () => {
     assert.equal((await h.callAsHolder(BOB, 'account_info')).statusCode, 200);
   });
 
+  it('does not undo a passwd made while the holder’s change of password was on its way', async () => {
+    await callCreateacct(h, 'gina', { password: 'gina-pass-111' });
+    // The administrator resets the password between the check of the current one and the change.
+    const crypt = h.services.crypt;
+    const hash = crypt.hash.bind(crypt);
+    crypt.hash = async (password: string) => {
+      crypt.hash = hash;
+      assert.equal((await h.call('passwd', { user: 'gina', password: 'admin-reset-222' })).statusCode, 200);
+      return hash(password);
+    };
+    const raced = await h.callAsHolder({ user: 'gina', password: 'gina-pass-111' }, 'change_password', {
+      current_password: 'gina-pass-111',
+      password: 'attacker-pass-333',
+    });
+    assertRefused(raced, 400, 'invalid_parameter', 'current_password');
+    assert.equal(
+      (await h.callAsHolder({ user: 'gina', password: 'admin-reset-222' }, 'account_info')).statusCode,
+      200,
+    );
+  });
+
   it('refuses a suspended account’s holder with account_suspended, only once the password is right', async () => {
     assert.equal((await h.call('suspendacct', { user: 'bob', reason: 'unpaid' })).statusCode, 200);
     assertRefused(await h.callAsHolder(BOB, 'account_info'), 403, 'account_suspended', undefined);

@@ -5,15 +5,13 @@
 import type { Account } from '../store/accounts.ts';
 import { findAccount } from '../store/accounts.ts';
 import {
-  deleteHolderSession,
-  deleteIdleHolderSessions,
   findHolderSession,
   type HolderSession,
   type HolderVia,
   insertHolderSession,
-  touchHolderSession,
 } from '../store/holder-sessions.ts';
 import type { Db } from '../store/schema.ts';
+import { deleteIdleSessions, deleteSession, touchSession } from '../store/session-rows.ts';
 import { type CookieNames, hashOf, IDLE_MS, plausibleId, randomToken } from '../web-kit/session.ts';
 
 export const PANEL_COOKIES: CookieNames = {
@@ -28,7 +26,7 @@ export async function openHolderSession(
   via: HolderVia,
   nowMs: number,
 ): Promise<{ id: string; session: HolderSession }> {
-  await deleteIdleHolderSessions(db, nowMs - IDLE_MS);
+  await deleteIdleSessions(db, 'holder_sessions', nowMs - IDLE_MS);
   const id = randomToken();
   const session: HolderSession = {
     idHash: hashOf(id),
@@ -58,22 +56,22 @@ export async function currentHolding(db: Db, id: string | undefined, nowMs: numb
   const session = await findHolderSession(db, hashOf(id));
   if (!session) return { state: 'none' };
   if (nowMs - session.lastSeenMs > IDLE_MS) {
-    await deleteHolderSession(db, session.idHash);
+    await deleteSession(db, 'holder_sessions', session.idHash);
     return { state: 'none' };
   }
   const account = await findAccount(db, session.user);
   if (!account || account.setupAt.getTime() !== session.accountSetupMs) {
-    await deleteHolderSession(db, session.idHash);
+    await deleteSession(db, 'holder_sessions', session.idHash);
     return { state: 'none' };
   }
   if (account.suspension !== null) {
-    await deleteHolderSession(db, session.idHash);
+    await deleteSession(db, 'holder_sessions', session.idHash);
     return { state: 'suspended', account };
   }
-  await touchHolderSession(db, session.idHash, nowMs);
+  await touchSession(db, 'holder_sessions', session.idHash, nowMs);
   return { state: 'active', session, account };
 }
 
 export async function closeHolderSession(db: Db, id: string | undefined): Promise<void> {
-  if (plausibleId(id)) await deleteHolderSession(db, hashOf(id));
+  if (plausibleId(id)) await deleteSession(db, 'holder_sessions', hashOf(id));
 }

@@ -1,14 +1,8 @@
 // Portal sessions: the administrator's, in the store's portal_sessions, with the cookies and the
 // 30 idle minutes of every session of Berth's pages (web-kit/session.ts).
-import {
-  deleteIdleSessions,
-  deleteSession,
-  findSession,
-  insertSession,
-  type PortalSession,
-  touchSession,
-} from '../store/portal-sessions.ts';
+import { findSession, insertSession, type PortalSession } from '../store/portal-sessions.ts';
 import type { Db } from '../store/schema.ts';
+import { deleteIdleSessions, deleteSession, touchSession } from '../store/session-rows.ts';
 import { type CookieNames, hashOf, IDLE_MS, plausibleId, randomToken } from '../web-kit/session.ts';
 
 export { parseCookies } from '../web-kit/session.ts';
@@ -21,7 +15,7 @@ export const PORTAL_COOKIES: CookieNames = {
 export const SESSION_COOKIE = PORTAL_COOKIES.session;
 
 export async function openSession(db: Db, nowMs: number): Promise<{ id: string; session: PortalSession }> {
-  await deleteIdleSessions(db, nowMs - IDLE_MS);
+  await deleteIdleSessions(db, 'portal_sessions', nowMs - IDLE_MS);
   const id = randomToken();
   const session = { idHash: hashOf(id), csrf: randomToken(), createdMs: nowMs, lastSeenMs: nowMs };
   await insertSession(db, session);
@@ -38,13 +32,13 @@ export async function currentSession(
   const session = await findSession(db, hashOf(id));
   if (!session) return null;
   if (nowMs - session.lastSeenMs > IDLE_MS) {
-    await deleteSession(db, session.idHash);
+    await deleteSession(db, 'portal_sessions', session.idHash);
     return null;
   }
-  await touchSession(db, session.idHash, nowMs);
+  await touchSession(db, 'portal_sessions', session.idHash, nowMs);
   return session;
 }
 
 export async function closeSession(db: Db, id: string | undefined): Promise<void> {
-  if (id) await deleteSession(db, hashOf(id));
+  if (id) await deleteSession(db, 'portal_sessions', hashOf(id));
 }

@@ -49,22 +49,6 @@ export async function findHolderSession(db: Db, idHash: string): Promise<HolderS
   );
 }
 
-export async function touchHolderSession(db: Db, idHash: string, nowMs: number): Promise<void> {
-  await db
-    .updateTable('holder_sessions')
-    .set({ last_seen_ms: nowMs })
-    .where('id_hash', '=', idHash)
-    .execute();
-}
-
-export async function deleteHolderSession(db: Db, idHash: string): Promise<void> {
-  await db.deleteFrom('holder_sessions').where('id_hash', '=', idHash).execute();
-}
-
-export async function deleteIdleHolderSessions(db: Db, seenBeforeMs: number): Promise<void> {
-  await db.deleteFrom('holder_sessions').where('last_seen_ms', '<', seenBeforeMs).execute();
-}
-
 /**
  * Ends every panel session of the account `user`, but the one whose id hash is `exceptIdHash`:
  * passwd ends them all, the holder's own change_password all but the session it came from

@@ -36,22 +36,6 @@ export async function findSession(db: Db, idHash: string): Promise<PortalSession
   );
 }
 
-export async function touchSession(db: Db, idHash: string, nowMs: number): Promise<void> {
-  await db
-    .updateTable('portal_sessions')
-    .set({ last_seen_ms: nowMs })
-    .where('id_hash', '=', idHash)
-    .execute();
-}
-
-export async function deleteSession(db: Db, idHash: string): Promise<void> {
-  await db.deleteFrom('portal_sessions').where('id_hash', '=', idHash).execute();
-}
-
-export async function deleteIdleSessions(db: Db, seenBeforeMs: number): Promise<void> {
-  await db.deleteFrom('portal_sessions').where('last_seen_ms', '<', seenBeforeMs).execute();
-}
-
 /** Ends every session: the portal password changed. */
 export async function deleteAllSessions(db: Db): Promise<void> {
   await db.deleteFrom('portal_sessions').execute();

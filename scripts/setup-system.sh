@@ -16,6 +16,13 @@
 #   logrotate  — the sandbox's test rotates the sites' logs with Berth's logrotate file
 #   publicsuffix — the Public Suffix List, which createacct and add_domain read to refuse a public
 #                suffix (co.uk) as a domain
+#   mariadb-server, mariadb-client — the accounts' databases (CONTRACT §14); tests connect with mysql
+#   php-mysql, php-gd, php-xml, php-mbstring, php-zip, php-intl — the PHP extensions common
+#                applications need (php-curl is above)
+#   pure-ftpd  — the accounts' FTP logins over explicit TLS
+#   mlmmj      — the accounts' mailing lists
+#   roundcube-core, roundcube-sqlite3 — webmail, served by nginx through its own PHP-FPM pool
+#   restic     — the accounts' backups (CONTRACT §15)
 # Needs root for apt-get; run by `npm test` (scripts/test.sh) before the tests.
 set -eu
 
@@ -44,6 +51,15 @@ ls /usr/sbin/php-fpm* >/dev/null 2>&1 || missing="$missing php-fpm"
 [ -x /usr/bin/systemd-analyze ] || missing="$missing systemd"
 [ -x /usr/sbin/logrotate ] || missing="$missing logrotate"
 [ -f /usr/share/publicsuffix/public_suffix_list.dat ] || missing="$missing publicsuffix"
+[ -x /usr/sbin/mariadbd ] || missing="$missing mariadb-server"
+[ -x /usr/bin/mariadb ] || missing="$missing mariadb-client"
+for ext in mysqli pdo_mysql gd xml mbstring zip intl; do
+  { [ -x /usr/bin/php ] && /usr/bin/php -m | grep -qx "$ext"; } || missing="$missing php-$(echo "$ext" | sed 's/^mysqli$/mysql/; s/^pdo_mysql$/mysql/')"
+done
+[ -x /usr/sbin/pure-ftpd ] || missing="$missing pure-ftpd"
+[ -x /usr/bin/mlmmj-receive ] || missing="$missing mlmmj"
+[ -f /usr/share/roundcube/index.php ] || missing="$missing roundcube-core roundcube-sqlite3"
+[ -x /usr/bin/restic ] || missing="$missing restic"
 [ -x /usr/bin/btrfs ] && [ -x /usr/sbin/mkfs.btrfs ] || missing="$missing btrfs-progs"
 
 [ -z "$missing" ] && exit 0

@@ -1,6 +1,7 @@
 // `berth move-account` between two sandboxes on one PostgreSQL store, each a whole hosting server
-// (CONTRACT §12, §13): an account's PHP site over HTTPS with its ACME certificate, and its mail with
-// its password, answer from the new server afterwards; the old one keeps nothing of it.
+// (CONTRACT §12, §13, §14): an account's PHP site over HTTPS with its ACME certificate, its mail with
+// its password, and the holder's objects (a mailbox with its own password and mail, a forwarder, a
+// cron job) answer from the new server afterwards; the old one keeps nothing of them.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,7 +9,15 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { postgresForTest, tempDir } from '../helpers.ts';
-import { BERTH, curl, mailCurl, type RunningSandbox, startSandbox } from '../process.ts';
+import {
+  arrivedMessage,
+  BERTH,
+  curl,
+  mailCurl,
+  type RunningSandbox,
+  sandboxHolderCall,
+  startSandbox,
+} from '../process.ts';
 
 describe('moving an account between two sandboxes of one fleet', () => {
   const dataDir = tempDir('berth-sandbox-fleet-');
@@ -26,7 +35,7 @@ describe('moving an account between two sandboxes of one fleet', () => {
       ca,
       `https://alice.example:${sandbox.https_port}/`,
     ]);
-  const send = (sandbox: SandboxInfo, text: string) => {
+  const send = (sandbox: SandboxInfo, text: string, to = 'alice@alice.example') => {
     const file = join(dataDir, 'message.eml');
     writeFileSync(file, `Subject: ${text}\r\n\r\n${text}\r\n`);
     const url = `smtp://sandbox.test:${sandbox.smtp_port}`;
@@ -35,21 +44,14 @@ describe('moving an account between two sandboxes of one fleet', () => {
       '--mail-from',
       'a@example.net',
       '--mail-rcpt',
-      'alice@alice.example',
+      to,
       '-T',
       file,
     ]);
   };
-  /** Message `uid` of alice's INBOX on one sandbox, once it is there. */
-  const message = async (sandbox: SandboxInfo, uid: number) => {
-    const url = `imap://sandbox.test:${sandbox.imap_port}/INBOX;UID=${uid}`;
-    for (let i = 0; i < 50; i++) {
-      const got = mailCurl(sandbox, sandbox.imap_port, [url, '-u', 'alice:Alice-pass-1234']);
-      if (got.body !== '') return got.body;
-      await sleep(200);
-    }
-    return '';
-  };
+  /** Message `uid` of alice's own INBOX on one sandbox, once it is there. */
+  const message = (sandbox: SandboxInfo, uid: number) =>
+    arrivedMessage(sandbox, 'alice:Alice-pass-1234', uid);
   const berthIn = (i: number, args: string[]) =>
     running[i]!.exec([process.execPath, BERTH, ...args, '--data-dir', '/var/lib/berth']);
 
@@ -95,6 +97,28 @@ describe('moving an account between two sandboxes of one fleet', () => {
     assert.equal(before.body, 'hello from alice', await running[0]!.log());
     assert.equal(send(one, 'before the move').status, 250);
     assert.match(await message(one, 1), /before the move/);
+    // The holder's objects: a mailbox with a message, a forwarder to it, a cron job.
+    const holder = { user: 'alice', password: 'Alice-pass-1234' };
+    const made = [
+      await sandboxHolderCall(one, holder, 'add_mailbox', {
+        email: 'info@alice.example',
+        password: 'Info-pass-5678',
+      }),
+      await sandboxHolderCall(one, holder, 'add_forwarder', {
+        email: 'sales@alice.example',
+        to: 'info@alice.example',
+      }),
+      await sandboxHolderCall(one, holder, 'add_cron_job', {
+        schedule: '* * * * *',
+        command: 'date > cron-ran',
+      }),
+    ];
+    for (const reply of made) assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    assert.equal(send(one, 'to the mailbox before the move', 'info@alice.example').status, 250);
+    assert.match(
+      await arrivedMessage(one, 'info@alice.example:Info-pass-5678', 1),
+      /to the mailbox before the move/,
+    );
 
     const moved = await berthIn(0, ['move-account', 'alice', '--to', 'two']);
     assert.equal(moved.code, 0, moved.stderr + (await running[0]!.log()) + (await running[1]!.log()));
@@ -108,6 +132,22 @@ describe('moving an account between two sandboxes of one fleet', () => {
     assert.match(await message(two, 1), /before the move/);
     assert.equal(send(two, 'after the move').status, 250);
     assert.match(await message(two, 2), /after the move/);
+    // The mailbox keeps its message and its own password; the forwarder delivers into it there.
+    assert.match(
+      await arrivedMessage(two, 'info@alice.example:Info-pass-5678', 1),
+      /to the mailbox before the move/,
+    );
+    assert.equal(send(two, 'forwarded after the move', 'sales@alice.example').status, 250);
+    assert.match(
+      await arrivedMessage(two, 'info@alice.example:Info-pass-5678', 2),
+      /forwarded after the move/,
+    );
+    // The cron job is scheduled on the new server alone.
+    const jobs = await sandboxHolderCall(two, holder, 'list_cron_jobs');
+    assert.equal((jobs.body.data as unknown[]).length, 1, JSON.stringify(jobs.body));
+    const crontab = (i: number) => running[i]!.exec(['/usr/bin/cat', '/etc/cron.d/berth-alice']);
+    assert.match((await crontab(1)).stdout, /\* \* \* \* \*/);
+    assert.notEqual((await crontab(0)).code, 0);
 
     // The first sandbox keeps nothing: no user, no site, no mail domain.
     assert.notEqual(

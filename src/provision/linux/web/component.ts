@@ -184,7 +184,7 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
     const site = render(
       'web/site.conf',
       { public_html: publicHtml, home: ctx.path(account.homedir) },
-      { php: phpLocation },
+      { php: phpLocation, fallback: php ? '/index.php?$args' : '=404' },
     );
     return render(tls ? 'web/server.conf' : 'web/server-http.conf', values, { ...blocks, site });
   }

@@ -65,6 +65,7 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   'acme.directory': ['acme.directory', textValue({ pattern: /^https:\/\//, what: 'an https URL' })],
   'acme.email': ['acme.email', textValue()],
   'acme.check_seconds': ['acme.checkSeconds', positive],
+  'acme.orders_per_account_hour': ['acme.ordersPerAccountHour', positive],
   'limits.header_timeout': ['limits.headerTimeout', positive],
   'limits.request_timeout': ['limits.requestTimeout', positive],
   'limits.keep_alive_timeout': ['limits.keepAliveTimeout', positive],

@@ -91,6 +91,12 @@ export interface AcmeConfig {
   email: string;
   /** How often, in seconds, the certificate keeper looks for certificates due (from memory). */
   checkSeconds: number;
+  /**
+   * Orders one account's domains may place in an hour: the server's one ACME account has a limit
+   * of its own (Let's Encrypt: 300 new orders in 3 hours), which one account's domain churn must
+   * not use up for every other.
+   */
+  ordersPerAccountHour: number;
 }
 
 /** What a caller (the CLI's flags, a test) may set over the file and the environment. */
@@ -169,6 +175,7 @@ export function defaults(dataDir: string): Config {
       directory: 'https://acme-v02.api.letsencrypt.org/directory',
       email: '',
       checkSeconds: 10,
+      ordersPerAccountHour: 10,
     },
     linux: linuxDefaults(),
   };

@@ -80,4 +80,58 @@ describe('the certificate keeper', () => {
       await keeper.close();
     }
   });
+
+  it("places at most the account's orders of the hour, whatever domains it adds", async () => {
+    const root = makeSystemRoot();
+    const config = loadConfig({
+      dataDir: tempDir(),
+      hostName: 'panel.example.net',
+      sharedIpv4: '127.0.0.1',
+      linux: { systemRoot: root },
+      acme: { directory: `https://127.0.0.1:${port}/dir`, checkSeconds: 3600, ordersPerAccountHour: 2 },
+    });
+    const ctx = linuxContext(config, execRunner(), async (p) => sha512Crypt(p));
+    const tls = tlsComponent(ctx);
+    await tls.prepare?.();
+    const account = { user: 'alice', domain: 'alice.example' } as Account;
+    const added = ['one.example', 'two.example', 'three.example'];
+    for (const domain of [account.domain, ...added])
+      await tls.create!({ ...account, domain }, { password: '' })[0]!.run();
+    const logged: string[] = [];
+    const keeper = certificateKeeper(
+      ctx,
+      tls,
+      { name: 'nginx', reload: async () => undefined },
+      {
+        account: async (user) => (user === 'alice' ? account : undefined),
+        accounts: async () => [],
+        objects: async () => ({
+          domains: added.map((domain) => ({ domain, kind: 'addon', docroot: domain, createdAt: new Date() })),
+          mailboxes: [],
+          forwarders: [],
+          cron_jobs: [],
+        }),
+      },
+      { info: (_, m) => logged.push(m), warn: (_, m) => logged.push(m) },
+    );
+    try {
+      for (const domain of [account.domain, ...added]) keeper.watch({ ...account, domain });
+      const attempted = () => [account.domain, ...added].filter((d) => tls.readState(d)!.attempts > 0);
+      for (let i = 0; i < 300 && attempted().length < 2; i++) await sleep(100);
+      await sleep(1500);
+      assert.equal(attempted().length, 2, 'two orders, then the hour is used up');
+      assert.ok(
+        logged.some((m) => /orders of the hour are used up/.test(m)),
+        logged.join('\n'),
+      );
+      // The others keep their fallback certificate and wait for the hour to pass.
+      for (const domain of [account.domain, ...added].filter((d) => !attempted().includes(d))) {
+        const state = tls.readState(domain)!;
+        assert.equal(state.attempts, 0);
+        assert.match(state.issuer, /Berth fallback CA/);
+      }
+    } finally {
+      await keeper.close();
+    }
+  });
 });

@@ -3,8 +3,10 @@
 // days before it expires. One order at a time; http-01, the challenge file written where nginx
 // serves /.well-known/acme-challenge/ for every domain. A failure waits longer each time (1 minute,
 // 5, 30, 2 hours, 6, then daily; at least 3 hours after the server says rateLimited), so a domain
-// that does not point here yet never turns into a stream of failed orders. The ACME account key is
-// <data-dir>/acme/account-key.pem, 0600.
+// that does not point here yet never turns into a stream of failed orders. One account's domains
+// place at most `[acme] orders_per_account_hour` orders in an hour (the ACME server's limits are
+// the server's one ACME account's): the rest wait, keeping their fallback certificate. The ACME
+// account key is <data-dir>/acme/account-key.pem, 0600.
 import { join } from 'node:path';
 import * as acme from 'acme-client';
 import type { Account } from '../../../store/accounts.ts';
@@ -27,6 +29,7 @@ settings.retryMaxAttempts = 2;
 settings.retryDefaultDelay = 2;
 /** How long a new domain waits for its createacct to commit before the keeper lets it go. */
 const COMMIT_GRACE = 10 * MINUTE;
+const HOUR = 60 * MINUTE;
 
 interface Due {
   user: string;
@@ -53,6 +56,14 @@ export function certificateKeeper(
 ): CertificateKeeper {
   const { config, linux } = ctx;
   const due = new Map<string, Due>();
+  /** When each account's orders of the last hour were placed, oldest first. */
+  const ordered = new Map<string, number[]>();
+  /** When the account may place its next order (now, unless its hour's orders are used up). */
+  const orderAllowedAt = (user: string, now: number) => {
+    const recent = (ordered.get(user) ?? []).filter((at) => at > now - HOUR);
+    ordered.set(user, recent);
+    return recent.length < config.acme.ordersPerAccountHour ? now : recent[0]! + HOUR;
+  };
   let client: acme.Client | null = null;
   let running: Promise<void> | null = null;
   let closed = false;
@@ -168,6 +179,17 @@ export function certificateKeeper(
         else due.delete(domain);
         continue;
       }
+      const allowed = orderAllowedAt(account.user, now);
+      if (allowed > now) {
+        if (entry.at < allowed)
+          log.warn(
+            { domain, user: account.user, nextAttempt: new Date(allowed).toISOString() },
+            "certificate waits: the account's orders of the hour are used up",
+          );
+        entry.at = allowed;
+        continue;
+      }
+      ordered.get(account.user)!.push(now);
       await obtain({ ...account, domain });
     }
   }

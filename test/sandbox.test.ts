@@ -69,9 +69,10 @@ describe('berth sandbox', () => {
       sandbox.acme_root_ca,
       `https://${domain}:${sandbox.https_port}${path}`,
     ]);
-  const call = async (operation: string, params: Record<string, string>) => {
+  /** An operation of the API (`path` api/v1), or one for a holder (`path` api/account). */
+  const call = async (operation: string, params: Record<string, string>, path = 'api/v1') => {
     const body = new URLSearchParams({ apiuser: sandbox.api_user, apiauth: sandbox.api_password, ...params });
-    const reply = curl(['-k', '--data', body.toString(), `${sandbox.api}api/v1/${operation}/`]);
+    const reply = curl(['-k', '--data', body.toString(), `${sandbox.api}${path}/${operation}/`]);
     return { status: reply.status, body: JSON.parse(reply.body) as { info: string; status: number } };
   };
   const exec = (args: string[]) => running.exec(args);
@@ -178,29 +179,33 @@ describe('berth sandbox', () => {
     ]);
     assert.notEqual(moved.code, 0);
     await asAlice('ln -s /etc /home/alice/public_html/etc');
-    assert.notEqual(site('alice.example', '/etc/passwd').status, 200);
+    // Not served: the address is no file of the site's, so the site's own index.php answers it.
+    const linked = site('alice.example', '/etc/passwd');
+    assert.doesNotMatch(linked.body, /root:x:0:0/);
+    assert.equal(linked.body, site('alice.example', '/').body);
     assert.equal(site('alice.example').status, 200);
   });
 
   /**
-   * Suspends alice while `spoil` keeps nginx from taking the change (`mend` undoes it, whatever
-   * happens): the call must answer 500 naming the nginx reload and leave alice active, her site
-   * serving. Returns how long the call took.
+   * Adds a parked domain to alice while `spoil` keeps nginx from taking the change (`mend` undoes
+   * it, whatever happens): the call must answer 500 naming the nginx reload and leave alice
+   * without the domain, her site serving. Returns how long the call took.
    */
-  const suspensionNginxRefuses = async (spoil: () => Promise<void>, mend: () => Promise<void>) => {
+  const domainNginxRefuses = async (spoil: () => Promise<void>, mend: () => Promise<void>) => {
     await spoil();
     const started = Date.now();
     let answer: Awaited<ReturnType<typeof call>>;
     try {
-      answer = await call('suspendacct', { user: 'alice', reason: 'unpaid' });
+      const domain = { user: 'alice', domain: 'alice-parked.example', type: 'parked' };
+      answer = await call('add_domain', domain, 'api/account');
     } finally {
       await mend();
     }
     const took = Date.now() - started;
     assert.equal(answer.status, 500);
     assert.match(answer.body.info, /"reload nginx" failed; everything done for this call was undone/);
-    const summary = await call('accountsummary', { user: 'alice' });
-    assert.match(JSON.stringify(summary.body), /"is_suspended":"no"/);
+    const domains = await call('list_domains', { user: 'alice' }, 'api/account');
+    assert.doesNotMatch(JSON.stringify(domains.body), /alice-parked/);
     assert.equal(site('alice.example').status, 200);
     return took;
   };
@@ -209,7 +214,7 @@ describe('berth sandbox', () => {
     // A master that stops (here, stopped outright) takes no reload: the call waits while it works,
     // not two minutes.
     const master = (await exec(['/usr/bin/cat', '/run/nginx.pid'])).stdout.trim();
-    const took = await suspensionNginxRefuses(
+    const took = await domainNginxRefuses(
       async () => assert.equal((await exec(['/usr/bin/kill', '-STOP', master])).code, 0),
       async () => {
         await exec(['/usr/bin/kill', '-CONT', master]);
@@ -222,7 +227,7 @@ describe('berth sandbox', () => {
     // No `nginx -t` first: the master's own parse refuses the files, says why in its error log
     // and serves on with what it had.
     const broken = '/etc/nginx/sites-enabled/zz-broken.conf';
-    await suspensionNginxRefuses(
+    await domainNginxRefuses(
       async () => {
         const wrote = await exec(['/usr/bin/sh', '-c', `echo 'no_such_directive on;' > ${broken}`]);
         assert.equal(wrote.code, 0, wrote.stderr);
@@ -463,7 +468,7 @@ describe('berth sandbox', () => {
     assert.equal(doctor.code, 0, doctor.stdout);
   });
 
-  it('serves a burst of suspensions from parallel clients with shared reloads, other sites answering throughout', async () => {
+  it('serves a burst of suspensions from parallel clients with no nginx reload, other sites answering throughout', async () => {
     const users = Array.from({ length: 12 }, (_, i) => `burst${i}`);
     const create = (user: string) =>
       sandboxCall(sandbox, 'createacct', {
@@ -488,17 +493,15 @@ describe('berth sandbox', () => {
         const before = await sandboxReloads(sandbox);
         const replies = await Promise.all(users.map((user) => sandboxCall(sandbox, operation, { user })));
         for (const reply of replies) assert.equal(reply.status, 200, reply.info);
-        // Each call answered after the reload carrying its change: every site already shows it.
+        // Each call answered once its change was live: every site already shows it.
         for (const user of users) {
           const reply = await insecureRequest(sandbox.https_port, '/', { servername: `${user}.example` });
           assert.equal(reply.status, status, `${operation} ${user}`);
         }
         const after = await sandboxReloads(sandbox);
         const nginx = (after.nginx ?? 0) - (before.nginx ?? 0);
-        assert.ok(
-          nginx >= 1 && nginx < users.length,
-          `${users.length} ${operation} calls took ${nginx} nginx reloads`,
-        );
+        // A suspension is a file nginx looks for on each request: its configuration is not read again.
+        assert.equal(nginx, 0, `${users.length} ${operation} calls took ${nginx} nginx reloads`);
       } finally {
         await load.stop();
       }

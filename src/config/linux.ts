@@ -73,6 +73,11 @@ export interface LinuxConfig {
   /** Where nginx serves /.well-known/acme-challenge/ from, for every domain. */
   acmeChallengeDir: string;
   /**
+   * One empty file per suspended account, named after its user, which nginx looks for on every
+   * request of the account's sites: a suspension needs no reload.
+   */
+  suspendedDir: string;
+  /**
    * How disk quotas are enforced: Linux user quotas (`setquota`), btrfs qgroups (a subvolume per
    * home), none, or `auto`: btrfs when the home base is on btrfs, else Linux quotas when
    * quotaFilesystem is set, else none.
@@ -175,6 +180,7 @@ export function linuxDefaults(): LinuxConfig {
     accountMemory: 2048,
     certDir: '/etc/berth/certs',
     acmeChallengeDir: '/var/www/berth-acme',
+    suspendedDir: '/var/www/berth-suspended',
     quota: 'auto',
     quotaFilesystem: null,
     quotaInodesPerMb: 100,
@@ -240,6 +246,7 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.account_memory': ['linux.accountMemory', unlimitedOr(wholeNumber(64, 1_048_576))],
   'linux.cert_dir': ['linux.certDir', absolutePath],
   'linux.acme_challenge_dir': ['linux.acmeChallengeDir', absolutePath],
+  'linux.suspended_dir': ['linux.suspendedDir', absolutePath],
   'linux.quota': ['linux.quota', oneOf(...QUOTA_SETTINGS)],
   'linux.quota_filesystem': ['linux.quotaFilesystem', (v) => (v === '' ? null : absolutePath(v))],
   'linux.quota_inodes_per_mb': ['linux.quotaInodesPerMb', positive],

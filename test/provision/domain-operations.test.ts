@@ -137,7 +137,8 @@ describe('domains added and removed by the holder on the linux driver', () => {
   it('suspension makes every added domain answer 503 and keeps its mail domain', async () => {
     await h.call('suspendacct', { user: 'uma', reason: 'unpaid' });
     for (const domain of ['uma-shop.example', 'uma.example.net', 'blog.uma.example'])
-      assert.match(block(domain), /return 503;/, domain);
+      assert.match(block(domain), /if \(-e \S+\/berth-suspended\/uma\) \{\n\s+return 503;/, domain);
+    assert.equal(existsSync(file('var/www/berth-suspended/uma')), true);
     assert.match(table('senders'), /^@uma-shop\.example suspended:$/m);
     await h.call('unsuspendacct', { user: 'uma' });
     assert.match(table('senders'), /^@uma-shop\.example uma, uma@uma\.example/m);

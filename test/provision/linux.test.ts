@@ -300,6 +300,8 @@ describe('the linux driver through a whole account lifecycle', () => {
   });
 
   it('suspendacct locks the user, takes its shell and answers 503 for the site; unsuspendacct restores it', async () => {
+    const activeBlock = readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8');
+    assert.match(activeBlock, /if \(-e \S+\/var\/www\/berth-suspended\/alice\) \{\n\s+return 503;/);
     assert.equal((await h.call('suspendacct', { user: 'alice', reason: 'Unpaid' })).statusCode, 200);
     assert.match(shadowPassword(h.root, 'alice')!, /^!\$6\$/);
     assert.equal(findSystemUser(h.root, 'alice')?.shell, '/usr/sbin/nologin');
@@ -312,7 +314,9 @@ describe('the linux driver through a whole account lifecycle', () => {
     // Its domain is still guarded, with no login that may send as it (a session already open too).
     assert.deepEqual(lines('etc/postfix/berth/senders'), ['@alice.example.com suspended:']);
     assert.deepEqual(members('berth-suspended'), ['alice']);
-    assert.match(readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8'), /return 503;/);
+    // Its sites answer 503 while its suspension file exists; the block itself is unchanged.
+    assert.equal(existsSync(file('var/www/berth-suspended/alice')), true);
+    assert.equal(readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8'), activeBlock);
     nginxAccepts(h.root);
     assert.deepEqual(await inspect(h.services), []);
     assert.equal((await h.call('passwd', { user: 'alice', password: 'Alice-pass-3' })).statusCode, 200);
@@ -326,10 +330,8 @@ describe('the linux driver through a whole account lifecycle', () => {
     ]);
     assert.deepEqual(members('berth-suspended'), []);
     assert.equal(findSystemUser(h.root, 'alice')?.shell, '/bin/bash');
-    assert.doesNotMatch(
-      readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8'),
-      /return 503;/,
-    );
+    assert.equal(existsSync(file('var/www/berth-suspended/alice')), false);
+    assert.equal(readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8'), activeBlock);
     assert.deepEqual(await inspect(h.services), []);
   });
 

@@ -15,8 +15,6 @@ export type TemplateName =
   | 'web/site.conf'
   | 'web/php-location.conf'
   | 'web/challenge.conf'
-  | 'web/suspended.conf'
-  | 'web/suspended-https.conf'
   | 'php/pool.conf'
   | 'dns/zone.db'
   | 'mail/dovecot.conf'

@@ -4,12 +4,15 @@
 // answers ACME challenges (from a directory Berth owns) and redirects everything else to HTTPS;
 // HTTPS serves public_html with index.php first, PHP through the account's own pool (php
 // component), dotfiles refused, links followed only where their owner owns the target. A suspended
-// account's site answers 503 on both. nginx is reloaded, never restarted, and a reload is waited
-// for: the call answers once nginx's new workers serve the change, and fails when its master
-// refuses the files (it says why in its error log, and serves on with what it had).
+// account's sites answer 503 on both (but for ACME challenges): every block looks on each request
+// for the account's file in `suspended_dir`, so suspendacct and unsuspendacct make or remove one
+// file and reload nothing. nginx is reloaded, never restarted, and a reload is waited for: the
+// call answers once nginx's new workers serve the change, and fails when its master refuses the
+// files (it says why in its error log, and serves on with what it had).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
+import type { AccountObjects } from '../../../store/objects.ts';
 import { StepRefused } from '../../driver.ts';
 import {
   type Component,
@@ -22,6 +25,7 @@ import {
 import {
   appendedSince,
   domainFile,
+  makeUnlistedDirectory,
   prepareSiteLogs,
   readIfExists,
   removeFile,
@@ -37,8 +41,6 @@ import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
 import { PUBLIC_HTML_MODE } from '../user/component.ts';
 import { childrenOf, waitFor } from '../wait.ts';
-
-const SUSPENDED = 'return 503;';
 
 /** How long a reloaded nginx may take to have new workers, at most. */
 const NGINX_TAKES_MS = 120_000;
@@ -86,6 +88,24 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
   const blockFile = (domain: string) => ctx.path(join(linux.nginxDir, domainFile(domain, '.conf')));
   /** The site's logs, in a directory of their own that only root and the account's group may read. */
   const logDir = (domain: string) => ctx.path(siteLogDir(linux.logDir, domain));
+  /** The file whose presence suspends every site of the account. */
+  const suspendedFile = (user: string) => ctx.path(join(linux.suspendedDir, user));
+  /** What a block says at `indent` to answer 503 while the account is suspended. */
+  const suspendedCheck = (user: string, indent: string) =>
+    [
+      `${indent}# Suspended while this file exists (suspendacct makes it; no reload is needed).`,
+      `${indent}if (-e ${suspendedFile(user)}) {`,
+      `${indent}    return 503;`,
+      `${indent}}`,
+    ].join('\n');
+  /** Makes or removes the account's suspension file; undone by the opposite. */
+  const suspendedStep = (account: Account, suspended: boolean) => {
+    const apply = (on: boolean) => async () => {
+      if (on) writeFileAtomic(suspendedFile(account.user), '', 0o644);
+      else removeFile(suspendedFile(account.user));
+    };
+    return ctx.step(suspended ? 'sites suspended' : 'sites unsuspended', apply(suspended), apply(!suspended));
+  };
   /** Where logs were before they had a directory of their own (removed with the account). */
   const flatLog = (account: Account) =>
     ctx.path(join(linux.logDir, domainFile(account.domain, '.access.log')));
@@ -173,10 +193,6 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
       https_listen: listen(linux.httpsPort, ' ssl'),
       challenge: tls ? render('web/challenge.conf', { challenge_dir: ctx.path(linux.acmeChallengeDir) }) : '',
     };
-    if (account.suspension) {
-      const httpsServer = tls ? render('web/suspended-https.conf', values, blocks) : '';
-      return render('web/suspended.conf', values, { ...blocks, https_server: httpsServer });
-    }
     const publicHtml = ctx.path(join(account.homedir, docroot));
     const phpLocation = php
       ? render('web/php-location.conf', { php_socket: ctx.path(phpSocket(ctx, account.user)) })
@@ -186,7 +202,13 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
       { public_html: publicHtml, home: ctx.path(account.homedir) },
       { php: phpLocation, fallback: php ? '/index.php?$args' : '=404' },
     );
-    return render(tls ? 'web/server.conf' : 'web/server-http.conf', values, { ...blocks, site });
+    return render(tls ? 'web/server.conf' : 'web/server-http.conf', values, {
+      ...blocks,
+      site,
+      suspended: suspendedCheck(account.user, '    '),
+      // In the HTTP server's redirect alone: its ACME challenges are answered while suspended.
+      suspended_redirect: suspendedCheck(account.user, '        '),
+    });
   }
 
   const writeBlock = ({ site, docroot, named }: Site) =>
@@ -229,11 +251,29 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
   const writeSites = (sites: Site[], made: boolean) =>
     sites.flatMap((s) => [logsStep(s.site, made, s.named('site logs')), writeBlock(s)]);
   const others = (sites: Site[]) => sites.filter((s) => s.kind !== 'main');
+  /**
+   * A suspension's or unsuspension's steps: the account's file, the logs' owner and mode made
+   * again (a site made before had a log anyone could read), and a block only where it is not
+   * what Berth writes now (one written before blocks looked for the file): nginx is reloaded
+   * only then.
+   */
+  const suspensionSteps = (account: Account, objects: AccountObjects | undefined, suspended: boolean) => {
+    const sites = sitesOf(account, objects);
+    return [
+      ...sites.map((s) => logsStep(s.site, false, s.named('site logs'))),
+      ...sites
+        .filter((s) => readIfExists(blockFile(s.site.domain)) !== serverBlock(s.site, s.docroot))
+        .map(writeBlock),
+      suspendedStep(account, suspended),
+    ];
+  };
 
   return {
     name: 'web',
     services: [nginx],
     async prepare() {
+      // nginx's workers look for an account's file here; the account next door may not list it.
+      makeUnlistedDirectory(ctx.path(linux.suspendedDir));
       // nginx's default server-name hash holds names of some 45 characters: one longer domain
       // beside another would fail nginx -t for every site. Sized here for 253-character names.
       if (linux.nginxHttpSettings === '') return;
@@ -265,10 +305,10 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
     async forget(account, objects) {
       for (const { site } of sitesOf(account, objects)) removeSiteLogs(logDir(site.domain));
       removeFile(flatLog(account));
+      removeFile(suspendedFile(account.user));
     },
-    // Owner and mode made again on every change: a site made before had a log anyone could read.
-    suspend: (account, objects) => writeSites(sitesOf(account, objects), false),
-    unsuspend: (account, objects) => writeSites(sitesOf(account, objects), false),
+    suspend: (account, objects) => suspensionSteps(account, objects, true),
+    unsuspend: (account, objects) => suspensionSteps(account, objects, false),
     changeObjects(account, before, after) {
       const now = new Set(after.domains.map((d) => d.domain));
       const was = new Set(before.domains.map((d) => d.domain));
@@ -291,8 +331,10 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
         prepareSiteLogs(logDir(site.domain), SITE_LOGS, ctx.systemUser(account.user).gid);
         writeFileAtomic(blockFile(site.domain), serverBlock(site, docroot), 0o644);
       }
+      await suspendedStep(account, account.suspension !== null).run();
     },
     async purge(account) {
+      removeFile(suspendedFile(account.user));
       removeFile(blockFile(account.domain));
       removeSiteLogs(logDir(account.domain));
       removeFile(flatLog(account));
@@ -301,19 +343,26 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
       removeFile(blockFile(domain));
       removeSiteLogs(logDir(domain));
     },
-    inspect(_accounts, sites) {
+    inspect(accounts, sites) {
       const differences: string[] = [];
       for (const { site, kind } of sites) {
         const whose = kind === 'main' ? site.user : `${site.user} (${site.domain})`;
-        const block = readIfExists(blockFile(site.domain));
-        if (block === null) differences.push(`${whose}: no web server block`);
-        else if (block.includes(SUSPENDED) !== (site.suspension !== null))
+        if (readIfExists(blockFile(site.domain)) === null) differences.push(`${whose}: no web server block`);
+      }
+      for (const account of accounts) {
+        const flagged = readIfExists(suspendedFile(account.user)) !== null;
+        if (flagged !== (account.suspension !== null))
           differences.push(
-            `${whose}: ${site.suspension ? 'web server block still serves the suspended site' : 'web server block answers 503 for an active account'}`,
+            `${account.user}: ${account.suspension ? 'sites still served while suspended (no suspension file)' : 'sites answer 503 for an active account (a suspension file)'}`,
           );
       }
       const expected = new Set(sites.map((s) => domainFile(s.site.domain, '.conf')));
-      return [...differences, ...strayFiles(ctx, linux.nginxDir, expected, '.conf', 'web server block')];
+      const users = new Set(accounts.map((a) => a.user));
+      return [
+        ...differences,
+        ...strayFiles(ctx, linux.nginxDir, expected, '.conf', 'web server block'),
+        ...strayFiles(ctx, linux.suspendedDir, users, '', 'suspension file'),
+      ];
     },
   };
 }

@@ -560,6 +560,24 @@ export function sandboxSsh(
   input = '',
   timeoutMs = 20_000,
 ): { code: number | null; stdout: string; stderr: string } {
+  const { command, argv, env } = sshInvocation(sandbox, program, user, password, args);
+  const result = spawnSync(command, argv, { input, encoding: 'utf8', timeout: timeoutMs, env });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** An ssh session into a sandbox that stays open while `args` (the remote command) runs. */
+export function sandboxSshSession(sandbox: SandboxInfo, user: string, password: string, args: string[]) {
+  const { command, argv, env } = sshInvocation(sandbox, 'ssh', user, password, args);
+  return spawn(command, argv, { env, stdio: 'ignore' });
+}
+
+function sshInvocation(
+  sandbox: SandboxInfo,
+  program: 'ssh' | 'sftp',
+  user: string,
+  password: string,
+  args: string[],
+) {
   const askpass = join(tmpdir(), `berth-askpass-${process.pid}.sh`);
   writeFileSync(askpass, '#!/bin/sh\nprintf "%s\\n" "$BERTH_TEST_PASSWORD"\n', { mode: 0o700 });
   const options = [
@@ -575,16 +593,14 @@ export function sandboxSsh(
     'NumberOfPasswordPrompts=1',
   ];
   const port = program === 'ssh' ? ['-p', String(sandbox.ssh_port)] : ['-P', String(sandbox.ssh_port)];
-  const result = spawnSync(`/usr/bin/${program}`, [...port, ...options, `${user}@127.0.0.1`, ...args], {
-    input,
-    encoding: 'utf8',
-    timeout: timeoutMs,
+  return {
+    command: `/usr/bin/${program}`,
+    argv: [...port, ...options, `${user}@127.0.0.1`, ...args],
     env: {
       ...process.env,
       SSH_ASKPASS: askpass,
       SSH_ASKPASS_REQUIRE: 'force',
       BERTH_TEST_PASSWORD: password,
     },
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  };
 }

@@ -22,6 +22,7 @@ import {
   sandboxCall,
   sandboxReloads,
   sandboxSsh,
+  sandboxSshSession,
   startSandbox,
   steadyLoad,
 } from './process.ts';
@@ -445,7 +446,36 @@ describe('berth sandbox', () => {
   it('changepackage switches the shell and the mail quota; removal leaves no trace, even after logins', async () => {
     const pkg = await call('addpkg', { name: 'sftponly', shell: 'off', mailquota: '7' });
     assert.equal(pkg.body.status, 200, pkg.body.info);
-    assert.equal((await call('changepackage', { user: 'dora', package: 'sftponly' })).body.status, 200);
+    // A process the shell left running ends with the shell; the site's PHP serves on.
+    assert.equal(
+      (await running.asUser('dora', "echo '<?php echo 6 * 7;' > ~/public_html/answer.php")).code,
+      0,
+    );
+    const session = sandboxSshSession(sandbox, 'dora', 'New-pass-dora-99', ['sleep 600']);
+    const ended = new Promise((resolve) => session.once('exit', () => resolve('ended')));
+    try {
+      let started = false;
+      for (let i = 0; i < 40 && !started; i++) {
+        await sleep(500);
+        started = (await exec(['/usr/bin/pgrep', '-u', 'dora', 'sleep'])).code === 0;
+      }
+      assert.ok(started, 'the session runs');
+      assert.equal((await call('changepackage', { user: 'dora', package: 'sftponly' })).body.status, 200);
+      assert.equal(
+        await Promise.race([ended, sleep(20_000, 'still open')]),
+        'ended',
+        'the session is closed',
+      );
+    } finally {
+      session.kill();
+    }
+    assert.notEqual(
+      (await exec(['/usr/bin/pgrep', '-u', 'dora', 'sleep'])).code,
+      0,
+      'the shell left nothing',
+    );
+    const php = await insecureRequest(sandbox.https_port, '/answer.php', { servername: 'dora.example' });
+    assert.equal(php.body, '42');
     assert.doesNotMatch(ssh('ssh', 'dora', 'New-pass-dora-99', ['echo executed']).stdout, /executed/);
     assert.equal((await exec(['/usr/bin/test', '-e', '/home/dora/usr'])).code, 1, 'the jail is gone');
     const quota = await exec(['/usr/bin/doveadm', 'quota', 'get', '-u', 'dora']);

@@ -257,7 +257,15 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
 
     changeLimits(before, after) {
       checkIdentifiers(after);
-      return plan(each((c) => c.changeLimits?.(before, after)));
+      // A shell taken away ends the sessions that had it, and whatever they left running: every
+      // process of the account ends, then its PHP starts again.
+      const shellTaken = before.shellEnabled && !after.shellEnabled && !after.suspension;
+      return plan([
+        ...each((c) => c.changeLimits?.(before, after)),
+        ...(shellTaken
+          ? [...(php?.suspend?.(after) ?? []), user.endProcesses(after), ...(php?.unsuspend?.(after) ?? [])]
+          : []),
+      ]);
     },
 
     changeObjects(account, before, after) {

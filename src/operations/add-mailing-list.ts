@@ -33,7 +33,12 @@ export const addMailingList = defineOperation({
       const limit = account.limits.maillist;
       if (limit !== null && before.mailing_lists.length >= limit)
         throw apiError('limit_reached', { limit: 'maillist', value: formatLimit(limit) });
-      const made: MailingList = { email, owner: owner.toLowerCase(), members: [], createdAt: ctx.services.now() };
+      const made: MailingList = {
+        email,
+        owner: owner.toLowerCase(),
+        members: [],
+        createdAt: ctx.services.now(),
+      };
       try {
         await insertMailingList(db, account.user, made);
       } catch (error) {

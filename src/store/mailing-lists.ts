@@ -51,7 +51,12 @@ export async function insertMailingList(db: Db, user: string, list: MailingList)
 }
 
 /** Sets a list's members. */
-export async function updateListMembers(db: Db, user: string, email: string, members: string[]): Promise<void> {
+export async function updateListMembers(
+  db: Db,
+  user: string,
+  email: string,
+  members: string[],
+): Promise<void> {
   await noteAccount(db, user);
   await db
     .updateTable('mailing_lists')

@@ -71,7 +71,12 @@ const objects: AccountObjects = {
   forwarders: [{ email: 'sales@alice.example', to: ['a@elsewhere.example', 'b@x.example'], createdAt: at }],
   cron_jobs: [{ id: 'abcdefgh23', schedule: '*/5 * * * *', command: 'php cron.php', createdAt: at }],
   mailing_lists: [
-    { email: 'news@alice.example', owner: 'alice@elsewhere.example', members: ['m@x.example'], createdAt: at },
+    {
+      email: 'news@alice.example',
+      owner: 'alice@elsewhere.example',
+      members: ['m@x.example'],
+      createdAt: at,
+    },
   ],
 };
 const mainOnly: AccountObjects = {

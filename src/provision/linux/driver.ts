@@ -20,6 +20,7 @@ import { cronComponent } from './cron/component.ts';
 import { dnsComponent } from './dns/component.ts';
 import { dkimKeyFile } from './dns/dkim.ts';
 import { makeUnlistedDirectory, readIfExists } from './files.ts';
+import { listsComponent } from './lists/component.ts';
 import { mailComponent } from './mail/component.ts';
 import { packFiles, unpackFiles } from './move.ts';
 import { shadowPassword, systemIds, systemNameTaken } from './passwd.ts';
@@ -82,7 +83,9 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   const mail = enabled.has('mail') ? mailComponent(ctx, tls) : null;
   const shell = enabled.has('shell') ? shellComponent(ctx) : null;
   const cron = enabled.has('cron') ? cronComponent(ctx) : null;
-  const components: Component[] = [user, php, tls, web, dns, mail, shell, cron].filter(
+  // The mailing lists are the mail component's Postfix's: none without it.
+  const lists = enabled.has('lists') && mail ? listsComponent(ctx, mail) : null;
+  const components: Component[] = [user, php, tls, web, dns, mail, shell, cron, lists].filter(
     (c): c is NonNullable<typeof c> => c !== null,
   );
   const others = components.filter((c) => c !== user);

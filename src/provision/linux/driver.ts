@@ -267,13 +267,15 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       checkIdentifiers(account);
       const now = new Set(after.domains.map((d) => d.domain));
       // Last, once the services no longer write for them: what goes with the domains that went.
-      const last = ctx.step('what went with removed domains and mailboxes', async () => {
+      const last = ctx.step('what went with removed domains, mailboxes and lists', async () => {
         for (const component of components) await component.forgetObjects?.(account, before, after);
       });
       const mailboxes = new Set(after.mailboxes.map((m) => m.email));
+      const lists = new Set(after.mailing_lists.map((l) => l.email));
       const gone =
         before.domains.some((d) => !now.has(d.domain)) ||
-        before.mailboxes.some((m) => !mailboxes.has(m.email));
+        before.mailboxes.some((m) => !mailboxes.has(m.email)) ||
+        before.mailing_lists.some((l) => !lists.has(l.email));
       return plan(
         each((c) => c.changeObjects?.(account, before, after)),
         gone ? [last] : [],

@@ -52,7 +52,8 @@ import { listsPolicy } from './policy.ts';
 export const LISTS_USER = 'berth-lists';
 /** The lists' records: root's alone. */
 export const LISTS_RECORD_DIR = '/etc/berth/lists';
-export const LISTS_CRON = '/etc/cron.d/berth-lists';
+/** Not named berth-<user>: those are the accounts' (cron/component.ts). */
+export const LISTS_CRON = '/etc/cron.d/mlmmj-berth';
 export const LISTS_SOCKET = 'berth/lists.sock';
 const TEXTS = '/usr/share/mlmmj/text.skel/en';
 const RECORD_MODE = 0o600;
@@ -219,7 +220,7 @@ export function listsComponent(ctx: LinuxContext, mail: MailComponent): Componen
           '-s',
           '/usr/sbin/nologin',
           '-c',
-          'Berth mailing lists',
+          'mlmmj, mailing lists of Berth',
           '--',
           LISTS_USER,
         ]);

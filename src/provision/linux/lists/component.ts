@@ -268,7 +268,7 @@ export function listsComponent(ctx: LinuxContext, mail: MailComponent): Componen
           'smtpd_client_restrictions=permit_mynetworks,reject',
           'smtpd_relay_restrictions=permit_mynetworks,reject',
           'smtpd_sender_restrictions=',
-          'smtpd_discard_ehlo_keywords=silent-discard, dsn',
+          'smtpd_discard_ehlo_keywords=silent-discard,dsn',
           `smtpd_milters=unix:${LISTS_SOCKET}`,
         ].map((option) => `${listen}/inet/${option}`),
       ]);

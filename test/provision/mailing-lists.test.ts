@@ -1,7 +1,7 @@
 // Mailing lists (CONTRACT §14) on the linux driver, in a throwaway system root, called as the
 // administrator acting for the holder: a list gets a directory of mlmmj's, the lists user's alone,
 // with its control files and the members the holder added; the lists table sends its addresses
-// (and their extensions) to mlmmj, or while the account is suspended to Postfix's retry; a failing
+// (and their extensions) to mlmmj, or while the account is suspended to mlmmj-held (waiting); a failing
 // step undoes the rest; removal takes the directory, members and all; a new server makes the lists
 // of an account that moves there with their members; doctor finds drift.
 import assert from 'node:assert/strict';
@@ -72,11 +72,11 @@ describe('mailing lists on the linux driver', () => {
     assert.deepEqual(await inspect(h.services), []);
   });
 
-  it('suspension sends the list’s mail to retry (it waits); unsuspension back to mlmmj', async () => {
+  it('suspension sends the list’s mail to mlmmj-held (it waits); unsuspension back to mlmmj', async () => {
     await h.call('suspendacct', { user: 'lena', reason: 'unpaid' });
     assert.equal(
       read('etc/postfix/berth/lists'),
-      '/^news(\\+[^@]*)?@lena\\.example$/ retry:4.2.1 the mailing list is suspended\n',
+      '/^news(\\+[^@]*)?@lena\\.example$/ mlmmj-held:lena.example_news\n',
     );
     assert.ok(existsSync(file(dir)), 'its members are kept');
     assert.deepEqual(await inspect(h.services), []);

@@ -11,8 +11,9 @@
 //
 // A list's record (root's, in /etc/berth/lists) holds its account and whether it is suspended; the
 // table is written whole from the records. While the account is suspended the table sends the
-// list's mail to Postfix's `retry` transport: it waits in the queue (up to Postfix's
-// maximal_queue_lifetime, then returns to the sender) and is delivered once unsuspended. The
+// list's mail to `mlmmj-held`, mlmmj's transport again but in Postfix's defer_transports: it is
+// taken and waits in the queue (counted in the account's budget; returned to its sender after
+// maximal_queue_lifetime) and goes to mlmmj at Postfix's next try once unsuspended. The
 // members the holder added are written into mlmmj's subscribers.d; mlmmj-sub and mlmmj-unsub keep
 // those who come and go by mail there too. mlmmj-maintd runs every five minutes from cron as the
 // lists user (mail refused for now sent again, confirmations that expired dropped).
@@ -56,6 +57,8 @@ export const LISTS_RECORD_DIR = '/etc/berth/lists';
 export const LISTS_CRON = '/etc/cron.d/mlmmj-berth';
 export const LISTS_SOCKET = 'berth/lists.sock';
 const TEXTS = '/usr/share/mlmmj/text.skel/en';
+/** The transport of a suspended account's lists: mlmmj's, but in defer_transports (mail waits). */
+const HELD = 'mlmmj-held';
 const RECORD_MODE = 0o600;
 const TABLE_MODE = 0o640;
 
@@ -69,13 +72,13 @@ export interface ListRecord {
 /** A name as a regexp table matches it literally (addresses are letters, digits and . _ - alone). */
 const literal = (text: string) => text.replace(/[.+*?^$()[\]{}|\\/-]/g, '\\$&');
 
-/** The `lists` table: each list's addresses (with any extension) to mlmmj, or to `retry`. */
+/** The `lists` table: each list's addresses (with any extension) to mlmmj, or to be held. */
 export function listsTable(records: readonly ListRecord[]): string {
   return records
     .flatMap((r) => {
       const dir = listDirName(r.email);
       if (dir === null) return [];
-      const target = r.suspended ? 'retry:4.2.1 the mailing list is suspended' : `mlmmj:${dir}`;
+      const target = `${r.suspended ? HELD : 'mlmmj'}:${dir}`;
       return [`/^${literal(localOf(r.email))}(\\+[^@]*)?@${literal(domainOf(r.email))}$/ ${target}\n`];
     })
     .join('');
@@ -248,13 +251,18 @@ export function listsComponent(ctx: LinuxContext, mail: MailComponent): Componen
         `transport_maps=${lists}`,
         // mlmmj takes one recipient a delivery: its list directory is the next hop.
         'mlmmj_destination_recipient_limit=1',
+        `${HELD}_destination_recipient_limit=1`,
+        // A suspended account's lists: their mail is taken and waits in the queue.
+        `defer_transports=${HELD}`,
       ]);
       const listen = `127.0.0.1:${linux.listsPort}`;
       await runner.run([
         '/usr/sbin/postconf',
         '-M',
-        `mlmmj/unix=mlmmj unix - n n - - pipe flags=ORhu user=${LISTS_USER} argv=/usr/bin/mlmmj-receive -F -L ${linux.listsDir}/\${nexthop}/`,
-        'retry/unix=retry unix - - y - - error',
+        ...['mlmmj', HELD].map(
+          (name) =>
+            `${name}/unix=${name} unix - n n - - pipe flags=ORhu user=${LISTS_USER} argv=/usr/bin/mlmmj-receive -F -L ${linux.listsDir}/\${nexthop}/`,
+        ),
         `${listen}/inet=${listen} inet n - y - - smtpd`,
       ]);
       await runner.run([

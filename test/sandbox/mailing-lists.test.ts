@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { tempDir } from '../helpers.ts';
 import {
+  curl,
   inboxMessage,
   type RunningSandbox,
   sandboxCall,
@@ -143,6 +144,24 @@ describe('mailing lists in the sandbox', () => {
       assert.notEqual(peek.code, 0, command);
       assert.doesNotMatch(peek.stdout, /m1@alice|news/, command);
     }
+    // Bob's PHP (every function enabled) fares no better.
+    const php = [
+      '<?php',
+      `echo shell_exec('ls /var/spool/berth-lists ${DIR} 2>&1; cat ${DIR}/subscribers.d/m 2>&1');`,
+      `echo @file_get_contents('${DIR}/subscribers.d/m') === false ? "no-read\\n" : "read\\n";`,
+      '',
+    ].join('\n');
+    const put = await running.asUser('bob', `cat > /home/bob/public_html/lists.php <<'PHP'\n${php}PHP\n`);
+    assert.equal(put.code, 0, put.stderr);
+    const page = curl([
+      '--resolve',
+      `bob.example:${sandbox.https_port}:127.0.0.1`,
+      '-k',
+      `https://bob.example:${sandbox.https_port}/lists.php`,
+    ]);
+    assert.equal(page.status, 200, page.body);
+    assert.match(page.body, /no-read/);
+    assert.doesNotMatch(page.body, /m1@alice|m2@alice/);
     const theirs = await bob('add_mailing_list', { email: 'x@alice.example', owner: 'bob@bob.example' });
     assert.deepEqual([theirs.status, (theirs.body.data as { param: string }).param], [400, 'email']);
     const port = /lists_port = (\d+)/.exec(

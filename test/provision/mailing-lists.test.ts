@@ -19,6 +19,7 @@ import {
   socketOwner,
 } from '../../src/provision/linux/lists/policy.ts';
 import type { Envelope } from '../../src/provision/linux/mail/milter.ts';
+import { queueBudget, senderOwners, withQueueBudget } from '../../src/provision/linux/mail/queue-budget.ts';
 import { findSystemUser } from '../../src/provision/linux/passwd.ts';
 import { findAccount } from '../../src/store/accounts.ts';
 import { mailingListsOf } from '../../src/store/mailing-lists.ts';
@@ -200,6 +201,32 @@ describe('the lists milter', () => {
     assert.equal((await policy.mailFrom(envelope(40000, 'ceo@a.example'))).action, 'reject');
     assert.equal((await policy.mailFrom(envelope(40000, ''))).action, 'reject');
     assert.equal((await policy.mailFrom(envelope(40000, 'held+owner@a.example'))).action, 'tempfail');
+  });
+
+  it('counts a list’s mail toward the queue budget of the account whose domain it is in', async () => {
+    const limits = { bytes: null, messages: 2 };
+    const budget = queueBudget(limits);
+    const owners = senderOwners('lena lena, @a.example\n', 'host.example');
+    // As the mail component serves it: every message counted, refused for now over the budget.
+    const budgeted = withQueueBudget(
+      policy,
+      budget,
+      limits,
+      () => owners,
+      () => true,
+    );
+    const post = envelope(40000, 'news+bounces-7@a.example');
+    for (let i = 0; i < 2; i++) {
+      assert.equal((await budgeted.mailFrom(post)).action, 'continue');
+      assert.equal(
+        (await budgeted.endOfMessage({ ...post, size: 100, macros: new Map([['i', `Q${i}`]]) })).action,
+        'continue',
+      );
+    }
+    assert.deepEqual(budget.usage('lena'), { bytes: 200, messages: 2 });
+    const over = await budgeted.mailFrom(post);
+    assert.equal(over.action, 'tempfail');
+    assert.match(over.action === 'tempfail' ? over.reply : '', /Mail of lena waiting/);
   });
 
   it('writes nothing to the table for an address no list may have', () => {

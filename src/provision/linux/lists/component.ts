@@ -46,6 +46,7 @@ import {
   membersOf,
   putBack,
   removeListDirectory,
+  SAFE_ADDRESS,
   type Saved,
 } from './mlmmj.ts';
 import { listsPolicy } from './policy.ts';
@@ -150,6 +151,8 @@ export function listsComponent(ctx: LinuxContext, mail: MailComponent): Componen
     return ctx.step(
       `mailing list ${list.email}`,
       async () => {
+        if (!SAFE_ADDRESS.test(list.owner))
+          throw new Error(`refusing an unsafe owner ${JSON.stringify(list.owner)}`);
         made = !existsSync(dir);
         const owner = listsUser();
         makeListDirectory(dir, controlFiles(list.email, list.owner, linux.listsPort), owner, ctx.path(TEXTS));

@@ -29,8 +29,11 @@ const LIST_DIRECTORIES = [
 /** A post's largest size, in bytes. */
 const MAX_POST = 10 * 1_048_576;
 
-/** What may stand in a list's files: one address, nothing that ends a line or names a path. */
-export const SAFE_ADDRESS = /^[^\s/,:;"\\<>()[\]]+@[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$/;
+/**
+ * What may stand in a list's files: one address, nothing that ends a line or names a path (its
+ * first character names its file in subscribers.d, so never a dot).
+ */
+export const SAFE_ADDRESS = /^[^\s/,:;"\\<>()[\].][^\s/,:;"\\<>()[\]]*@[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$/;
 const SAFE_LOCAL = /^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?$/;
 
 export const localOf = (email: string) => email.slice(0, email.lastIndexOf('@'));

@@ -58,9 +58,12 @@ export function controlFiles(email: string, owner: string, port: number): Record
     // mlmmj-send hands every message to Postfix's lists smtpd (the lists milter knows it by its uid).
     relayhost: '127.0.0.1\n',
     smtpport: `${port}\n`,
-    // Posts from members alone (by their From), others refused without a notice sent back.
+    // Posts from members alone (by their From); a refused post is dropped without a notice sent
+    // back to its From, which may be forged (no backscatter).
     subonlypost: '',
     nosubonlydenymails: '',
+    notoccdenymails: '',
+    noaccessdenymails: '',
     // No archive: it would grow outside every quota; so no retrieving old posts, no digests.
     noarchive: '',
     noget: '',

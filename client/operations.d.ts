@@ -320,6 +320,34 @@ export interface HolderOperationParams {
     /** The forwarder's address */
     email: string;
   };
+  /** The account's mailing lists, each with its owner and the members the holder added. */
+  'list_mailing_lists': {};
+  /** Create a mailing list at an address of one of the account’s domains. */
+  'add_mailing_list': {
+    /** The list's address, in the account's main, addon or parked domain */
+    email: string;
+    /** Its owner: an address anywhere, which gets mail to <list>+owner@<domain> */
+    owner: string;
+  };
+  /** Remove a mailing list, its members and everything kept for it. */
+  'remove_mailing_list': {
+    /** The list's address */
+    email: string;
+  };
+  /** Add a member to a mailing list. */
+  'add_list_member': {
+    /** The list's address */
+    list: string;
+    /** The member's address, anywhere */
+    email: string;
+  };
+  /** Remove a member from a mailing list. */
+  'remove_list_member': {
+    /** The list's address */
+    list: string;
+    /** The member's address */
+    email: string;
+  };
   /** The account's cron jobs, oldest first. */
   'list_cron_jobs': {};
   /** Add a cron job: a command run on a schedule as the account's user, in its home. */
@@ -488,6 +516,18 @@ export interface Forwarder {
   domain: string;
   /** Where its mail goes */
   to: string[];
+  /** When it was made, ISO 8601 */
+  created: string;
+}
+
+export interface MailingList {
+  /** The list's address: a post to it reaches every member */
+  email: string;
+  domain: string;
+  /** Who gets mail to <list>+owner@<domain> */
+  owner: string;
+  /** The members the holder added, by address (those who subscribed by mail are the list’s own) */
+  members: string[];
   /** When it was made, ISO 8601 */
   created: string;
 }
@@ -706,6 +746,11 @@ export interface HolderOperationResults {
   'list_forwarders': Forwarder[];
   'add_forwarder': Forwarder;
   'remove_forwarder': Forwarder;
+  'list_mailing_lists': MailingList[];
+  'add_mailing_list': MailingList;
+  'remove_mailing_list': MailingList;
+  'add_list_member': MailingList;
+  'remove_list_member': MailingList;
   'list_cron_jobs': CronJob[];
   'add_cron_job': CronJob;
   'remove_cron_job': CronJob;

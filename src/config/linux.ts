@@ -18,7 +18,17 @@ import {
   wholeNumber,
 } from './readers.ts';
 
-export const LINUX_COMPONENTS = ['user', 'php', 'tls', 'web', 'dns', 'mail', 'shell', 'cron'] as const;
+export const LINUX_COMPONENTS = [
+  'user',
+  'php',
+  'tls',
+  'web',
+  'dns',
+  'mail',
+  'shell',
+  'cron',
+  'lists',
+] as const;
 export type LinuxComponentName = (typeof LINUX_COMPONENTS)[number];
 export const QUOTA_SETTINGS = ['auto', 'linux', 'btrfs', 'none'] as const;
 export type QuotaSetting = (typeof QUOTA_SETTINGS)[number];
@@ -117,6 +127,10 @@ export interface LinuxConfig {
   mailQueueLimit: number | null;
   /** The messages an account may have waiting in Postfix's queue; null for no bound. */
   mailQueueMessages: number | null;
+  /** The mailing lists' directories (mlmmj's), the lists user's alone. */
+  listsDir: string;
+  /** The port on 127.0.0.1 where Postfix takes the lists' outgoing mail (from the lists user only). */
+  listsPort: number;
   reloadMail: string[];
   /** The pid file of Postfix's master, watched so that a reload is waited for. */
   postfixPidFile: string;
@@ -201,6 +215,8 @@ export function linuxDefaults(): LinuxConfig {
     mailDnsServer: '',
     mailQueueLimit: 50,
     mailQueueMessages: 1000,
+    listsDir: '/var/spool/berth-lists',
+    listsPort: 10026,
     reloadMail: ['/usr/sbin/postfix', 'reload'],
     postfixPidFile: '/var/spool/postfix/pid/master.pid',
     reloadImap: ['/usr/bin/doveadm', 'reload'],
@@ -265,6 +281,8 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.mail_dns_server': ['linux.mailDnsServer', dnsServer],
   'linux.mail_queue_limit': ['linux.mailQueueLimit', unlimitedOr(wholeNumber(1, 1_048_576))],
   'linux.mail_queue_messages': ['linux.mailQueueMessages', unlimitedOr(wholeNumber(1, 10_000_000))],
+  'linux.lists_dir': ['linux.listsDir', absolutePath],
+  'linux.lists_port': ['linux.listsPort', servicePort],
   'linux.reload_mail': ['linux.reloadMail', command],
   'linux.postfix_pid_file': ['linux.postfixPidFile', absolutePath],
   'linux.reload_imap': ['linux.reloadImap', command],

@@ -139,7 +139,7 @@ const TAGS: Record<string, { description: string; operations: string[] }> = {
     operations: ['list_domains', 'add_domain', 'remove_domain'],
   },
   Email: {
-    description: "The account's mailboxes and forwarders, at addresses of its domains.",
+    description: "The account's mailboxes, forwarders and mailing lists, at addresses of its domains.",
     operations: [
       'list_mailboxes',
       'add_mailbox',
@@ -149,6 +149,11 @@ const TAGS: Record<string, { description: string; operations: string[] }> = {
       'list_forwarders',
       'add_forwarder',
       'remove_forwarder',
+      'list_mailing_lists',
+      'add_mailing_list',
+      'remove_mailing_list',
+      'add_list_member',
+      'remove_list_member',
     ],
   },
   'Cron jobs': {

@@ -6,6 +6,7 @@ import { formatLimit } from '../core/values.ts';
 import type { Account, LimitName } from '../store/accounts.ts';
 import { type Domain, domainsOf } from '../store/domains.ts';
 import { mailboxesOf } from '../store/mailboxes.ts';
+import { mailingListsOf } from '../store/mailing-lists.ts';
 import { holderAccount } from './common.ts';
 import { defineOperation } from './operation.ts';
 import { summaryRecord } from './record.ts';
@@ -16,6 +17,7 @@ interface InUse {
   account: Account;
   domains: readonly Domain[];
   mailboxes: number;
+  mailingLists: number;
 }
 const domainsOfKind = (kind: Domain['kind']) => (using: InUse) =>
   using.domains.filter((domain) => domain.kind === kind).length;
@@ -24,8 +26,8 @@ const domainsOfKind = (kind: Domain['kind']) => (using: InUse) =>
  * The limits a holder sees (CONTRACT §14's table), by the name the record gives them, with the
  * account's limit and what of it is in use. Domains are counted from the account's objects; disk
  * and bandwidth are measured (the usage refresh); mailboxes are counted from the account's objects
- * (its own address is not one); Berth keeps no FTP accounts, databases or mailing lists of an
- * account yet, so none of those is in use.
+ * (its own address is not one), and so are mailing lists; Berth keeps no FTP accounts or databases
+ * of an account yet, so none of those is in use.
  */
 const HOLDER_LIMITS: Record<string, { limit: LimitName; used: (using: InUse) => number }> = {
   addondomains: { limit: 'addondomains', used: domainsOfKind('addon') },
@@ -34,7 +36,7 @@ const HOLDER_LIMITS: Record<string, { limit: LimitName; used: (using: InUse) => 
   email: { limit: 'email_accounts', used: ({ mailboxes }) => mailboxes },
   ftp: { limit: 'ftp', used: () => 0 },
   sql: { limit: 'sql', used: () => 0 },
-  maillist: { limit: 'maillist', used: () => 0 },
+  maillist: { limit: 'maillist', used: ({ mailingLists }) => mailingLists },
   quota: { limit: 'quota', used: ({ account }) => account.usage.quota },
   bandwidth: { limit: 'bandwidth', used: ({ account }) => account.usage.bandwidth },
 };
@@ -63,8 +65,9 @@ export const accountInfo = defineOperation({
     const record = summaryRecord(account, ctx.services.fleet.hosting(account.server));
     const domains = await domainsOf(ctx.db, account.user);
     const { length: mailboxes } = await mailboxesOf(ctx.db, account.user);
+    const { length: mailingLists } = await mailingListsOf(ctx.db, account.user);
     return {
-      data: { ...record, limits: limitsInUse({ account, domains, mailboxes }) },
+      data: { ...record, limits: limitsInUse({ account, domains, mailboxes, mailingLists }) },
       info: `Account ${account.user}`,
     };
   },

@@ -1,4 +1,4 @@
-// What the operations on mailboxes and forwarders (CONTRACT §14) share: how each is answered, and
+// What the operations on mailboxes, forwarders and mailing lists (CONTRACT §14) share: how each is answered, and
 // which addresses an account may make. An address is in one of the account's mail domains (its
 // main domain and its addon and parked domains, which the mail component serves when the account's
 // mail is local; a subdomain has no mail of its own) and is none of the account's own logins
@@ -7,6 +7,7 @@ import { apiError, invalid } from '../core/errors.ts';
 import { formatLimit } from '../core/values.ts';
 import type { Account } from '../store/accounts.ts';
 import { domainOfAddress, type Forwarder, type Mailbox } from '../store/mailboxes.ts';
+import type { MailingList } from '../store/mailing-lists.ts';
 import type { AccountObjects } from '../store/objects.ts';
 
 /** A mailbox as add_mailbox and list_mailboxes answer it: never its password. */
@@ -28,6 +29,23 @@ export function forwarderObject(forwarder: Forwarder) {
   };
 }
 
+export function mailingListObject(list: MailingList) {
+  return {
+    email: list.email,
+    domain: domainOfAddress(list.email),
+    owner: list.owner,
+    members: list.members,
+    created: list.createdAt.toISOString(),
+  };
+}
+
+/** The account's mailing list at `email`, or 400 object_not_found. */
+export function findMailingList(objects: AccountObjects, email: string, param = 'email'): MailingList {
+  const found = objects.mailing_lists.find((l) => l.email === email);
+  if (!found) throw apiError('object_not_found', { kind: 'mailing list', name: email }, param);
+  return found;
+}
+
 /**
  * The account's domains whose mail Berth serves: the main one, addon and parked domains, but one
  * whose mail the DNS sends to another server (Domain.mail).
@@ -38,8 +56,8 @@ export function mailDomainsOf(objects: AccountObjects): string[] {
 
 /**
  * Refuses an address the account may not make: its mail is served elsewhere, the domain is not
- * one of its mail domains, or it is one of the account's own logins. Another of its mailboxes or
- * forwarders at the address is 400 object_exists.
+ * one of its mail domains, or it is one of the account's own logins. Another of its mailboxes,
+ * forwarders or mailing lists at the address is 400 object_exists.
  */
 export function refuseAddress(account: Account, objects: AccountObjects, email: string): void {
   if (account.mailserver !== 'local')
@@ -60,6 +78,8 @@ export function refuseAddress(account: Account, objects: AccountObjects, email: 
     throw apiError('object_exists', { kind: 'mailbox', name: email }, 'email');
   if (objects.forwarders.some((f) => f.email === email))
     throw apiError('object_exists', { kind: 'forwarder', name: email }, 'email');
+  if (objects.mailing_lists.some((l) => l.email === email))
+    throw apiError('object_exists', { kind: 'mailing list', name: email }, 'email');
 }
 
 /** The account's mailbox at `email`, or 400 object_not_found. */

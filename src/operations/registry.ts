@@ -7,7 +7,9 @@ import { accountSummary } from './account-summary.ts';
 import { addCronJob } from './add-cron-job.ts';
 import { addDomain } from './add-domain.ts';
 import { addForwarder } from './add-forwarder.ts';
+import { addListMember } from './add-list-member.ts';
 import { addMailbox } from './add-mailbox.ts';
+import { addMailingList } from './add-mailing-list.ts';
 import { addPackage } from './add-package.ts';
 import { addToken } from './add-token.ts';
 import { changeContactEmail } from './change-contact-email.ts';
@@ -26,6 +28,7 @@ import { listCronJobs } from './list-cron-jobs.ts';
 import { listDomains } from './list-domains.ts';
 import { listForwarders } from './list-forwarders.ts';
 import { listMailboxes } from './list-mailboxes.ts';
+import { listMailingLists } from './list-mailing-lists.ts';
 import { listPackages } from './list-packages.ts';
 import { listSuspended } from './list-suspended.ts';
 import { listTokens } from './list-tokens.ts';
@@ -36,7 +39,9 @@ import { removeAccount } from './remove-account.ts';
 import { removeCronJob } from './remove-cron-job.ts';
 import { removeDomain } from './remove-domain.ts';
 import { removeForwarder } from './remove-forwarder.ts';
+import { removeListMember } from './remove-list-member.ts';
 import { removeMailbox } from './remove-mailbox.ts';
+import { removeMailingList } from './remove-mailing-list.ts';
 import { removeToken } from './remove-token.ts';
 import { resellerCount } from './reseller-count.ts';
 import { setupReseller } from './setup-reseller.ts';
@@ -110,6 +115,11 @@ export const customerOperations = registryOf([
   listForwarders,
   addForwarder,
   removeForwarder,
+  listMailingLists,
+  addMailingList,
+  removeMailingList,
+  addListMember,
+  removeListMember,
   listCronJobs,
   addCronJob,
   removeCronJob,

@@ -35,13 +35,13 @@ export const removeDomain = defineOperation({
           'domain',
           `its subdomains (${under.map((d) => d.domain).join(', ')}) must be removed first`,
         );
-      const addresses = [...before.mailboxes, ...before.forwarders]
+      const addresses = [...before.mailboxes, ...before.forwarders, ...before.mailing_lists]
         .map((m) => m.email)
         .filter((email) => domainOfAddress(email) === domain);
       if (addresses.length > 0)
         throw invalid(
           'domain',
-          `its mailboxes and forwarders (${addresses.join(', ')}) must be removed first`,
+          `its mailboxes, forwarders and mailing lists (${addresses.join(', ')}) must be removed first`,
         );
       await deleteDomain(db, account.user, domain);
       return found;

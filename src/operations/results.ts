@@ -125,6 +125,18 @@ export const components = {
     to: { type: 'array', items: { type: 'string' }, description: 'Where its mail goes' },
     created: text('When it was made, ISO 8601'),
   }),
+  MailingList: object({
+    email: text("The list's address: a post to it reaches every member"),
+    domain: text(),
+    owner: text('Who gets mail to <list>+owner@<domain>'),
+    members: {
+      type: 'array',
+      items: { type: 'string' },
+      description:
+        'The members the holder added, by address (those who subscribed by mail are the list’s own)',
+    },
+    created: text('When it was made, ISO 8601'),
+  }),
   CronJob: object({
     id: text('Names the job in remove_cron_job'),
     schedule: text('Five cron fields: minute hour day-of-month month day-of-week'),
@@ -180,6 +192,8 @@ export const results = {
   mailboxes: { type: 'array', items: ref('Mailbox') },
   forwarder: ref('Forwarder'),
   forwarders: { type: 'array', items: ref('Forwarder') },
+  mailingList: ref('MailingList'),
+  mailingLists: { type: 'array', items: ref('MailingList') },
   cronJob: ref('CronJob'),
   cronJobs: { type: 'array', items: ref('CronJob') },
   token,

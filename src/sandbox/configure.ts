@@ -171,6 +171,7 @@ export function configure(
       `cgroup_parent = "${cgroupParent}"`,
       `imap_port = ${ports.imap}`,
       `submission_port = ${ports.submission}`,
+      `lists_port = ${ports.lists}`,
       // SPF is checked with the sandbox's BIND, which serves the hosted zones (no outside DNS).
       `mail_dns_server = "127.0.0.1:${ports.dns}"`,
       '',

@@ -17,6 +17,8 @@ export interface Ports {
   submission: number;
   imap: number;
   ssh: number;
+  /** Postfix's smtpd for the mailing lists' outgoing mail (the lists component). */
+  lists: number;
 }
 
 /** A free port for each service, none of them chosen before. */
@@ -35,6 +37,7 @@ export async function choosePorts(): Promise<Ports> {
     submission: await freePort(),
     imap: await freePort(),
     ssh: await freePort(),
+    lists: await freePort(),
   };
 }
 

@@ -5,6 +5,7 @@ import { deleteCronJobsOf } from './cron-jobs.ts';
 import { deleteDomainsOf, insertDomain, mainDomain, renameMainDomain } from './domains.ts';
 import { deleteTokensOf } from './holder-credentials.ts';
 import { deleteMailOf } from './mailboxes.ts';
+import { deleteMailingListsOf } from './mailing-lists.ts';
 import { heldAddresses, heldRowsOwnedBy, noteAccount, refuseHeld } from './pending.ts';
 import type { AccountRow, Db } from './schema.ts';
 
@@ -361,6 +362,7 @@ export async function deleteAccount(db: Db, user: string): Promise<void> {
   await deleteDomainsOf(db, user);
   await deleteMailOf(db, user);
   await deleteCronJobsOf(db, user);
+  await deleteMailingListsOf(db, user);
 }
 
 /** Passes every account `from` owns (but itself) to `to`. */

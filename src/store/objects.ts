@@ -13,6 +13,7 @@ import {
   toMailbox,
   toMailboxRow,
 } from './mailboxes.ts';
+import { type MailingList, mailingListsOf, toMailingList, toMailingListRow } from './mailing-lists.ts';
 import { type Database, type Db, OBJECT_TABLES, type ObjectRows, type ObjectTable } from './schema.ts';
 
 export interface AccountObjects {
@@ -22,6 +23,7 @@ export interface AccountObjects {
   forwarders: Forwarder[];
   /** Oldest first. */
   cron_jobs: CronJob[];
+  mailing_lists: MailingList[];
 }
 
 /** How each kind's rows become objects and back; the rows name their account in `user`. */
@@ -36,6 +38,7 @@ const KINDS: {
   mailboxes: { read: mailboxesOf, toObject: toMailbox, toRow: toMailboxRow },
   forwarders: { read: forwardersOf, toObject: toForwarder, toRow: toForwarderRow },
   cron_jobs: { read: cronJobsOf, toObject: toCronJob, toRow: toCronJobRow },
+  mailing_lists: { read: mailingListsOf, toObject: toMailingList, toRow: toMailingListRow },
 };
 
 /** A kind seen apart from its table's types, for the loops over every table. */
@@ -80,6 +83,7 @@ export function mainObjects(account: { domain: string; setupAt: Date }): Account
     mailboxes: [],
     forwarders: [],
     cron_jobs: [],
+    mailing_lists: [],
   };
 }
 

@@ -256,6 +256,18 @@ export interface ForwarderTable {
   created_at: string;
 }
 
+/** A mailing list of an account (CONTRACT §14), run by mlmmj. */
+export interface MailingListTable {
+  email: string;
+  user: string;
+  /** The one address that gets mail to `<list>+owner@`. */
+  owner: string;
+  /** The members the holder added, comma-separated (none: empty). */
+  members: string;
+  /** ISO time. */
+  created_at: string;
+}
+
 /** A cron job of an account (CONTRACT §14): a schedule of five cron fields and a one-line command. */
 export interface CronJobTable {
   /** Short and stable: lower-case base32, unique across the store. */
@@ -303,6 +315,7 @@ export interface Database {
   domains: DomainTable;
   mailboxes: MailboxTable;
   forwarders: ForwarderTable;
+  mailing_lists: MailingListTable;
   cron_jobs: CronJobTable;
   api_tokens: ApiTokenTable;
   portal_sessions: PortalSessionTable;
@@ -322,6 +335,7 @@ export const OBJECT_TABLES = [
   'mailboxes',
   'forwarders',
   'cron_jobs',
+  'mailing_lists',
 ] as const satisfies readonly (keyof Database)[];
 export type ObjectTable = (typeof OBJECT_TABLES)[number];
 /** The rows of an account's objects, by table. */
@@ -338,4 +352,5 @@ export type DomainRow = DomainTable;
 export type MailboxRow = MailboxTable;
 export type ForwarderRow = ForwarderTable;
 export type CronJobRow = CronJobTable;
+export type MailingListRow = MailingListTable;
 export type AuditRow = Selectable<AuditTable>;

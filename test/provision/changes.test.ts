@@ -70,8 +70,22 @@ const objects: AccountObjects = {
   mailboxes: [{ email: 'info@alice-shop.example', passwordHash: '$6$salt$hash', quota: 50, createdAt: at }],
   forwarders: [{ email: 'sales@alice.example', to: ['a@elsewhere.example', 'b@x.example'], createdAt: at }],
   cron_jobs: [{ id: 'abcdefgh23', schedule: '*/5 * * * *', command: 'php cron.php', createdAt: at }],
+  mailing_lists: [
+    {
+      email: 'news@alice.example',
+      owner: 'alice@elsewhere.example',
+      members: ['m@x.example'],
+      createdAt: at,
+    },
+  ],
 };
-const mainOnly: AccountObjects = { domains: [main], mailboxes: [], forwarders: [], cron_jobs: [] };
+const mainOnly: AccountObjects = {
+  domains: [main],
+  mailboxes: [],
+  forwarders: [],
+  cron_jobs: [],
+  mailing_lists: [],
+};
 
 const travelled = (change: SystemChange) => changeOf(JSON.parse(JSON.stringify(changeMessage(change))));
 

@@ -292,7 +292,7 @@ export interface Component {
   changePassword?(account: Account, password: string): LinuxStep[];
   changeLimits?(before: Account, after: Account): LinuxStep[];
   /**
-   * What goes only with the domains and mailboxes that went from `before` to `after`, in the
+   * What goes only with the domains, mailboxes and lists that went from `before` to `after`, in the
    * change's last step, which cannot be undone (their sites' logs, which the next holder of the
    * name must not read; a mailbox's mail).
    */

@@ -20,6 +20,7 @@ import { cronComponent } from './cron/component.ts';
 import { dnsComponent } from './dns/component.ts';
 import { dkimKeyFile } from './dns/dkim.ts';
 import { makeUnlistedDirectory, readIfExists } from './files.ts';
+import { listsComponent } from './lists/component.ts';
 import { mailComponent } from './mail/component.ts';
 import { packFiles, unpackFiles } from './move.ts';
 import { shadowPassword, systemIds, systemNameTaken } from './passwd.ts';
@@ -82,7 +83,9 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   const mail = enabled.has('mail') ? mailComponent(ctx, tls) : null;
   const shell = enabled.has('shell') ? shellComponent(ctx) : null;
   const cron = enabled.has('cron') ? cronComponent(ctx) : null;
-  const components: Component[] = [user, php, tls, web, dns, mail, shell, cron].filter(
+  // The mailing lists are the mail component's Postfix's: none without it.
+  const lists = enabled.has('lists') && mail ? listsComponent(ctx, mail) : null;
+  const components: Component[] = [user, php, tls, web, dns, mail, shell, cron, lists].filter(
     (c): c is NonNullable<typeof c> => c !== null,
   );
   const others = components.filter((c) => c !== user);
@@ -272,13 +275,15 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       checkIdentifiers(account);
       const now = new Set(after.domains.map((d) => d.domain));
       // Last, once the services no longer write for them: what goes with the domains that went.
-      const last = ctx.step('what went with removed domains and mailboxes', async () => {
+      const last = ctx.step('what went with removed domains, mailboxes and lists', async () => {
         for (const component of components) await component.forgetObjects?.(account, before, after);
       });
       const mailboxes = new Set(after.mailboxes.map((m) => m.email));
+      const lists = new Set(after.mailing_lists.map((l) => l.email));
       const gone =
         before.domains.some((d) => !now.has(d.domain)) ||
-        before.mailboxes.some((m) => !mailboxes.has(m.email));
+        before.mailboxes.some((m) => !mailboxes.has(m.email)) ||
+        before.mailing_lists.some((l) => !lists.has(l.email));
       return plan(
         each((c) => c.changeObjects?.(account, before, after)),
         gone ? [last] : [],

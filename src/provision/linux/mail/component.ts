@@ -44,6 +44,7 @@ import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
 import { childrenOf, waitFor } from '../wait.ts';
 import { mailAt, mailboxSteps, mailChanged, removedMailboxes } from './mailboxes.ts';
+import type { MilterPolicy } from './milter.ts';
 import { DKIM_SOCKET, LOCAL_SOCKET, type Milters, POLICY_SOCKET, startMilters } from './milters.ts';
 import { ORIGINATING } from './sender-policy.ts';
 import { type MailDomain, mailTables } from './tables.ts';
@@ -53,6 +54,8 @@ const MAILDIR_MODE = 0o700;
 const RECORD_MODE = 0o600;
 
 export interface MailComponent extends Component {
+  /** Serves one more milter of Berth's (Milters.serve); nothing below another system root. */
+  serveMilter(name: string, policy: MilterPolicy): Promise<void>;
   /** Learns what each account has waiting in Postfix's queue (its budget: milters.ts). */
   listQueue(): Promise<void>;
   /** Stops Berth's milters (Postfix then tempfails mail until they are back). */
@@ -312,6 +315,10 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
           `smtpd_milters=unix:${POLICY_SOCKET},unix:${DKIM_SOCKET}`,
         ].map((option) => `${service}/${option}`),
       ]);
+    },
+
+    async serveMilter(name, policy) {
+      await milters?.serve(name, policy);
     },
 
     async listQueue() {

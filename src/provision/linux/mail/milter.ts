@@ -26,6 +26,8 @@ export interface Envelope {
   macros: Map<string, string>;
   /** The client's address, as Postfix gave it. */
   clientAddress: string;
+  /** The client's port (0 when Postfix gave none: a Unix socket, or not known). */
+  clientPort?: number;
   helo: string;
   /** MAIL FROM's address without angle brackets (empty: the null sender); null before MAIL. */
   sender: string | null;
@@ -148,7 +150,9 @@ export function milterSession(policy: MilterPolicy, send: (reply: Buffer) => voi
         // Host name, family, port, address.
         const [, afterHost] = cString(data, 0);
         const family = String.fromCharCode(data[afterHost] ?? 0);
-        envelope.clientAddress = family === '4' || family === '6' ? cString(data, afterHost + 3)[0] : '';
+        const inet = family === '4' || family === '6';
+        envelope.clientAddress = inet ? cString(data, afterHost + 3)[0] : '';
+        envelope.clientPort = inet && data.length >= afterHost + 3 ? data.readUInt16BE(afterHost + 1) : 0;
         return verdictPacket(CONTINUE);
       }
       case 'H':

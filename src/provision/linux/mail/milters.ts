@@ -29,6 +29,11 @@ export const DKIM_SOCKET = 'opendkim/opendkim.sock';
 const POSTQUEUE = ['/usr/sbin/postqueue', '-j'];
 
 export interface Milters {
+  /**
+   * Serves one more milter of Berth's at `name` (in `berth/`), its mail counted against its
+   * senders' queue budgets and refused for now when over them (mailing lists: lists/component.ts).
+   */
+  serve(name: string, policy: MilterPolicy): Promise<void>;
   /** Learns what each account has waiting in the queue now. */
   listQueue(): Promise<void>;
   /** Stops serving (Postfix then tempfails mail until they are back). */
@@ -94,6 +99,16 @@ export async function startMilters(
   served.push(await serve(ctx, LOCAL_SOCKET, postfix.gid, local));
 
   return {
+    async serve(name, policy) {
+      served.push(
+        await serve(
+          ctx,
+          name,
+          postfix.gid,
+          budgeting(policy, () => true),
+        ),
+      );
+    },
     async listQueue() {
       if (budgeted) await listQueue(POSTQUEUE, budget, owners());
     },

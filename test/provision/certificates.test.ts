@@ -116,6 +116,7 @@ describe('the certificate keeper', () => {
           mailboxes: [],
           forwarders: [],
           cron_jobs: [],
+          mailing_lists: [],
         }),
       },
       { info: (_, m) => logged.push(m), warn: (_, m) => logged.push(m) },

@@ -45,6 +45,8 @@ export interface Config {
   shell: string;
   /** How many cron jobs an account may have (add_cron_job); the same for every account. */
   cronJobs: number;
+  /** How many connections one database user may have open at once (MAX_USER_CONNECTIONS). */
+  databaseUserConnections: number;
   /**
    * The uids (and gids) accounts get, one each, never given twice across the fleet: above the
    * system's own users and people (Debian gives those 1000 up), below what Debian reserves
@@ -153,6 +155,7 @@ export function defaults(dataDir: string): Config {
     homeBase: '/home',
     shell: '/bin/bash',
     cronJobs: 20,
+    databaseUserConnections: 20,
     uids: { min: 10000, max: 59999 },
     trustedProxies: [],
     trustedAddresses: [],

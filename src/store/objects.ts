@@ -2,6 +2,16 @@
 // read from the store and turned into rows (to travel between servers) and back. A new kind of
 // object adds its table to OBJECT_TABLES (schema.ts), its list here, and its row mapping to KINDS.
 import { type CronJob, cronJobsOf, toCronJob, toCronJobRow } from './cron-jobs.ts';
+import {
+  type DatabaseUser,
+  databasesOf,
+  databaseUsersOf,
+  type SqlDatabase,
+  toDatabase,
+  toDatabaseRow,
+  toDatabaseUser,
+  toDatabaseUserRow,
+} from './databases.ts';
 import { type Domain, domainsOf, mainDomain, toDomain, toDomainRow } from './domains.ts';
 import {
   type Forwarder,
@@ -22,6 +32,10 @@ export interface AccountObjects {
   forwarders: Forwarder[];
   /** Oldest first. */
   cron_jobs: CronJob[];
+  /** MariaDB databases, by name. */
+  databases: SqlDatabase[];
+  /** MariaDB users, by name, each with the databases granted to it. */
+  database_users: DatabaseUser[];
 }
 
 /** How each kind's rows become objects and back; the rows name their account in `user`. */
@@ -36,6 +50,8 @@ const KINDS: {
   mailboxes: { read: mailboxesOf, toObject: toMailbox, toRow: toMailboxRow },
   forwarders: { read: forwardersOf, toObject: toForwarder, toRow: toForwarderRow },
   cron_jobs: { read: cronJobsOf, toObject: toCronJob, toRow: toCronJobRow },
+  databases: { read: databasesOf, toObject: toDatabase, toRow: toDatabaseRow },
+  database_users: { read: databaseUsersOf, toObject: toDatabaseUser, toRow: toDatabaseUserRow },
 };
 
 /** A kind seen apart from its table's types, for the loops over every table. */
@@ -80,6 +96,8 @@ export function mainObjects(account: { domain: string; setupAt: Date }): Account
     mailboxes: [],
     forwarders: [],
     cron_jobs: [],
+    databases: [],
+    database_users: [],
   };
 }
 

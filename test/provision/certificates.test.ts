@@ -48,7 +48,14 @@ describe('the certificate keeper', () => {
       {
         account: async (user) => (user === 'alice' ? account : undefined),
         accounts: async () => [],
-        objects: async () => ({ domains: [], mailboxes: [], forwarders: [], cron_jobs: [] }),
+        objects: async () => ({
+          domains: [],
+          mailboxes: [],
+          forwarders: [],
+          cron_jobs: [],
+          databases: [],
+          database_users: [],
+        }),
       },
       { info: (_, m) => logged.push(m), warn: (_, m) => logged.push(m) },
     );

@@ -70,8 +70,19 @@ const objects: AccountObjects = {
   mailboxes: [{ email: 'info@alice-shop.example', passwordHash: '$6$salt$hash', quota: 50, createdAt: at }],
   forwarders: [{ email: 'sales@alice.example', to: ['a@elsewhere.example', 'b@x.example'], createdAt: at }],
   cron_jobs: [{ id: 'abcdefgh23', schedule: '*/5 * * * *', command: 'php cron.php', createdAt: at }],
+  databases: [{ name: 'alice_wp', createdAt: at }],
+  database_users: [
+    { name: 'alice_wp', passwordHash: `*${'A1'.repeat(20)}`, grants: ['alice_wp'], createdAt: at },
+  ],
 };
-const mainOnly: AccountObjects = { domains: [main], mailboxes: [], forwarders: [], cron_jobs: [] };
+const mainOnly: AccountObjects = {
+  domains: [main],
+  mailboxes: [],
+  forwarders: [],
+  cron_jobs: [],
+  databases: [],
+  database_users: [],
+};
 
 const travelled = (change: SystemChange) => changeOf(JSON.parse(JSON.stringify(changeMessage(change))));
 

@@ -47,7 +47,7 @@ describe('databases, in the sandbox', () => {
   const writePage = async (user: string, name: string, content: string) => {
     const wrote = await running.asUser(
       user,
-      `umask 077 && cat > /home/${user}/public_html/${name} <<'EOF'\n${content}\nEOF`,
+      `umask 022 && cat > /home/${user}/public_html/${name} <<'EOF'\n${content}\nEOF`,
     );
     assert.equal(wrote.code, 0, wrote.stderr);
   };
@@ -132,7 +132,7 @@ describe('databases, in the sandbox', () => {
     assert.match(site('bob.example', '/steal.php').body, /^refused: Access denied/);
     assert.notEqual((await running.asUser('bob', 'cat /home/alice/public_html/db.php')).code, 0);
     // alice's database is none of bob's to remove or grant.
-    assert.equal((await asHolder('bob', 'remove_database', { name: 'alice_wp' })).status, 404);
+    assert.equal((await asHolder('bob', 'remove_database', { name: 'alice_wp' })).status, 400);
     assert.equal((await client('alice', 'alice_wp', 'SELECT COUNT(*) FROM alice_wp.posts')).stdout, '1\n');
   });
 

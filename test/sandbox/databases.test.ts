@@ -6,9 +6,17 @@
 // locks the users out; removal leaves no database and no user.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { tempDir } from '../helpers.ts';
-import { curl, type RunningSandbox, sandboxCall, sandboxHolderCall, startSandbox } from '../process.ts';
+import {
+  curl,
+  type RunningSandbox,
+  sandboxCall,
+  sandboxHolderCall,
+  sandboxSsh,
+  startSandbox,
+} from '../process.ts';
 
 const SECRET = 'Db-Secret-9876';
 const passwordOf = (user: string) => `${user[0]!.toUpperCase()}${user.slice(1)}-pass-1234`;
@@ -104,6 +112,44 @@ describe('databases, in the sandbox', () => {
     const reply = site('alice.example', '/db.php');
     assert.equal(reply.status, 200, reply.body);
     assert.equal(reply.body, 'title=Hello from MariaDB');
+  });
+
+  it("the account's jailed shell and its cron jobs reach MariaDB's socket, with the client in the jail", async () => {
+    // The password in the client's option file in the jail's home, as a person keeps it.
+    const cnf = await running.asUser(
+      'alice',
+      `umask 077 && printf '[client]\\npassword=${SECRET}\\n' > /home/alice/home/alice/.my.cnf`,
+    );
+    assert.equal(cnf.code, 0, cnf.stderr);
+    const shell = sandboxSsh(sandbox, 'ssh', 'alice', passwordOf('alice'), [
+      'mysql',
+      '-u',
+      'alice_wp',
+      '--batch',
+      '--skip-column-names',
+      '-e',
+      "'SELECT title FROM alice_wp.posts'",
+    ]);
+    assert.equal(shell.code, 0, shell.stderr);
+    assert.equal(shell.stdout, 'Hello from MariaDB\n');
+    // The socket's directory is bound read-only into the jail: nothing can be put beside it.
+    assert.notEqual(
+      sandboxSsh(sandbox, 'ssh', 'alice', passwordOf('alice'), ['touch', '/run/mysqld/x']).code,
+      0,
+    );
+    const job = await asHolder('alice', 'add_cron_job', {
+      schedule: '* * * * *',
+      command:
+        'mysql -u alice_wp --batch --skip-column-names -e "SELECT title FROM alice_wp.posts" > /public_html/cron-db.txt 2>&1',
+    });
+    assert.equal(job.status, 200, job.body.info);
+    let ran = '';
+    for (let i = 0; i < 80 && !ran.includes('\n'); i++) {
+      await sleep(1000);
+      ran = (await running.exec(['/usr/bin/cat', '/home/alice/public_html/cron-db.txt'])).stdout;
+    }
+    assert.equal(ran, 'Hello from MariaDB\n');
+    await asHolder('alice', 'remove_cron_job', { id: (job.body.data as { id: string }).id });
   });
 
   it('the sql limit stops one more database', async () => {

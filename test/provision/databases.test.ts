@@ -143,6 +143,11 @@ describe('databases on the linux driver, against a real MariaDB', () => {
     const bob = (await findAccount(h.services.store.db, 'bob'))!;
     await h.services.driver.reconcile(bob, await objectsOf(h.services.store.db, 'bob'));
     assert.equal(canLogIn('bob_shop', SECRET, 'bob_shop'), true);
+    // A user the store lacks goes (it holds no data); a database the store lacks stays, reported.
+    const alice = (await findAccount(h.services.store.db, 'alice'))!;
+    await h.services.driver.reconcile(alice, await objectsOf(h.services.store.db, 'alice'));
+    assert.equal(mariadb.sql("SELECT User FROM mysql.user WHERE User = 'alice_ghost'"), '');
+    assert.equal(mariadb.sql("SHOW DATABASES LIKE 'alice\\_stray'"), 'alice_stray\n');
   });
 
   it('a move carries each database as a consistent dump, and its users with their hashes', async () => {

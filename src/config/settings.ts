@@ -48,6 +48,11 @@ export interface Config {
   /** How many connections one database user may have open at once (MAX_USER_CONNECTIONS). */
   databaseUserConnections: number;
   /**
+   * How many database users an account may have (add_database_user): with databaseUserConnections,
+   * what bounds the connections one account can hold open.
+   */
+  databaseUsers: number;
+  /**
    * The uids (and gids) accounts get, one each, never given twice across the fleet: above the
    * system's own users and people (Debian gives those 1000 up), below what Debian reserves
    * (60000 up) and the subordinate ids of user namespaces (100000 up).
@@ -156,6 +161,7 @@ export function defaults(dataDir: string): Config {
     shell: '/bin/bash',
     cronJobs: 20,
     databaseUserConnections: 20,
+    databaseUsers: 10,
     uids: { min: 10000, max: 59999 },
     trustedProxies: [],
     trustedAddresses: [],

@@ -1,7 +1,8 @@
 // add_database_user (CONTRACT §14): a MariaDB user `<user>_<suffix>`@localhost with its own
 // password, granted nothing until grant_database. The store keeps MariaDB's hash of the password
 // alone, and MariaDB is given that hash, never the password. Database users do not count against
-// the `sql` limit.
+// the `sql` limit; the configuration's `database_users` (default 10) bounds them, so that with
+// `database_user_connections` no account can hold all of MariaDB's connections.
 import { mariadbPasswordHash, prefixedName } from '../core/databases.ts';
 import { apiError } from '../core/errors.ts';
 import { type DatabaseUser, insertDatabaseUser } from '../store/databases.ts';
@@ -23,13 +24,16 @@ export const addDatabaseUser = defineOperation({
   },
   example: { name: 'wp', password: 'Str0ng-Secret' },
   result: results.databaseUser,
-  errors: ['object_exists'],
+  errors: ['limit_reached', 'object_exists'],
   async run(ctx, input) {
     const passwordHash = mariadbPasswordHash(input.password);
     const added = await changeObjects(ctx, async (db, account, before) => {
       const name = prefixedName('name', account.user, input.name);
       if (before.database_users.some((u) => u.name === name))
         throw apiError('object_exists', { kind: 'database user', name }, 'name');
+      const limit = ctx.services.config.databaseUsers;
+      if (before.database_users.length >= limit)
+        throw apiError('limit_reached', { limit: 'database_users', value: String(limit) });
       const made: DatabaseUser = { name, passwordHash, grants: [], createdAt: ctx.services.now() };
       try {
         await insertDatabaseUser(db, account.user, made);

@@ -16,6 +16,7 @@ const nativeHash = (password: string) =>
 describe('the databases of an account, as its holder makes them', () => {
   const h = suiteHarness({
     config: {
+      databaseUsers: 5,
       webhooks: [
         {
           url: 'http://127.0.0.1:9/hook',
@@ -94,6 +95,19 @@ describe('the databases of an account, as its holder makes them', () => {
     for (const r of results)
       if (r.status === 'rejected') assert.equal((r.reason as ApiError).code, 'limit_reached');
     assert.equal((await databasesOf(h.services.store.db, 'carol')).length, 3);
+  });
+
+  it('the configuration bounds database users per account, also for adds at the same moment', async () => {
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) =>
+        call('carol', 'add_database_user', { name: `user${i}`, password: SECRET }),
+      ),
+    );
+    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 5);
+    const refusedOne = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    assert.equal((refusedOne.reason as ApiError).code, 'limit_reached');
+    assert.match((refusedOne.reason as ApiError).message, /database_users limit \(5\)/);
+    assert.equal((await databaseUsersOf(h.services.store.db, 'carol')).length, 5);
   });
 
   it("a user keeps MariaDB's hash of its password alone; grants and revokes stay in the account", async () => {

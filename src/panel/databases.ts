@@ -2,7 +2,8 @@
 // a database (add_database), one to add a user (add_database_user), one to grant a user a database
 // or take it back (grant_database, revoke_database), and a remove button for each database and
 // user. A refusal for the sql limit (limit_reached, which names no parameter) is explained beside
-// the database's name. Passwords are never written back into the page.
+// the database's name, one for the number of users beside the user's. Passwords are never written
+// back into the page.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError } from '../core/errors.ts';
 import type { FormErrors, FormSpec } from '../web-kit/form.ts';
@@ -123,15 +124,14 @@ export function registerDatabasesPage(app: FastifyInstance, panel: Panel, withHo
         await panel.run(request, holder, operation, params);
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
+        // The user form's limit is the configuration's, the database form's the plan's sql.
         const sql = await panel.run(request, holder, 'account_info', {});
         const limit = (sql.data as { limits: Record<string, Limit> }).limits.sql?.limit ?? '0';
-        const errors = refusalIn(
-          t,
-          spec(t),
-          error,
-          {},
-          { limit_reached: { field: 'name', message: t('databases.limitReached', { limit }) } },
-        );
+        const placed =
+          which === 'user'
+            ? { field: 'dbuser', message: t('databases.usersLimitReached') }
+            : { field: 'name', message: t('databases.limitReached', { limit }) };
+        const errors = refusalIn(t, spec(t), error, {}, { limit_reached: placed });
         if (which === 'remove') errors.form ??= Object.values(errors).join(' ');
         const { password: _, ...kept } = values;
         return show(request, reply, holder, { which, values: kept, errors }, error.status);

@@ -96,4 +96,19 @@ describe('the panel’s Databases page', () => {
     assert.match(page.body, /No databases yet\./);
     assert.match(page.body, /No database users yet\./);
   });
+
+  it('explains the number of users the server allows beside User name', async () => {
+    for (let i = 0; i < 10; i++)
+      assert.equal(
+        (await post(alice, '/databases/users', { dbuser: `u${i}`, password: 'Db-user-pass-1' })).status,
+        303,
+      );
+    const page = await post(alice, '/databases/users', { dbuser: 'u10', password: 'Db-user-pass-1' });
+    assert.equal(page.status, 400);
+    assert.match(
+      page.body,
+      /id="dbuser-error">All the database users this server allows an account are in use\./,
+    );
+    assert.match(page.body, /id="dbuser" name="dbuser"[^>]*value="u10"/);
+  });
 });

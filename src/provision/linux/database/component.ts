@@ -100,14 +100,16 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
   };
 
   /** Everything MariaDB has with the account's prefix. */
-  async function found(user: string): Promise<Found> {
+  async function found(user?: string): Promise<Found> {
+    // Every name with a `_` when no account is named: each then belongs to the account before it.
+    const pattern = user === undefined ? "'%\\_%'" : like(user);
     const databases = (
       await runSql(ctx, [
-        `SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE ${like(user)}`,
+        `SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE ${pattern}`,
       ])
     ).map(([name]) => name!);
     const rows = await runSql(ctx, [
-      `SELECT User, IFNULL(JSON_VALUE(Priv, '$.account_locked'), 0) FROM mysql.global_priv WHERE User LIKE ${like(user)}`,
+      `SELECT User, IFNULL(JSON_VALUE(Priv, '$.account_locked'), 0) FROM mysql.global_priv WHERE User LIKE ${pattern}`,
     ]);
     return { databases, users: new Map(rows.map(([name, locked]) => [name!, locked === '1'])) };
   }
@@ -224,9 +226,12 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
         );
       }
       const differences: string[] = [];
+      const everything = await found();
       for (const account of accounts) {
         const { user } = account;
-        const { databases, users } = await found(user);
+        const mine = (name: string) => name.startsWith(`${user}_`);
+        const databases = everything.databases.filter(mine);
+        const users = new Map([...everything.users].filter(([name]) => mine(name)));
         const own = objects.get(user);
         for (const { name } of databasesOf(own))
           if (!databases.includes(name)) differences.push(`${user}: database ${name} is missing in MariaDB`);

@@ -1,5 +1,6 @@
 // Databases: the account's MariaDB databases and database users (list_databases), a form to create
-// a database (add_database), one to add a user (add_database_user), one to grant a user a database
+// a database (add_database), one to add a user (add_database_user), one to change a user's
+// password (change_database_password), one to grant a user a database
 // or take it back (grant_database, revoke_database), and a remove button for each database and
 // user. A refusal for the sql limit (limit_reached, which names no parameter) is explained beside
 // the database's name, one for the number of users beside the user's. Passwords are never written
@@ -18,6 +19,10 @@ const userForm = (t: Translate): FormSpec => ({
   dbuser: { label: t('databases.userName'), params: ['name'] },
   password: { label: t('databases.password'), secret: true, id: 'dbuser-password' },
 });
+const passwordForm = (t: Translate): FormSpec => ({
+  holder: { label: t('databases.user'), id: 'password-user', params: ['name'] },
+  password: { label: t('databases.newPassword'), secret: true, id: 'new-dbuser-password' },
+});
 const grantForm = (t: Translate): FormSpec => ({
   database: { label: t('databases.database'), id: 'grant-database' },
   grantee: { label: t('databases.user'), id: 'grant-user', params: ['dbuser'] },
@@ -31,7 +36,7 @@ interface Limit {
   used: number;
   limit: string;
 }
-type Which = 'database' | 'user' | 'grant' | 'remove';
+type Which = 'database' | 'user' | 'password' | 'grant' | 'remove';
 interface State {
   which?: Which;
   values?: Record<string, string>;
@@ -103,6 +108,7 @@ export function registerDatabasesPage(app: FastifyInstance, panel: Panel, withHo
         databaseForm: formFor('database', databaseForm(t)),
         userForm: formFor('user', userForm(t)),
         grantForm: formFor('grant', grantForm(t)),
+        passwordForm: formFor('password', passwordForm(t)),
       },
       status,
     );
@@ -163,6 +169,16 @@ export function registerDatabasesPage(app: FastifyInstance, panel: Panel, withHo
       (v) => ['add_database_user', { name: v.dbuser!, password: v.password! }],
       (request) => ({ dbuser: field(request, 'dbuser').trim(), password: field(request, 'password') }),
       (t, v) => t('databases.userAdded', { name: v.dbuser }),
+    ),
+  );
+  app.post(
+    '/databases/users/password',
+    submit(
+      'password',
+      passwordForm,
+      (v) => ['change_database_password', { name: v.holder!, password: v.password! }],
+      (request) => ({ holder: field(request, 'holder'), password: field(request, 'password') }),
+      (t, v) => t('databases.passwordChanged', { name: v.holder }),
     ),
   );
   for (const [path, operation, done] of [

@@ -4,6 +4,7 @@
 // refusal in the words of its labels.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { mariadbPasswordHash } from '../../src/core/databases.ts';
 import { databasesOf, databaseUsersOf } from '../../src/store/databases.ts';
 import { createAccount } from '../helpers.ts';
 import { get, HOLDER_PASSWORD, holderSession, type PanelHarness, panelHarness, postForm } from './pages.ts';
@@ -53,6 +54,16 @@ describe('the panel’s Databases page', () => {
     );
     assert.match(page.body, /<option value="alice_wp">alice_wp<\/option>/);
     assert.doesNotMatch(page.body, /Db-user-pass-1/);
+    const changed = await post(alice, '/databases/users/password', {
+      holder: 'alice_wp',
+      password: 'Db-user-pass-9',
+    });
+    assert.equal(changed.status, 303);
+    const { passwordHash } = (await databaseUsersOf(h.services.store.db, 'alice'))[0]!;
+    assert.equal(passwordHash, mariadbPasswordHash('Db-user-pass-9'));
+    const short = await post(alice, '/databases/users/password', { holder: 'alice_wp', password: 'short' });
+    assert.equal(short.status, 400);
+    assert.match(short.body, /id="new-dbuser-password-error">New password: /);
     assert.equal(
       (await post(alice, '/databases/revoke', { grantee: 'alice_wp', database: 'alice_wp' })).status,
       303,

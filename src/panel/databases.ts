@@ -20,7 +20,7 @@ const userForm = (t: Translate): FormSpec => ({
   password: { label: t('databases.password'), secret: true, id: 'dbuser-password' },
 });
 const passwordForm = (t: Translate): FormSpec => ({
-  holder: { label: t('databases.user'), id: 'password-user', params: ['name'] },
+  holder: { label: t('databases.passwordUser'), id: 'password-user', params: ['name'] },
   password: { label: t('databases.newPassword'), secret: true, id: 'new-dbuser-password' },
 });
 const grantForm = (t: Translate): FormSpec => ({

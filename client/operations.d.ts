@@ -362,6 +362,51 @@ export interface HolderOperationParams {
     /** The id list_cron_jobs gives the job */
     id: string;
   };
+  /** The account's MariaDB databases and database users. */
+  'list_databases': {};
+  /** Create a MariaDB database named `<user>_<suffix>`. */
+  'add_database': {
+    /** Its name: the suffix alone, or with the prefix `<user>_` */
+    name: string;
+  };
+  /** Remove a MariaDB database of the account, with all its data. */
+  'remove_database': {
+    /** Its name, with or without the prefix `<user>_` */
+    name: string;
+  };
+  /** Create a MariaDB user `<user>_<suffix>` at localhost, with its own password. */
+  'add_database_user': {
+    /** Its name: the suffix alone, or with the prefix `<user>_` */
+    name: string;
+    /** Its password */
+    password: string;
+  };
+  /** Change a MariaDB user's password. */
+  'change_database_password': {
+    /** The database user's name, with or without the prefix `<user>_` */
+    name: string;
+    /** Its new password */
+    password: string;
+  };
+  /** Remove a MariaDB user of the account. */
+  'remove_database_user': {
+    /** The database user's name, with or without the prefix `<user>_` */
+    name: string;
+  };
+  /** Give a database user of the account all privileges on one of its databases. */
+  'grant_database': {
+    /** The database's name, with or without the prefix `<user>_` */
+    database: string;
+    /** The database user's name, with or without the prefix `<user>_` */
+    dbuser: string;
+  };
+  /** Take from a database user of the account its privileges on one of its databases. */
+  'revoke_database': {
+    /** The database's name, with or without the prefix `<user>_` */
+    database: string;
+    /** The database user's name, with or without the prefix `<user>_` */
+    dbuser: string;
+  };
 }
 
 export type HolderOperationName = keyof HolderOperationParams;
@@ -540,6 +585,24 @@ export interface CronJob {
   /** One line, run by /bin/sh as the account's user, in the home */
   command: string;
   /** When it was added, ISO 8601 */
+  created: string;
+}
+
+export interface Database {
+  /** `<user>_<suffix>` */
+  name: string;
+  /** The database users granted it */
+  users: string[];
+  /** When it was made, ISO 8601 */
+  created: string;
+}
+
+export interface DatabaseUser {
+  /** `<user>_<suffix>`, its login at localhost */
+  name: string;
+  /** The databases it has every privilege on */
+  databases: string[];
+  /** When it was made, ISO 8601 */
   created: string;
 }
 
@@ -754,4 +817,15 @@ export interface HolderOperationResults {
   'list_cron_jobs': CronJob[];
   'add_cron_job': CronJob;
   'remove_cron_job': CronJob;
+  'list_databases': {
+    databases: Database[];
+    users: DatabaseUser[];
+  };
+  'add_database': Database;
+  'remove_database': Database;
+  'add_database_user': DatabaseUser;
+  'change_database_password': DatabaseUser;
+  'remove_database_user': DatabaseUser;
+  'grant_database': DatabaseUser;
+  'revoke_database': DatabaseUser;
 }

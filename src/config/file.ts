@@ -53,6 +53,8 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   uid_max: ['uids.max', wholeNumber(1000, 4_294_967_294)],
   shell: ['shell', absolutePath],
   cron_jobs: ['cronJobs', wholeNumber(0, 10_000)],
+  database_user_connections: ['databaseUserConnections', wholeNumber(1, 10_000)],
+  database_users: ['databaseUsers', wholeNumber(0, 10_000)],
   trusted_proxies: ['trustedProxies', listOf(addressRange())],
   trusted_addresses: ['trustedAddresses', listOf(addressRange())],
   'tls.enabled': ['tls', onOff],

@@ -28,6 +28,7 @@ export const LINUX_COMPONENTS = [
   'shell',
   'cron',
   'lists',
+  'database',
 ] as const;
 export type LinuxComponentName = (typeof LINUX_COMPONENTS)[number];
 export const QUOTA_SETTINGS = ['auto', 'linux', 'btrfs', 'none'] as const;
@@ -72,6 +73,8 @@ export interface LinuxConfig {
   phpLogDir: string;
   /** Debian's PHP-FPM binary, one master per account. */
   phpFpm: string;
+  /** MariaDB's socket: Berth talks to it as root (unix_socket), and so do the accounts' PHP and shells. */
+  mariadbSocket: string;
   /** The name of the control group under each cgroup hierarchy that holds the accounts' groups. */
   cgroupParent: string;
   /** The processes (and threads) an account may run at once; null for no bound. */
@@ -189,6 +192,7 @@ export function linuxDefaults(): LinuxConfig {
     phpSocketDir: '/run/berth/php',
     phpLogDir: '/var/log/berth/php-fpm',
     phpFpm: `/usr/sbin/php-fpm${php}`,
+    mariadbSocket: '/run/mysqld/mysqld.sock',
     cgroupParent: 'berth',
     accountProcesses: 256,
     accountMemory: 2048,
@@ -254,6 +258,7 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.php_socket_dir': ['linux.phpSocketDir', absolutePath],
   'linux.php_log_dir': ['linux.phpLogDir', absolutePath],
   'linux.php_fpm': ['linux.phpFpm', absolutePath],
+  'linux.mariadb_socket': ['linux.mariadbSocket', absolutePath],
   'linux.cgroup_parent': [
     'linux.cgroupParent',
     textValue({ pattern: /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, what: 'a control group name' }),

@@ -45,6 +45,13 @@ export interface Config {
   shell: string;
   /** How many cron jobs an account may have (add_cron_job); the same for every account. */
   cronJobs: number;
+  /** How many connections one database user may have open at once (MAX_USER_CONNECTIONS). */
+  databaseUserConnections: number;
+  /**
+   * How many database users an account may have (add_database_user): with databaseUserConnections,
+   * what bounds the connections one account can hold open.
+   */
+  databaseUsers: number;
   /**
    * The uids (and gids) accounts get, one each, never given twice across the fleet: above the
    * system's own users and people (Debian gives those 1000 up), below what Debian reserves
@@ -159,6 +166,8 @@ export function defaults(dataDir: string): Config {
     homeBase: '/home',
     shell: '/bin/bash',
     cronJobs: 20,
+    databaseUserConnections: 20,
+    databaseUsers: 10,
     uids: { min: 10000, max: 59999 },
     trustedProxies: [],
     trustedAddresses: [],

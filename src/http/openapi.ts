@@ -156,6 +156,19 @@ const TAGS: Record<string, { description: string; operations: string[] }> = {
       'remove_list_member',
     ],
   },
+  Databases: {
+    description: "The account's MariaDB databases and database users, and which user may use which database.",
+    operations: [
+      'list_databases',
+      'add_database',
+      'remove_database',
+      'add_database_user',
+      'change_database_password',
+      'remove_database_user',
+      'grant_database',
+      'revoke_database',
+    ],
+  },
   'Cron jobs': {
     description: "The account's cron jobs: commands run on a schedule as its user, in its jail.",
     operations: ['list_cron_jobs', 'add_cron_job', 'remove_cron_job'],

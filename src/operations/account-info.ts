@@ -4,6 +4,7 @@
 // come with the customer side; it runs through the one pipeline like every operation.
 import { formatLimit } from '../core/values.ts';
 import type { Account, LimitName } from '../store/accounts.ts';
+import { databasesOf } from '../store/databases.ts';
 import { type Domain, domainsOf } from '../store/domains.ts';
 import { mailboxesOf } from '../store/mailboxes.ts';
 import { mailingListsOf } from '../store/mailing-lists.ts';
@@ -18,6 +19,8 @@ interface InUse {
   domains: readonly Domain[];
   mailboxes: number;
   mailingLists: number;
+  /** Its MariaDB databases (its database users are not counted). */
+  databases: number;
 }
 const domainsOfKind = (kind: Domain['kind']) => (using: InUse) =>
   using.domains.filter((domain) => domain.kind === kind).length;
@@ -26,8 +29,8 @@ const domainsOfKind = (kind: Domain['kind']) => (using: InUse) =>
  * The limits a holder sees (CONTRACT §14's table), by the name the record gives them, with the
  * account's limit and what of it is in use. Domains are counted from the account's objects; disk
  * and bandwidth are measured (the usage refresh); mailboxes are counted from the account's objects
- * (its own address is not one), and so are mailing lists; Berth keeps no FTP accounts or databases
- * of an account yet, so none of those is in use.
+ * (its own address is not one), and so are mailing lists and its MariaDB databases (not its
+ * database users); Berth keeps no FTP accounts of an account yet, so none of those is in use.
  */
 const HOLDER_LIMITS: Record<string, { limit: LimitName; used: (using: InUse) => number }> = {
   addondomains: { limit: 'addondomains', used: domainsOfKind('addon') },
@@ -35,7 +38,7 @@ const HOLDER_LIMITS: Record<string, { limit: LimitName; used: (using: InUse) => 
   subdomains: { limit: 'subdomains', used: domainsOfKind('subdomain') },
   email: { limit: 'email_accounts', used: ({ mailboxes }) => mailboxes },
   ftp: { limit: 'ftp', used: () => 0 },
-  sql: { limit: 'sql', used: () => 0 },
+  sql: { limit: 'sql', used: ({ databases }) => databases },
   maillist: { limit: 'maillist', used: ({ mailingLists }) => mailingLists },
   quota: { limit: 'quota', used: ({ account }) => account.usage.quota },
   bandwidth: { limit: 'bandwidth', used: ({ account }) => account.usage.bandwidth },
@@ -66,8 +69,9 @@ export const accountInfo = defineOperation({
     const domains = await domainsOf(ctx.db, account.user);
     const { length: mailboxes } = await mailboxesOf(ctx.db, account.user);
     const { length: mailingLists } = await mailingListsOf(ctx.db, account.user);
+    const { length: databases } = await databasesOf(ctx.db, account.user);
     return {
-      data: { ...record, limits: limitsInUse({ account, domains, mailboxes, mailingLists }) },
+      data: { ...record, limits: limitsInUse({ account, domains, mailboxes, mailingLists, databases }) },
       info: `Account ${account.user}`,
     };
   },

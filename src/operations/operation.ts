@@ -7,6 +7,7 @@ import {
   parseCronJobId,
   parseCronSchedule,
 } from '../core/cron.ts';
+import { DATABASE_NAME_PATTERN, parseDatabaseName } from '../core/databases.ts';
 import { type DomainRules, parseNewDomain } from '../core/domain-claims.ts';
 import { ApiError, catalogue, type ErrorCode, invalid, missing } from '../core/errors.ts';
 import * as values from '../core/values.ts';
@@ -231,6 +232,12 @@ export const kinds = {
     type: 'string',
     pattern: CRON_JOB_ID_PATTERN.source,
   }),
+  databaseName: kind(
+    'string',
+    parseDatabaseName,
+    'a database or database user name: `<suffix>` (the prefix `<user>_` is added) or `<user>_<suffix>`; the suffix is 1 to 16 characters of a-z, 0-9 and _',
+    { type: 'string', pattern: DATABASE_NAME_PATTERN.source },
+  ),
 };
 
 export interface Result {

@@ -5,6 +5,8 @@
 import { accountInfo } from './account-info.ts';
 import { accountSummary } from './account-summary.ts';
 import { addCronJob } from './add-cron-job.ts';
+import { addDatabase } from './add-database.ts';
+import { addDatabaseUser } from './add-database-user.ts';
 import { addDomain } from './add-domain.ts';
 import { addForwarder } from './add-forwarder.ts';
 import { addListMember } from './add-list-member.ts';
@@ -13,6 +15,7 @@ import { addMailingList } from './add-mailing-list.ts';
 import { addPackage } from './add-package.ts';
 import { addToken } from './add-token.ts';
 import { changeContactEmail } from './change-contact-email.ts';
+import { changeDatabasePassword } from './change-database-password.ts';
 import { changeMailboxPassword } from './change-mailbox-password.ts';
 import { changeMailboxQuota } from './change-mailbox-quota.ts';
 import { changePackage } from './change-package.ts';
@@ -22,9 +25,11 @@ import { createUserSession } from './create-user-session.ts';
 import { credentialCheck } from './credential-check.ts';
 import { editPackage } from './edit-package.ts';
 import { editQuota } from './edit-quota.ts';
+import { grantDatabase, revokeDatabase } from './grant-database.ts';
 import { killPackage } from './kill-package.ts';
 import { listAccounts } from './list-accounts.ts';
 import { listCronJobs } from './list-cron-jobs.ts';
+import { listDatabases } from './list-databases.ts';
 import { listDomains } from './list-domains.ts';
 import { listForwarders } from './list-forwarders.ts';
 import { listMailboxes } from './list-mailboxes.ts';
@@ -37,6 +42,8 @@ import type { Operation, ParamSchema } from './operation.ts';
 import { passwd } from './passwd.ts';
 import { removeAccount } from './remove-account.ts';
 import { removeCronJob } from './remove-cron-job.ts';
+import { removeDatabase } from './remove-database.ts';
+import { removeDatabaseUser } from './remove-database-user.ts';
 import { removeDomain } from './remove-domain.ts';
 import { removeForwarder } from './remove-forwarder.ts';
 import { removeListMember } from './remove-list-member.ts';
@@ -123,4 +130,12 @@ export const customerOperations = registryOf([
   listCronJobs,
   addCronJob,
   removeCronJob,
+  listDatabases,
+  addDatabase,
+  removeDatabase,
+  addDatabaseUser,
+  changeDatabasePassword,
+  removeDatabaseUser,
+  grantDatabase,
+  revokeDatabase,
 ]);

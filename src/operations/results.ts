@@ -143,6 +143,20 @@ export const components = {
     command: text("One line, run by /bin/sh as the account's user, in the home"),
     created: text('When it was added, ISO 8601'),
   }),
+  Database: object({
+    name: text('`<user>_<suffix>`'),
+    users: { type: 'array', items: { type: 'string' }, description: 'The database users granted it' },
+    created: text('When it was made, ISO 8601'),
+  }),
+  DatabaseUser: object({
+    name: text('`<user>_<suffix>`, its login at localhost'),
+    databases: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'The databases it has every privilege on',
+    },
+    created: text('When it was made, ISO 8601'),
+  }),
 } satisfies Record<string, Schema>;
 
 /** An API token of an account's holder, as list_tokens shows it (never the token itself). */
@@ -194,6 +208,12 @@ export const results = {
   forwarders: { type: 'array', items: ref('Forwarder') },
   mailingList: ref('MailingList'),
   mailingLists: { type: 'array', items: ref('MailingList') },
+  database: ref('Database'),
+  databaseUser: ref('DatabaseUser'),
+  databases: object({
+    databases: { type: 'array', items: ref('Database') },
+    users: { type: 'array', items: ref('DatabaseUser') },
+  }),
   cronJob: ref('CronJob'),
   cronJobs: { type: 'array', items: ref('CronJob') },
   token,

@@ -68,7 +68,7 @@ export const PANEL_NAVIGATION: readonly { page: PanelPage; path: string | null }
   { page: 'home', path: '/' },
   { page: 'domains', path: '/domains' },
   { page: 'email', path: null },
-  { page: 'databases', path: null },
+  { page: 'databases', path: '/databases' },
   { page: 'ftp', path: null },
   { page: 'cron', path: null },
   { page: 'backups', path: null },

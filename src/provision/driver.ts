@@ -62,6 +62,11 @@ export interface AccountExport {
   certificate: { pem: string; state: CertificateState } | null;
   /** The private key the domain's mail is signed with, PEM; null when it is not signed. */
   dkimKey: string | null;
+  /**
+   * Each of the account's MariaDB databases as a consistent dump (mariadb-dump in one transaction),
+   * by name; absent from a server of an earlier Berth, or with no databases.
+   */
+  databases?: Record<string, string>;
 }
 
 /** An account arriving from another server: its export, and its own files as a tar stream. */

@@ -1,5 +1,5 @@
 // The configuration of the sandbox's services, written into its overlays before any of them starts:
-// Debian's nginx, BIND, Pebble, Postfix, Dovecot, OpenDKIM and sshd, each on the sandbox's ports,
+// Debian's nginx, BIND, Pebble, MariaDB, Postfix, Dovecot, OpenDKIM and sshd, each on the sandbox's ports,
 // and Berth's berth.toml (the linux driver on this throwaway system, certificates from Pebble).
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,6 +8,9 @@ import { run, write } from './system.ts';
 
 export const SANDBOX_HOST = 'sandbox.test';
 export const DATA_DIR = '/var/lib/berth';
+export const MARIADB_DATA = '/var/lib/mysql';
+/** MariaDB answers on this socket alone (no network), where Debian's clients and PHP look for it. */
+export const MARIADB_SOCKET = '/run/mysqld/mysqld.sock';
 
 /**
  * A sandbox that is one server of a fleet of sandboxes: its name, and the PostgreSQL store the
@@ -136,6 +139,22 @@ export function configure(
   write(
     '/etc/pam.d/sshd',
     pamSshd.replace(/^session\s+required\s+pam_loginuid\.so/m, 'session optional pam_loginuid.so'),
+  );
+  // MariaDB: a data directory of the sandbox's own, made afresh; root logs in by unix_socket alone.
+  emptyDirectory(MARIADB_DATA);
+  run([
+    '/usr/bin/mariadb-install-db',
+    '--no-defaults',
+    '--user=mysql',
+    `--datadir=${MARIADB_DATA}`,
+    '--auth-root-authentication-method=socket',
+    '--skip-test-db',
+  ]);
+  mkdirSync('/run/mysqld', { recursive: true, mode: 0o755 });
+  chownSync(
+    '/run/mysqld',
+    Number(run(['/usr/bin/id', '-u', 'mysql'])),
+    Number(run(['/usr/bin/id', '-g', 'mysql'])),
   );
   // Berth: the linux driver on the sandbox's ports, certificates from Pebble. Its data directory
   // holds the store, the keys and the passwords: root's alone, as `berth init` makes it.

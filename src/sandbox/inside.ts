@@ -1,6 +1,6 @@
 // The sandbox from within: the process tini runs first in a new mount and PID namespace (sandbox.ts
 // starts them). It lays throwaway overlays over every directory the stack writes (namespace.ts),
-// configures and starts Debian's nginx, PHP-FPM, BIND and Pebble on free 127.0.0.1 ports
+// configures and starts Debian's nginx, PHP-FPM, BIND, Pebble and MariaDB on free 127.0.0.1 ports
 // (configure.ts, ports.ts), then `berth serve --driver linux` with system root `/`, then Postfix,
 // Dovecot, OpenDKIM, sshd and cron (they read what Berth wrote when it started), and reports on standard
 // output once all of it answers. On SIGINT, SIGTERM or its input closing, it stops them, Berth first
@@ -12,7 +12,14 @@ import { get } from 'node:https';
 import { SERVE_NODE_FLAGS } from '../config/serve-flags.ts';
 import { accountGroups, detectLayout } from '../provision/linux/cgroups.ts';
 import { issueFallback, makeFallbackCa } from '../provision/linux/tls/fallback.ts';
-import { apiUserOf, configure, DATA_DIR, type SandboxFleet } from './configure.ts';
+import {
+  apiUserOf,
+  configure,
+  DATA_DIR,
+  MARIADB_DATA,
+  MARIADB_SOCKET,
+  type SandboxFleet,
+} from './configure.ts';
 import { setUpNamespace } from './namespace.ts';
 import { answers, choosePorts } from './ports.ts';
 import { BIN } from './sandbox.ts';
@@ -115,7 +122,28 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
       },
       '/var/log/sandbox/pebble.log',
     );
+    // MariaDB before Berth, which makes the accounts' databases in it: its socket alone, no port.
+    supervisor.start(
+      {
+        name: 'MariaDB',
+        argv: [
+          '/usr/sbin/mariadbd',
+          '--no-defaults',
+          '--user=mysql',
+          `--datadir=${MARIADB_DATA}`,
+          `--socket=${MARIADB_SOCKET}`,
+          '--skip-networking',
+          '--pid-file=/run/mysqld/mysqld.pid',
+          '--character-set-server=utf8mb4',
+          '--collation-server=utf8mb4_unicode_ci',
+          '--innodb-buffer-pool-size=32M',
+        ],
+        stop: 'SIGTERM',
+      },
+      '/var/log/sandbox/mariadb.log',
+    );
     await supervisor.waitUntil('nginx', () => answers(ports.http));
+    await supervisor.waitUntil('MariaDB', async () => existsSync(MARIADB_SOCKET));
     await supervisor.waitUntil('BIND', () => answers(ports.dns));
     await supervisor.waitUntil('Pebble', () => answers(ports.acme));
 

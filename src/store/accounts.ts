@@ -2,6 +2,7 @@
 import { SqliteAdapter, sql } from 'kysely';
 import { type Limit, overlapsOf } from '../core/values.ts';
 import { deleteCronJobsOf } from './cron-jobs.ts';
+import { deleteDatabasesOf } from './databases.ts';
 import { deleteDomainsOf, insertDomain, mainDomain, renameMainDomain } from './domains.ts';
 import { deleteTokensOf } from './holder-credentials.ts';
 import { deleteMailOf } from './mailboxes.ts';
@@ -363,6 +364,7 @@ export async function deleteAccount(db: Db, user: string): Promise<void> {
   await deleteMailOf(db, user);
   await deleteCronJobsOf(db, user);
   await deleteMailingListsOf(db, user);
+  await deleteDatabasesOf(db, user);
 }
 
 /** Passes every account `from` owns (but itself) to `to`. */

@@ -2,6 +2,16 @@
 // read from the store and turned into rows (to travel between servers) and back. A new kind of
 // object adds its table to OBJECT_TABLES (schema.ts), its list here, and its row mapping to KINDS.
 import { type CronJob, cronJobsOf, toCronJob, toCronJobRow } from './cron-jobs.ts';
+import {
+  type DatabaseUser,
+  databasesOf,
+  databaseUsersOf,
+  type SqlDatabase,
+  toDatabase,
+  toDatabaseRow,
+  toDatabaseUser,
+  toDatabaseUserRow,
+} from './databases.ts';
 import { type Domain, domainsOf, mainDomain, toDomain, toDomainRow } from './domains.ts';
 import {
   type Forwarder,
@@ -24,6 +34,10 @@ export interface AccountObjects {
   /** Oldest first. */
   cron_jobs: CronJob[];
   mailing_lists: MailingList[];
+  /** MariaDB databases, by name. */
+  databases: SqlDatabase[];
+  /** MariaDB users, by name, each with the databases granted to it. */
+  database_users: DatabaseUser[];
 }
 
 /** How each kind's rows become objects and back; the rows name their account in `user`. */
@@ -39,6 +53,8 @@ const KINDS: {
   forwarders: { read: forwardersOf, toObject: toForwarder, toRow: toForwarderRow },
   cron_jobs: { read: cronJobsOf, toObject: toCronJob, toRow: toCronJobRow },
   mailing_lists: { read: mailingListsOf, toObject: toMailingList, toRow: toMailingListRow },
+  databases: { read: databasesOf, toObject: toDatabase, toRow: toDatabaseRow },
+  database_users: { read: databaseUsersOf, toObject: toDatabaseUser, toRow: toDatabaseUserRow },
 };
 
 /** A kind seen apart from its table's types, for the loops over every table. */
@@ -64,7 +80,7 @@ export async function objectsByUser(db: Db): Promise<Map<string, AccountObjects>
     for (const row of await db.selectFrom(table).selectAll().execute()) {
       let objects = byUser.get(row.user);
       if (!objects) {
-        objects = Object.fromEntries(OBJECT_TABLES.map((t) => [t, []])) as unknown as AccountObjects;
+        objects = noObjects();
         byUser.set(row.user, objects);
       }
       (objects[table] as unknown[]).push(kind.toObject(row));
@@ -73,18 +89,17 @@ export async function objectsByUser(db: Db): Promise<Map<string, AccountObjects>
   return byUser;
 }
 
+/** No objects of any kind. */
+export function noObjects(): AccountObjects {
+  return Object.fromEntries(OBJECT_TABLES.map((table) => [table, []])) as unknown as AccountObjects;
+}
+
 /**
  * The objects of an account the store keeps nothing else for: its main domain alone (an account
  * made before its objects were kept, or a driver asked without them).
  */
 export function mainObjects(account: { domain: string; setupAt: Date }): AccountObjects {
-  return {
-    domains: [mainDomain(account.domain, account.setupAt)],
-    mailboxes: [],
-    forwarders: [],
-    cron_jobs: [],
-    mailing_lists: [],
-  };
+  return { ...noObjects(), domains: [mainDomain(account.domain, account.setupAt)] };
 }
 
 export function toObjectRows(user: string, objects: AccountObjects): ObjectRows {

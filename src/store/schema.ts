@@ -279,6 +279,26 @@ export interface CronJobTable {
   created_at: string;
 }
 
+/** A MariaDB database of an account (CONTRACT §14): `<user>_<suffix>`, unique across the store. */
+export interface DatabaseTable {
+  name: string;
+  user: string;
+  /** ISO time. */
+  created_at: string;
+}
+
+/** A MariaDB user of an account (CONTRACT §14), at `localhost`: its password as MariaDB's hash only. */
+export interface DatabaseUserTable {
+  name: string;
+  user: string;
+  /** mysql_native_password: `*` and 40 upper-case hex digits. */
+  password_hash: string;
+  /** The account's databases it has every privilege on, comma-separated (empty for none). */
+  grants: string;
+  /** ISO time. */
+  created_at: string;
+}
+
 /** A single sign-on token (CONTRACT §14), kept as its hash only, until used or expired. */
 export interface SsoTokenTable {
   /** SHA-256 of the token, hex. */
@@ -317,6 +337,8 @@ export interface Database {
   forwarders: ForwarderTable;
   mailing_lists: MailingListTable;
   cron_jobs: CronJobTable;
+  databases: DatabaseTable;
+  database_users: DatabaseUserTable;
   api_tokens: ApiTokenTable;
   portal_sessions: PortalSessionTable;
   sso_tokens: SsoTokenTable;
@@ -336,6 +358,8 @@ export const OBJECT_TABLES = [
   'forwarders',
   'cron_jobs',
   'mailing_lists',
+  'databases',
+  'database_users',
 ] as const satisfies readonly (keyof Database)[];
 export type ObjectTable = (typeof OBJECT_TABLES)[number];
 /** The rows of an account's objects, by table. */
@@ -353,4 +377,6 @@ export type MailboxRow = MailboxTable;
 export type ForwarderRow = ForwarderTable;
 export type CronJobRow = CronJobTable;
 export type MailingListRow = MailingListTable;
+export type DatabaseRow = DatabaseTable;
+export type DatabaseUserRow = DatabaseUserTable;
 export type AuditRow = Selectable<AuditTable>;

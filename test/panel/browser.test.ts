@@ -65,6 +65,7 @@ describe('the panel in a real browser', () => {
     await api('suspendacct', 'user=bob&reason=Unpaid');
     await createacct('dora', '&language=de&theme=dark');
     await createacct('long', `&addondomains=2`);
+    await createacct('dbs', '&sql=1');
     browser = await launchChromium();
     // The pages allow no script; axe-core is injected past the policy.
     context = await browser.newContext({
@@ -204,6 +205,50 @@ describe('the panel in a real browser', () => {
     await logOut();
   });
 
+  it('creates a database and a user, grants it, and explains the used-up sql limit beside Database name', async () => {
+    await logIn('dbs');
+    await page.goto(`${base}/databases`);
+    await audit('databases-empty');
+    await page.getByLabel('Database name', { exact: true }).fill('wp');
+    await page.getByRole('button', { name: 'Create database' }).click();
+    await page.waitForLoadState();
+    assert.ok(await page.getByText('Database wp created.').isVisible());
+    const databases = page.getByRole('table', { name: 'Your databases' });
+    assert.ok(await databases.getByRole('cell', { name: 'dbs_wp', exact: true }).isVisible());
+    await page.getByLabel('User name', { exact: true }).fill('wp');
+    await page.getByLabel('Password', { exact: true }).fill('Db-user-pass-1');
+    await page.getByRole('button', { name: 'Add user' }).click();
+    await page.waitForLoadState();
+    assert.ok(await page.getByText('Database user wp added.').isVisible());
+    await page.getByLabel('User', { exact: true }).selectOption('dbs_wp');
+    await page.getByLabel('Database', { exact: true }).selectOption('dbs_wp');
+    await page.getByRole('button', { name: 'Grant all privileges' }).click();
+    await page.waitForLoadState();
+    assert.ok(await page.getByText('dbs_wp may now use dbs_wp.').isVisible());
+    const users = page.getByRole('table', { name: 'Your database users' });
+    assert.ok(await users.getByRole('cell', { name: 'dbs_wp', exact: true }).first().isVisible());
+    await audit('databases');
+    await page.getByLabel('Database name', { exact: true }).fill('shop');
+    await page.getByRole('button', { name: 'Create database' }).click();
+    await page.waitForLoadState();
+    assert.match(await page.title(), /^Error: /);
+    const name = page.getByLabel('Database name', { exact: true });
+    assert.equal(await name.getAttribute('aria-invalid'), 'true');
+    const described = (await name.getAttribute('aria-describedby'))!.split(' ').at(-1);
+    assert.match(
+      (await page.locator(`#${described}`).textContent()) ?? '',
+      /Your plan allows 1 databases and all are in use/,
+    );
+    await audit('databases-limit-reached');
+    await page
+      .getByRole('button', { name: /^Remove\s+dbs_wp$/ })
+      .first()
+      .click();
+    await page.waitForLoadState();
+    assert.ok(await page.getByText('Database dbs_wp removed.').isVisible());
+    await logOut();
+  });
+
   it('speaks the account’s language and is dark for theme=dark whatever the browser prefers', async () => {
     await logIn('dora');
     assert.equal(await page.getAttribute('html', 'lang'), 'de');
@@ -239,12 +284,12 @@ describe('the panel in a real browser', () => {
     assert.equal(skip.text, 'Skip to main content');
     assert.equal(skip.outline, 'solid 3px', 'the stylesheet’s own focus mark');
     const order: string[] = [];
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 6; i++) {
       await page.keyboard.press('Tab');
       order.push((await focused()).text);
     }
     // The brand, then the pages that exist in reading order (those not yet available are no stops).
-    assert.deepEqual(order, ['Berth', 'Home', 'Domains', 'Security', 'Log out']);
+    assert.deepEqual(order, ['Berth', 'Home', 'Domains', 'Databases', 'Security', 'Log out']);
     await page.getByLabel('Domain', { exact: true }).focus();
     await page.keyboard.type('other-panel.example');
     await page.keyboard.press('Tab');

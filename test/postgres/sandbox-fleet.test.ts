@@ -1,7 +1,8 @@
 // `berth move-account` between two sandboxes on one PostgreSQL store, each a whole hosting server
 // (CONTRACT §12, §13, §14): an account's PHP site over HTTPS with its ACME certificate, its mail with
-// its password, and the holder's objects (a mailbox with its own password and mail, a forwarder, a
-// cron job) answer from the new server afterwards; the old one keeps nothing of them.
+// its password, its MariaDB database (its data, its user and password, read by its PHP), and the
+// holder's objects (a mailbox with its own password and mail, a forwarder, a cron job) answer from
+// the new server afterwards; the old one keeps nothing of them.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,13 +28,13 @@ describe('moving an account between two sandboxes of one fleet', () => {
   let two: SandboxInfo;
 
   /** The site's page from one sandbox's nginx, verified against `ca` only. */
-  const page = (sandbox: SandboxInfo, ca: string) =>
+  const page = (sandbox: SandboxInfo, ca: string, path = '/') =>
     curl([
       '--resolve',
       `alice.example:${sandbox.https_port}:127.0.0.1`,
       '--cacert',
       ca,
-      `https://alice.example:${sandbox.https_port}/`,
+      `https://alice.example:${sandbox.https_port}${path}`,
     ]);
   const send = (sandbox: SandboxInfo, text: string, to = 'alice@alice.example') => {
     const file = join(dataDir, 'message.eml');
@@ -88,6 +89,20 @@ describe('moving an account between two sandboxes of one fleet', () => {
       `printf '%s' '${php}' > /home/alice/public_html/index.php`,
     );
     assert.equal(wrote.code, 0, wrote.stderr);
+    // A database, its user and a row, read by a PHP page over MariaDB's socket.
+    for (const [op, params] of [
+      ['add_database', { name: 'wp' }],
+      ['add_database_user', { name: 'wp', password: 'Db-pass-1234' }],
+      ['grant_database', { database: 'wp', dbuser: 'wp' }],
+    ] as const) {
+      const reply = await sandboxHolderCall(one, { user: 'alice', password: 'Alice-pass-1234' }, op, params);
+      assert.equal(reply.status, 200, reply.body.info);
+    }
+    const table = await running[0]!.asUser(
+      'alice',
+      `MYSQL_PWD=Db-pass-1234 mysql -u alice_wp alice_wp -e "CREATE TABLE posts (title TEXT); INSERT INTO posts VALUES ('kept')" && printf '%s' '<?php echo (new mysqli("localhost", "alice_wp", "Db-pass-1234", "alice_wp"))->query("SELECT title FROM posts")->fetch_row()[0];' > /home/alice/public_html/db.php`,
+    );
+    assert.equal(table.code, 0, table.stderr);
     // Its ACME certificate from the first sandbox's Pebble, and a mail in its box.
     let before = page(one, one.acme_root_ca);
     for (let i = 0; i < 100 && before.status !== 200; i++) {
@@ -128,6 +143,8 @@ describe('moving an account between two sandboxes of one fleet', () => {
     const after = page(two, one.acme_root_ca);
     assert.equal(after.status, 200, await running[1]!.log());
     assert.equal(after.body, 'hello from alice');
+    // Its database, with its data, its user and its password, serves its PHP there.
+    assert.equal(page(two, one.acme_root_ca, '/db.php').body, 'kept');
     // Its mail, and its password, are there; new mail arrives there.
     assert.match(await message(two, 1), /before the move/);
     assert.equal(send(two, 'after the move').status, 250);
@@ -156,6 +173,14 @@ describe('moving an account between two sandboxes of one fleet', () => {
       moved.stdout + (await running[0]!.log()),
     );
     assert.notEqual(page(one, one.acme_root_ca).status, 200);
+    const left = await running[0]!.exec([
+      '/usr/bin/mariadb',
+      '--batch',
+      '--skip-column-names',
+      '-e',
+      "SHOW DATABASES LIKE 'alice\\_%'; SELECT User FROM mysql.user WHERE User LIKE 'alice\\_%'",
+    ]);
+    assert.equal(left.stdout, '');
     assert.notEqual(send(one, 'to the old server').status, 250);
     for (const i of [0, 1]) {
       const doctor = await berthIn(i, ['doctor']);

@@ -11,6 +11,7 @@ import { execRunner } from '../../src/provision/linux/run.ts';
 import { tlsComponent } from '../../src/provision/linux/tls/component.ts';
 import { certificateKeeper } from '../../src/provision/linux/tls/keeper.ts';
 import type { Account } from '../../src/store/accounts.ts';
+import { noObjects } from '../../src/store/objects.ts';
 import { tempDir } from '../helpers.ts';
 import { makeSystemRoot } from './system-root.ts';
 
@@ -48,13 +49,7 @@ describe('the certificate keeper', () => {
       {
         account: async (user) => (user === 'alice' ? account : undefined),
         accounts: async () => [],
-        objects: async () => ({
-          domains: [],
-          mailboxes: [],
-          forwarders: [],
-          cron_jobs: [],
-          mailing_lists: [],
-        }),
+        objects: async () => noObjects(),
       },
       { info: (_, m) => logged.push(m), warn: (_, m) => logged.push(m) },
     );
@@ -112,11 +107,8 @@ describe('the certificate keeper', () => {
         account: async (user) => (user === 'alice' ? account : undefined),
         accounts: async () => [],
         objects: async () => ({
+          ...noObjects(),
           domains: added.map((domain) => ({ domain, kind: 'addon', docroot: domain, createdAt: new Date() })),
-          mailboxes: [],
-          forwarders: [],
-          cron_jobs: [],
-          mailing_lists: [],
         }),
       },
       { info: (_, m) => logged.push(m), warn: (_, m) => logged.push(m) },

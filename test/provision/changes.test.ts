@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { changeMessage, changeOf, type SystemChange } from '../../src/provision/changes.ts';
 import { type Account, toAccount } from '../../src/store/accounts.ts';
-import type { AccountObjects } from '../../src/store/objects.ts';
+import { type AccountObjects, noObjects } from '../../src/store/objects.ts';
 
 const account: Account = toAccount({
   user: 'alice',
@@ -78,14 +78,12 @@ const objects: AccountObjects = {
       createdAt: at,
     },
   ],
+  databases: [{ name: 'alice_wp', createdAt: at }],
+  database_users: [
+    { name: 'alice_wp', passwordHash: `*${'A1'.repeat(20)}`, grants: ['alice_wp'], createdAt: at },
+  ],
 };
-const mainOnly: AccountObjects = {
-  domains: [main],
-  mailboxes: [],
-  forwarders: [],
-  cron_jobs: [],
-  mailing_lists: [],
-};
+const mainOnly: AccountObjects = { ...noObjects(), domains: [main] };
 
 const travelled = (change: SystemChange) => changeOf(JSON.parse(JSON.stringify(changeMessage(change))));
 

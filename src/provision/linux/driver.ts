@@ -17,6 +17,7 @@ import {
   sitesOf,
 } from './context.ts';
 import { cronComponent } from './cron/component.ts';
+import { databaseComponent } from './database/component.ts';
 import { dnsComponent } from './dns/component.ts';
 import { dkimKeyFile } from './dns/dkim.ts';
 import { makeUnlistedDirectory, readIfExists } from './files.ts';
@@ -85,7 +86,8 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   const cron = enabled.has('cron') ? cronComponent(ctx) : null;
   // The mailing lists are the mail component's Postfix's: none without it.
   const lists = enabled.has('lists') && mail ? listsComponent(ctx, mail) : null;
-  const components: Component[] = [user, php, tls, web, dns, mail, shell, cron, lists].filter(
+  const database = enabled.has('database') ? databaseComponent(ctx) : null;
+  const components: Component[] = [user, php, tls, web, dns, mail, shell, cron, lists, database].filter(
     (c): c is NonNullable<typeof c> => c !== null,
   );
   const others = components.filter((c) => c !== user);
@@ -209,6 +211,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
         passwordHash,
         certificate: pem && state ? { pem, state } : null,
         dkimKey: readIfExists(ctx.path(dkimKeyFile(config.linux.dkimDir, account.domain))),
+        ...(database && { databases: await database.dumps(account.user) }),
       };
     },
 
@@ -275,15 +278,17 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       checkIdentifiers(account);
       const now = new Set(after.domains.map((d) => d.domain));
       // Last, once the services no longer write for them: what goes with the domains that went.
-      const last = ctx.step('what went with removed domains, mailboxes and lists', async () => {
+      const last = ctx.step('what went with removed domains, mailboxes, lists and databases', async () => {
         for (const component of components) await component.forgetObjects?.(account, before, after);
       });
       const mailboxes = new Set(after.mailboxes.map((m) => m.email));
       const lists = new Set(after.mailing_lists.map((l) => l.email));
+      const databases = new Set(after.databases.map((d) => d.name));
       const gone =
         before.domains.some((d) => !now.has(d.domain)) ||
         before.mailboxes.some((m) => !mailboxes.has(m.email)) ||
-        before.mailing_lists.some((l) => !lists.has(l.email));
+        before.mailing_lists.some((l) => !lists.has(l.email)) ||
+        before.databases.some((d) => !databases.has(d.name));
       return plan(
         each((c) => c.changeObjects?.(account, before, after)),
         gone ? [last] : [],

@@ -7,7 +7,7 @@
 // account's user (docs/linux-driver.md, Cron jobs). Both files are written whole from the store's
 // jobs at every change, and removed while the account is suspended and with the account.
 import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { cronFields } from '../../../core/cron.ts';
 import type { Account } from '../../../store/accounts.ts';
 import type { CronJob } from '../../../store/cron-jobs.ts';
@@ -81,6 +81,7 @@ export function cronComponent(ctx: LinuxContext): Component {
         shell_group: SHELL_GROUP,
         jail_template: linux.jailTemplate,
         jail_root: JAIL_ROOT,
+        mariadb_dir: dirname(linux.mariadbSocket),
       },
       { enter_groups: enter.length > 0 ? enter.join('\n') : '  :', jail_entries: JAIL_ENTRIES.join(' ') },
     );

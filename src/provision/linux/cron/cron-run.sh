@@ -76,7 +76,7 @@ jail)
     # /public_html, as in a shell account's jail); the whole home at its own path too.
     for entry in "$home"/* "$home"/.[!.]*; do
       name=${entry##*/}
-      case " {{jail_entries}} proc home " in *" $name "*) continue ;; esac
+      case " {{jail_entries}} proc home run " in *" $name "*) continue ;; esac
       if [ -d "$entry" ] && [ ! -L "$entry" ]; then
         mkdir "$root/$name"
       elif [ -f "$entry" ] && [ ! -L "$entry" ]; then
@@ -93,6 +93,14 @@ jail)
     ;;
   esac
   mount -t proc -o hidepid=invisible,nosuid,nodev,noexec proc "$root/proc"
+  # MariaDB's socket where the job's clients look for it, read-only (a socket still connects).
+  mysqld={{mariadb_dir}}
+  if [ -d "$mysqld" ]; then
+    mkdir -p -m 0755 -- "$root$mysqld"
+    [ ! -L "$root/run" ] && [ ! -L "$root$mysqld" ] && [ "$(stat -c %u -- "$root/run")" = 0 ]
+    mount --bind -- "$mysqld" "$root$mysqld"
+    mount -o remount,bind,ro,nosuid,nodev,noexec -- "$root$mysqld"
+  fi
   exec /usr/bin/env -i HOME="$home" USER="$user" LOGNAME="$user" SHELL=/bin/sh \
     PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
     /usr/sbin/chroot --userspec="$uid:$gid" --groups="$gid" -- "$root" \

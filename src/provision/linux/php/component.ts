@@ -54,6 +54,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       home: account.homedir,
       tmp: join(account.homedir, 'tmp'),
       php_error_log: join(account.homedir, 'logs', 'php-error.log'),
+      mariadb_socket: linux.mariadbSocket,
     });
 
   /** The master's pid, when the pid file names a live PHP-FPM master. */

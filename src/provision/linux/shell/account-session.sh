@@ -3,7 +3,8 @@
 # pam_exec runs it as root when sshd opens a session: with "group", an account's session (SSH or
 # SFTP) moves into the account's control group, so that suspension and removal end it with
 # everything it starts; with "proc", in the session's own mount namespace (pam_namespace), a
-# shell account's jail gets a /proc that shows the account its own processes alone. Any other
+# shell account's jail gets a /proc that shows the account its own processes alone, and MariaDB's
+# socket. Any other
 # user's session is left as it is. It fails, and so refuses the login, rather than let an
 # account's session run outside its group.
 set -eu
@@ -28,6 +29,14 @@ proc)
   [ -d "$home/proc" ] && [ ! -L "$home" ] && [ ! -L "$home/proc" ]
   [ "$(/usr/bin/stat -c %u -- "$home")" = 0 ] && [ "$(/usr/bin/stat -c %u -- "$home/proc")" = 0 ]
   /usr/bin/mount -t proc -o hidepid=invisible,nosuid,nodev,noexec proc "$home/proc"
+  # MariaDB's socket where the jail's clients look for it, read-only (a socket still connects).
+  mysqld={{mariadb_dir}}
+  if [ -d "$mysqld" ]; then
+    /usr/bin/mkdir -p -m 0755 -- "$home$mysqld"
+    [ ! -L "$home/run" ] && [ ! -L "$home$mysqld" ] && [ "$(/usr/bin/stat -c %u -- "$home/run")" = 0 ]
+    /usr/bin/mount --bind -- "$mysqld" "$home$mysqld"
+    /usr/bin/mount -o remount,bind,ro,nosuid,nodev,noexec -- "$home$mysqld"
+  fi
   ;;
 *) exit 1 ;;
 esac

@@ -9,7 +9,7 @@
 // changes per account. Every session enters the account's control group through Berth's PAM hook
 // (account-session.sh).
 import { existsSync, lstatSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { phpVersion } from '../../../config/linux.ts';
 import type { Account } from '../../../store/accounts.ts';
 import type { Component, LinuxContext } from '../context.ts';
@@ -40,6 +40,9 @@ const EXTRA_TOOLS = [
   '/usr/bin/zip',
   '/usr/bin/unzip',
   '/usr/bin/curl',
+  // MariaDB's client: the socket is bound into the jail at each session (account-session.sh).
+  '/usr/bin/mariadb',
+  '/usr/bin/mysql',
   '/usr/bin/composer',
   '/usr/share/zoneinfo/UTC',
   '/etc/ssl/certs',
@@ -141,7 +144,7 @@ export function shellComponent(ctx: LinuxContext): Component {
       ctx.path(SESSION_HOOK),
       render(
         'shell/account-session.sh',
-        { shell_group: SHELL_GROUP, sftp_group: SFTP_GROUP },
+        { shell_group: SHELL_GROUP, sftp_group: SFTP_GROUP, mariadb_dir: dirname(linux.mariadbSocket) },
         { enter_groups: enter.length > 0 ? enter.join('\n') : '  :' },
       ),
       0o755,
@@ -166,7 +169,7 @@ export function shellComponent(ctx: LinuxContext): Component {
     const home = jailHome(account);
     const owner = systemUser(account.user);
     // The home is root's, so only root can have made these names; a leftover jail is made anew.
-    for (const name of [...JAIL_ENTRIES, 'proc']) {
+    for (const name of [...JAIL_ENTRIES, 'proc', 'run']) {
       if (ownerOf(home, name) === 0) await removeTree(runner, join(home, name));
       else if (ownerOf(home, name) !== null)
         throw new Error(`${join(account.homedir, name)} is in the jail's way`);
@@ -184,6 +187,8 @@ export function shellComponent(ctx: LinuxContext): Component {
     jailEtc(account, owner);
     // Where each session's own /proc is mounted (account-session.sh): in the system, an empty directory.
     ensureDirectory(home, ['proc'], { uid: 0, gid: 0 }, 0o555);
+    // Where each session binds MariaDB's socket directory (account-session.sh).
+    ensureDirectory(home, ['run'], { uid: 0, gid: 0 }, 0o755);
     // The shell's home inside the jail: <home>/home/<user>, seen there as the home's own path.
     ensureDirectory(home, ['home'], { uid: 0, gid: 0 }, 0o755);
     ctx.accountDirectory(account, ['home', account.user], 0o700);
@@ -191,7 +196,7 @@ export function shellComponent(ctx: LinuxContext): Component {
 
   async function removeJail(account: Account): Promise<void> {
     const home = jailHome(account);
-    for (const name of [...JAIL_ENTRIES, 'proc'])
+    for (const name of [...JAIL_ENTRIES, 'proc', 'run'])
       if (ownerOf(home, name) === 0) await removeTree(runner, join(home, name));
   }
 

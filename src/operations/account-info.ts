@@ -5,6 +5,7 @@
 import { formatLimit } from '../core/values.ts';
 import type { Account, LimitName } from '../store/accounts.ts';
 import { type Domain, domainsOf } from '../store/domains.ts';
+import { ftpAccountsOf } from '../store/ftp-accounts.ts';
 import { mailboxesOf } from '../store/mailboxes.ts';
 import { holderAccount } from './common.ts';
 import { defineOperation } from './operation.ts';
@@ -16,6 +17,7 @@ interface InUse {
   account: Account;
   domains: readonly Domain[];
   mailboxes: number;
+  ftpAccounts: number;
 }
 const domainsOfKind = (kind: Domain['kind']) => (using: InUse) =>
   using.domains.filter((domain) => domain.kind === kind).length;
@@ -23,16 +25,16 @@ const domainsOfKind = (kind: Domain['kind']) => (using: InUse) =>
 /**
  * The limits a holder sees (CONTRACT §14's table), by the name the record gives them, with the
  * account's limit and what of it is in use. Domains are counted from the account's objects; disk
- * and bandwidth are measured (the usage refresh); mailboxes are counted from the account's objects
- * (its own address is not one); Berth keeps no FTP accounts, databases or mailing lists of an
- * account yet, so none of those is in use.
+ * and bandwidth are measured (the usage refresh); mailboxes and FTP accounts are counted from the
+ * account's objects (its own address and its own login are not among them); Berth keeps no
+ * databases or mailing lists of an account yet, so none of those is in use.
  */
 const HOLDER_LIMITS: Record<string, { limit: LimitName; used: (using: InUse) => number }> = {
   addondomains: { limit: 'addondomains', used: domainsOfKind('addon') },
   parkeddomains: { limit: 'parkeddomains', used: domainsOfKind('parked') },
   subdomains: { limit: 'subdomains', used: domainsOfKind('subdomain') },
   email: { limit: 'email_accounts', used: ({ mailboxes }) => mailboxes },
-  ftp: { limit: 'ftp', used: () => 0 },
+  ftp: { limit: 'ftp', used: ({ ftpAccounts }) => ftpAccounts },
   sql: { limit: 'sql', used: () => 0 },
   maillist: { limit: 'maillist', used: () => 0 },
   quota: { limit: 'quota', used: ({ account }) => account.usage.quota },
@@ -63,8 +65,9 @@ export const accountInfo = defineOperation({
     const record = summaryRecord(account, ctx.services.fleet.hosting(account.server));
     const domains = await domainsOf(ctx.db, account.user);
     const { length: mailboxes } = await mailboxesOf(ctx.db, account.user);
+    const { length: ftpAccounts } = await ftpAccountsOf(ctx.db, account.user);
     return {
-      data: { ...record, limits: limitsInUse({ account, domains, mailboxes }) },
+      data: { ...record, limits: limitsInUse({ account, domains, mailboxes, ftpAccounts }) },
       info: `Account ${account.user}`,
     };
   },

@@ -7,10 +7,12 @@ import { accountSummary } from './account-summary.ts';
 import { addCronJob } from './add-cron-job.ts';
 import { addDomain } from './add-domain.ts';
 import { addForwarder } from './add-forwarder.ts';
+import { addFtpAccount } from './add-ftp-account.ts';
 import { addMailbox } from './add-mailbox.ts';
 import { addPackage } from './add-package.ts';
 import { addToken } from './add-token.ts';
 import { changeContactEmail } from './change-contact-email.ts';
+import { changeFtpPassword } from './change-ftp-password.ts';
 import { changeMailboxPassword } from './change-mailbox-password.ts';
 import { changeMailboxQuota } from './change-mailbox-quota.ts';
 import { changePackage } from './change-package.ts';
@@ -25,6 +27,7 @@ import { listAccounts } from './list-accounts.ts';
 import { listCronJobs } from './list-cron-jobs.ts';
 import { listDomains } from './list-domains.ts';
 import { listForwarders } from './list-forwarders.ts';
+import { listFtpAccounts } from './list-ftp-accounts.ts';
 import { listMailboxes } from './list-mailboxes.ts';
 import { listPackages } from './list-packages.ts';
 import { listSuspended } from './list-suspended.ts';
@@ -36,6 +39,7 @@ import { removeAccount } from './remove-account.ts';
 import { removeCronJob } from './remove-cron-job.ts';
 import { removeDomain } from './remove-domain.ts';
 import { removeForwarder } from './remove-forwarder.ts';
+import { removeFtpAccount } from './remove-ftp-account.ts';
 import { removeMailbox } from './remove-mailbox.ts';
 import { removeToken } from './remove-token.ts';
 import { resellerCount } from './reseller-count.ts';
@@ -113,4 +117,8 @@ export const customerOperations = registryOf([
   listCronJobs,
   addCronJob,
   removeCronJob,
+  listFtpAccounts,
+  addFtpAccount,
+  changeFtpPassword,
+  removeFtpAccount,
 ]);

@@ -3,6 +3,7 @@ import { SqliteAdapter, sql } from 'kysely';
 import { type Limit, overlapsOf } from '../core/values.ts';
 import { deleteCronJobsOf } from './cron-jobs.ts';
 import { deleteDomainsOf, insertDomain, mainDomain, renameMainDomain } from './domains.ts';
+import { deleteFtpAccountsOf } from './ftp-accounts.ts';
 import { deleteTokensOf } from './holder-credentials.ts';
 import { deleteMailOf } from './mailboxes.ts';
 import { heldAddresses, heldRowsOwnedBy, noteAccount, refuseHeld } from './pending.ts';
@@ -361,6 +362,7 @@ export async function deleteAccount(db: Db, user: string): Promise<void> {
   await deleteDomainsOf(db, user);
   await deleteMailOf(db, user);
   await deleteCronJobsOf(db, user);
+  await deleteFtpAccountsOf(db, user);
 }
 
 /** Passes every account `from` owns (but itself) to `to`. */

@@ -3,6 +3,7 @@
 // object adds its table to OBJECT_TABLES (schema.ts), its list here, and its row mapping to KINDS.
 import { type CronJob, cronJobsOf, toCronJob, toCronJobRow } from './cron-jobs.ts';
 import { type Domain, domainsOf, mainDomain, toDomain, toDomainRow } from './domains.ts';
+import { type FtpAccount, ftpAccountsOf, toFtpAccount, toFtpAccountRow } from './ftp-accounts.ts';
 import {
   type Forwarder,
   forwardersOf,
@@ -22,6 +23,8 @@ export interface AccountObjects {
   forwarders: Forwarder[];
   /** Oldest first. */
   cron_jobs: CronJob[];
+  /** By login. */
+  ftp_accounts: FtpAccount[];
 }
 
 /** How each kind's rows become objects and back; the rows name their account in `user`. */
@@ -36,6 +39,7 @@ const KINDS: {
   mailboxes: { read: mailboxesOf, toObject: toMailbox, toRow: toMailboxRow },
   forwarders: { read: forwardersOf, toObject: toForwarder, toRow: toForwarderRow },
   cron_jobs: { read: cronJobsOf, toObject: toCronJob, toRow: toCronJobRow },
+  ftp_accounts: { read: ftpAccountsOf, toObject: toFtpAccount, toRow: toFtpAccountRow },
 };
 
 /** A kind seen apart from its table's types, for the loops over every table. */
@@ -80,6 +84,7 @@ export function mainObjects(account: { domain: string; setupAt: Date }): Account
     mailboxes: [],
     forwarders: [],
     cron_jobs: [],
+    ftp_accounts: [],
   };
 }
 

@@ -267,6 +267,20 @@ export interface CronJobTable {
   created_at: string;
 }
 
+/** An FTP account of an account (CONTRACT §14): its password as a SHA-512 crypt hash only. */
+export interface FtpAccountTable {
+  user: string;
+  /** The part before `@<main domain>`. */
+  login: string;
+  password_hash: string;
+  /** Relative to the home; '' for the home itself. */
+  directory: string;
+  /** In MB; null for none. */
+  quota: number | null;
+  /** ISO time. */
+  created_at: string;
+}
+
 /** A single sign-on token (CONTRACT §14), kept as its hash only, until used or expired. */
 export interface SsoTokenTable {
   /** SHA-256 of the token, hex. */
@@ -304,6 +318,7 @@ export interface Database {
   mailboxes: MailboxTable;
   forwarders: ForwarderTable;
   cron_jobs: CronJobTable;
+  ftp_accounts: FtpAccountTable;
   api_tokens: ApiTokenTable;
   portal_sessions: PortalSessionTable;
   sso_tokens: SsoTokenTable;
@@ -322,6 +337,7 @@ export const OBJECT_TABLES = [
   'mailboxes',
   'forwarders',
   'cron_jobs',
+  'ftp_accounts',
 ] as const satisfies readonly (keyof Database)[];
 export type ObjectTable = (typeof OBJECT_TABLES)[number];
 /** The rows of an account's objects, by table. */
@@ -338,4 +354,5 @@ export type DomainRow = DomainTable;
 export type MailboxRow = MailboxTable;
 export type ForwarderRow = ForwarderTable;
 export type CronJobRow = CronJobTable;
+export type FtpAccountRow = FtpAccountTable;
 export type AuditRow = Selectable<AuditTable>;

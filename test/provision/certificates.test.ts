@@ -48,7 +48,13 @@ describe('the certificate keeper', () => {
       {
         account: async (user) => (user === 'alice' ? account : undefined),
         accounts: async () => [],
-        objects: async () => ({ domains: [], mailboxes: [], forwarders: [], cron_jobs: [] }),
+        objects: async () => ({
+          domains: [],
+          mailboxes: [],
+          forwarders: [],
+          cron_jobs: [],
+          ftp_accounts: [],
+        }),
       },
       { info: (_, m) => logged.push(m), warn: (_, m) => logged.push(m) },
     );

@@ -70,8 +70,17 @@ const objects: AccountObjects = {
   mailboxes: [{ email: 'info@alice-shop.example', passwordHash: '$6$salt$hash', quota: 50, createdAt: at }],
   forwarders: [{ email: 'sales@alice.example', to: ['a@elsewhere.example', 'b@x.example'], createdAt: at }],
   cron_jobs: [{ id: 'abcdefgh23', schedule: '*/5 * * * *', command: 'php cron.php', createdAt: at }],
+  ftp_accounts: [
+    { login: 'designer', passwordHash: '$6$salt$hash', directory: 'public_html', quota: 200, createdAt: at },
+  ],
 };
-const mainOnly: AccountObjects = { domains: [main], mailboxes: [], forwarders: [], cron_jobs: [] };
+const mainOnly: AccountObjects = {
+  domains: [main],
+  mailboxes: [],
+  forwarders: [],
+  cron_jobs: [],
+  ftp_accounts: [],
+};
 
 const travelled = (change: SystemChange) => changeOf(JSON.parse(JSON.stringify(changeMessage(change))));
 
@@ -121,15 +130,31 @@ describe('a system change between servers', () => {
     assert.deepEqual(changeOf(message), { kind: 'suspend', account, objects: mainOnly });
   });
 
-  it('gives a change from a server that keeps no mailboxes, forwarders or cron jobs none of them', () => {
+  it('carries an FTP account with its password hash (move-account takes it to the new server)', () => {
+    const message = changeMessage({ kind: 'suspend', account, objects }) as {
+      objects: { ftp_accounts: object[] };
+    };
+    assert.deepEqual(message.objects.ftp_accounts, [
+      {
+        user: 'alice',
+        login: 'designer',
+        password_hash: '$6$salt$hash',
+        directory: 'public_html',
+        quota: 200,
+        created_at: '2026-02-03T04:05:06.000Z',
+      },
+    ]);
+  });
+
+  it('gives a change from a server that keeps no mailboxes, forwarders, cron jobs or FTP accounts none of them', () => {
     const message = changeMessage({ kind: 'suspend', account, objects }) as {
       objects: Record<string, unknown>;
     };
-    const { mailboxes: _m, forwarders: _f, cron_jobs: _c, ...older } = message.objects;
+    const { mailboxes: _m, forwarders: _f, cron_jobs: _c, ftp_accounts: _ftp, ...older } = message.objects;
     assert.deepEqual(changeOf({ ...message, objects: older }), {
       kind: 'suspend',
       account,
-      objects: { ...objects, mailboxes: [], forwarders: [], cron_jobs: [] },
+      objects: { ...objects, mailboxes: [], forwarders: [], cron_jobs: [], ftp_accounts: [] },
     });
   });
 

@@ -1,5 +1,5 @@
 // The `linux` driver: real hosting accounts on this server, made of the components of CONTRACT §10
-// (user, php, tls, web, dns, mail, shell), each in its own folder with its templates, steps, undo and doctor
+// (user, php, tls, web, dns, mail, shell, cron, ftp), each in its own folder with its templates, steps, undo and doctor
 // checks. A call's steps are every enabled component's, in that order; the services those steps
 // changed are reloaded once, at the end, and again on undo. With a system root other than `/` (the
 // tests), everything happens below it and no service is reloaded.
@@ -20,6 +20,7 @@ import { cronComponent } from './cron/component.ts';
 import { dnsComponent } from './dns/component.ts';
 import { dkimKeyFile } from './dns/dkim.ts';
 import { makeUnlistedDirectory, readIfExists } from './files.ts';
+import { ftpComponent } from './ftp/component.ts';
 import { mailComponent } from './mail/component.ts';
 import { packFiles, unpackFiles } from './move.ts';
 import { shadowPassword, systemIds, systemNameTaken } from './passwd.ts';
@@ -82,7 +83,10 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   const mail = enabled.has('mail') ? mailComponent(ctx, tls) : null;
   const shell = enabled.has('shell') ? shellComponent(ctx) : null;
   const cron = enabled.has('cron') ? cronComponent(ctx) : null;
-  const components: Component[] = [user, php, tls, web, dns, mail, shell, cron].filter(
+  const ftp = enabled.has('ftp')
+    ? ftpComponent(ctx, tls ? tls.hostCertificateFile : '/etc/ssl/certs/ssl-cert-snakeoil.pem')
+    : null;
+  const components: Component[] = [user, php, tls, web, dns, mail, shell, cron, ftp].filter(
     (c): c is NonNullable<typeof c> => c !== null,
   );
   const others = components.filter((c) => c !== user);

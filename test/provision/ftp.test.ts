@@ -47,6 +47,11 @@ describe('FTP accounts on the linux driver', () => {
     ])
       assert.match(config, line);
     assert.equal(mode('etc/berth/ftp'), 0o700);
+    // PAM lets in the accounts alone (whatever their shell), and moves each session into its group.
+    const pam = read('etc/pam.d/pure-ftpd');
+    assert.match(pam, /^auth\s+requisite\s+pam_succeed_if\.so quiet user ingroup berth-sftp$/m);
+    assert.match(pam, /^session\s+required\s+pam_exec\.so quiet \/etc\/berth\/account-session group$/m);
+    assert.doesNotMatch(pam, /pam_shells/);
     // No FTP account, no file; the database exists (empty) for Pure-FTPd to read.
     assert.equal(existsSync(file(users)), false);
     assert.equal(mode('etc/pure-ftpd/berth.pdb'), 0o600);

@@ -19,7 +19,6 @@ import { SESSION_HOOK, SFTP_GROUP, SHELL_GROUP } from '../shell/component.ts';
 import { render } from '../templates.ts';
 import { PUBLIC_HTML_MODE } from '../user/component.ts';
 
-const PAM_BLOCK = /# BEGIN Berth[^\n]*\n[\s\S]*?# END Berth\n/;
 const PURE_PW = '/usr/bin/pure-pw';
 const MB = 1024 * 1024;
 
@@ -139,15 +138,10 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): Component 
     });
     if (readIfExists(ctx.path(linux.ftpConfig)) !== config)
       writeFileAtomic(ctx.path(linux.ftpConfig), config, 0o644);
-    const pam = ctx.path(linux.pamFtp);
-    const current = readIfExists(pam);
-    if (current === null) return;
-    const next = PAM_BLOCK.test(current)
-      ? current.replace(PAM_BLOCK, pamBlock())
-      : `${current.endsWith('\n') ? current : `${current}\n`}${pamBlock()}`;
-    if (next !== current) writeFileAtomic(pam, next, 0o644);
+    if (readIfExists(ctx.path(linux.pamFtp)) !== pamFile())
+      writeFileAtomic(ctx.path(linux.pamFtp), pamFile(), 0o644);
   }
-  const pamBlock = () =>
+  const pamFile = () =>
     render('ftp/pam-ftp.conf', { hook: SESSION_HOOK, shell_group: SHELL_GROUP, sftp_group: SFTP_GROUP });
 
   return {
@@ -218,8 +212,8 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): Component 
       const pam = readIfExists(ctx.path(linux.pamFtp));
       if (config === null)
         differences.push(`${linux.ftpConfig} is missing: Pure-FTPd runs without Berth's settings`);
-      if (pam !== null && !pam.includes(pamBlock()))
-        differences.push(`${linux.pamFtp} lacks Berth's block: FTP lets in logins other than the accounts'`);
+      if (pam !== pamFile())
+        differences.push(`${linux.pamFtp} is not Berth's: FTP may let in logins other than the accounts'`);
       return differences;
     },
   };

@@ -40,6 +40,8 @@ import { webComponent } from './web/component.ts';
  */
 const QUOTA_SWEEP_MS = 1_000;
 const QUEUE_SWEEP_MS = 5_000;
+/** How often FTP accounts' sessions are moved into their accounts' control groups (ftp/sessions.ts). */
+const FTP_SWEEP_MS = 1_000;
 
 export { gecosOf } from './user/component.ts';
 
@@ -335,6 +337,12 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
           ['quota enforcement', QUOTA_SWEEP_MS, async () => user.enforce(await store.accounts())],
         ];
         if (mail) sweeps.push(['counting the mail queue', QUEUE_SWEEP_MS, () => mail.listQueue()]);
+        if (ftp)
+          sweeps.push([
+            "moving FTP sessions into their accounts' groups",
+            FTP_SWEEP_MS,
+            async () => ftp.placeSessions(await store.accounts()),
+          ]);
         for (const [what, every, run] of sweeps) {
           let running = false;
           const timer = setInterval(() => {

@@ -18,6 +18,7 @@ import { makeDirectories, removeMadeDirectories, UnsafePath } from '../home.ts';
 import { SESSION_HOOK, SFTP_GROUP, SHELL_GROUP } from '../shell/component.ts';
 import { render } from '../templates.ts';
 import { PUBLIC_HTML_MODE } from '../user/component.ts';
+import { placeFtpSessions } from './sessions.ts';
 
 const PURE_PW = '/usr/bin/pure-pw';
 const MB = 1024 * 1024;
@@ -41,7 +42,12 @@ export function ftpUserLine(account: Account, ids: { uid: number; gid: number },
   return line;
 }
 
-export function ftpComponent(ctx: LinuxContext, certificate: string): Component {
+export interface FtpComponent extends Component {
+  /** Moves FTP sessions running as an account's user into its control group (sessions.ts). */
+  placeSessions(accounts: readonly Account[]): void;
+}
+
+export function ftpComponent(ctx: LinuxContext, certificate: string): FtpComponent {
   const { linux } = ctx;
   const ftpOf = (objects?: AccountObjects) => objects?.ftp_accounts ?? [];
   const userFile = (user: string) => ctx.path(join(linux.ftpUserDir, user));
@@ -146,6 +152,10 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): Component 
 
   return {
     name: 'ftp',
+
+    placeSessions(accounts) {
+      if (ctx.groups) placeFtpSessions(ctx.groups, accounts, linux.cgroupParent);
+    },
 
     async prepare() {
       makePrivateDirectory(ctx.path(linux.ftpUserDir));

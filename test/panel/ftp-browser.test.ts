@@ -101,7 +101,7 @@ describe('the panel’s FTP page in a real browser', () => {
     await page.getByRole('button', { name: 'Create FTP account' }).click();
     await page.getByText('FTP account designer@erin-ftp.example created.').waitFor({ timeout: 10_000 });
     const row = page.getByRole('row', { name: /designer@erin-ftp\.example/ });
-    assert.match(await row.innerText(), /public_html[\s\S]*100 MB/);
+    assert.match((await row.textContent()) ?? '', /public_html[\s\S]*100 MB/);
 
     await fill({ Username: 'second', Password: 'Second-pass-1234' });
     await page.getByRole('button', { name: 'Create FTP account' }).click();

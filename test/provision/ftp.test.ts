@@ -10,7 +10,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { ApiError } from '../../src/core/errors.ts';
 import { inspect } from '../../src/operations/maintenance.ts';
+import { runSteps } from '../../src/provision/driver.ts';
+import { findAccount } from '../../src/store/accounts.ts';
 import { ftpAccountsOf } from '../../src/store/ftp-accounts.ts';
+import { objectsOf } from '../../src/store/objects.ts';
 import { callForHolder, createAccount, forSuite, refused } from '../helpers.ts';
 import { linuxSetup } from './system-root.ts';
 
@@ -159,8 +162,8 @@ describe('FTP accounts on the linux driver', () => {
     // reconcile (crash recovery) writes both again from the store.
     writeFileSync(file(users), kept, { mode: 0o600 });
     await h.services.driver.reconcile?.(
-      (await import('../../src/store/accounts.ts').then((m) => m.findAccount(h.services.store.db, 'vera')))!,
-      await import('../../src/store/objects.ts').then((m) => m.objectsOf(h.services.store.db, 'vera')),
+      (await findAccount(h.services.store.db, 'vera'))!,
+      await objectsOf(h.services.store.db, 'vera'),
     );
     assert.deepEqual(await inspect(h.services), []);
   });
@@ -174,5 +177,31 @@ describe('FTP accounts on the linux driver', () => {
     assert.equal(existsSync(file(users)), false);
     assert.deepEqual(listed(), []);
     assert.deepEqual(await inspect(h.services), []);
+  });
+});
+
+describe('FTP accounts moving to another server', () => {
+  const from = forSuite(linuxSetup);
+  const to = forSuite(linuxSetup);
+
+  it('the new server writes the same virtual users from the store’s hashes, and makes their directories', async () => {
+    await createAccount(from, 'wren', { domain: 'wren.example' });
+    await callForHolder(from, 'wren', 'add_ftp_account', {
+      login: 'designer',
+      password: 'Str0ng-Secret',
+      directory: 'public_html/site',
+      quota: '50',
+    });
+    const { db } = from.services.store;
+    const account = (await findAccount(db, 'wren'))!;
+    const objects = await objectsOf(db, 'wren');
+    const exported = (await from.services.driver.exportAccount(account))!;
+    const moved = { ...exported, files: async () => from.services.driver.accountFiles(account) };
+    await runSteps(to.services.driver.receiveAccount(account, moved, objects), []);
+    const lines = (root: string) => readFileSync(join(root, 'etc/berth/ftp/wren'), 'utf8');
+    assert.equal(lines(to.root), lines(from.root));
+    assert.ok(lines(to.root).startsWith(`designer@wren.example:${objects.ftp_accounts[0]!.passwordHash}:`));
+    assert.equal(readFileSync(join(to.root, 'etc/pure-ftpd/berth.passwd'), 'utf8'), lines(from.root));
+    assert.ok(statSync(join(to.root, 'home/wren/public_html/site')).isDirectory());
   });
 });

@@ -143,8 +143,14 @@ describe('FTP accounts on the linux driver', () => {
         found.some((d) => /^vera: its FTP users differ from the store's/.test(d)),
         found.join('\n'),
       );
-      assert.ok(found.some((d) => /^ghost: FTP users \/etc\/berth\/ftp\/ghost with no account/.test(d)));
-      assert.ok(found.some((d) => /berth\.passwd is not the accounts' FTP users joined/.test(d)));
+      assert.ok(
+        found.some((d) => /^ghost: FTP users \/etc\/berth\/ftp\/ghost with no account/.test(d)),
+        found.join('\n'),
+      );
+      assert.ok(
+        found.some((d) => /berth\.passwd is not the accounts' FTP users joined/.test(d)),
+        found.join('\n'),
+      );
     } finally {
       rmSync(file('etc/berth/ftp/ghost'));
       writeFileSync(file(users), kept, { mode: 0o600 });
@@ -166,6 +172,18 @@ describe('FTP accounts on the linux driver', () => {
       await objectsOf(h.services.store.db, 'vera'),
     );
     assert.deepEqual(await inspect(h.services), []);
+    // A configuration changed by hand (TLS no longer required) is Berth's no more.
+    const config = read('etc/pure-ftpd/berth.conf');
+    writeFileSync(file('etc/pure-ftpd/berth.conf'), config.replace(/^TLS\s+3$/m, 'TLS 0'));
+    try {
+      const found = await inspect(h.services);
+      assert.ok(
+        found.some((d) => /berth\.conf is not Berth's/.test(d)),
+        found.join('\n'),
+      );
+    } finally {
+      writeFileSync(file('etc/pure-ftpd/berth.conf'), config);
+    }
   });
 
   it('remove_ftp_account takes the login out; removeacct removes every FTP user of the account', async () => {

@@ -132,18 +132,21 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): FtpCompone
       );
     });
 
-  function prepareServer(): void {
+  /** Berth's pure-ftpd.conf for this server's settings. */
+  const configText = () => {
     const [first, last] = linux.ftpPassivePorts;
     const address = linux.ftpAddress === '*' ? '' : linux.ftpAddress;
-    const config = render('ftp/pure-ftpd.conf', {
+    return render('ftp/pure-ftpd.conf', {
       bind: `${address},${linux.ftpPort}`,
       passive_first: String(first),
       passive_last: String(last),
       certificate,
       database: linux.ftpDatabase,
     });
-    if (readIfExists(ctx.path(linux.ftpConfig)) !== config)
-      writeFileAtomic(ctx.path(linux.ftpConfig), config, 0o644);
+  };
+  function prepareServer(): void {
+    if (readIfExists(ctx.path(linux.ftpConfig)) !== configText())
+      writeFileAtomic(ctx.path(linux.ftpConfig), configText(), 0o644);
     if (readIfExists(ctx.path(linux.pamFtp)) !== pamFile())
       writeFileAtomic(ctx.path(linux.pamFtp), pamFile(), 0o644);
   }
@@ -220,8 +223,10 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): FtpCompone
         differences.push(`${linux.ftpDatabase} is not ${linux.ftpUsers} compiled: Pure-FTPd logs in others`);
       const config = readIfExists(ctx.path(linux.ftpConfig));
       const pam = readIfExists(ctx.path(linux.pamFtp));
-      if (config === null)
-        differences.push(`${linux.ftpConfig} is missing: Pure-FTPd runs without Berth's settings`);
+      if (config !== configText())
+        differences.push(
+          `${linux.ftpConfig} is not Berth's: Pure-FTPd may run without its settings (TLS required, chroot)`,
+        );
       if (pam !== pamFile())
         differences.push(`${linux.pamFtp} is not Berth's: FTP may let in logins other than the accounts'`);
       return differences;

@@ -6,7 +6,8 @@
 // into ftp_users and compiles that with `pure-pw mkdb` into the PureDB file Pure-FTPd reads at each
 // login. No password reaches a command line or this file: only hashes, which never leave root's
 // files. The account's own login goes through PAM, which Berth lets accounts alone through.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { type FtpAccount, ftpLoginName } from '../../../store/ftp-accounts.ts';
@@ -233,16 +234,21 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): FtpCompone
     },
   };
 
-  /** Whether the PureDB file is what ftp_users compiles to (pure-pw's output is the same each time). */
+  /**
+   * Whether the PureDB file is what ftp_users compiles to (pure-pw's output is the same each time),
+   * compiled for the comparison in a directory of root's alone that goes at once: doctor writes
+   * nothing where Pure-FTPd reads.
+   */
   async function databaseMatches(): Promise<boolean> {
     const database = ctx.path(linux.ftpDatabase);
     if (!existsSync(database)) return false;
-    const check = `${database}.check`;
+    const dir = mkdtempSync(join(tmpdir(), 'berth-ftp-check-'));
     try {
+      const check = join(dir, 'check.pdb');
       await ctx.runner.run([PURE_PW, 'mkdb', check, '-f', ctx.path(linux.ftpUsers)]);
       return readFileSync(check).equals(readFileSync(database));
     } finally {
-      restoreFile(check, null, 0o600);
+      rmSync(dir, { recursive: true, force: true });
     }
   }
 }

@@ -162,6 +162,10 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): FtpCompone
     },
 
     async prepare() {
+      if (!existsSync(PURE_PW))
+        throw new Error(
+          "the ftp component needs Debian's pure-ftpd (apt-get install pure-ftpd), or ftp left out of [linux] components",
+        );
       makePrivateDirectory(ctx.path(linux.ftpUserDir));
       prepareServer();
       await rebuild();

@@ -407,6 +407,31 @@ export interface HolderOperationParams {
     /** The database user's name, with or without the prefix `<user>_` */
     dbuser: string;
   };
+  /** The account's FTP accounts (the account's own login is not one of them). */
+  'list_ftp_accounts': {};
+  /** Create an FTP login confined to a directory of the home. */
+  'add_ftp_account': {
+    /** The login, before `@<main domain>` (the server adds the domain) */
+    login: string;
+    /** Its password, for FTP over TLS */
+    password: string;
+    /** The directory it is confined to, relative to the home, made when missing; default the home */
+    directory?: string;
+    /** Its quota in MB, or `unlimited` (the default) */
+    quota?: number | 'unlimited';
+  };
+  /** Change an FTP account's password. */
+  'change_ftp_password': {
+    /** The FTP login, with or without `@<main domain>` */
+    login: string;
+    /** Its new password */
+    password: string;
+  };
+  /** Remove an FTP login (the files it uploaded stay). */
+  'remove_ftp_account': {
+    /** The FTP login, with or without `@<main domain>` */
+    login: string;
+  };
 }
 
 export type HolderOperationName = keyof HolderOperationParams;
@@ -573,6 +598,17 @@ export interface MailingList {
   owner: string;
   /** The members the holder added, by address (those who subscribed by mail are the list’s own) */
   members: string[];
+  /** When it was made, ISO 8601 */
+  created: string;
+}
+
+export interface FtpAccount {
+  /** The whole login, `<login>@<main domain>` */
+  login: string;
+  /** The directory it is confined to, relative to the home; '' for the home */
+  directory: string;
+  /** In MB, or "unlimited" */
+  quota: string;
   /** When it was made, ISO 8601 */
   created: string;
 }
@@ -828,4 +864,8 @@ export interface HolderOperationResults {
   'remove_database_user': DatabaseUser;
   'grant_database': DatabaseUser;
   'revoke_database': DatabaseUser;
+  'list_ftp_accounts': FtpAccount[];
+  'add_ftp_account': FtpAccount;
+  'change_ftp_password': FtpAccount;
+  'remove_ftp_account': FtpAccount;
 }

@@ -104,8 +104,8 @@ describe('configuration', () => {
       ['demo = "yes"', `${file}: demo must be true or false`],
       ['host = "10.0.0.0/8"', `${file}: host must be an IP address, not the range "10.0.0.0/8"`],
       [
-        '[linux]\ncomponents = ["user", "ftp"]',
-        `${file}: linux.components item 2 must be one of "user", "php", "tls", "web", "dns", "mail", "shell", "cron", "lists", "database"`,
+        '[linux]\ncomponents = ["user", "gopher"]',
+        `${file}: linux.components item 2 must be one of "user", "php", "tls", "web", "dns", "mail", "shell", "cron", "lists", "database", "ftp"`,
       ],
       [
         '[linux]\ncomponents = ["web"]',
@@ -118,6 +118,10 @@ describe('configuration', () => {
       [
         '[[webhooks]]\nurl = "https://hooks.example.net/berth"\nsecret = "0123456789abcdef"\nevent = ["x"]',
         `${file} [[webhooks]] #1: unknown key event`,
+      ],
+      [
+        '[linux]\nftp_passive_ports = "30100:30000"',
+        `${file}: linux.ftp_passive_ports must be "first:last", two ports from 1024 to 65535, the first not above the last`,
       ],
       ['linux = 3', `${file}: linux must be a [linux] table`],
       [

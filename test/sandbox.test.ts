@@ -105,6 +105,7 @@ describe('berth sandbox', () => {
       'smtp_port',
       'submission_port',
       'imap_port',
+      'ftp_port',
       'acme_root_ca',
       'pid',
     ])

@@ -29,6 +29,7 @@ export const LINUX_COMPONENTS = [
   'cron',
   'lists',
   'database',
+  'ftp',
 ] as const;
 export type LinuxComponentName = (typeof LINUX_COMPONENTS)[number];
 export const QUOTA_SETTINGS = ['auto', 'linux', 'btrfs', 'none'] as const;
@@ -146,6 +147,21 @@ export interface LinuxConfig {
   /** sshd's PAM configuration, where Berth adds its session hook (control groups, the jail's /proc). */
   pamSshd: string;
   reloadSsh: string[];
+  /** Pure-FTPd's configuration, written by Berth when it starts (pure-ftpd is run with it). */
+  ftpConfig: string;
+  /** The FTP accounts' lines, `<user>` each (root's alone), joined into ftpUsers. */
+  ftpUserDir: string;
+  /** Pure-FTPd's virtual users (pure-pw's passwd format), compiled into ftpDatabase. */
+  ftpUsers: string;
+  /** The PureDB file Pure-FTPd reads at every login. */
+  ftpDatabase: string;
+  /** The address FTP listens on (`*`: every address). */
+  ftpAddress: string;
+  ftpPort: number;
+  /** The passive data ports, first and last. */
+  ftpPassivePorts: [number, number];
+  /** Pure-FTPd's PAM configuration, where Berth lets accounts' own logins in (and no one else). */
+  pamFtp: string;
 }
 
 /** Debian's PHP version with PHP-FPM installed (the newest when there are several). */
@@ -229,6 +245,14 @@ export function linuxDefaults(): LinuxConfig {
     sshdConfig: '/etc/ssh/sshd_config.d/berth.conf',
     pamSshd: '/etc/pam.d/sshd',
     reloadSsh: ['/usr/bin/pkill', '-HUP', '--pidfile', '/run/sshd.pid'],
+    ftpConfig: '/etc/pure-ftpd/berth.conf',
+    ftpUserDir: '/etc/berth/ftp',
+    ftpUsers: '/etc/pure-ftpd/berth.passwd',
+    ftpDatabase: '/etc/pure-ftpd/berth.pdb',
+    ftpAddress: '*',
+    ftpPort: 21,
+    ftpPassivePorts: [30000, 30099],
+    pamFtp: '/etc/pam.d/pure-ftpd',
   };
 }
 
@@ -236,6 +260,15 @@ const components: Reader = (value) => {
   const names = listOf(oneOf(...LINUX_COMPONENTS))(value) as string[];
   if (!names.includes('user')) throw new Refused('must include "user", which cannot be left out');
   return names;
+};
+
+/** `first:last`, two ports, the first not above the last. */
+const portRange: Reader = (value) => {
+  const match = typeof value === 'string' ? /^(\d{1,5}):(\d{1,5})$/.exec(value) : null;
+  const [first, last] = match ? [Number(match[1]), Number(match[2])] : [0, 0];
+  if (!match || first < 1024 || last > 65535 || first > last)
+    throw new Refused('must be "first:last", two ports from 1024 to 65535, the first not above the last');
+  return [first, last];
 };
 
 /** The keys of [linux] in berth.toml: the LinuxConfig field each sets and how its value is read. */
@@ -296,4 +329,12 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.sshd_config': ['linux.sshdConfig', absolutePath],
   'linux.pam_sshd': ['linux.pamSshd', absolutePath],
   'linux.reload_ssh': ['linux.reloadSsh', command],
+  'linux.ftp_config': ['linux.ftpConfig', absolutePath],
+  'linux.ftp_user_dir': ['linux.ftpUserDir', absolutePath],
+  'linux.ftp_users': ['linux.ftpUsers', absolutePath],
+  'linux.ftp_database': ['linux.ftpDatabase', absolutePath],
+  'linux.ftp_address': ['linux.ftpAddress', (v) => (v === '*' ? '*' : listenAddress(v))],
+  'linux.ftp_port': ['linux.ftpPort', servicePort],
+  'linux.ftp_passive_ports': ['linux.ftpPassivePorts', portRange],
+  'linux.pam_ftp': ['linux.pamFtp', absolutePath],
 };

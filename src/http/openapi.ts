@@ -169,6 +169,10 @@ const TAGS: Record<string, { description: string; operations: string[] }> = {
       'revoke_database',
     ],
   },
+  FTP: {
+    description: "The account's FTP logins over TLS, each confined to a directory of its home.",
+    operations: ['list_ftp_accounts', 'add_ftp_account', 'change_ftp_password', 'remove_ftp_account'],
+  },
   'Cron jobs': {
     description: "The account's cron jobs: commands run on a schedule as its user, in its jail.",
     operations: ['list_cron_jobs', 'add_cron_job', 'remove_cron_job'],

@@ -6,6 +6,7 @@ import { formatLimit } from '../core/values.ts';
 import type { Account, LimitName } from '../store/accounts.ts';
 import { databasesOf } from '../store/databases.ts';
 import { type Domain, domainsOf } from '../store/domains.ts';
+import { ftpAccountsOf } from '../store/ftp-accounts.ts';
 import { mailboxesOf } from '../store/mailboxes.ts';
 import { mailingListsOf } from '../store/mailing-lists.ts';
 import { holderAccount } from './common.ts';
@@ -21,6 +22,7 @@ interface InUse {
   mailingLists: number;
   /** Its MariaDB databases (its database users are not counted). */
   databases: number;
+  ftpAccounts: number;
 }
 const domainsOfKind = (kind: Domain['kind']) => (using: InUse) =>
   using.domains.filter((domain) => domain.kind === kind).length;
@@ -28,16 +30,16 @@ const domainsOfKind = (kind: Domain['kind']) => (using: InUse) =>
 /**
  * The limits a holder sees (CONTRACT §14's table), by the name the record gives them, with the
  * account's limit and what of it is in use. Domains are counted from the account's objects; disk
- * and bandwidth are measured (the usage refresh); mailboxes are counted from the account's objects
- * (its own address is not one), and so are mailing lists and its MariaDB databases (not its
- * database users); Berth keeps no FTP accounts of an account yet, so none of those is in use.
+ * and bandwidth are measured (the usage refresh); mailboxes, FTP accounts, mailing lists and
+ * MariaDB databases are counted from the account's objects (its own address and its own login are
+ * not among them, nor are its database users).
  */
 const HOLDER_LIMITS: Record<string, { limit: LimitName; used: (using: InUse) => number }> = {
   addondomains: { limit: 'addondomains', used: domainsOfKind('addon') },
   parkeddomains: { limit: 'parkeddomains', used: domainsOfKind('parked') },
   subdomains: { limit: 'subdomains', used: domainsOfKind('subdomain') },
   email: { limit: 'email_accounts', used: ({ mailboxes }) => mailboxes },
-  ftp: { limit: 'ftp', used: () => 0 },
+  ftp: { limit: 'ftp', used: ({ ftpAccounts }) => ftpAccounts },
   sql: { limit: 'sql', used: ({ databases }) => databases },
   maillist: { limit: 'maillist', used: ({ mailingLists }) => mailingLists },
   quota: { limit: 'quota', used: ({ account }) => account.usage.quota },
@@ -70,8 +72,10 @@ export const accountInfo = defineOperation({
     const { length: mailboxes } = await mailboxesOf(ctx.db, account.user);
     const { length: mailingLists } = await mailingListsOf(ctx.db, account.user);
     const { length: databases } = await databasesOf(ctx.db, account.user);
+    const { length: ftpAccounts } = await ftpAccountsOf(ctx.db, account.user);
+    const limits = limitsInUse({ account, domains, mailboxes, mailingLists, databases, ftpAccounts });
     return {
-      data: { ...record, limits: limitsInUse({ account, domains, mailboxes, mailingLists, databases }) },
+      data: { ...record, limits },
       info: `Account ${account.user}`,
     };
   },

@@ -10,6 +10,7 @@ import {
 import { DATABASE_NAME_PATTERN, parseDatabaseName } from '../core/databases.ts';
 import { type DomainRules, parseNewDomain } from '../core/domain-claims.ts';
 import { ApiError, catalogue, type ErrorCode, invalid, missing } from '../core/errors.ts';
+import { parseFtpDirectory, parseFtpLogin } from '../core/ftp.ts';
 import * as values from '../core/values.ts';
 import { hasControlCharacters } from '../core/values.ts';
 import type { Services } from '../services.ts';
@@ -227,6 +228,18 @@ export const kinds = {
     parseCronCommand,
     `one line of at most ${CRON_COMMAND_MAX} characters, no control characters; run by /bin/sh`,
     { type: 'string', minLength: 1, maxLength: CRON_COMMAND_MAX },
+  ),
+  ftpLogin: kind(
+    'string',
+    parseFtpLogin,
+    'a login of 1 to 32 lower-case letters, digits and . _ -, starting and ending with a letter or digit; `@<main domain>` may follow',
+    { type: 'string', minLength: 1, maxLength: 286, pattern: '^[A-Za-z0-9][A-Za-z0-9._@-]*$' },
+  ),
+  ftpDirectory: kind(
+    'string',
+    parseFtpDirectory,
+    'a directory relative to the home: names of letters, digits, _ . or - separated by /, none starting with a dot, no .., not Maildir or mail; never through a link',
+    { type: 'string', minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_][A-Za-z0-9_./-]*$' },
   ),
   cronJobId: kind('string', parseCronJobId, 'a cron job id, as list_cron_jobs answers it', {
     type: 'string',

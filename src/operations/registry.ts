@@ -9,6 +9,7 @@ import { addDatabase } from './add-database.ts';
 import { addDatabaseUser } from './add-database-user.ts';
 import { addDomain } from './add-domain.ts';
 import { addForwarder } from './add-forwarder.ts';
+import { addFtpAccount } from './add-ftp-account.ts';
 import { addListMember } from './add-list-member.ts';
 import { addMailbox } from './add-mailbox.ts';
 import { addMailingList } from './add-mailing-list.ts';
@@ -16,6 +17,7 @@ import { addPackage } from './add-package.ts';
 import { addToken } from './add-token.ts';
 import { changeContactEmail } from './change-contact-email.ts';
 import { changeDatabasePassword } from './change-database-password.ts';
+import { changeFtpPassword } from './change-ftp-password.ts';
 import { changeMailboxPassword } from './change-mailbox-password.ts';
 import { changeMailboxQuota } from './change-mailbox-quota.ts';
 import { changePackage } from './change-package.ts';
@@ -32,6 +34,7 @@ import { listCronJobs } from './list-cron-jobs.ts';
 import { listDatabases } from './list-databases.ts';
 import { listDomains } from './list-domains.ts';
 import { listForwarders } from './list-forwarders.ts';
+import { listFtpAccounts } from './list-ftp-accounts.ts';
 import { listMailboxes } from './list-mailboxes.ts';
 import { listMailingLists } from './list-mailing-lists.ts';
 import { listPackages } from './list-packages.ts';
@@ -46,6 +49,7 @@ import { removeDatabase } from './remove-database.ts';
 import { removeDatabaseUser } from './remove-database-user.ts';
 import { removeDomain } from './remove-domain.ts';
 import { removeForwarder } from './remove-forwarder.ts';
+import { removeFtpAccount } from './remove-ftp-account.ts';
 import { removeListMember } from './remove-list-member.ts';
 import { removeMailbox } from './remove-mailbox.ts';
 import { removeMailingList } from './remove-mailing-list.ts';
@@ -138,4 +142,8 @@ export const customerOperations = registryOf([
   removeDatabaseUser,
   grantDatabase,
   revokeDatabase,
+  listFtpAccounts,
+  addFtpAccount,
+  changeFtpPassword,
+  removeFtpAccount,
 ]);

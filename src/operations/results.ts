@@ -137,6 +137,12 @@ export const components = {
     },
     created: text('When it was made, ISO 8601'),
   }),
+  FtpAccount: object({
+    login: text('The whole login, `<login>@<main domain>`'),
+    directory: text("The directory it is confined to, relative to the home; '' for the home"),
+    quota: text('In MB, or "unlimited"'),
+    created: text('When it was made, ISO 8601'),
+  }),
   CronJob: object({
     id: text('Names the job in remove_cron_job'),
     schedule: text('Five cron fields: minute hour day-of-month month day-of-week'),
@@ -216,6 +222,8 @@ export const results = {
   }),
   cronJob: ref('CronJob'),
   cronJobs: { type: 'array', items: ref('CronJob') },
+  ftpAccount: ref('FtpAccount'),
+  ftpAccounts: { type: 'array', items: ref('FtpAccount') },
   token,
   newToken: object({
     name: text('The name the holder gave it'),

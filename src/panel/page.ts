@@ -69,7 +69,7 @@ export const PANEL_NAVIGATION: readonly { page: PanelPage; path: string | null }
   { page: 'domains', path: '/domains' },
   { page: 'email', path: null },
   { page: 'databases', path: '/databases' },
-  { page: 'ftp', path: null },
+  { page: 'ftp', path: '/ftp' },
   { page: 'cron', path: null },
   { page: 'backups', path: null },
   { page: 'security', path: '/security' },

@@ -28,6 +28,7 @@ import {
 } from '../web-kit/session.ts';
 import { registerDatabasesPage } from './databases.ts';
 import { registerDomainsPage } from './domains.ts';
+import { registerFtpPage } from './ftp.ts';
 import { registerHomePage } from './home.ts';
 import { languageOf, type Translate, translator } from './i18n.ts';
 import {
@@ -299,5 +300,9 @@ export function registerPanel(app: FastifyInstance, services: Services, options:
   registerHomePage(app, panel, withHolder);
   registerDomainsPage(app, panel, withHolder);
   registerDatabasesPage(app, panel, withHolder);
+  registerFtpPage(app, panel, withHolder, {
+    host: services.config.hostName,
+    port: services.config.linux.ftpPort,
+  });
   registerSecurityPage(app, panel, withHolder);
 }

@@ -1,9 +1,9 @@
 // The configuration of the sandbox's services, written into its overlays before any of them starts:
-// Debian's nginx, BIND, Pebble, MariaDB, Postfix, Dovecot, OpenDKIM and sshd, each on the sandbox's ports,
+// Debian's nginx, BIND, Pebble, MariaDB, Postfix, Dovecot, OpenDKIM, sshd and Pure-FTPd, each on the sandbox's ports,
 // and Berth's berth.toml (the linux driver on this throwaway system, certificates from Pebble).
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Ports } from './ports.ts';
+import { FTP_PASSIVE_PORTS, type Ports } from './ports.ts';
 import { run, write } from './system.ts';
 
 export const SANDBOX_HOST = 'sandbox.test';
@@ -191,6 +191,9 @@ export function configure(
       `imap_port = ${ports.imap}`,
       `submission_port = ${ports.submission}`,
       `lists_port = ${ports.lists}`,
+      'ftp_address = "127.0.0.1"',
+      `ftp_port = ${ports.ftp}`,
+      `ftp_passive_ports = "${ports.ftpPassive}:${ports.ftpPassive + FTP_PASSIVE_PORTS - 1}"`,
       // SPF is checked with the sandbox's BIND, which serves the hosted zones (no outside DNS).
       `mail_dns_server = "127.0.0.1:${ports.dns}"`,
       '',

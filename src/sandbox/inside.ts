@@ -2,7 +2,7 @@
 // starts them). It lays throwaway overlays over every directory the stack writes (namespace.ts),
 // configures and starts Debian's nginx, PHP-FPM, BIND, Pebble and MariaDB on free 127.0.0.1 ports
 // (configure.ts, ports.ts), then `berth serve --driver linux` with system root `/`, then Postfix,
-// Dovecot, OpenDKIM, sshd and cron (they read what Berth wrote when it started), and reports on standard
+// Dovecot, OpenDKIM, sshd, cron and Pure-FTPd (they read what Berth wrote when it started), and reports on standard
 // output once all of it answers. On SIGINT, SIGTERM or its input closing, it stops them, Berth first
 // (supervisor.ts); nothing it did outlives the namespace.
 import { execFileSync } from 'node:child_process';
@@ -170,7 +170,7 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
         (await answers(ports.api)) && (await answers(ports.reseller)) && (await answers(ports.customer)),
       600,
     );
-    // Mail, SSH and cron read what Berth's mail, shell and cron components wrote when it started.
+    // Mail, SSH, cron and FTP read what Berth's mail, shell, cron and ftp components wrote when it started.
     const mailServices: [Service, string, number | string][] = [
       [{ name: 'Postfix', argv: ['/usr/sbin/postfix', 'start-fg'], stop: 'SIGTERM' }, 'postfix', ports.smtp],
       [
@@ -198,6 +198,12 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
       ],
       // Debian's cron runs the accounts' cron jobs from the files Berth's cron component writes.
       [{ name: 'cron', argv: ['/usr/sbin/cron', '-f'], stop: 'SIGTERM' }, 'cron', '/run/crond.pid'],
+      // Pure-FTPd with the configuration Berth's ftp component writes (explicit TLS required).
+      [
+        { name: 'Pure-FTPd', argv: ['/usr/sbin/pure-ftpd', '/etc/pure-ftpd/berth.conf'], stop: 'SIGTERM' },
+        'pure-ftpd',
+        ports.ftp,
+      ],
     ];
     for (const [service, log] of mailServices) supervisor.start(service, `/var/log/sandbox/${log}.log`);
     for (const [service, , port] of mailServices)
@@ -220,6 +226,7 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
       smtp_port: ports.smtp,
       submission_port: ports.submission,
       imap_port: ports.imap,
+      ftp_port: ports.ftp,
       acme_root_pem: acmeRoot,
       fallback_ca_pem: readFileSync('/etc/berth/certs/fallback-ca.pem', 'utf8'),
     };

@@ -19,7 +19,13 @@ export interface Ports {
   ssh: number;
   /** Postfix's smtpd for the mailing lists' outgoing mail (the lists component). */
   lists: number;
+  ftp: number;
+  /** The first of FTP_PASSIVE_PORTS free ports in a row, for FTP's passive data connections. */
+  ftpPassive: number;
 }
+
+/** How many passive data ports the sandbox's FTP has: each open transfer takes one. */
+export const FTP_PASSIVE_PORTS = 10;
 
 /** A free port for each service, none of them chosen before. */
 export async function choosePorts(): Promise<Ports> {
@@ -38,6 +44,8 @@ export async function choosePorts(): Promise<Ports> {
     imap: await freePort(),
     ssh: await freePort(),
     lists: await freePort(),
+    ftp: await freePort(),
+    ftpPassive: await freePorts(FTP_PASSIVE_PORTS),
   };
 }
 
@@ -61,6 +69,32 @@ async function freePort(): Promise<number> {
     chosenPorts.add(port);
     return port;
   }
+}
+
+/** The first of `count` free ports in a row, none of them chosen before. */
+async function freePorts(count: number): Promise<number> {
+  for (;;) {
+    const first = await freePort();
+    const rest: number[] = [];
+    for (let port = first + 1; port < first + count; port++) {
+      if (chosenPorts.has(port) || !(await isFree(port))) break;
+      rest.push(port);
+    }
+    if (rest.length === count - 1) {
+      for (const port of rest) chosenPorts.add(port);
+      return first;
+    }
+  }
+}
+
+async function isFree(port: number): Promise<boolean> {
+  const server = createServer();
+  const free = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (free) await new Promise((resolve) => server.close(resolve));
+  return free;
 }
 
 /** Whether something accepts connections on that port of 127.0.0.1. */

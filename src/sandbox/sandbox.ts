@@ -57,6 +57,8 @@ export interface SandboxInfo {
   smtp_port: number;
   submission_port: number;
   imap_port: number;
+  /** Pure-FTPd (explicit TLS required, with the fallback CA's certificate for sandbox.test). */
+  ftp_port: number;
   acme_root_ca: string;
   /** The fallback CA: it signs a site's certificate until its ACME one arrives, and mail's (IMAP, submission). */
   fallback_ca: string;

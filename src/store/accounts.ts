@@ -4,6 +4,7 @@ import { type Limit, overlapsOf } from '../core/values.ts';
 import { deleteCronJobsOf } from './cron-jobs.ts';
 import { deleteDatabasesOf } from './databases.ts';
 import { deleteDomainsOf, insertDomain, mainDomain, renameMainDomain } from './domains.ts';
+import { deleteFtpAccountsOf } from './ftp-accounts.ts';
 import { deleteTokensOf } from './holder-credentials.ts';
 import { deleteMailOf } from './mailboxes.ts';
 import { deleteMailingListsOf } from './mailing-lists.ts';
@@ -365,6 +366,7 @@ export async function deleteAccount(db: Db, user: string): Promise<void> {
   await deleteCronJobsOf(db, user);
   await deleteMailingListsOf(db, user);
   await deleteDatabasesOf(db, user);
+  await deleteFtpAccountsOf(db, user);
 }
 
 /** Passes every account `from` owns (but itself) to `to`. */

@@ -13,6 +13,7 @@ import {
   toDatabaseUserRow,
 } from './databases.ts';
 import { type Domain, domainsOf, mainDomain, toDomain, toDomainRow } from './domains.ts';
+import { type FtpAccount, ftpAccountsOf, toFtpAccount, toFtpAccountRow } from './ftp-accounts.ts';
 import {
   type Forwarder,
   forwardersOf,
@@ -38,6 +39,8 @@ export interface AccountObjects {
   databases: SqlDatabase[];
   /** MariaDB users, by name, each with the databases granted to it. */
   database_users: DatabaseUser[];
+  /** By login. */
+  ftp_accounts: FtpAccount[];
 }
 
 /** How each kind's rows become objects and back; the rows name their account in `user`. */
@@ -55,6 +58,7 @@ const KINDS: {
   mailing_lists: { read: mailingListsOf, toObject: toMailingList, toRow: toMailingListRow },
   databases: { read: databasesOf, toObject: toDatabase, toRow: toDatabaseRow },
   database_users: { read: databaseUsersOf, toObject: toDatabaseUser, toRow: toDatabaseUserRow },
+  ftp_accounts: { read: ftpAccountsOf, toObject: toFtpAccount, toRow: toFtpAccountRow },
 };
 
 /** A kind seen apart from its table's types, for the loops over every table. */

@@ -299,6 +299,20 @@ export interface DatabaseUserTable {
   created_at: string;
 }
 
+/** An FTP account of an account (CONTRACT §14): its password as a SHA-512 crypt hash only. */
+export interface FtpAccountTable {
+  user: string;
+  /** The part before `@<main domain>`. */
+  login: string;
+  password_hash: string;
+  /** Relative to the home; '' for the home itself. */
+  directory: string;
+  /** In MB; null for none. */
+  quota: number | null;
+  /** ISO time. */
+  created_at: string;
+}
+
 /** A single sign-on token (CONTRACT §14), kept as its hash only, until used or expired. */
 export interface SsoTokenTable {
   /** SHA-256 of the token, hex. */
@@ -339,6 +353,7 @@ export interface Database {
   cron_jobs: CronJobTable;
   databases: DatabaseTable;
   database_users: DatabaseUserTable;
+  ftp_accounts: FtpAccountTable;
   api_tokens: ApiTokenTable;
   portal_sessions: PortalSessionTable;
   sso_tokens: SsoTokenTable;
@@ -360,6 +375,7 @@ export const OBJECT_TABLES = [
   'mailing_lists',
   'databases',
   'database_users',
+  'ftp_accounts',
 ] as const satisfies readonly (keyof Database)[];
 export type ObjectTable = (typeof OBJECT_TABLES)[number];
 /** The rows of an account's objects, by table. */
@@ -379,4 +395,5 @@ export type CronJobRow = CronJobTable;
 export type MailingListRow = MailingListTable;
 export type DatabaseRow = DatabaseTable;
 export type DatabaseUserRow = DatabaseUserTable;
+export type FtpAccountRow = FtpAccountTable;
 export type AuditRow = Selectable<AuditTable>;

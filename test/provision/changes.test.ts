@@ -82,6 +82,9 @@ const objects: AccountObjects = {
   database_users: [
     { name: 'alice_wp', passwordHash: `*${'A1'.repeat(20)}`, grants: ['alice_wp'], createdAt: at },
   ],
+  ftp_accounts: [
+    { login: 'designer', passwordHash: '$6$salt$hash', directory: 'public_html', quota: 200, createdAt: at },
+  ],
 };
 const mainOnly: AccountObjects = { ...noObjects(), domains: [main] };
 
@@ -133,15 +136,31 @@ describe('a system change between servers', () => {
     assert.deepEqual(changeOf(message), { kind: 'suspend', account, objects: mainOnly });
   });
 
-  it('gives a change from a server that keeps no mailboxes, forwarders or cron jobs none of them', () => {
+  it('carries an FTP account with its password hash (move-account takes it to the new server)', () => {
+    const message = changeMessage({ kind: 'suspend', account, objects }) as {
+      objects: { ftp_accounts: object[] };
+    };
+    assert.deepEqual(message.objects.ftp_accounts, [
+      {
+        user: 'alice',
+        login: 'designer',
+        password_hash: '$6$salt$hash',
+        directory: 'public_html',
+        quota: 200,
+        created_at: '2026-02-03T04:05:06.000Z',
+      },
+    ]);
+  });
+
+  it('gives a change from a server that keeps no mailboxes, forwarders, cron jobs or FTP accounts none of them', () => {
     const message = changeMessage({ kind: 'suspend', account, objects }) as {
       objects: Record<string, unknown>;
     };
-    const { mailboxes: _m, forwarders: _f, cron_jobs: _c, ...older } = message.objects;
+    const { mailboxes: _m, forwarders: _f, cron_jobs: _c, ftp_accounts: _ftp, ...older } = message.objects;
     assert.deepEqual(changeOf({ ...message, objects: older }), {
       kind: 'suspend',
       account,
-      objects: { ...objects, mailboxes: [], forwarders: [], cron_jobs: [] },
+      objects: { ...objects, mailboxes: [], forwarders: [], cron_jobs: [], ftp_accounts: [] },
     });
   });
 

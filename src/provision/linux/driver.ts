@@ -1,5 +1,5 @@
 // The `linux` driver: real hosting accounts on this server, made of the components of CONTRACT §10
-// (user, php, tls, web, dns, mail, shell), each in its own folder with its templates, steps, undo and doctor
+// (user, php, tls, web, dns, mail, shell, cron, ftp), each in its own folder with its templates, steps, undo and doctor
 // checks. A call's steps are every enabled component's, in that order; the services those steps
 // changed are reloaded once, at the end, and again on undo. With a system root other than `/` (the
 // tests), everything happens below it and no service is reloaded.
@@ -21,6 +21,7 @@ import { databaseComponent } from './database/component.ts';
 import { dnsComponent } from './dns/component.ts';
 import { dkimKeyFile } from './dns/dkim.ts';
 import { makeUnlistedDirectory, readIfExists } from './files.ts';
+import { ftpComponent } from './ftp/component.ts';
 import { listsComponent } from './lists/component.ts';
 import { mailComponent } from './mail/component.ts';
 import { packFiles, unpackFiles } from './move.ts';
@@ -41,6 +42,8 @@ import { webComponent } from './web/component.ts';
  */
 const QUOTA_SWEEP_MS = 1_000;
 const QUEUE_SWEEP_MS = 5_000;
+/** How often FTP accounts' sessions are moved into their accounts' control groups (ftp/sessions.ts). */
+const FTP_SWEEP_MS = 1_000;
 
 export { gecosOf } from './user/component.ts';
 
@@ -87,7 +90,10 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   // The mailing lists are the mail component's Postfix's: none without it.
   const lists = enabled.has('lists') && mail ? listsComponent(ctx, mail) : null;
   const database = enabled.has('database') ? databaseComponent(ctx) : null;
-  const components: Component[] = [user, php, tls, web, dns, mail, shell, cron, lists, database].filter(
+  const ftp = enabled.has('ftp')
+    ? ftpComponent(ctx, tls ? tls.hostCertificateFile : '/etc/ssl/certs/ssl-cert-snakeoil.pem')
+    : null;
+  const components: Component[] = [user, php, tls, web, dns, mail, shell, cron, lists, database, ftp].filter(
     (c): c is NonNullable<typeof c> => c !== null,
   );
   const others = components.filter((c) => c !== user);
@@ -349,6 +355,12 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
           ['quota enforcement', QUOTA_SWEEP_MS, async () => user.enforce(await store.accounts())],
         ];
         if (mail) sweeps.push(['counting the mail queue', QUEUE_SWEEP_MS, () => mail.listQueue()]);
+        if (ftp)
+          sweeps.push([
+            "moving FTP sessions into their accounts' groups",
+            FTP_SWEEP_MS,
+            async () => ftp.placeSessions(await store.accounts()),
+          ]);
         for (const [what, every, run] of sweeps) {
           let running = false;
           const timer = setInterval(() => {

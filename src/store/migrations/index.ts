@@ -20,6 +20,7 @@ import * as mailboxes from './0016-mailboxes.ts';
 import * as cronJobs from './0017-cron-jobs.ts';
 import * as domainMail from './0018-domain-mail.ts';
 import * as databases from './0019-databases.ts';
+import * as ftpAccounts from './0020-ftp-accounts.ts';
 import * as mailingLists from './0021-mailing-lists.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -47,6 +48,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0017-cron-jobs': cronJobs,
   '0018-domain-mail': domainMail,
   '0019-databases': databases,
+  '0020-ftp-accounts': ftpAccounts,
   '0021-mailing-lists': mailingLists,
 };
 

@@ -4,6 +4,7 @@
 // come with the customer side; it runs through the one pipeline like every operation.
 import { formatLimit } from '../core/values.ts';
 import type { Account, LimitName } from '../store/accounts.ts';
+import { cronJobsOf } from '../store/cron-jobs.ts';
 import { type Domain, domainsOf } from '../store/domains.ts';
 import { mailboxesOf } from '../store/mailboxes.ts';
 import { holderAccount } from './common.ts';
@@ -16,6 +17,9 @@ interface InUse {
   account: Account;
   domains: readonly Domain[];
   mailboxes: number;
+  cronJobs: number;
+  /** The configuration's `cron_jobs`: the same limit for every account. */
+  cronJobsLimit: number;
 }
 const domainsOfKind = (kind: Domain['kind']) => (using: InUse) =>
   using.domains.filter((domain) => domain.kind === kind).length;
@@ -24,10 +28,14 @@ const domainsOfKind = (kind: Domain['kind']) => (using: InUse) =>
  * The limits a holder sees (CONTRACT §14's table), by the name the record gives them, with the
  * account's limit and what of it is in use. Domains are counted from the account's objects; disk
  * and bandwidth are measured (the usage refresh); mailboxes are counted from the account's objects
- * (its own address is not one); Berth keeps no FTP accounts, databases or mailing lists of an
- * account yet, so none of those is in use.
+ * (its own address is not one), and so are cron jobs, whose limit is the configuration's
+ * `cron_jobs`; Berth keeps no FTP accounts, databases or mailing lists of an account yet, so none
+ * of those is in use.
  */
-const HOLDER_LIMITS: Record<string, { limit: LimitName; used: (using: InUse) => number }> = {
+const HOLDER_LIMITS: Record<
+  string,
+  { limit: LimitName | ((using: InUse) => number); used: (using: InUse) => number }
+> = {
   addondomains: { limit: 'addondomains', used: domainsOfKind('addon') },
   parkeddomains: { limit: 'parkeddomains', used: domainsOfKind('parked') },
   subdomains: { limit: 'subdomains', used: domainsOfKind('subdomain') },
@@ -37,13 +45,17 @@ const HOLDER_LIMITS: Record<string, { limit: LimitName; used: (using: InUse) => 
   maillist: { limit: 'maillist', used: () => 0 },
   quota: { limit: 'quota', used: ({ account }) => account.usage.quota },
   bandwidth: { limit: 'bandwidth', used: ({ account }) => account.usage.bandwidth },
+  cron_jobs: { limit: ({ cronJobsLimit }) => cronJobsLimit, used: ({ cronJobs }) => cronJobs },
 };
 
 export function limitsInUse(using: InUse): Record<string, { used: number; limit: string }> {
   return Object.fromEntries(
     Object.entries(HOLDER_LIMITS).map(([name, { limit, used }]) => [
       name,
-      { used: used(using), limit: formatLimit(using.account.limits[limit]) },
+      {
+        used: used(using),
+        limit: formatLimit(typeof limit === 'function' ? limit(using) : using.account.limits[limit]),
+      },
     ]),
   );
 }
@@ -63,8 +75,10 @@ export const accountInfo = defineOperation({
     const record = summaryRecord(account, ctx.services.fleet.hosting(account.server));
     const domains = await domainsOf(ctx.db, account.user);
     const { length: mailboxes } = await mailboxesOf(ctx.db, account.user);
+    const { length: cronJobs } = await cronJobsOf(ctx.db, account.user);
+    const cronJobsLimit = ctx.services.config.cronJobs;
     return {
-      data: { ...record, limits: limitsInUse({ account, domains, mailboxes }) },
+      data: { ...record, limits: limitsInUse({ account, domains, mailboxes, cronJobs, cronJobsLimit }) },
       info: `Account ${account.user}`,
     };
   },

@@ -18,7 +18,17 @@ import {
   wholeNumber,
 } from './readers.ts';
 
-export const LINUX_COMPONENTS = ['user', 'php', 'tls', 'web', 'dns', 'mail', 'shell', 'cron'] as const;
+export const LINUX_COMPONENTS = [
+  'user',
+  'php',
+  'tls',
+  'web',
+  'dns',
+  'mail',
+  'shell',
+  'cron',
+  'webmail',
+] as const;
 export type LinuxComponentName = (typeof LINUX_COMPONENTS)[number];
 export const QUOTA_SETTINGS = ['auto', 'linux', 'btrfs', 'none'] as const;
 export type QuotaSetting = (typeof QUOTA_SETTINGS)[number];
@@ -124,6 +134,18 @@ export interface LinuxConfig {
   /** sshd's PAM configuration, where Berth adds its session hook (control groups, the jail's /proc). */
   pamSshd: string;
   reloadSsh: string[];
+  /** The port webmail (Roundcube) is served on over HTTPS, on the shared addresses, for every domain. */
+  webmailPort: number;
+  /** The system user webmail's PHP runs as: no account's, never root. */
+  webmailUser: string;
+  /** Roundcube's configuration as Berth writes it, its DES key and its PHP-FPM master's settings. */
+  webmailConfigDir: string;
+  /** Roundcube's SQLite database, temporary files and logs: webmail's user's alone. */
+  webmailDataDir: string;
+  /** The nginx file with webmail's server block (read inside nginx's http block). */
+  webmailNginx: string;
+  /** Debian's Roundcube: `public_html` is what nginx serves. */
+  roundcubeDir: string;
 }
 
 /** Debian's PHP version with PHP-FPM installed (the newest when there are several). */
@@ -203,6 +225,13 @@ export function linuxDefaults(): LinuxConfig {
     sshdConfig: '/etc/ssh/sshd_config.d/berth.conf',
     pamSshd: '/etc/pam.d/sshd',
     reloadSsh: ['/usr/bin/pkill', '-HUP', '--pidfile', '/run/sshd.pid'],
+    // cPanel's port for webmail over HTTPS, which hosting customers and their firewalls know.
+    webmailPort: 2096,
+    webmailUser: 'berth-webmail',
+    webmailConfigDir: '/etc/berth/webmail',
+    webmailDataDir: '/var/lib/berth-webmail',
+    webmailNginx: '/etc/nginx/conf.d/berth-webmail.conf',
+    roundcubeDir: '/var/lib/roundcube',
   };
 }
 
@@ -266,4 +295,13 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.sshd_config': ['linux.sshdConfig', absolutePath],
   'linux.pam_sshd': ['linux.pamSshd', absolutePath],
   'linux.reload_ssh': ['linux.reloadSsh', command],
+  'linux.webmail_port': ['linux.webmailPort', servicePort],
+  'linux.webmail_user': [
+    'linux.webmailUser',
+    textValue({ pattern: /^[a-z_][a-z0-9_-]*$/, what: 'a user name' }),
+  ],
+  'linux.webmail_config_dir': ['linux.webmailConfigDir', absolutePath],
+  'linux.webmail_data_dir': ['linux.webmailDataDir', absolutePath],
+  'linux.webmail_nginx': ['linux.webmailNginx', absolutePath],
+  'linux.roundcube_dir': ['linux.roundcubeDir', absolutePath],
 };

@@ -17,6 +17,7 @@ export interface Ports {
   submission: number;
   imap: number;
   ssh: number;
+  webmail: number;
 }
 
 /** A free port for each service, none of them chosen before. */
@@ -35,6 +36,7 @@ export async function choosePorts(): Promise<Ports> {
     submission: await freePort(),
     imap: await freePort(),
     ssh: await freePort(),
+    webmail: await freePort(),
   };
 }
 

@@ -22,6 +22,8 @@ const TOOLS = [
   '/usr/bin/nsenter',
   '/usr/bin/tini',
   '/usr/sbin/nginx',
+  // Webmail: Debian's Roundcube.
+  '/var/lib/roundcube/public_html/index.php',
   '/usr/sbin/named',
   '/usr/bin/pebble',
   '/usr/sbin/postfix',
@@ -57,6 +59,8 @@ export interface SandboxInfo {
   smtp_port: number;
   submission_port: number;
   imap_port: number;
+  /** Webmail (Roundcube): a mailbox logs in with its address and password. */
+  webmail_url: string;
   acme_root_ca: string;
   /** The fallback CA: it signs a site's certificate until its ACME one arrives, and mail's (IMAP, submission). */
   fallback_ca: string;

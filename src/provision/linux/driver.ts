@@ -31,6 +31,7 @@ import { type CertificateKeeper, certificateKeeper } from './tls/keeper.ts';
 import { measureUsage } from './usage.ts';
 import { userComponent } from './user/component.ts';
 import { webComponent } from './web/component.ts';
+import { webmailComponent } from './webmail/component.ts';
 
 /**
  * How often, while serving, what escaped an account's quota is brought under it (a sweep of two
@@ -82,7 +83,8 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   const mail = enabled.has('mail') ? mailComponent(ctx, tls) : null;
   const shell = enabled.has('shell') ? shellComponent(ctx) : null;
   const cron = enabled.has('cron') ? cronComponent(ctx) : null;
-  const components: Component[] = [user, php, tls, web, dns, mail, shell, cron].filter(
+  const webmail = enabled.has('webmail') ? webmailComponent(ctx) : null;
+  const components: Component[] = [user, php, tls, web, dns, mail, shell, cron, webmail].filter(
     (c): c is NonNullable<typeof c> => c !== null,
   );
   const others = components.filter((c) => c !== user);

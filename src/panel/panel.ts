@@ -26,7 +26,9 @@ import {
   randomToken,
   tokensMatch,
 } from '../web-kit/session.ts';
+import { registerCronPage } from './cron.ts';
 import { registerDomainsPage } from './domains.ts';
+import { registerEmailPage } from './email.ts';
 import { registerHomePage } from './home.ts';
 import { languageOf, type Translate, translator } from './i18n.ts';
 import {
@@ -297,5 +299,7 @@ export function registerPanel(app: FastifyInstance, services: Services, options:
 
   registerHomePage(app, panel, withHolder);
   registerDomainsPage(app, panel, withHolder);
+  registerEmailPage(app, panel, withHolder);
+  registerCronPage(app, panel, withHolder);
   registerSecurityPage(app, panel, withHolder);
 }

@@ -143,7 +143,7 @@ export function webmailComponent(ctx: LinuxContext): WebmailComponent {
       '-s',
       '/usr/sbin/nologin',
       '-c',
-      'Berth webmail',
+      'Roundcube webmail',
       '--',
       linux.webmailUser,
     ]);

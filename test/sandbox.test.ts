@@ -103,6 +103,7 @@ describe('berth sandbox', () => {
       'smtp_port',
       'submission_port',
       'imap_port',
+      'webmail_url',
       'acme_root_ca',
       'pid',
     ])

@@ -1,6 +1,7 @@
 // Webmail in the sandbox (CONTRACT §14): a mailbox made on the customer API gets a message; Chromium
 // logs into webmail (Roundcube) with the mailbox's address and password and sees it in the inbox;
-// a wrong password is refused; one mailbox's session reads no other's mail; the account next door,
+// a wrong password is refused; one mailbox's session reads no other's mail; a message sent from
+// webmail goes through submission and arrives signed for the mailbox's domain; the account next door,
 // with its PHP and its shell, can read neither Roundcube's configuration (its DES key) nor its
 // database, nor use its PHP-FPM socket.
 import assert from 'node:assert/strict';
@@ -107,6 +108,23 @@ describe('webmail in the sandbox', () => {
     const shown = await page.content();
     assert.doesNotMatch(shown, /Bob private webmail subject/);
     assert.match(shown, /Webmail arrival for alice/);
+  });
+
+  it("sends through submission with the mailbox's own login: the message arrives, signed for its domain", async () => {
+    const page = await logIn(ALICE_INFO);
+    await page.goto(`${sandbox.webmail_url}?_task=mail&_action=compose`);
+    await page.waitForLoadState('networkidle');
+    // Elastic's recipient widget: the visible input beside the form's own (hidden) To field.
+    await page.locator('#_to').locator('xpath=..').locator('input').first().fill(BOB_INFO.email);
+    await page.fill('#compose-subject', 'Sent from webmail');
+    await page.fill('#composebody', 'Hello Bob, from webmail.');
+    await page.locator('button.send').first().click();
+    await page.waitForURL(/_task=mail&_mbox=INBOX/, { timeout: 30_000 });
+    // Bob's first message is the one delivered above; this one is the second.
+    const arrived = await arrivedMessage(sandbox, `${BOB_INFO.email}:${BOB_INFO.password}`, 2);
+    assert.match(arrived, /^Subject: Sent from webmail$/m);
+    assert.match(arrived, /^From: info@alice\.example$/m);
+    assert.match(arrived, /DKIM-Signature:[\s\S]*\bd=alice\.example;/);
   });
 
   it("the account next door reads neither Roundcube's configuration nor its database, from its shell or its PHP", async () => {

@@ -14,6 +14,7 @@ import {
   arrivedMessage,
   curl,
   type RunningSandbox,
+  sandboxCall,
   sandboxHolderCall,
   sandboxWithAccounts,
   smtpSend,
@@ -163,5 +164,53 @@ describe('webmail in the sandbox', () => {
     ]);
     assert.equal(page.status, 200, page.body);
     assert.equal(page.body.trim(), 'refused\nrefused\nrefused\nrefused');
+  });
+
+  it('refuses the mailbox while its account is suspended, and lets it in again once unsuspended', async () => {
+    assert.equal((await sandboxCall(sandbox, 'suspendacct', { user: 'bob', reason: 'unpaid' })).status, 200);
+    const refused = await logIn(BOB_INFO);
+    await refused.getByText(/Login failed/).waitFor({ timeout: 10_000 });
+    assert.equal((await sandboxCall(sandbox, 'unsuspendacct', { user: 'bob' })).status, 200);
+    const page = await logIn(BOB_INFO);
+    await page.getByText('Bob private webmail subject').first().waitFor({ timeout: 30_000 });
+  });
+
+  it('refuses even the right password after three failed logins of an address within a minute', async () => {
+    // Two failed above (a wrong password, the account's own); the third makes the limit.
+    const third = await logIn({ email: ALICE_INFO.email, password: 'Wrong-pass-1111' });
+    await third.getByText(/Login failed/).waitFor({ timeout: 10_000 });
+    const right = await logIn(ALICE_INFO);
+    await right.getByText(/Too many failed login attempts/).waitFor({ timeout: 10_000 });
+    assert.equal(await right.locator('#rcmloginuser').count(), 1, 'still the login form');
+  });
+
+  it('forgets what it kept of a mailbox (settings, identities, contacts) when the mailbox is removed', async () => {
+    const users = async () => {
+      const read = await running.exec([
+        '/usr/sbin/runuser',
+        '-u',
+        'berth-webmail',
+        '--',
+        '/usr/bin/php',
+        '-r',
+        'echo implode("\n", (new PDO("sqlite:/var/lib/berth-webmail/roundcube.sqlite"))->query("SELECT username FROM users ORDER BY username")->fetchAll(PDO::FETCH_COLUMN));',
+      ]);
+      assert.equal(read.code, 0, read.stderr);
+      return read.stdout.split('\n').filter(Boolean);
+    };
+    assert.deepEqual(
+      (await users()).filter((u) => u.startsWith('info@')),
+      [ALICE_INFO.email, BOB_INFO.email],
+    );
+    const removed = await sandboxHolderCall(
+      sandbox,
+      { user: 'alice', password: 'Alice-pass-1234' },
+      'remove_mailbox',
+      { email: ALICE_INFO.email },
+    );
+    assert.equal(removed.status, 200, removed.body.info);
+    const left = await users();
+    assert.ok(!left.includes(ALICE_INFO.email), left.join(', '));
+    assert.ok(left.includes(BOB_INFO.email), "the other mailbox's stay");
   });
 });

@@ -16,6 +16,8 @@ import { randomInt } from 'node:crypto';
 import { chmodSync, existsSync, lchownSync, lstatSync, readlinkSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { loadCertificate } from '../../../http/tls.ts';
+import type { Account } from '../../../store/accounts.ts';
+import type { AccountObjects } from '../../../store/objects.ts';
 import type { Component, LinuxContext } from '../context.ts';
 import { makeDirectory, makeServiceDirectory, readIfExists, removeFile, writeFileAtomic } from '../files.ts';
 import { findSystemUser } from '../passwd.ts';
@@ -30,6 +32,8 @@ const newDesKey = () =>
 /** Roundcube's files beside Berth's configuration, which it reads from the same directory. */
 const DEBIAN_FILES = ['defaults.inc.php', 'mimetypes.php'];
 const DEBIAN_CONFIG = '/etc/roundcube';
+/** Roundcube's own tool that removes what its database keeps of a login. */
+const DELUSER = '/usr/share/roundcube/bin/deluser.sh';
 
 export interface WebmailComponent extends Component {
   /** Where webmail is, for a host name: `https://<host>:<webmail_port>/`. */
@@ -160,8 +164,57 @@ export function webmailComponent(ctx: LinuxContext): WebmailComponent {
     }
   };
 
+  /**
+   * Removes from Roundcube's database what it keeps of each login (its settings, identities and
+   * contacts), with Roundcube's own deluser.sh run as webmail's user: a mailbox made later at the
+   * same address, by this account or another, starts with nothing of the one before. Best effort:
+   * a login Roundcube never saw has nothing there, and what is left of one that fails is only
+   * settings, never mail.
+   */
+  const forgetLogins = async (logins: readonly string[]) => {
+    if (!ctx.live || !existsSync(ctx.path(files.database))) return;
+    for (const login of logins) {
+      try {
+        await ctx.runner.run([
+          '/usr/sbin/runuser',
+          '-u',
+          linux.webmailUser,
+          '--',
+          '/usr/bin/env',
+          `ROUNDCUBE_CONFIG_DIR=${configDir}`,
+          '/usr/bin/php',
+          DELUSER,
+          login,
+        ]);
+      } catch {
+        // Settings of a login that is gone: nothing of its mail.
+      }
+    }
+  };
+  /** Every login of the account's that webmail may have seen: its mailboxes and its own. */
+  const loginsOf = (account: Account, objects: AccountObjects | undefined) => [
+    account.user,
+    `${account.user}@${account.domain}`,
+    ...(objects?.domains ?? []).map((d) => `${account.user}@${d.domain}`),
+    ...(objects?.mailboxes ?? []).map((m) => m.email),
+  ];
+
   return {
     name: 'webmail',
+
+    async forgetObjects(account, before, after) {
+      const kept = new Set(after.mailboxes.map((m) => m.email));
+      const domains = new Set(after.domains.map((d) => d.domain));
+      await forgetLogins([
+        ...before.mailboxes.filter((m) => !kept.has(m.email)).map((m) => m.email),
+        ...before.domains.filter((d) => !domains.has(d.domain)).map((d) => `${account.user}@${d.domain}`),
+      ]);
+    },
+
+    async forget(account, objects) {
+      await forgetLogins([...new Set(loginsOf(account, objects))]);
+    },
+
     url: (host) => `https://${host}:${linux.webmailPort}/`,
 
     async prepare() {

@@ -31,4 +31,6 @@ $config['session_samesite'] = 'Strict';
 $config['ip_check'] = true;
 $config['session_lifetime'] = 30;
 $config['login_autocomplete'] = 0;
+// At most 3 failed logins of an address a minute: the right password is refused too after them.
+$config['login_rate_limit'] = 3;
 $config['x_frame_options'] = 'deny';

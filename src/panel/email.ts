@@ -46,12 +46,14 @@ interface State {
 }
 
 /**
- * Where webmail is for the holder's account: on its server, at the webmail port, when the server
- * runs webmail and the account's mail is Berth's.
+ * Where webmail is for the holder's account: on its server (by the host name single sign-on URLs
+ * use), at the webmail port, when servers run webmail (the linux driver with its webmail
+ * component) and the account's mail is Berth's.
  */
 function webmailUrl(panel: Panel, holder: Holder): string | null {
   const { config, fleet } = panel.services;
-  if (!config.linux.components.includes('webmail') || holder.account.mailserver !== 'local') return null;
+  const served = config.driver === 'linux' && config.linux.components.includes('webmail');
+  if (!served || holder.account.mailserver !== 'local') return null;
   return `https://${fleet.hosting(holder.account.server).hostName}:${config.linux.webmailPort}/`;
 }
 

@@ -52,6 +52,7 @@ describe('webmail on the linux driver', () => {
     assert.match(config, /\$config\['smtp_user'\] = '%u';/);
     assert.match(config, /\$config\['plugins'\] = \[\];/);
     assert.match(config, /\$config\['session_samesite'\] = 'Strict';/);
+    assert.match(config, /\$config\['login_rate_limit'\] = 3;/);
     execFileSync('/usr/bin/php', ['-l', file('etc/berth/webmail/config.inc.php')], { stdio: 'pipe' });
     for (const name of ['defaults.inc.php', 'mimetypes.php'])
       assert.equal(readlinkSync(file(`etc/berth/webmail/${name}`)), `/etc/roundcube/${name}`);

@@ -1,5 +1,5 @@
 // The `linux` driver: real hosting accounts on this server, made of the components of CONTRACT §10
-// (user, php, tls, web, dns, mail, shell), each in its own folder with its templates, steps, undo and doctor
+// (user, php, tls, web, dns, mail, shell, cron, webmail), each in its own folder with its templates, steps, undo and doctor
 // checks. A call's steps are every enabled component's, in that order; the services those steps
 // changed are reloaded once, at the end, and again on undo. With a system root other than `/` (the
 // tests), everything happens below it and no service is reloaded.

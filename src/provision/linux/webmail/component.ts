@@ -57,6 +57,7 @@ export function webmailComponent(ctx: LinuxContext): WebmailComponent {
     cert: config.tlsCert ?? join(config.dataDir, 'tls', 'cert.pem'),
     key: config.tlsKey ?? join(config.dataDir, 'tls', 'key.pem'),
   };
+  const roundcubeIndex = join(linux.roundcubeDir, 'public_html', 'index.php');
   /** The loopback address, or the one address the mail services listen on. */
   const mailHost = linux.mailAddress === '*' ? '127.0.0.1' : linux.mailAddress;
 
@@ -237,6 +238,8 @@ export function webmailComponent(ctx: LinuxContext): WebmailComponent {
       linkDebianFiles();
       makeDirectory(ctx.path(linux.phpSocketDir));
       makeDirectory(ctx.path(dirname(files.log)));
+      // Without Roundcube (its packages not installed) nothing is served; doctor says so.
+      if (ctx.live && !existsSync(roundcubeIndex)) return;
       // The server's certificate is Berth's own, made at its first start when none is configured.
       if (ctx.live && config.tls && !existsSync(certificate.cert)) await loadCertificate(config);
       if (!existsSync(certificate.cert)) return;
@@ -245,9 +248,12 @@ export function webmailComponent(ctx: LinuxContext): WebmailComponent {
       const changed = readIfExists(nginxFile) !== block;
       if (changed) writeFileAtomic(nginxFile, block, 0o644);
       if (!ctx.live) return;
-      // A master started with the settings of before reads them again.
-      await stop();
-      await start();
+      // A master started with the settings of before reads them again. Webmail that cannot start
+      // keeps Berth from nothing else: doctor, which serve runs at start, reports it.
+      try {
+        await stop();
+        await start();
+      } catch {}
       if (changed) await ctx.runner.run(linux.reloadWeb);
     },
 
@@ -255,6 +261,10 @@ export function webmailComponent(ctx: LinuxContext): WebmailComponent {
       const differences: string[] = [];
       const owner = findSystemUser(ctx.root, linux.webmailUser);
       if (!owner) return [`webmail: no system user ${linux.webmailUser}`];
+      if (ctx.live && !existsSync(roundcubeIndex))
+        differences.push(
+          `webmail: Roundcube is not installed (${roundcubeIndex}): install roundcube-core and roundcube-sqlite3`,
+        );
       const expect = (path: string, uid: number, gid: number, mode: number, what: string) => {
         const found = lstatOrNull(ctx.path(path));
         if (!found) return void differences.push(`webmail: no ${what} ${path}`);

@@ -208,7 +208,7 @@ describe('webmail in the sandbox', () => {
     await page.getByText('Bob private webmail subject').first().waitFor({ timeout: 30_000 });
   });
 
-  it('forgets what it kept of a mailbox (settings, identities, contacts) when the mailbox is removed', async () => {
+  it('forgets what it kept of a mailbox (settings, identities, contacts) when the mailbox or its account is removed', async () => {
     const users = async () => {
       const read = await running.exec([
         '/usr/sbin/runuser',
@@ -236,5 +236,8 @@ describe('webmail in the sandbox', () => {
     const left = await users();
     assert.ok(!left.includes(ALICE_INFO.email), left.join(', '));
     assert.ok(left.includes(BOB_INFO.email), "the other mailbox's stay");
+    // And what it kept of every login of an account removed.
+    assert.equal((await sandboxCall(sandbox, 'removeacct', { user: 'bob' })).status, 200);
+    assert.ok(!(await users()).includes(BOB_INFO.email));
   });
 });

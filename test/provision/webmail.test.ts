@@ -66,7 +66,7 @@ describe('webmail on the linux driver', () => {
     assert.deepEqual(owner('etc/berth/webmail/php-fpm.conf'), [0, 0, 0o600]);
     assert.match(pool, /^user = berth-webmail$/m);
     assert.match(pool, /^group = berth-webmail$/m);
-    assert.match(pool, /^listen = \/run\/berth\/php\/webmail\.sock$/m);
+    assert.match(pool, /^listen = \/run\/berth\/webmail\/php\.sock$/m);
     assert.match(pool, /^listen\.owner = www-data$/m);
     assert.match(pool, /^listen\.mode = 0600$/m);
     assert.match(pool, /^env\[ROUNDCUBE_CONFIG_DIR\] = \/etc\/berth\/webmail$/m);
@@ -104,7 +104,7 @@ describe('webmail on the linux driver', () => {
     assert.match(block, /^ {4}listen 127\.0\.0\.1:2096 ssl;$/m);
     assert.ok(block.includes(`ssl_certificate ${join(tls, 'cert.pem')};`));
     assert.match(block, /^ {4}root \/var\/lib\/roundcube\/public_html;$/m);
-    assert.ok(block.includes(`fastcgi_pass unix:${file('run/berth/php/webmail.sock')};`));
+    assert.ok(block.includes(`fastcgi_pass unix:${file('run/berth/webmail/php.sock')};`));
     nginxAccepts(h.root);
     assert.deepEqual(await inspect(h.services), []);
   });

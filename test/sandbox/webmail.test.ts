@@ -174,7 +174,7 @@ describe('webmail in the sandbox', () => {
     const php = [
       '<?php',
       ...SECRETS.map((file) => `echo @file_get_contents('${file}') === false ? "refused\\n" : "READ\\n";`),
-      'echo @stream_socket_client(\'unix:///run/berth/php/webmail.sock\') === false ? "refused\\n" : "OPENED\\n";',
+      'echo @stream_socket_client(\'unix:///run/berth/webmail/php.sock\') === false ? "refused\\n" : "OPENED\\n";',
       '',
     ].join('\n');
     const put = await running.exec([

@@ -83,7 +83,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   const mail = enabled.has('mail') ? mailComponent(ctx, tls) : null;
   const shell = enabled.has('shell') ? shellComponent(ctx) : null;
   const cron = enabled.has('cron') ? cronComponent(ctx) : null;
-  const webmail = enabled.has('webmail') ? webmailComponent(ctx) : null;
+  const webmail = enabled.has('webmail') ? webmailComponent(ctx, web) : null;
   const components: Component[] = [user, php, tls, web, dns, mail, shell, cron, webmail].filter(
     (c): c is NonNullable<typeof c> => c !== null,
   );

@@ -40,17 +40,24 @@ export interface WebmailComponent extends Component {
   url(host: string): string;
 }
 
-export function webmailComponent(ctx: LinuxContext): WebmailComponent {
+/**
+ * `web`: the web component, whose nginx service webmail's server block is read by (asked to
+ * reload, never reloaded here).
+ */
+export function webmailComponent(ctx: LinuxContext, web: Component | null): WebmailComponent {
   const { linux, config } = ctx;
   const configDir = linux.webmailConfigDir;
+  /** Its PHP-FPM master's socket and pid file: beside the accounts' (`/run/berth/webmail`). */
+  const runDir = join(dirname(linux.phpSocketDir), 'webmail');
+  const nginx = web?.services?.find((service) => service.name === 'nginx') ?? null;
   const dataDir = linux.webmailDataDir;
   const files = {
     config: join(configDir, 'config.inc.php'),
     desKey: join(configDir, 'des_key'),
     pool: join(configDir, 'php-fpm.conf'),
     database: join(dataDir, 'roundcube.sqlite'),
-    socket: join(linux.phpSocketDir, 'webmail.sock'),
-    pid: join(linux.phpSocketDir, 'webmail.pid'),
+    socket: join(runDir, 'php.sock'),
+    pid: join(runDir, 'php-fpm.pid'),
     log: join(dirname(linux.phpLogDir), 'webmail-php-fpm.log'),
   };
   const certificate = {
@@ -236,7 +243,7 @@ export function webmailComponent(ctx: LinuxContext): WebmailComponent {
       writeRootFile(ctx.path(files.config), roundcubeConfig(desKey), owner.gid, 0o640);
       writeFileAtomic(ctx.path(files.pool), pool(), 0o600);
       linkDebianFiles();
-      makeDirectory(ctx.path(linux.phpSocketDir));
+      makeDirectory(ctx.path(runDir));
       makeDirectory(ctx.path(dirname(files.log)));
       // Without Roundcube (its packages not installed) nothing is served; doctor says so.
       if (ctx.live && !existsSync(roundcubeIndex)) return;
@@ -254,7 +261,7 @@ export function webmailComponent(ctx: LinuxContext): WebmailComponent {
         await stop();
         await start();
       } catch {}
-      if (changed) await ctx.runner.run(linux.reloadWeb);
+      if (changed) await nginx?.reload();
     },
 
     inspect() {

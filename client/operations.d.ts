@@ -814,6 +814,11 @@ export interface HolderOperationResults {
         /** "unlimited" or a whole number */
         limit: string;
       };
+      cron_jobs: {
+        used: number;
+        /** "unlimited" or a whole number */
+        limit: string;
+      };
     };
   };
   'change_password': string;

@@ -105,7 +105,7 @@ describe('configuration', () => {
       ['host = "10.0.0.0/8"', `${file}: host must be an IP address, not the range "10.0.0.0/8"`],
       [
         '[linux]\ncomponents = ["user", "gopher"]',
-        `${file}: linux.components item 2 must be one of "user", "php", "tls", "web", "dns", "mail", "shell", "cron", "lists", "database", "ftp"`,
+        `${file}: linux.components item 2 must be one of "user", "php", "tls", "web", "dns", "mail", "shell", "cron", "lists", "database", "ftp", "webmail"`,
       ],
       [
         '[linux]\ncomponents = ["web"]',

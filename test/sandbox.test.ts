@@ -106,6 +106,7 @@ describe('berth sandbox', () => {
       'submission_port',
       'imap_port',
       'ftp_port',
+      'webmail_url',
       'acme_root_ca',
       'pid',
     ])

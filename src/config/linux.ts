@@ -30,6 +30,7 @@ export const LINUX_COMPONENTS = [
   'lists',
   'database',
   'ftp',
+  'webmail',
 ] as const;
 export type LinuxComponentName = (typeof LINUX_COMPONENTS)[number];
 export const QUOTA_SETTINGS = ['auto', 'linux', 'btrfs', 'none'] as const;
@@ -162,6 +163,18 @@ export interface LinuxConfig {
   ftpPassivePorts: [number, number];
   /** Pure-FTPd's PAM configuration, where Berth lets accounts' own logins in (and no one else). */
   pamFtp: string;
+  /** The port webmail (Roundcube) is served on over HTTPS, on the shared addresses, for every domain. */
+  webmailPort: number;
+  /** The system user webmail's PHP runs as: no account's, never root. */
+  webmailUser: string;
+  /** Roundcube's configuration as Berth writes it, its DES key and its PHP-FPM master's settings. */
+  webmailConfigDir: string;
+  /** Roundcube's SQLite database, temporary files and logs: webmail's user's alone. */
+  webmailDataDir: string;
+  /** The nginx file with webmail's server block (read inside nginx's http block). */
+  webmailNginx: string;
+  /** Debian's Roundcube: `public_html` is what nginx serves. */
+  roundcubeDir: string;
 }
 
 /** Debian's PHP version with PHP-FPM installed (the newest when there are several). */
@@ -253,6 +266,13 @@ export function linuxDefaults(): LinuxConfig {
     ftpPort: 21,
     ftpPassivePorts: [30000, 30099],
     pamFtp: '/etc/pam.d/pure-ftpd',
+    // cPanel's port for webmail over HTTPS, which hosting customers and their firewalls know.
+    webmailPort: 2096,
+    webmailUser: 'berth-webmail',
+    webmailConfigDir: '/etc/berth/webmail',
+    webmailDataDir: '/var/lib/berth-webmail',
+    webmailNginx: '/etc/nginx/conf.d/berth-webmail.conf',
+    roundcubeDir: '/var/lib/roundcube',
   };
 }
 
@@ -337,4 +357,13 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.ftp_port': ['linux.ftpPort', servicePort],
   'linux.ftp_passive_ports': ['linux.ftpPassivePorts', portRange],
   'linux.pam_ftp': ['linux.pamFtp', absolutePath],
+  'linux.webmail_port': ['linux.webmailPort', servicePort],
+  'linux.webmail_user': [
+    'linux.webmailUser',
+    textValue({ pattern: /^[a-z_][a-z0-9_-]*$/, what: 'a user name' }),
+  ],
+  'linux.webmail_config_dir': ['linux.webmailConfigDir', absolutePath],
+  'linux.webmail_data_dir': ['linux.webmailDataDir', absolutePath],
+  'linux.webmail_nginx': ['linux.webmailNginx', absolutePath],
+  'linux.roundcube_dir': ['linux.roundcubeDir', absolutePath],
 };

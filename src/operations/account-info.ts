@@ -4,6 +4,7 @@
 // come with the customer side; it runs through the one pipeline like every operation.
 import { formatLimit } from '../core/values.ts';
 import type { Account, LimitName } from '../store/accounts.ts';
+import { cronJobsOf } from '../store/cron-jobs.ts';
 import { databasesOf } from '../store/databases.ts';
 import { type Domain, domainsOf } from '../store/domains.ts';
 import { ftpAccountsOf } from '../store/ftp-accounts.ts';
@@ -23,6 +24,9 @@ interface InUse {
   /** Its MariaDB databases (its database users are not counted). */
   databases: number;
   ftpAccounts: number;
+  cronJobs: number;
+  /** The configuration's `cron_jobs`: the same limit for every account. */
+  cronJobsLimit: number;
 }
 const domainsOfKind = (kind: Domain['kind']) => (using: InUse) =>
   using.domains.filter((domain) => domain.kind === kind).length;
@@ -30,11 +34,15 @@ const domainsOfKind = (kind: Domain['kind']) => (using: InUse) =>
 /**
  * The limits a holder sees (CONTRACT §14's table), by the name the record gives them, with the
  * account's limit and what of it is in use. Domains are counted from the account's objects; disk
- * and bandwidth are measured (the usage refresh); mailboxes, FTP accounts, mailing lists and
- * MariaDB databases are counted from the account's objects (its own address and its own login are
- * not among them, nor are its database users).
+ * and bandwidth are measured (the usage refresh); mailboxes, FTP accounts, mailing lists,
+ * MariaDB databases and cron jobs are counted from the account's objects (its own address and its
+ * own login are not among them, nor are its database users); cron jobs' limit is the
+ * configuration's `cron_jobs`.
  */
-const HOLDER_LIMITS: Record<string, { limit: LimitName; used: (using: InUse) => number }> = {
+const HOLDER_LIMITS: Record<
+  string,
+  { limit: LimitName | ((using: InUse) => number); used: (using: InUse) => number }
+> = {
   addondomains: { limit: 'addondomains', used: domainsOfKind('addon') },
   parkeddomains: { limit: 'parkeddomains', used: domainsOfKind('parked') },
   subdomains: { limit: 'subdomains', used: domainsOfKind('subdomain') },
@@ -44,13 +52,17 @@ const HOLDER_LIMITS: Record<string, { limit: LimitName; used: (using: InUse) => 
   maillist: { limit: 'maillist', used: ({ mailingLists }) => mailingLists },
   quota: { limit: 'quota', used: ({ account }) => account.usage.quota },
   bandwidth: { limit: 'bandwidth', used: ({ account }) => account.usage.bandwidth },
+  cron_jobs: { limit: ({ cronJobsLimit }) => cronJobsLimit, used: ({ cronJobs }) => cronJobs },
 };
 
 export function limitsInUse(using: InUse): Record<string, { used: number; limit: string }> {
   return Object.fromEntries(
     Object.entries(HOLDER_LIMITS).map(([name, { limit, used }]) => [
       name,
-      { used: used(using), limit: formatLimit(using.account.limits[limit]) },
+      {
+        used: used(using),
+        limit: formatLimit(typeof limit === 'function' ? limit(using) : using.account.limits[limit]),
+      },
     ]),
   );
 }
@@ -73,7 +85,18 @@ export const accountInfo = defineOperation({
     const { length: mailingLists } = await mailingListsOf(ctx.db, account.user);
     const { length: databases } = await databasesOf(ctx.db, account.user);
     const { length: ftpAccounts } = await ftpAccountsOf(ctx.db, account.user);
-    const limits = limitsInUse({ account, domains, mailboxes, mailingLists, databases, ftpAccounts });
+    const { length: cronJobs } = await cronJobsOf(ctx.db, account.user);
+    const cronJobsLimit = ctx.services.config.cronJobs;
+    const limits = limitsInUse({
+      account,
+      domains,
+      mailboxes,
+      mailingLists,
+      databases,
+      ftpAccounts,
+      cronJobs,
+      cronJobsLimit,
+    });
     return {
       data: { ...record, limits },
       info: `Account ${account.user}`,

@@ -245,6 +245,7 @@ export const results = {
           'maillist',
           'quota',
           'bandwidth',
+          'cron_jobs',
         ].map((name) => [name, object({ used: { type: 'integer', minimum: 0 }, limit })]),
       ),
     ),

@@ -11,6 +11,7 @@ const LIMITS = [
   'ftp',
   'sql',
   'maillist',
+  'cron_jobs',
   'quota',
   'bandwidth',
 ] as const;

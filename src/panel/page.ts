@@ -67,10 +67,10 @@ export type WithHolder = (
 export const PANEL_NAVIGATION: readonly { page: PanelPage; path: string | null }[] = [
   { page: 'home', path: '/' },
   { page: 'domains', path: '/domains' },
-  { page: 'email', path: null },
+  { page: 'email', path: '/email' },
   { page: 'databases', path: '/databases' },
   { page: 'ftp', path: '/ftp' },
-  { page: 'cron', path: null },
+  { page: 'cron', path: '/cron' },
   { page: 'backups', path: null },
   { page: 'security', path: '/security' },
 ];

@@ -26,8 +26,10 @@ import {
   randomToken,
   tokensMatch,
 } from '../web-kit/session.ts';
+import { registerCronPage } from './cron.ts';
 import { registerDatabasesPage } from './databases.ts';
 import { registerDomainsPage } from './domains.ts';
+import { registerEmailPage } from './email.ts';
 import { registerFtpPage } from './ftp.ts';
 import { registerHomePage } from './home.ts';
 import { languageOf, type Translate, translator } from './i18n.ts';
@@ -299,6 +301,8 @@ export function registerPanel(app: FastifyInstance, services: Services, options:
 
   registerHomePage(app, panel, withHolder);
   registerDomainsPage(app, panel, withHolder);
+  registerEmailPage(app, panel, withHolder);
+  registerCronPage(app, panel, withHolder);
   registerDatabasesPage(app, panel, withHolder);
   registerFtpPage(app, panel, withHolder, {
     host: services.config.hostName,

@@ -196,6 +196,8 @@ export function configure(
       `ftp_passive_ports = "${ports.ftpPassive}:${ports.ftpPassive + FTP_PASSIVE_PORTS - 1}"`,
       // SPF is checked with the sandbox's BIND, which serves the hosted zones (no outside DNS).
       `mail_dns_server = "127.0.0.1:${ports.dns}"`,
+      // Webmail (Roundcube) on a port of the sandbox's, as a server has it on 2096.
+      `webmail_port = ${ports.webmail}`,
       '',
       '[acme]',
       `directory = "https://127.0.0.1:${ports.acme}/dir"`,

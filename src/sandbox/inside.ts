@@ -211,6 +211,8 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
         typeof port === 'number' ? answers(port) : existsSync(port),
       );
     await supervisor.waitUntil('submission', () => answers(ports.submission));
+    // Webmail's server block and PHP-FPM are Berth's (its webmail component, at its start).
+    await supervisor.waitUntil('webmail', () => answers(ports.webmail));
     const acmeRoot = await fetchText(`https://127.0.0.1:${ports.acmeManagement}/roots/0`, pebbleCa.certPem);
     const ready = {
       api: `https://127.0.0.1:${ports.api}/`,
@@ -227,6 +229,7 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
       submission_port: ports.submission,
       imap_port: ports.imap,
       ftp_port: ports.ftp,
+      webmail_url: `https://127.0.0.1:${ports.webmail}/`,
       acme_root_pem: acmeRoot,
       fallback_ca_pem: readFileSync('/etc/berth/certs/fallback-ca.pem', 'utf8'),
     };

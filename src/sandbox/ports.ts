@@ -22,6 +22,7 @@ export interface Ports {
   ftp: number;
   /** The first of FTP_PASSIVE_PORTS free ports in a row, for FTP's passive data connections. */
   ftpPassive: number;
+  webmail: number;
 }
 
 /** How many passive data ports the sandbox's FTP has: each open transfer takes one. */
@@ -46,6 +47,7 @@ export async function choosePorts(): Promise<Ports> {
     lists: await freePort(),
     ftp: await freePort(),
     ftpPassive: await freePorts(FTP_PASSIVE_PORTS),
+    webmail: await freePort(),
   };
 }
 

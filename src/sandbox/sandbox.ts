@@ -22,6 +22,8 @@ const TOOLS = [
   '/usr/bin/nsenter',
   '/usr/bin/tini',
   '/usr/sbin/nginx',
+  // Webmail: Debian's Roundcube.
+  '/var/lib/roundcube/public_html/index.php',
   '/usr/sbin/named',
   '/usr/bin/pebble',
   '/usr/sbin/postfix',
@@ -59,6 +61,8 @@ export interface SandboxInfo {
   imap_port: number;
   /** Pure-FTPd (explicit TLS required, with the fallback CA's certificate for sandbox.test). */
   ftp_port: number;
+  /** Webmail (Roundcube): a mailbox logs in with its address and password. */
+  webmail_url: string;
   acme_root_ca: string;
   /** The fallback CA: it signs a site's certificate until its ACME one arrives, and mail's (IMAP, submission). */
   fallback_ca: string;

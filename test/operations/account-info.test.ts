@@ -78,8 +78,29 @@ describe('account_info', () => {
         maillist: { used: 0, limit: 'unlimited' },
         quota: { used: 120, limit: '500' },
         bandwidth: { used: 45, limit: '2000' },
+        cron_jobs: { used: 0, limit: String(h.services.config.cronJobs) },
       },
     });
+  });
+
+  it("counts the account's cron jobs against the configuration's cron_jobs", async () => {
+    for (const command of ['true', 'date'])
+      await execute(h.services, {
+        operation: customerOperations.find('add_cron_job')!,
+        params: new Map([
+          ['schedule', ['*/5 * * * *']],
+          ['command', [command]],
+        ]),
+        address: alice.address,
+        claimedUser: 'alice',
+        identify: async () => alice,
+      });
+    const { limits } = (await call(alice)).data as {
+      limits: Record<string, { used: number; limit: string }>;
+    };
+    assert.deepEqual(limits.cron_jobs, { used: 2, limit: String(h.services.config.cronJobs) });
+    const bob = (await call(admin, {}, 'bob')).data as { limits: Record<string, { used: number }> };
+    assert.equal(bob.limits.cron_jobs!.used, 0, "another account's jobs are not counted");
   });
 
   it('counts the domains of each kind the account has against their limits', async () => {

@@ -269,7 +269,7 @@ describe('the panel in a real browser', () => {
     await page.getByLabel('Domain', { exact: true }).press('Enter');
     await page.getByText(`Domain ${LONG_DOMAIN} added.`).waitFor({ timeout: 10_000 });
     await shot('domains-375');
-    for (const path of ['/', '/domains', '/security']) {
+    for (const path of ['/', '/domains', '/email', '/cron', '/security']) {
       await page.goto(`${base}${path}`);
       assert.ok(Number(await page.evaluate('document.documentElement.scrollWidth')) <= 375, path);
     }
@@ -284,7 +284,17 @@ describe('the panel in a real browser', () => {
     assert.equal(skip.text, 'Skip to main content');
     assert.equal(skip.outline, 'solid 3px', 'the stylesheet’s own focus mark');
     // The brand, then the pages that exist in reading order (those not yet available are no stops).
-    const expected = ['Berth', 'Home', 'Domains', 'Databases', 'FTP', 'Security', 'Log out'];
+    const expected = [
+      'Berth',
+      'Home',
+      'Domains',
+      'Email',
+      'Databases',
+      'FTP',
+      'Cron jobs',
+      'Security',
+      'Log out',
+    ];
     const order: string[] = [];
     for (const _ of expected) {
       await page.keyboard.press('Tab');

@@ -42,8 +42,9 @@ describe('the panel’s pages', () => {
     assert.match(home.body, /aria-label="Email accounts: 0, unlimited"/);
     assert.match(home.body, /aria-label="Disk space: 0, unlimited"/);
     // The pages of the next issue: named in the navigation, marked, and no link.
-    assert.match(home.body, /<span class="soon">Email <small>\(not yet available\)<\/small><\/span>/);
-    assert.doesNotMatch(home.body, /href="\/email"/);
+    assert.match(home.body, /<span class="soon">Backups <small>\(not yet available\)<\/small><\/span>/);
+    assert.doesNotMatch(home.body, /href="\/backups"/);
+    assert.match(home.body, /aria-label="Cron jobs: 0 of 20"/);
   });
 
   it('adds an addon domain, a parked domain and a subdomain, each through add_domain as the holder', async () => {

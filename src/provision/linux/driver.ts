@@ -1,5 +1,5 @@
 // The `linux` driver: real hosting accounts on this server, made of the components of CONTRACT §10
-// (user, php, tls, web, dns, mail, shell, cron, ftp), each in its own folder with its templates, steps, undo and doctor
+// (user, php, tls, web, dns, mail, shell, cron, lists, database, ftp, webmail), each in its own folder with its templates, steps, undo and doctor
 // checks. A call's steps are every enabled component's, in that order; the services those steps
 // changed are reloaded once, at the end, and again on undo. With a system root other than `/` (the
 // tests), everything happens below it and no service is reloaded.
@@ -34,6 +34,7 @@ import { type CertificateKeeper, certificateKeeper } from './tls/keeper.ts';
 import { measureUsage } from './usage.ts';
 import { userComponent } from './user/component.ts';
 import { webComponent } from './web/component.ts';
+import { webmailComponent } from './webmail/component.ts';
 
 /**
  * How often, while serving, what escaped an account's quota is brought under it (a sweep of two
@@ -93,9 +94,21 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   const ftp = enabled.has('ftp')
     ? ftpComponent(ctx, tls ? tls.hostCertificateFile : '/etc/ssl/certs/ssl-cert-snakeoil.pem')
     : null;
-  const components: Component[] = [user, php, tls, web, dns, mail, shell, cron, lists, database, ftp].filter(
-    (c): c is NonNullable<typeof c> => c !== null,
-  );
+  const webmail = enabled.has('webmail') ? webmailComponent(ctx, web) : null;
+  const components: Component[] = [
+    user,
+    php,
+    tls,
+    web,
+    dns,
+    mail,
+    shell,
+    cron,
+    lists,
+    database,
+    ftp,
+    webmail,
+  ].filter((c): c is NonNullable<typeof c> => c !== null);
   const others = components.filter((c) => c !== user);
   const reloadCounts = new Map<string, number>();
   for (const service of new Set(components.flatMap((c) => c.services ?? [])))

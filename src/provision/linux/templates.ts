@@ -24,7 +24,10 @@ export type TemplateName =
   | 'shell/pam-sshd.conf'
   | 'cron/cron-run.sh'
   | 'ftp/pure-ftpd.conf'
-  | 'ftp/pam-ftp.conf';
+  | 'ftp/pam-ftp.conf'
+  | 'webmail/config.inc.php'
+  | 'webmail/pool.conf'
+  | 'webmail/nginx.conf';
 
 /** Values rendered as they are; `blocks` may span lines (they are built by the driver itself). */
 export function render(

@@ -1,0 +1,163 @@
+// The panel's Email and Cron jobs pages as a holder uses them: Debian's Chromium, driven by
+// playwright-core, against `berth serve` over HTTPS. A mailbox made with the contract's labels,
+// its password and quota changed, a forwarder, a cron job; the keyboard alone through a form;
+// a 375 px phone; axe-core on every page and refused form. Screenshots go to test-artifacts/panel/.
+import assert from 'node:assert/strict';
+import { mkdirSync, rmSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { FORM, tempDir } from '../helpers.ts';
+import { auditPage, launchChromium } from '../portal/audit-page.ts';
+import { berth, post, type Served, serve } from '../process.ts';
+
+const ARTIFACTS = new URL('../../test-artifacts/panel/', import.meta.url).pathname;
+const API = 'apiuser=billing&apiauth=billing-password-1';
+const PASSWORD = 'holder-Password-1';
+
+describe('the panel’s Email and Cron jobs pages in a real browser', () => {
+  const dataDir = tempDir('berth-panel-email-');
+  let server: Served;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let base: string;
+
+  const api = async (op: string, body: string) => {
+    const reply = await post(dataDir, server.adminPort, `/api/v1/${op}/`, {
+      headers: FORM,
+      body: `${API}&${body}`,
+    });
+    assert.equal(reply.status, 200, `${op}: ${reply.body}`);
+  };
+  const audit = (name: string) => auditPage(page, name, ARTIFACTS);
+  const field = (label: string) => page.getByLabel(label, { exact: true });
+  const submit = async (button: string) => {
+    await page.getByRole('button', { name: button, exact: true }).click();
+    await page.waitForLoadState();
+  };
+
+  before(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    server = await serve(dataDir);
+    await berth(
+      ['api-user', 'create', 'billing', '--password-stdin', '--data-dir', dataDir],
+      'billing-password-1',
+    );
+    base = `https://localhost:${server.customerPort}`;
+    await api(
+      'createacct',
+      `user=mara&domain=mara-panel.example&email=mara%40example.org&package=default&password=${PASSWORD}&email_accounts=1`,
+    );
+    browser = await launchChromium();
+    context = await browser.newContext({
+      ignoreHTTPSErrors: true,
+      bypassCSP: true,
+      viewport: { width: 1280, height: 900 },
+    });
+    page = await context.newPage();
+    await page.goto(`${base}/login`);
+    await field('Username').fill('mara');
+    await field('Password').fill(PASSWORD);
+    await submit('Log in');
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('creates a mailbox with the contract’s labels, explains the limit, and changes its password and quota', async () => {
+    await page.getByRole('link', { name: 'Email', exact: true }).click();
+    await page.waitForLoadState();
+    assert.ok(await page.getByRole('heading', { name: 'Email', level: 1 }).isVisible());
+    await audit('email');
+    await field('Email address').fill('info@mara-panel.example');
+    await field('Password').fill('Mailbox-pass-1');
+    await field('Quota (MB)').fill('50');
+    await submit('Create mailbox');
+    assert.ok(await page.getByText('Mailbox info@mara-panel.example created.').isVisible());
+    const table = page.getByRole('table', { name: 'Your mailboxes' });
+    assert.ok(await table.getByRole('cell', { name: 'info@mara-panel.example', exact: true }).isVisible());
+    assert.ok(await table.getByRole('cell', { name: '50 MB', exact: true }).isVisible());
+    await field('Email address').fill('second@mara-panel.example');
+    await field('Password').fill('Mailbox-pass-2');
+    await submit('Create mailbox');
+    assert.match(await page.title(), /^Error: /);
+    const address = field('Email address');
+    assert.equal(await address.getAttribute('aria-invalid'), 'true');
+    assert.match(
+      (await page
+        .locator(`#${await address.getAttribute('aria-describedby').then((d) => d!.split(' ').pop())}`)
+        .textContent()) ?? '',
+      /Your plan allows 1 mailboxes and all are in use/,
+    );
+    await audit('email-limit-reached');
+
+    await page.getByRole('link', { name: 'Password and quota info@mara-panel.example' }).click();
+    await page.waitForLoadState();
+    assert.ok(
+      await page.getByRole('heading', { name: 'Mailbox info@mara-panel.example', level: 1 }).isVisible(),
+    );
+    await audit('mailbox');
+    await field('New password').fill('Mailbox-pass-3');
+    await field('Repeat new password').fill('Mailbox-pass-4');
+    await submit('Change password');
+    assert.match(await page.title(), /^Error: /);
+    await audit('mailbox-refused');
+    await field('New password').fill('Mailbox-pass-3');
+    await field('Repeat new password').fill('Mailbox-pass-3');
+    await submit('Change password');
+    assert.ok(await page.getByText('The password of info@mara-panel.example has been changed.').isVisible());
+    await field('Quota (MB)').fill('75');
+    await submit('Change quota');
+    assert.ok(await page.getByText('The quota of info@mara-panel.example is now 75 MB.').isVisible());
+  });
+
+  it('adds and removes a forwarder', async () => {
+    await page.goto(`${base}/email`);
+    await field('Forward from').fill('sales@mara-panel.example');
+    await field('Forward to').fill('someone@example.org');
+    await submit('Add forwarder');
+    assert.ok(await page.getByText('Forwarder sales@mara-panel.example added.').isVisible());
+    await submit('Remove sales@mara-panel.example');
+    assert.ok(await page.getByText('Forwarder sales@mara-panel.example removed.').isVisible());
+  });
+
+  it('adds a cron job from the keyboard alone, refuses a bad schedule beside its field, and removes the job', async () => {
+    await page.goto(`${base}/cron`);
+    await audit('cron');
+    const focusedId = () => page.evaluate('document.activeElement.id') as Promise<string>;
+    await field('Schedule').focus();
+    await page.keyboard.type('every day');
+    await page.keyboard.press('Tab');
+    assert.equal(await focusedId(), 'command');
+    await page.keyboard.type('php public_html/cron.php');
+    await page.keyboard.press('Enter');
+    await page.getByRole('alert').waitFor({ timeout: 10_000 });
+    assert.match(await page.title(), /^Error: /);
+    assert.equal(await field('Schedule').getAttribute('aria-invalid'), 'true');
+    await audit('cron-refused');
+    await field('Schedule').fill('*/5 * * * *');
+    await field('Schedule').press('Enter');
+    await page.getByText('Cron job added.').waitFor({ timeout: 10_000 });
+    const table = page.getByRole('table', { name: 'Your cron jobs' });
+    assert.ok(await table.getByRole('cell', { name: 'php public_html/cron.php', exact: true }).isVisible());
+    await audit('cron-added');
+    await submit('Remove */5 * * * * php public_html/cron.php');
+    assert.ok(await page.getByText('Cron job removed.').isVisible());
+  });
+
+  it('fits a 375 px phone on both pages', async () => {
+    await page.setViewportSize({ width: 375, height: 800 });
+    for (const path of ['/email', '/email/mailbox?email=info%40mara-panel.example', '/cron']) {
+      await page.goto(`${base}${path}`);
+      assert.ok(Number(await page.evaluate('document.documentElement.scrollWidth')) <= 375, path);
+      await page.screenshot({
+        path: `${ARTIFACTS}${path.split('?')[0]!.slice(1).replace('/', '-')}-375.png`,
+        fullPage: true,
+      });
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+});

@@ -23,6 +23,8 @@
 #   mlmmj      — the accounts' mailing lists
 #   roundcube-core, roundcube-sqlite3 — webmail, served by nginx through its own PHP-FPM pool
 #   restic     — the accounts' backups (CONTRACT §15)
+#   wordpress, wordpress-theme-twentytwentythree — a well-known PHP application, which a sandbox
+#                test installs on an account as its holder would
 # Needs root for apt-get; run by `npm test` (scripts/test.sh) before the tests.
 set -eu
 
@@ -60,6 +62,8 @@ done
 [ -x /usr/bin/mlmmj-receive ] || missing="$missing mlmmj"
 [ -f /usr/share/roundcube/index.php ] || missing="$missing roundcube-core roundcube-sqlite3"
 [ -x /usr/bin/restic ] || missing="$missing restic"
+[ -f /usr/share/wordpress/wp-settings.php ] || missing="$missing wordpress"
+[ -d /usr/share/wordpress/wp-content/themes/twentytwentythree ] || missing="$missing wordpress-theme-twentytwentythree"
 [ -x /usr/bin/btrfs ] && [ -x /usr/sbin/mkfs.btrfs ] || missing="$missing btrfs-progs"
 
 [ -z "$missing" ] && exit 0

@@ -54,5 +54,5 @@ export async function snapshotReadOnly(runner: CommandRunner, source: string, ta
  */
 export async function removeTree(runner: CommandRunner, path: string): Promise<void> {
   if (isSubvolume(path)) await runner.run([BTRFS, 'subvolume', 'delete', '--', path]);
-  else removeHome(path);
+  else await removeHome(path);
 }

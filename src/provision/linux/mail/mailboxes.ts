@@ -75,8 +75,8 @@ export function mailboxSteps(ctx: LinuxContext) {
   }
 
   /** Removes a mailbox's directory and the mail in it (not undone: the change's last step). */
-  function removeDirectory(account: Account, email: string): void {
-    removeTree(ctx.path(account.homedir), mailboxPath(domainOfAddress(email), localOf(email)));
+  async function removeDirectory(account: Account, email: string): Promise<void> {
+    await removeTree(ctx.path(account.homedir), mailboxPath(domainOfAddress(email), localOf(email)));
   }
 
   /**

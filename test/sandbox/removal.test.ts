@@ -1,8 +1,8 @@
 // Removal attacked by the holder, in the sandbox (homes on btrfs, a qgroup each; CONTRACT §10): an
 // account that makes its home unremovable (a chain of directories 30,000 deep beside a subvolume of
 // its own; a subvolume and a read-only snapshot of it) is removed whole all the same, user, home,
-// subvolumes and qgroup; and a mailbox of very many files is removed while the API goes on
-// answering the account next door.
+// subvolumes and qgroup; and a mailbox of very many files, with a subvolume and a read-only
+// snapshot in it, is removed while the API goes on answering the account next door.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
@@ -98,7 +98,13 @@ describe('removal the holder tries to stop, in the sandbox', () => {
     const filled = await as(
       'malc',
       [
-        'cd /home/malc/mail/malc.example/info/Maildir/cur',
+        'mkdir -p /home/malc/mail/malc.example/info/Maildir/cur',
+        // A subvolume of its own in the mailbox, and a read-only snapshot of it: deleted by id.
+        'cd /home/malc/mail/malc.example/info',
+        `${BTRFS} subvolume create sub >/dev/null`,
+        'echo x > sub/f',
+        `${BTRFS} subvolume snapshot -r sub frozen >/dev/null`,
+        'cd Maildir/cur',
         `perl -e 'for my $i (0..149999){ my $n = "$i:2,S"; if ($i % 50000 == 0) { open F, ">", $n or die; close F; $f = $n } else { link $f, $n or die "$n: $!" } }'`,
         'ls -f | wc -l',
       ].join(' && '),
@@ -120,6 +126,8 @@ describe('removal the holder tries to stop, in the sandbox', () => {
     const removed = await removal;
     assert.equal(removed.status, 200, removed.body.info);
     assert.notEqual((await exec(['/usr/bin/test', '-e', '/home/malc/mail/malc.example/info'])).code, 0);
+    const subvolumes = (await exec([BTRFS, 'subvolume', 'list', '/home'])).stdout;
+    assert.doesNotMatch(subvolumes, /malc\/mail/, 'its subvolumes in the mailbox are gone');
     assert.ok(waits.length >= 1, `account_info answered ${waits.length} times while the mailbox went`);
     const longest = Math.max(...waits);
     assert.ok(longest < 2500, `account_info waited ${Math.round(longest)} ms while the mailbox went`);

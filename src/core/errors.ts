@@ -188,10 +188,13 @@ export const catalogue = {
     'The server of the fleet that holds the account (or, for createacct, every server that could take it) is down, unreachable or drained.',
     'Try again after the time in the Retry-After header; berth nodes shows which servers are up.',
   ),
-  provisioning_failed: entry<{ step: string }>(
+  provisioning_failed: entry<{ step: string; leaves?: string }>(
     500,
-    ({ step }) => `The system step "${step}" failed; everything done for this call was undone.`,
-    'A system step failed; the state was rolled back and finished steps undone.',
+    ({ step, leaves }) =>
+      leaves === undefined
+        ? `The system step "${step}" failed; everything done for this call was undone.`
+        : `The system step "${step}" failed and cannot be undone: ${leaves}; everything else done for this call was undone.`,
+    'A system step failed; the state was rolled back and finished steps undone (a last step that cannot be undone says what it may leave done).',
     'Read the server log for the step’s error, fix the system, and retry the call.',
   ),
   internal: entry(

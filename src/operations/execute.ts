@@ -51,7 +51,10 @@ export function toApiError(error: unknown, services: Services, operation: string
   if (error instanceof StepFailed) {
     services.metrics.stepFailure(error.step);
     services.log.error({ err: error.cause, operation, step: error.step }, 'provisioning step failed');
-    return apiError('provisioning_failed', { step: error.step });
+    return apiError('provisioning_failed', {
+      step: error.step,
+      ...(error.leaves !== undefined && { leaves: error.leaves }),
+    });
   }
   services.log.error({ err: error, operation }, 'operation failed');
   return apiError('internal', {});

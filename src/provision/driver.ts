@@ -11,6 +11,11 @@ export interface Step {
   name: string;
   run(): Promise<void>;
   undo(): Promise<void>;
+  /**
+   * For a step that cannot be undone (a change's last): what it may leave done when it fails
+   * partway, said in the failure's answer instead of "everything was undone".
+   */
+  leaves?: string;
 }
 
 export interface Usage {
@@ -157,11 +162,14 @@ export interface Driver {
 
 export class StepFailed extends Error {
   readonly step: string;
+  /** What the step, one that cannot be undone, may leave done (Step.leaves). */
+  readonly leaves: string | undefined;
 
-  constructor(step: string, cause: unknown) {
+  constructor(step: string, cause: unknown, leaves?: string) {
     super(`step ${step} failed: ${String(cause)}`, { cause });
     this.name = 'StepFailed';
     this.step = step;
+    this.leaves = leaves;
   }
 }
 
@@ -188,7 +196,7 @@ export async function runSteps(steps: readonly Step[], done: Step[]): Promise<vo
     try {
       await step.run();
     } catch (error) {
-      throw new StepFailed(step.name, error);
+      throw new StepFailed(step.name, error, step.leaves);
     }
     done.push(step);
   }

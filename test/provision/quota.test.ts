@@ -4,10 +4,13 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
+  closeSync,
+  constants,
   copyFileSync,
   existsSync,
   lstatSync,
   mkdirSync,
+  openSync,
   readFileSync,
   statSync,
   symlinkSync,
@@ -19,6 +22,7 @@ import { after, before, describe, it } from 'node:test';
 import { type LinuxConfig, loadConfig } from '../../src/config/index.ts';
 import { inspect, refreshUsage } from '../../src/operations/maintenance.ts';
 import { isSubvolume } from '../../src/provision/linux/filesystems.ts';
+import { findSystemUser } from '../../src/provision/linux/passwd.ts';
 import type { CommandRunner } from '../../src/provision/linux/run.ts';
 import {
   chooseQuotaBackend,
@@ -27,7 +31,7 @@ import {
   quotaBackend,
 } from '../../src/provision/linux/user/quota.ts';
 import { type Account, findAccount } from '../../src/store/accounts.ts';
-import { callCreateacct, summary, tempDir } from '../helpers.ts';
+import { callCreateacct, createAccount, summary, tempDir } from '../helpers.ts';
 import { type LinuxHarness, linuxSetup } from './system-root.ts';
 
 const BTRFS = '/usr/bin/btrfs';
@@ -90,6 +94,19 @@ const qgroupRow = (home: string, id: string) => {
 const limitOf = (home: string) => qgroupRow(home, groupOf(home)).limit;
 const subvolumeId = (path: string) =>
   execFileSync(BTRFS, ['inspect-internal', 'rootid', '--', path], { encoding: 'utf8' }).trim();
+
+/** A chain of `depth` directories `d/d/d…` in `dir` (far past PATH_MAX), made through descriptors. */
+function deepChain(dir: string, depth: number): void {
+  const OPEN_DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+  let fd = openSync(dir, OPEN_DIRECTORY);
+  for (let i = 0; i < depth; i++) {
+    mkdirSync(`/proc/self/fd/${fd}/d`);
+    const next = openSync(`/proc/self/fd/${fd}/d`, OPEN_DIRECTORY);
+    closeSync(fd);
+    fd = next;
+  }
+  closeSync(fd);
+}
 
 describe('the quota backend', () => {
   it('is btrfs on btrfs, Linux quotas where quota_filesystem is set, else none (auto)', () => {
@@ -428,6 +445,65 @@ function btrfsInNamespace() {
         ['.berth-jail/usr'],
         'only the template’s usr is left',
       );
+    });
+
+    /** What the filesystem of the homes still has of an account: its subvolumes and its qgroup. */
+    const leftOf = (gid: number) => {
+      const base = join(h.root, 'home');
+      const subvolumes = execFileSync(BTRFS, ['subvolume', 'list', '--', base], { encoding: 'utf8' })
+        .trim()
+        .split('\n')
+        .map((line) => / path (.+)$/.exec(line)?.[1]);
+      const qgroups = execFileSync(BTRFS, ['qgroup', 'show', '--raw', '--', base], { encoding: 'utf8' });
+      return { subvolumes, qgroup: qgroups.split('\n').some((line) => line.trim().startsWith(`1/${gid} `)) };
+    };
+
+    it('removeacct deletes a home 30,000 directories deep with the account’s subvolumes and a read-only snapshot of one, each by id', async () => {
+      await createAccount(h, 'sela', { domain: 'sela.example' });
+      const { gid } = lstatSync(home('sela'));
+      const site = join(home('sela'), 'public_html');
+      deepChain(site, 30_000);
+      // The review's cases: a subvolume of the account's own beside the deep chain, one inside it,
+      // and a read-only snapshot, which no file of can be unlinked.
+      execFileSync(BTRFS, ['subvolume', 'create', '--', join(site, 'A')]);
+      writeFileSync(join(site, 'A', 'f'), 'x');
+      execFileSync(BTRFS, ['subvolume', 'create', '--', join(site, 'A', 'C')]);
+      execFileSync(BTRFS, ['subvolume', 'snapshot', '-r', '--', join(site, 'A'), join(site, 'B')]);
+      h.commands.length = 0;
+      const reply = await h.call('removeacct', { user: 'sela' });
+      assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+      assert.equal(lstatSync(home('sela'), { throwIfNoEntry: false }), undefined, 'the home is gone');
+      assert.equal(findSystemUser(h.root, 'sela'), undefined, 'the user is gone');
+      assert.deepEqual(leftOf(gid), { subvolumes: ['.berth-jail/usr'], qgroup: false });
+      const byId = h.commands.filter((argv) => argv[1] === 'subvolume' && argv[2] === 'delete');
+      assert.ok(
+        byId.slice(0, -1).every((argv) => argv[3] === '--subvolid'),
+        'those inside the home by id, the home last',
+      );
+    });
+
+    it('removeacct made again finishes one cut short: the user gone already, the home gone already', async () => {
+      for (const user of ['tess', 'ugo']) await createAccount(h, user, { domain: `${user}.example` });
+      const gids = { tess: lstatSync(home('tess')).gid, ugo: lstatSync(home('ugo')).gid };
+      // A failure in the last step says that it is not undone, and what it may leave done.
+      h.failAt.step = 'system user';
+      const failed = await h.call('removeacct', { user: 'tess' });
+      h.failAt.step = null;
+      assert.equal(failed.statusCode, 500);
+      assert.match(
+        (failed.body as { info: string }).info,
+        /"system user" failed and cannot be undone: .*removeacct made again finishes the removal; everything else done for this call was undone/,
+      );
+      // What an older removal cut short left: the user gone, the home and its files still there.
+      execFileSync('/usr/sbin/userdel', ['--prefix', h.root, '--', 'tess']);
+      execFileSync(BTRFS, ['subvolume', 'delete', '--', home('ugo')]);
+      for (const user of ['tess', 'ugo'] as const) {
+        const reply = await h.call('removeacct', { user });
+        assert.equal(reply.statusCode, 200, `${user}: ${JSON.stringify(reply.body)}`);
+        assert.equal(lstatSync(home(user), { throwIfNoEntry: false }), undefined);
+        assert.equal(findSystemUser(h.root, user), undefined);
+        assert.equal(leftOf(gids[user]).qgroup, false, `${user}'s qgroup is gone`);
+      }
     });
   });
 }

@@ -254,10 +254,14 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     removeAccount(account, objects = mainObjects(account)) {
       checkIdentifiers(account);
       // Last, because it cannot be undone: the user, its home, and what goes with it (logs).
-      const last = ctx.step('system user', async () => {
-        await user.removeUser(account).run();
-        for (const component of others) await component.forget?.(account, objects);
-      });
+      const last: Step = {
+        ...ctx.step('system user', async () => {
+          await user.removeUser(account).run();
+          for (const component of others) await component.forget?.(account, objects);
+        }),
+        leaves:
+          "the account's processes may be ended, its logins locked and part of its home removed; removeacct made again finishes the removal",
+      };
       return plan(
         each((c) => c.remove?.(account, objects), [...others].reverse()),
         [last],
@@ -297,9 +301,13 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       checkIdentifiers(account);
       const now = new Set(after.domains.map((d) => d.domain));
       // Last, once the services no longer write for them: what goes with the domains that went.
-      const last = ctx.step('what went with removed domains, mailboxes, lists and databases', async () => {
-        for (const component of components) await component.forgetObjects?.(account, before, after);
-      });
+      const last: Step = {
+        ...ctx.step('what went with removed domains, mailboxes, lists and databases', async () => {
+          for (const component of components) await component.forgetObjects?.(account, before, after);
+        }),
+        leaves:
+          "part of what went with them may be removed (a mailbox's mail, a list's directory, a database's data, a site's logs); the call made again finishes it",
+      };
       const mailboxes = new Set(after.mailboxes.map((m) => m.email));
       const lists = new Set(after.mailing_lists.map((l) => l.email));
       const databases = new Set(after.databases.map((d) => d.name));

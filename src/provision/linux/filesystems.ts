@@ -1,6 +1,7 @@
 // What filesystem a path is on, as the kernel says (statfs), for what only btrfs needs: a home that
 // is a subvolume of its own, and jails copied by reflink since hard links cannot leave a subvolume.
 import { lstatSync, statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { renameSystemPath } from './files.ts';
 import { removeHome } from './home.ts';
 import type { CommandRunner } from './run.ts';
@@ -54,5 +55,43 @@ export async function snapshotReadOnly(runner: CommandRunner, source: string, ta
  */
 export async function removeTree(runner: CommandRunner, path: string): Promise<void> {
   if (isSubvolume(path)) await runner.run([BTRFS, 'subvolume', 'delete', '--', path]);
-  else removeHome(path);
+  else await removeHome(path);
+}
+
+/**
+ * Deletes every btrfs subvolume the account made below `<home>/<components…>` (a mailbox's
+ * directory), deepest first, by id: a walk enters none (another filesystem to it), nor could it
+ * unlink the files of a read-only snapshot. Which ones are below is read from `btrfs subvolume
+ * list`, among the descendants of the home's own subvolume alone: the account's, whatever it
+ * renamed meanwhile. Nothing when the home is not a subvolume on btrfs.
+ */
+export async function deleteSubvolumesBelow(
+  runner: CommandRunner,
+  home: string,
+  components: readonly string[],
+): Promise<void> {
+  if (!isSubvolume(home)) return;
+  const base = dirname(home);
+  const homeId = (await runner.run([BTRFS, 'inspect-internal', 'rootid', '--', home])).stdout.trim();
+  const listed = await runner.run([BTRFS, 'subvolume', 'list', '-p', '--', base]);
+  const children = new Map<string, { id: string; path: string }[]>();
+  let homePath: string | null = null;
+  for (const line of listed.stdout.split('\n')) {
+    const match = /^ID (\d+) gen \d+ parent (\d+) top level \d+ path (.+)$/.exec(line);
+    if (!match) continue;
+    const [, id = '', parent = '', path = ''] = match;
+    if (id === homeId) homePath = path;
+    children.set(parent, [...(children.get(parent) ?? []), { id, path }]);
+  }
+  if (homePath === null) return;
+  const top = [homePath, ...components].join('/');
+  const doomed: string[] = [];
+  const visit = (parent: string) => {
+    for (const child of children.get(parent) ?? []) {
+      visit(child.id);
+      if (child.path === top || child.path.startsWith(`${top}/`)) doomed.push(child.id);
+    }
+  };
+  visit(homeId);
+  for (const id of doomed) await runner.run([BTRFS, 'subvolume', 'delete', '--subvolid', id, base]);
 }

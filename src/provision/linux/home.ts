@@ -6,19 +6,18 @@
 // Node has no openat(); `/proc/self/fd/<fd>/<name>` is the kernel's equivalent: `<name>` is looked
 // up in exactly the directory the descriptor holds, whatever was renamed or replaced since.
 // Nothing else in src/provision/linux opens a path below a home (a test keeps it so), but for
-// home-walk.js, countHomes's walk in a thread of its own, which keeps the same rules.
+// home-walk.js, countHomes's walk, and home-remove.js, the removals' walk, each in a thread of its
+// own, which keep the same rules.
 import {
   closeSync,
   constants,
   fchmodSync,
   fchownSync,
-  fstatSync,
   lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
   rmdirSync,
-  type Stats,
   unlinkSync,
 } from 'node:fs';
 import { basename, dirname } from 'node:path';
@@ -254,36 +253,6 @@ export function kindOf(home: string, components: readonly string[]): Kind {
   }
 }
 
-/** The entries of the directory open as `fd`, each with its lstat; one gone meanwhile is left out. */
-function* statsIn(fd: number): Generator<{ name: string; path: string; stat: Stats }> {
-  for (const name of readdirSync(`/proc/self/fd/${fd}`)) {
-    const path = beneath(fd, name);
-    let stat: Stats;
-    try {
-      stat = lstatSync(path);
-    } catch {
-      continue;
-    }
-    yield { name, path, stat };
-  }
-}
-
-/** Whether an error means a path was replaced by a link or removed meanwhile (not followed). */
-function replacedOrGone(error: unknown): boolean {
-  return error instanceof UnsafePath || (error as NodeJS.ErrnoException).code === 'ENOENT';
-}
-
-/** Empties the directory open as `fd`, depth first, unlinking links rather than following them. */
-function emptyDirectory(fd: number): void {
-  for (const name of readdirSync(`/proc/self/fd/${fd}`)) {
-    const path = beneath(fd, name);
-    if (kindAt(path) === 'directory') {
-      withDirectory(path, emptyDirectory);
-      rmdirSync(path);
-    } else unlinkSync(path);
-  }
-}
-
 /**
  * Whether only root can change what is directly in this home: a root-owned directory (not a link)
  * no group or other may write. Only then may root make plain paths in it (a shell jail).
@@ -297,70 +266,72 @@ export function rootAloneWrites(home: string): boolean {
   }
 }
 
-/** Removes a home and everything in it; links in it are removed, never followed. */
-export function removeHome(home: string): void {
-  if (kindAt(home) === 'missing') return;
-  withDirectory(dirname(home), (parentFd) => {
-    const path = beneath(parentFd, basename(home));
-    if (kindAt(path) !== 'directory') return unlinkSync(path);
-    withDirectory(path, emptyDirectory);
-    rmdirSync(path);
+/** Why a removal stopped: a link or a moved directory on its way, or another filesystem in it. */
+export class OtherFilesystem extends Error {
+  override name = 'OtherFilesystem';
+}
+
+type Removal = { op: 'tree'; top: string; components: string[] } | { op: 'owned'; dir: string; uid: number };
+
+/**
+ * Runs a removal in a worker thread (home-remove.js), under this file's rules: however many files
+ * or however deep the tree, the server's own thread goes on answering meanwhile.
+ */
+function removeInThread(request: Removal): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./home-remove.js', import.meta.url), {
+      workerData: request,
+      // The walk holds a batch of names of one directory and a few numbers a level: little memory.
+      resourceLimits: { maxOldGenerationSizeMb: 64 },
+    });
+    let answered = false;
+    worker.on('message', (answer: { removed: string[] } | { error: { message: string; code: string } }) => {
+      answered = true;
+      if ('removed' in answer) return resolve(answer.removed);
+      const { message, code } = answer.error;
+      if (code === 'UNSAFE') return reject(new UnsafePath(message));
+      if (code === 'EXDEV') return reject(new OtherFilesystem(message));
+      reject(Object.assign(new Error(message), { code }));
+    });
+    worker.on('error', (error) => {
+      answered = true;
+      reject(error);
+    });
+    worker.on('exit', (code) => {
+      if (!answered) reject(new Error(`the removal's thread ended (${code}) without an answer`));
+    });
   });
 }
 
 /**
- * Removes `<home>/<components…>` and everything in it, reached without links (a link on the way:
- * nothing is removed); links in it are removed, never followed. Nothing there: nothing to do.
+ * Removes a home and everything in it (its parent only root writes); links in it are removed,
+ * never followed; a directory on another filesystem in it (a btrfs subvolume) is OtherFilesystem,
+ * not entered. No home: nothing to do.
  */
-export function removeTree(home: string, components: readonly string[]): void {
-  try {
-    withPath(home, components.slice(0, -1), (fd) => {
-      const path = beneath(fd, components.at(-1)!);
-      const kind = kindAt(path);
-      if (kind === 'missing') return;
-      if (kind !== 'directory') return unlinkSync(path);
-      withDirectory(path, emptyDirectory);
-      rmdirSync(path);
-    });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
+export async function removeHome(home: string): Promise<void> {
+  await removeInThread({ op: 'tree', top: dirname(home), components: [basename(home)] });
+}
+
+/**
+ * Removes `<home>/<components…>` and everything in it, reached without links (a link on the way:
+ * UnsafePath, nothing removed); links in it are removed, never followed. Nothing there: nothing
+ * to do.
+ */
+export async function removeTree(home: string, components: readonly string[]): Promise<void> {
+  await removeInThread({ op: 'tree', top: home, components: [...components] });
 }
 
 /**
  * Removes whatever `uid` owns below a directory every user may write (`/tmp`, `/var/tmp`,
  * `/dev/shm`): a file, link or directory of its own goes whole (a directory with whatever is in
  * it), and directories of others that others may write (where the uid could have put something)
- * are looked into for more; the rest of the tree, however large, is not walked. Links are removed,
- * never followed, and nothing on another filesystem (a mount below it) is entered. Returns what was
- * removed. (A file the uid left in a directory made unwritable since stays: no later account gets
- * the uid, CONTRACT §10.)
+ * are looked into for more, 256 deep at most; the rest of the tree, however large, is not walked.
+ * Links are removed, never followed, and nothing on another filesystem (a mount below it) is
+ * entered. Returns what was removed. (A file the uid left in a directory made unwritable since
+ * stays: no later account gets the uid, CONTRACT §10.)
  */
-export function removeOwnedBy(dir: string, uid: number): string[] {
-  if (kindAt(dir) !== 'directory') return [];
-  const removed: string[] = [];
-  const walk = (fd: number, device: number, at: string) => {
-    for (const { name, path, stat } of statsIn(fd)) {
-      // A directory of another filesystem is a mount: not entered. (Only directories: overlayfs
-      // gives a file the device of the layer it lies in, not the overlay's.)
-      if (stat.isDirectory() && stat.dev !== device) continue;
-      try {
-        if (stat.uid === uid) {
-          if (stat.isDirectory()) {
-            withDirectory(path, emptyDirectory);
-            rmdirSync(path);
-          } else unlinkSync(path);
-          removed.push(`${at}/${name}`);
-        } else if (stat.isDirectory() && (stat.mode & 0o022) !== 0)
-          withDirectory(path, (inner) => walk(inner, device, `${at}/${name}`));
-      } catch (error) {
-        // Replaced by a link or removed meanwhile (by another account): not followed.
-        if (!replacedOrGone(error)) throw error;
-      }
-    }
-  };
-  withDirectory(dir, (fd) => walk(fd, fstatSync(fd).dev, dir));
-  return removed;
+export function removeOwnedBy(dir: string, uid: number): Promise<string[]> {
+  return removeInThread({ op: 'owned', dir, uid });
 }
 
 /** What a home's walk counted; `cut` says why it stopped short, the bytes then being a floor. */

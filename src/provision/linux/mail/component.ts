@@ -392,7 +392,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     },
     // Last, once nothing serves them: the mail of the mailboxes that went.
     async forgetObjects(account, before, after) {
-      for (const email of removedMailboxes(before, after)) mailboxes.removeDirectory(account, email);
+      for (const email of removedMailboxes(before, after)) await mailboxes.removeDirectory(account, email);
     },
 
     async reconcile(account, objects) {

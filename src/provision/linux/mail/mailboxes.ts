@@ -11,7 +11,15 @@ import type { AccountObjects } from '../../../store/objects.ts';
 import { StepRefused } from '../../driver.ts';
 import type { LinuxContext, LinuxStep } from '../context.ts';
 import { readIfExists } from '../files.ts';
-import { kindOf, makeDirectories, removeMadeDirectories, removeTree, UnsafePath } from '../home.ts';
+import { deleteSubvolumesBelow } from '../filesystems.ts';
+import {
+  kindOf,
+  makeDirectories,
+  OtherFilesystem,
+  removeMadeDirectories,
+  removeTree,
+  UnsafePath,
+} from '../home.ts';
 import { type ForwarderEntry, type MailboxEntry, type MailDomain, mailboxPath } from './tables.ts';
 
 const MAILBOX_MODE = 0o700;
@@ -74,9 +82,20 @@ export function mailboxSteps(ctx: LinuxContext) {
     );
   }
 
-  /** Removes a mailbox's directory and the mail in it (not undone: the change's last step). */
-  function removeDirectory(account: Account, email: string): void {
-    removeTree(ctx.path(account.homedir), mailboxPath(domainOfAddress(email), localOf(email)));
+  /**
+   * Removes a mailbox's directory and the mail in it (not undone: the change's last step), in a
+   * thread of its own; a btrfs subvolume the account made in it is deleted by id, then the rest.
+   */
+  async function removeDirectory(account: Account, email: string): Promise<void> {
+    const home = ctx.path(account.homedir);
+    const components = mailboxPath(domainOfAddress(email), localOf(email));
+    try {
+      await removeTree(home, components);
+    } catch (error) {
+      if (!(error instanceof OtherFilesystem)) throw error;
+      await deleteSubvolumesBelow(ctx.runner, home, components);
+      await removeTree(home, components);
+    }
   }
 
   /**

@@ -253,7 +253,7 @@ export function shellComponent(ctx: LinuxContext): Component {
       await sshDirStep(account).run();
       if (account.shellEnabled && kindOf(ctx.path(account.homedir), ['usr']) !== 'directory')
         await buildJail(account);
-      if (!account.shellEnabled) removeJail(account);
+      if (!account.shellEnabled) await removeJail(account);
     },
 
     inspect(accounts) {

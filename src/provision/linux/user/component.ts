@@ -90,9 +90,12 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       '--',
       account.user,
     ]);
-  /** Removes the user, and its group (userdel leaves it when login.defs says USERGROUPS_ENAB no). */
+  /**
+   * Removes the user, and its group (userdel leaves it when login.defs says USERGROUPS_ENAB no);
+   * either gone already is no failure.
+   */
   const userdel = async (user: string) => {
-    await runner.run(['/usr/sbin/userdel', ...prefix, '--', user]);
+    if (findSystemUser(root, user)) await runner.run(['/usr/sbin/userdel', ...prefix, '--', user]);
     if (systemGroupExists(root, user)) await runner.run(['/usr/sbin/groupdel', ...prefix, '--', user]);
   };
   /**
@@ -111,23 +114,24 @@ export function userComponent(ctx: LinuxContext): UserComponent {
    * Ends every process of the account: its control group (its PHP-FPM master and workers, its SSH
    * and SFTP sessions, whatever they forked, detached or not), then anything else running as its
    * uid (an IMAP session Dovecot runs for it). With `remove`, the group goes too. Then the SysV IPC
-   * objects its uid left, which outlive every process.
+   * objects its uid left, which outlive every process. `known` is its uid when its user is gone
+   * already (a removal run again).
    */
-  const endProcesses = async (name: string, remove = false) => {
+  const endProcesses = async (name: string, remove = false, known: number | null = null) => {
     // Below another system root the uid is not this machine's: nothing there runs.
     if (!ctx.live) return;
     if (ctx.groups) await (remove ? ctx.groups.remove(name) : ctx.groups.kill(name));
-    const found = findSystemUser(root, name);
-    if (!found) return;
-    const uid = String(found.uid);
-    for (let round = 0; processOf(found.uid); round++) {
+    const found = findSystemUser(root, name)?.uid ?? known;
+    if (found === null) return;
+    const uid = String(found);
+    for (let round = 0; processOf(found); round++) {
       await runner.run(['/usr/bin/pkill', '-KILL', '-U', uid]).catch(() => {});
       if (round > 100) throw new Error(`the processes of ${name} did not end`);
-      await waitFor(`the processes of ${name} to end`, () => !processOf(found.uid), 200).catch(() => {});
+      await waitFor(`the processes of ${name} to end`, () => !processOf(found), 200).catch(() => {});
     }
-    if (found.uid !== 0) {
-      await removeIpcObjects(ctx, found.uid);
-      await removeMessageQueues(ctx, found.uid);
+    if (found !== 0) {
+      await removeIpcObjects(ctx, found);
+      await removeMessageQueues(ctx, found);
     }
   };
   const { systemUser } = ctx;
@@ -140,17 +144,23 @@ export function userComponent(ctx: LinuxContext): UserComponent {
     gid: systemUser(linux.webUser).gid,
   });
   /**
-   * Ends the user's processes, then removes the user, its home, its mail spool and whatever it
-   * left elsewhere (files in /tmp, its crontab, mail it queued): found by its uid, which is never
-   * given again, so that nothing of it reaches a later account.
+   * Ends the user's processes (no login starting again: the user is locked and expired first),
+   * removes its home, then the user, its mail spool and whatever it left elsewhere (files in /tmp,
+   * its crontab, mail it queued): found by its uid, which is never given again, so that nothing of
+   * it reaches a later account. The home goes before the user, so that a removal cut short (a home
+   * the kernel would not delete) leaves no file of a uid without a user; and each part gone already
+   * is no failure, so that removeacct run again finishes what one cut short left.
    */
   const forgetUser = async (account: Account) => {
     const found = findSystemUser(root, account.user);
-    await endProcesses(account.user, true);
+    // The store's uid names the account's files once its user is gone (a removal run again).
+    const uid = found?.uid ?? account.uid;
+    if (found) await usermod(account.user, ['-L', '-e', '1', '-s', NOLOGIN]);
+    await endProcesses(account.user, true, uid);
+    await quotaOf(account).removeHome(ctx.path(account.homedir), found?.gid ?? uid ?? undefined);
     await userdel(account.user);
-    await quotaOf(account).removeHome(ctx.path(account.homedir));
     removeFile(ctx.path(join('/var/mail', account.user)));
-    if (found && found.uid !== 0) await removeLeftovers(ctx, account.user, found.uid);
+    if (uid !== null && uid !== 0) await removeLeftovers(ctx, account.user, uid);
   };
 
   // The backend follows the filesystem of the home base (docs/linux-driver.md, "Quotas"); a

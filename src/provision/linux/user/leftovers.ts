@@ -126,18 +126,19 @@ async function messageQueues(ctx: LinuxContext): Promise<string | null> {
 /** Removes the POSIX message queues the uid owns (its PHP's are in a namespace of its own). */
 export async function removeMessageQueues(ctx: LinuxContext, uid: number): Promise<string[]> {
   const view = await messageQueues(ctx);
-  return view === null ? [] : removeOwnedBy(view, uid).map((path) => `message queue ${path}`);
+  return view === null ? [] : (await removeOwnedBy(view, uid)).map((path) => `message queue ${path}`);
 }
 
 /** Removes what the account of this name and uid left outside its home; returns what went. */
 export async function removeLeftovers(ctx: LinuxContext, user: string, uid: number): Promise<string[]> {
-  const removed = SHARED_WRITABLE.flatMap((dir) => removeOwnedBy(ctx.path(dir), uid));
+  const removed: string[] = [];
+  for (const dir of SHARED_WRITABLE) removed.push(...(await removeOwnedBy(ctx.path(dir), uid)));
   const crontab = ctx.path(join(CRONTABS, user));
   if (existsSync(crontab)) {
     removeFile(crontab);
     removed.push(join(CRONTABS, user));
   }
-  removed.push(...removeOwnedBy(ctx.path(MAILDROP), uid));
+  removed.push(...(await removeOwnedBy(ctx.path(MAILDROP), uid)));
   // Postfix's queue is this machine's: below another system root there is none to look at.
   if (ctx.live && existsSync(POSTQUEUE)) removed.push(...(await removeQueuedMail(ctx, uid)));
   return removed;

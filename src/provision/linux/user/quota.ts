@@ -6,7 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import type { LinuxConfig } from '../../../config/linux.ts';
 import type { Limit } from '../../../core/values.ts';
 import type { Account } from '../../../store/accounts.ts';
-import { BTRFS, isSubvolume, onBtrfs, removeTree } from '../filesystems.ts';
+import { BTRFS, isSubvolume, onBtrfs } from '../filesystems.ts';
 import { createHome, type Owner, removeHome, settleDirectory } from '../home.ts';
 import type { CommandRunner } from '../run.ts';
 
@@ -58,8 +58,12 @@ export interface QuotaBackend {
   name: QuotaBackendName;
   /** Makes the home with this owner and mode; it must not exist yet. */
   makeHome(home: string, owner: Owner, mode: number): Promise<void>;
-  /** Removes the home and everything in it, never following a link in it. */
-  removeHome(home: string): Promise<void>;
+  /**
+   * Removes the home and everything in it, never following a link in it, off the server's thread.
+   * `gid`, the account's group, names its quota's own objects when the home is gone already (a
+   * removal cut short, run again).
+   */
+  removeHome(home: string, gid?: number): Promise<void>;
   /** Puts `quota` (MB, null for none) in force for the account. */
   setLimit(housed: Housed, quota: Limit): Promise<void>;
   /** Brings what the account made since into its quota (while serving, every second). */
@@ -119,7 +123,7 @@ const notEnforced = (h: Housed, why: string) =>
 const show = (limit: Limit) => (limit === null ? 'unlimited' : `${limit} MB`);
 
 const plainHome = async (home: string, owner: Owner, mode: number) => createHome(home, owner, mode);
-const removePlainHome = async (home: string) => removeHome(home);
+const removePlainHome = (home: string) => removeHome(home);
 
 export function quotaBackend(ctx: QuotaContext, name: QuotaBackendName): QuotaBackend {
   if (name === 'btrfs') return btrfsQuotas(ctx);
@@ -238,6 +242,34 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
     homeIds.set(home, { made, id });
     return id;
   };
+  /** Every subvolume of the filesystem `base` is on, by the id of the one it is in. */
+  const subvolumeChildren = async (base: string) => {
+    const listed = await runner.run([BTRFS, 'subvolume', 'list', '-p', '--', base]);
+    const children = new Map<string, { id: string; path: string }[]>();
+    for (const line of listed.stdout.split('\n')) {
+      const match = /^ID (\d+) gen \d+ parent (\d+) top level \d+ path (.+)$/.exec(line);
+      if (!match) continue;
+      const [, id = '', parent = '', path = ''] = match;
+      children.set(parent, [...(children.get(parent) ?? []), { id, path }]);
+    }
+    return children;
+  };
+  /**
+   * The ids of every subvolume inside the home, at any depth (the account's own, read-only
+   * snapshots of them, a jail's usr), each after those inside it: the order they can be deleted in.
+   */
+  const insideHome = async (home: string) => {
+    const children = await subvolumeChildren(dirname(home));
+    const ids: string[] = [];
+    const visit = (parent: string) => {
+      for (const child of children.get(parent) ?? []) {
+        visit(child.id);
+        ids.push(child.id);
+      }
+    };
+    visit(await idOf(home));
+    return ids;
+  };
   /**
    * The subvolumes each account made inside its home, at any depth (not the home, not Berth's own
    * jail usr), each with whether its qgroup is in the account's: two commands for each home base
@@ -246,14 +278,7 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
   const nestedSubvolumes = async (homes: readonly string[]) => {
     const found: { home: string; group: string; id: string; path: string; counted: boolean }[] = [];
     for (const base of new Set(homes.map((home) => dirname(home)))) {
-      const listed = await runner.run([BTRFS, 'subvolume', 'list', '-p', '--', base]);
-      const children = new Map<string, { id: string; path: string }[]>();
-      for (const line of listed.stdout.split('\n')) {
-        const match = /^ID (\d+) gen \d+ parent (\d+) top level \d+ path (.+)$/.exec(line);
-        if (!match) continue;
-        const [, id = '', parent = '', path = ''] = match;
-        children.set(parent, [...(children.get(parent) ?? []), { id, path }]);
-      }
+      const children = await subvolumeChildren(base);
       const rows = await qgroups(base);
       for (const home of homes.filter((h) => dirname(h) === base)) {
         const group = groupOf(home);
@@ -292,21 +317,30 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
       await runner.run([BTRFS, 'subvolume', 'create', '--', home]);
       settleDirectory(home, [], owner, mode);
     },
-    async removeHome(home) {
-      const group = isSubvolume(home) ? groupOf(home) : null;
-      // One ioctl on the home's name in the home base (root's): nothing in the home is followed.
-      // It refuses a subvolume with another inside (the account's own): then file by file.
+    async removeHome(home, gid) {
+      const base = dirname(home);
+      const group = isSubvolume(home) ? groupOf(home) : gid === undefined ? null : `1/${gid}`;
       if (isSubvolume(home)) {
-        // The jail's read-only usr is a subvolume of root's at the home's top, where the account
-        // cannot write: deleted first, by its name, so that the home can go in one call.
-        for (const name of rootSubvolumes(home)) await removeTree(runner, join(home, name));
-        const deleted = await runner.run([BTRFS, 'subvolume', 'delete', '--', home]).then(
-          () => true,
-          () => false,
-        );
-        if (!deleted) removeHome(home);
-      } else removeHome(home);
-      if (group) await destroyGroup(group, dirname(home));
+        // The kernel deletes a subvolume whole in one call, however many files it holds, but
+        // refuses one with another inside: each inside the home (the account's own, a read-only
+        // snapshot of them, the jail's usr) goes first, deepest first, by its id, never by a path
+        // the account could have replaced by a link; then the home, by its name in the home base
+        // (root's). One made meanwhile (by a process that outlived the account's end) is found by
+        // the next round.
+        for (let round = 1; ; round++) {
+          for (const id of await insideHome(home))
+            await runner.run([BTRFS, 'subvolume', 'delete', '--subvolid', id, base]);
+          const deleted = await runner.run([BTRFS, 'subvolume', 'delete', '--', home]).then(
+            () => null,
+            (error: Error) => error,
+          );
+          if (!deleted) break;
+          if (round === 3) throw deleted;
+        }
+        // A home that is a plain directory (made before homes were subvolumes): file by file, in a
+        // thread of its own; a subvolume in it is not entered (OtherFilesystem), for doctor to name.
+      } else await removeHome(home);
+      if (group) await destroyGroup(group, base);
     },
     async setLimit({ home }, quota) {
       subvolume(home);

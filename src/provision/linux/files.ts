@@ -14,6 +14,7 @@ import {
   lchownSync,
   lstatSync,
   mkdirSync,
+  mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -23,6 +24,7 @@ import {
   rmSync,
   writeSync,
 } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 /**
@@ -191,6 +193,19 @@ export function removeDirectory(path: string): void {
     rmdirSync(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+/**
+ * Runs `work` with a directory of root's alone (0700, a name no one can guess in the system's
+ * temporary directory), removed afterwards whatever happens.
+ */
+export async function withScratchDirectory<T>(prefix: string, work: (dir: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  try {
+    return await work(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

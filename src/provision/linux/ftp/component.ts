@@ -6,15 +6,20 @@
 // into ftp_users and compiles that with `pure-pw mkdb` into the PureDB file Pure-FTPd reads at each
 // login. No password reaches a command line or this file: only hashes, which never leave root's
 // files. The account's own login goes through PAM, which Berth lets accounts alone through.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { type FtpAccount, ftpLoginName } from '../../../store/ftp-accounts.ts';
 import type { AccountObjects } from '../../../store/objects.ts';
 import { StepRefused } from '../../driver.ts';
 import type { Component, LinuxContext, LinuxStep } from '../context.ts';
-import { makePrivateDirectory, readIfExists, restoreFile, writeFileAtomic } from '../files.ts';
+import {
+  makePrivateDirectory,
+  readIfExists,
+  restoreFile,
+  withScratchDirectory,
+  writeFileAtomic,
+} from '../files.ts';
 import { makeDirectories, removeMadeDirectories, UnsafePath } from '../home.ts';
 import { SESSION_HOOK, SFTP_GROUP, SHELL_GROUP } from '../shell/component.ts';
 import { render } from '../templates.ts';
@@ -246,13 +251,10 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): FtpCompone
   async function databaseMatches(): Promise<boolean> {
     const database = ctx.path(linux.ftpDatabase);
     if (!existsSync(database)) return false;
-    const dir = mkdtempSync(join(tmpdir(), 'berth-ftp-check-'));
-    try {
+    return withScratchDirectory('berth-ftp-check-', async (dir) => {
       const check = join(dir, 'check.pdb');
       await ctx.runner.run([PURE_PW, 'mkdb', check, '-f', ctx.path(linux.ftpUsers)]);
       return readFileSync(check).equals(readFileSync(database));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   }
 }

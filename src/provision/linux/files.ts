@@ -18,10 +18,12 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   readSync,
   renameSync,
   rmdirSync,
   rmSync,
+  symlinkSync,
   writeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -207,6 +209,34 @@ export async function withScratchDirectory<T>(prefix: string, work: (dir: string
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Writes a file of root's that one group may read, whole, never through a link in its place. */
+export function writeGroupFile(path: string, content: string, gid: number, mode: number): void {
+  // Written 0600 first, so that no one reads it before its group is set.
+  writeFileAtomic(path, content, 0o600);
+  if (!lstatSync(path).isFile()) throw new Error(`${path} is not a file`);
+  lchownSync(path, 0, gid);
+  chmodSync(path, mode);
+}
+
+/** Makes `link` (in a directory of root's) a symbolic link to `target`, replacing what is there. */
+export function placeLink(link: string, target: string): void {
+  try {
+    if (lstatSync(link).isSymbolicLink() && readlinkSync(link) === target) return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  removeFile(link);
+  symlinkSync(target, link);
+}
+
+/**
+ * Removes a service's directory (never a customer's) and all in it, when there: a link in it is
+ * removed, never followed.
+ */
+export function removeServiceDirectory(path: string): void {
+  rmSync(path, { recursive: true, force: true });
 }
 
 /** Puts a file back as it was: `content` null means it did not exist. */

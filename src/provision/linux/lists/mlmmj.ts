@@ -3,9 +3,16 @@
 // per first character, one address a line; mlmmj-sub and mlmmj-unsub change the same files when
 // someone subscribes or leaves by mail). Everything in it is the lists user's; the directory is
 // that user's alone (0700), as is the directory of every list: members' addresses are private.
-import { chmodSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { readIfExists, restoreFile, writeFileAtomic } from '../files.ts';
+import {
+  giveFile,
+  makeServiceDirectory,
+  readIfExists,
+  removeServiceDirectory,
+  restoreFile,
+  writeFileAtomic,
+} from '../files.ts';
 
 export const LIST_DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
@@ -82,16 +89,13 @@ export interface ListsUser {
 
 /** Makes one directory of the lists user's, exactly `mode`; a link in its place is refused. */
 function ownDirectory(path: string, owner: ListsUser, mode = LIST_DIR_MODE): void {
-  mkdirSync(path, { recursive: true });
-  if (!lstatSync(path).isDirectory()) throw new Error(`${path} is not a directory`);
-  lchownSync(path, owner.uid, owner.gid);
-  chmodSync(path, mode);
+  makeServiceDirectory(path, owner.uid, owner.gid, mode);
 }
 
 /** Writes one of the list's files whole, the lists user's. */
 function ownFile(path: string, content: string, owner: ListsUser): void {
   writeFileAtomic(path, content, FILE_MODE);
-  lchownSync(path, owner.uid, owner.gid);
+  giveFile(path, owner.uid, owner.gid);
 }
 
 /**
@@ -118,7 +122,7 @@ export function makeListDirectory(
 
 /** Removes a list's directory and everything mlmmj kept in it (a link in it is removed, not followed). */
 export function removeListDirectory(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
+  removeServiceDirectory(dir);
 }
 
 /** The file of subscribers.d an address is in: its first character's. */

@@ -13,13 +13,21 @@
 // socket is the web server's user's alone.
 import { spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { chmodSync, existsSync, lchownSync, lstatSync, readlinkSync, symlinkSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { loadCertificate } from '../../../http/tls.ts';
 import type { Account } from '../../../store/accounts.ts';
 import type { AccountObjects } from '../../../store/objects.ts';
 import type { Component, LinuxContext } from '../context.ts';
-import { makeDirectory, makeServiceDirectory, readIfExists, removeFile, writeFileAtomic } from '../files.ts';
+import {
+  makeDirectory,
+  makeServiceDirectory,
+  placeLink,
+  readIfExists,
+  removeFile,
+  writeFileAtomic,
+  writeGroupFile,
+} from '../files.ts';
 import { findSystemUser } from '../passwd.ts';
 import { render } from '../templates.ts';
 import { waitFor } from '../wait.ts';
@@ -164,11 +172,7 @@ export function webmailComponent(ctx: LinuxContext, web: Component | null): Webm
   /** Each of Debian's files Roundcube reads beside the configuration, as a link to it. */
   const linkDebianFiles = () => {
     for (const name of DEBIAN_FILES) {
-      const link = ctx.path(join(configDir, name));
-      const target = join(DEBIAN_CONFIG, name);
-      if (lstatOrNull(link)?.isSymbolicLink() && readlinkSync(link) === target) continue;
-      removeFile(link);
-      symlinkSync(target, link);
+      placeLink(ctx.path(join(configDir, name)), join(DEBIAN_CONFIG, name));
     }
   };
 
@@ -240,7 +244,7 @@ export function webmailComponent(ctx: LinuxContext, web: Component | null): Webm
         desKey = newDesKey();
         writeFileAtomic(ctx.path(files.desKey), `${desKey}\n`, 0o600);
       }
-      writeRootFile(ctx.path(files.config), roundcubeConfig(desKey), owner.gid, 0o640);
+      writeGroupFile(ctx.path(files.config), roundcubeConfig(desKey), owner.gid, 0o640);
       writeFileAtomic(ctx.path(files.pool), pool(), 0o600);
       linkDebianFiles();
       makeDirectory(ctx.path(runDir));
@@ -305,13 +309,4 @@ function lstatOrNull(path: string) {
   } catch {
     return null;
   }
-}
-
-/** Writes a file of root's that one group may read, whole, never through a link in its place. */
-function writeRootFile(path: string, content: string, gid: number, mode: number): void {
-  // Written 0600 first, so that no one reads it before its group is set.
-  writeFileAtomic(path, content, 0o600);
-  if (!lstatSync(path).isFile()) throw new Error(`${path} is not a file`);
-  lchownSync(path, 0, gid);
-  chmodSync(path, mode);
 }

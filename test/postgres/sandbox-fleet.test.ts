@@ -1,8 +1,8 @@
 // `berth move-account` between two sandboxes on one PostgreSQL store, each a whole hosting server
 // (CONTRACT §12, §13, §14): an account's PHP site over HTTPS with its ACME certificate, its mail with
 // its password, its MariaDB database (its data, its user and password, read by its PHP), and the
-// holder's objects (a mailbox with its own password and mail, a forwarder, a cron job) answer from
-// the new server afterwards; the old one keeps nothing of them.
+// holder's objects (a mailbox with its own password and mail, a forwarder, a cron job, an FTP
+// account, a mailing list) answer from the new server afterwards; the old one keeps nothing of them.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import {
   mailCurl,
   type RunningSandbox,
   sandboxHolderCall,
+  smtpSend,
   startSandbox,
 } from '../process.ts';
 
@@ -127,6 +128,19 @@ describe('moving an account between two sandboxes of one fleet', () => {
         schedule: '* * * * *',
         command: 'date > cron-ran',
       }),
+      await sandboxHolderCall(one, holder, 'add_ftp_account', {
+        login: 'designer',
+        password: 'Design-pass-1234',
+        directory: 'public_html',
+      }),
+      await sandboxHolderCall(one, holder, 'add_mailing_list', {
+        email: 'news@alice.example',
+        owner: 'alice@alice.example',
+      }),
+      await sandboxHolderCall(one, holder, 'add_list_member', {
+        list: 'news@alice.example',
+        email: 'info@alice.example',
+      }),
     ];
     for (const reply of made) assert.equal(reply.status, 200, JSON.stringify(reply.body));
     assert.equal(send(one, 'to the mailbox before the move', 'info@alice.example').status, 250);
@@ -165,6 +179,37 @@ describe('moving an account between two sandboxes of one fleet', () => {
     const crontab = (i: number) => running[i]!.exec(['/usr/bin/cat', '/etc/cron.d/berth-alice']);
     assert.match((await crontab(1)).stdout, /\* \* \* \* \*/);
     assert.notEqual((await crontab(0)).code, 0);
+    // The FTP account logs in there with its password, and what it uploads the site serves.
+    const upload = join(dataDir, 'ftp-page.html');
+    writeFileSync(upload, 'uploaded after the move');
+    const ftps = (sandbox: SandboxInfo) =>
+      curl([
+        '--ssl-reqd',
+        '--cacert',
+        sandbox.fallback_ca,
+        '--resolve',
+        `sandbox.test:${sandbox.ftp_port}:127.0.0.1`,
+        '--user',
+        'designer@alice.example:Design-pass-1234',
+        '-T',
+        upload,
+        `ftp://sandbox.test:${sandbox.ftp_port}/ftp-page.html`,
+      ]);
+    assert.equal(ftps(two).ok, true, 'an FTPS upload to the new server');
+    assert.equal(page(two, one.acme_root_ca, '/ftp-page.html').body, 'uploaded after the move');
+    assert.equal(ftps(one).ok, false, 'no FTP login left on the old server');
+    // The mailing list delivers a member's post there.
+    const post = await smtpSend(two, {
+      port: two.submission_port,
+      login: 'info@alice.example',
+      password: 'Info-pass-5678',
+      from: 'info@alice.example',
+      to: ['news@alice.example'],
+      message:
+        'From: info@alice.example\r\nTo: news@alice.example\r\nSubject: list after the move\r\n\r\nHello.\r\n',
+    });
+    assert.match(post.data ?? '', /^250/, JSON.stringify(post));
+    assert.match(await arrivedMessage(two, 'info@alice.example:Info-pass-5678', 3), /list after the move/);
 
     // The first sandbox keeps nothing: no user, no site, no mail domain.
     assert.notEqual(

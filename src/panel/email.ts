@@ -1,14 +1,16 @@
 // Email: the account's mailboxes (list_mailboxes, add_mailbox, remove_mailbox; a mailbox's own page
 // changes its password and quota: mailbox.ts), its forwarders (list_forwarders, add_forwarder,
-// remove_forwarder) and a link to webmail, where a mailbox logs in with its address and password.
-// The page is a list of sections, each with its own list operation, add form and removal; the
-// account's mailing lists are a section of their own after the forwarders (list_mailing_lists …).
+// remove_forwarder), its mailing lists (list_mailing_lists, add_mailing_list, remove_mailing_list;
+// a list's own page adds and removes its members: mailing-list.ts) and a link to webmail, where a
+// mailbox logs in with its address and password. The page is a list of sections, each with its own
+// list operation, add form and removal.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors.ts';
 import { type FormErrors, type FormSpec, formView } from '../web-kit/form.ts';
 import { formatDate } from '../web-kit/format.ts';
 import type { Translate } from './i18n.ts';
 import { quotaText, registerMailboxPage } from './mailbox.ts';
+import { type MailingList, registerMailingListPage } from './mailing-list.ts';
 import { field, type Holder, type Panel, type WithHolder } from './page.ts';
 import { refusalIn } from './refusal.ts';
 
@@ -20,6 +22,10 @@ export const mailboxForm = (t: Translate): FormSpec => ({
 const forwarderForm = (t: Translate): FormSpec => ({
   email: { label: t('email.forwarderAddress'), id: 'forwarder-email' },
   to: { label: t('email.forwardTo'), id: 'forwarder-to' },
+});
+const listForm = (t: Translate): FormSpec => ({
+  email: { label: t('email.listAddress'), id: 'list-email' },
+  owner: { label: t('email.listOwner'), id: 'list-owner' },
 });
 
 interface Mailbox {
@@ -42,6 +48,7 @@ interface State {
   notice?: string;
   mailbox?: { values?: Record<string, string>; errors?: FormErrors };
   forwarder?: { values?: Record<string, string>; errors?: FormErrors };
+  list?: { values?: Record<string, string>; errors?: FormErrors };
   errors?: FormErrors;
 }
 
@@ -68,12 +75,17 @@ export function registerEmailPage(app: FastifyInstance, panel: Panel, withHolder
     const { t } = holder;
     const csrf = holder.session.csrf;
     // One list operation per section, in the page's order.
-    const [mailboxes, forwarders, info] = await Promise.all([
+    const [mailboxes, forwarders, lists, info] = await Promise.all([
       panel.run(request, holder, 'list_mailboxes', {}),
       panel.run(request, holder, 'list_forwarders', {}),
+      panel.run(request, holder, 'list_mailing_lists', {}),
       panel.run(request, holder, 'account_info', {}),
     ]);
-    const limit = (info.data as { limits: Record<string, Limit> }).limits.email!;
+    const limits = (info.data as { limits: Record<string, Limit> }).limits;
+    const inUse = (limit: Limit, key: string) =>
+      limit.limit === 'unlimited'
+        ? t(`email.${key}Unlimited`, { used: limit.used })
+        : t(`email.${key}`, { used: limit.used, limit: limit.limit });
     const mailboxRows = (mailboxes.data as Mailbox[]).map((m) => ({
       cells: [
         m.email,
@@ -99,6 +111,14 @@ export function registerEmailPage(app: FastifyInstance, panel: Panel, withHolder
         },
       ],
     }));
+    const listRows = (lists.data as MailingList[]).map((l) => ({
+      cells: [
+        l.email,
+        l.owner,
+        String(l.members.length),
+        { view: '/list-actions', data: { email: l.email, csrf, t } },
+      ],
+    }));
     const columns = (names: string[]) => names.map((c) => ({ label: t(`email.columns.${c}`) }));
     return panel.render(
       reply,
@@ -113,17 +133,26 @@ export function registerEmailPage(app: FastifyInstance, panel: Panel, withHolder
         mailboxes: {
           columns: columns(['address', 'quota', 'created', 'actions']),
           rows: mailboxRows,
-          inUse:
-            limit.limit === 'unlimited'
-              ? t('email.inUseUnlimited', { used: limit.used })
-              : t('email.inUse', { used: limit.used, limit: limit.limit }),
+          inUse: inUse(limits.email!, 'inUse'),
         },
         mailboxForm: formView(mailboxForm(t), state.mailbox?.values, state.mailbox?.errors),
         forwarders: { columns: columns(['address', 'to', 'created', 'actions']), rows: forwarderRows },
         forwarderForm: formView(forwarderForm(t), state.forwarder?.values, state.forwarder?.errors),
+        lists: {
+          columns: columns(['address', 'owner', 'members', 'actions']),
+          rows: listRows,
+          inUse: inUse(limits.maillist!, 'listsInUse'),
+        },
+        listForm: formView(listForm(t), state.list?.values, state.list?.errors),
       },
       status,
     );
+  };
+
+  /** The account's limit of `kind` as account_info words it, for a refusal at the limit. */
+  const limitOf = async (request: FastifyRequest, holder: Holder, kind: string) => {
+    const info = await panel.run(request, holder, 'account_info', {});
+    return (info.data as { limits: Record<string, Limit> }).limits[kind]?.limit ?? '0';
   };
 
   /** Runs an operation of a section's form: on success back to the page with `notice`, else the page refused. */
@@ -170,8 +199,7 @@ export function registerEmailPage(app: FastifyInstance, panel: Panel, withHolder
         quota === '' ? rest : values,
         t('email.mailboxAdded', { email: values.email }),
         async (error) => {
-          const info = await panel.run(request, holder, 'account_info', {});
-          const limit = (info.data as { limits: Record<string, Limit> }).limits.email?.limit ?? '0';
+          const limit = await limitOf(request, holder, 'email');
           const errors = refusalIn(
             t,
             mailboxForm(t),
@@ -234,7 +262,54 @@ export function registerEmailPage(app: FastifyInstance, panel: Panel, withHolder
     }),
   );
 
+  app.post(
+    '/email/lists',
+    withHolder(async (request, reply, holder) => {
+      const { t } = holder;
+      const values = {
+        email: field(request, 'email').trim().toLowerCase(),
+        owner: field(request, 'owner').trim(),
+      };
+      return act(
+        request,
+        reply,
+        holder,
+        'add_mailing_list',
+        values,
+        t('email.listAdded', { email: values.email }),
+        async (error) => {
+          const limit = await limitOf(request, holder, 'maillist');
+          const errors = refusalIn(
+            t,
+            listForm(t),
+            error,
+            {},
+            { limit_reached: { field: 'email', message: t('email.listsLimitReached', { limit }) } },
+          );
+          return { list: { values, errors } };
+        },
+      );
+    }),
+  );
+
+  app.post(
+    '/email/lists/remove',
+    withHolder(async (request, reply, holder) => {
+      const email = field(request, 'email');
+      return act(
+        request,
+        reply,
+        holder,
+        'remove_mailing_list',
+        { email },
+        holder.t('email.listRemoved', { email }),
+        async (error) => ({ errors: { form: rowRefusal(holder.t, error) } }),
+      );
+    }),
+  );
+
   registerMailboxPage(app, panel, withHolder);
+  registerMailingListPage(app, panel, withHolder);
 }
 
 /** Why a row's button was refused (an address that is gone meanwhile), above the page. */

@@ -1,7 +1,7 @@
 // The panel's Email and Cron jobs pages as a holder uses them: Debian's Chromium, driven by
 // playwright-core, against `berth serve` over HTTPS. A mailbox made with the contract's labels,
-// its password and quota changed, a forwarder, a cron job; the keyboard alone through a form;
-// a 375 px phone; axe-core on every page and refused form. Screenshots go to test-artifacts/panel/.
+// its password and quota changed, a forwarder, a mailing list and its members, a cron job; the
+// keyboard alone through a form; a 375 px phone; axe-core on every page and refused form. Screenshots go to test-artifacts/panel/.
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
@@ -46,7 +46,7 @@ describe('the panel’s Email and Cron jobs pages in a real browser', () => {
     base = `https://localhost:${server.customerPort}`;
     await api(
       'createacct',
-      `user=mara&domain=mara-panel.example&email=mara%40example.org&package=default&password=${PASSWORD}&email_accounts=1`,
+      `user=mara&domain=mara-panel.example&email=mara%40example.org&package=default&password=${PASSWORD}&email_accounts=1&maillist=2`,
     );
     browser = await launchChromium();
     context = await browser.newContext({
@@ -124,6 +124,80 @@ describe('the panel’s Email and Cron jobs pages in a real browser', () => {
     assert.ok(await page.getByText('Forwarder sales@mara-panel.example removed.').isVisible());
   });
 
+  it('creates mailing lists up to the limit, explains it beside List address, and removes one', async () => {
+    await page.goto(`${base}/email`);
+    assert.ok(await page.getByText('Mailing lists: 0 of 2 in use.').isVisible());
+    for (const name of ['news', 'team']) {
+      await field('List address').fill(`${name}@mara-panel.example`);
+      await field('Owner').fill('owner@example.org');
+      await submit('Create list');
+      assert.ok(await page.getByText(`Mailing list ${name}@mara-panel.example created.`).isVisible());
+    }
+    const table = page.getByRole('table', { name: 'Your mailing lists' });
+    assert.ok(await table.getByRole('cell', { name: 'news@mara-panel.example', exact: true }).isVisible());
+    assert.ok(await table.getByRole('cell', { name: 'owner@example.org', exact: true }).first().isVisible());
+    await field('List address').fill('third@mara-panel.example');
+    await field('Owner').fill('owner@example.org');
+    await submit('Create list');
+    assert.match(await page.title(), /^Error: /);
+    const address = field('List address');
+    assert.equal(await address.getAttribute('aria-invalid'), 'true');
+    assert.match(
+      (await page
+        .locator(`#${await address.getAttribute('aria-describedby').then((d) => d!.split(' ').pop())}`)
+        .textContent()) ?? '',
+      /Your plan allows 2 mailing lists and all are in use/,
+    );
+    assert.equal(await field('Owner').inputValue(), 'owner@example.org');
+    await audit('email-lists-limit-reached');
+    await page.goto(`${base}/email`);
+    await submit('Remove team@mara-panel.example');
+    assert.ok(
+      await page.getByText('Mailing list team@mara-panel.example removed, with its members.').isVisible(),
+    );
+    assert.ok(await page.getByText('Mailing lists: 1 of 2 in use.').isVisible());
+    await audit('email-lists');
+  });
+
+  it('adds a list’s member from the keyboard alone on the list’s page, refuses a bad one beside its field, and removes one', async () => {
+    await page.goto(`${base}/email`);
+    await page.getByRole('link', { name: 'Members news@mara-panel.example' }).click();
+    await page.waitForLoadState();
+    assert.ok(
+      await page.getByRole('heading', { name: 'Mailing list news@mara-panel.example', level: 1 }).isVisible(),
+    );
+    await audit('mailing-list');
+    const focusedId = () => page.evaluate('document.activeElement.id') as Promise<string>;
+    await field('Member address').focus();
+    assert.equal(await focusedId(), 'member-email');
+    await page.keyboard.type('reader@example.org');
+    await page.keyboard.press('Enter');
+    await page.getByText('reader@example.org is now a member of news@mara-panel.example.').waitFor({
+      timeout: 10_000,
+    });
+    const table = page.getByRole('table', { name: 'Members you added' });
+    assert.ok(await table.getByRole('cell', { name: 'reader@example.org', exact: true }).isVisible());
+    await audit('mailing-list-member-added');
+    await field('Member address').fill('reader@example.org');
+    await field('Member address').press('Enter');
+    await page.getByRole('alert').waitFor({ timeout: 10_000 });
+    assert.match(await page.title(), /^Error: /);
+    assert.equal(await field('Member address').getAttribute('aria-invalid'), 'true');
+    await audit('mailing-list-refused');
+    await field('Member address').fill('second@example.net');
+    await submit('Add member');
+    assert.ok(
+      await page.getByText('second@example.net is now a member of news@mara-panel.example.').isVisible(),
+    );
+    await submit('Remove second@example.net');
+    assert.ok(
+      await page
+        .getByText('second@example.net is no longer a member of news@mara-panel.example.')
+        .isVisible(),
+    );
+    assert.equal(await table.getByRole('cell', { name: 'second@example.net', exact: true }).count(), 0);
+  });
+
   it('adds a cron job from the keyboard alone, refuses a bad schedule beside its field, and removes the job', async () => {
     await page.goto(`${base}/cron`);
     await audit('cron');
@@ -148,9 +222,14 @@ describe('the panel’s Email and Cron jobs pages in a real browser', () => {
     assert.ok(await page.getByText('Cron job removed.').isVisible());
   });
 
-  it('fits a 375 px phone on both pages', async () => {
+  it('fits a 375 px phone on every page', async () => {
     await page.setViewportSize({ width: 375, height: 800 });
-    for (const path of ['/email', '/email/mailbox?email=info%40mara-panel.example', '/cron']) {
+    for (const path of [
+      '/email',
+      '/email/mailbox?email=info%40mara-panel.example',
+      '/email/list?email=news%40mara-panel.example',
+      '/cron',
+    ]) {
       await page.goto(`${base}${path}`);
       assert.ok(Number(await page.evaluate('document.documentElement.scrollWidth')) <= 375, path);
       await page.screenshot({

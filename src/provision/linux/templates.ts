@@ -22,7 +22,8 @@ export type TemplateName =
   | 'shell/sshd.conf'
   | 'shell/account-session.sh'
   | 'shell/pam-sshd.conf'
-  | 'cron/cron-run.sh';
+  | 'cron/cron-run.sh'
+  | 'confine/confine.pl';
 
 /** Values rendered as they are; `blocks` may span lines (they are built by the driver itself). */
 export function render(

@@ -7,12 +7,14 @@
 // home). Its one pool
 // runs as the account's user with `pm = ondemand` (no process until a request comes),
 // `open_basedir` limited to the home and its temporary directory, and a socket only the web
-// server's user may use. No change to one account restarts or reloads another's PHP. A suspended
+// server's user may use. The master starts under Berth's seccomp filter (confine/confine.ts), which
+// its workers and whatever they run inherit: no btrfs subvolume escapes the quota. No change to one account restarts or reloads another's PHP. A suspended
 // account has no master: its PHP cannot run at all.
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, readlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
+import { CONFINE, writeConfine } from '../confine/confine.ts';
 import { type Component, type LinuxContext, strayFiles } from '../context.ts';
 import { makeDirectory, makePrivateDirectory, readIfExists, removeFile, writeFileAtomic } from '../files.ts';
 import { ensureGroupFile, openPath } from '../home.ts';
@@ -132,7 +134,8 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   /**
    * Starts the account's master: a holder process makes the account's mount and IPC namespaces
    * (unshare), the view is made in it, then the master starts inside them (nsenter), in the
-   * account's control group, and is waited for until its socket answers.
+   * account's control group, confined (confine.pl: no_new_privs does not keep a root master from
+   * setuid to the pool's user), and is waited for until its socket answers.
    */
   const start = async (account: Account) => {
     const { user } = account;
@@ -164,6 +167,8 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
         '--mount',
         '--ipc',
         '--',
+        ctx.path(CONFINE),
+        '--run',
         linux.phpFpm,
         '--nodaemonize',
         '--fpm-config',
@@ -232,6 +237,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     // Root's alone: the pools name every account.
     async prepare() {
       makePrivateDirectory(ctx.path(linux.phpPoolDir));
+      writeConfine(ctx.path(CONFINE), ctx.config.shell);
     },
     create: (account) => [tmpStep(account), writePool(account), startStep(account)],
     remove: (account) => [stopStep(account), removePool(account)],

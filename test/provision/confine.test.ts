@@ -4,7 +4,7 @@
 // bits), any other ioctl reaches the kernel, and, as a login shell, SysV IPC objects and POSIX
 // message queues cannot be made. The filter is inherited by what it runs, and cannot be left.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,6 +65,11 @@ describe('confine: the seccomp filter of an account’s processes', () => {
     assert.equal(run([script, '--run', '/usr/bin/perl', ipc]), 'msgget made\nshmget made\nsemget made\n');
     assert.equal(run([script, '-c', `/usr/bin/perl ${ipc}`]), 'msgget EPERM\nshmget EPERM\nsemget EPERM\n');
     assert.equal(run([script, '-c', 'echo "$0 $SHELL"']), 'sh /bin/sh\n');
+    // A locale the system lacks (an SSH client's) is no warning of Perl's; the shell gets the
+    // environment it was given.
+    const env = { PATH: '/usr/bin:/bin', LANG: 'xx_XX.UTF-8' };
+    const said = spawnSync(script, ['-c', 'echo "$LANG $PERL_BADLANG"'], { encoding: 'utf8', env });
+    assert.deepEqual([said.stdout, said.stderr], ['xx_XX.UTF-8 \n', '']);
     // With no argument, a login shell (sshd's interactive session).
     assert.equal(
       execFileSync(script, [], { encoding: 'utf8', input: 'echo "$0"\n', env: { PATH: '/usr/bin:/bin' } }),

@@ -5,11 +5,11 @@
 // message queues cannot be made. The filter is inherited by what it runs, and cannot be left.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { confineScript } from '../../src/provision/linux/confine/confine.ts';
+import { CONFINE, confineScript, listShell } from '../../src/provision/linux/confine/confine.ts';
 
 // Each ioctl on a directory that is not on btrfs: the kernel answers ENOTTY, the filter EPERM.
 const IOCTLS = `
@@ -75,6 +75,16 @@ describe('confine: the seccomp filter of an account’s processes', () => {
       execFileSync(script, [], { encoding: 'utf8', input: 'echo "$0"\n', env: { PATH: '/usr/bin:/bin' } }),
       '-sh\n',
     );
+  });
+
+  it('is listed in /etc/shells once, as a login shell (pam_shells refuses any other)', () => {
+    const shells = join(dir, 'shells');
+    writeFileSync(shells, '# /etc/shells\n/bin/sh\n/bin/bash');
+    listShell(shells);
+    listShell(shells);
+    assert.equal(readFileSync(shells, 'utf8'), `# /etc/shells\n/bin/sh\n/bin/bash\n${CONFINE}\n`);
+    listShell(join(dir, 'none'));
+    assert.throws(() => readFileSync(join(dir, 'none')), /ENOENT/);
   });
 
   it('refuses --run with nothing to run, and knows only the architectures it has numbers for', () => {

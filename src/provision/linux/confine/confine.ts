@@ -41,3 +41,18 @@ export function writeConfine(path: string, shell: string): void {
   const content = confineScript(shell);
   if (readIfExists(path) !== content) writeFileAtomic(path, content, 0o755);
 }
+
+/**
+ * Lists CONFINE in `shells` (the system's /etc/shells, as Debian's add-shell would), since it is a
+ * login shell: PAM's pam_shells refuses a user whose shell is not listed. Nothing when the system
+ * has no such file.
+ */
+export function listShell(shells: string): void {
+  const current = readIfExists(shells);
+  if (current === null || current.split('\n').includes(CONFINE)) return;
+  writeFileAtomic(
+    shells,
+    `${current}${current === '' || current.endsWith('\n') ? '' : '\n'}${CONFINE}\n`,
+    0o644,
+  );
+}

@@ -16,7 +16,7 @@ import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { phpVersion } from '../../../config/linux.ts';
 import type { Account } from '../../../store/accounts.ts';
-import { CONFINE, writeConfine } from '../confine/confine.ts';
+import { CONFINE, listShell, writeConfine } from '../confine/confine.ts';
 import type { Component, LinuxContext } from '../context.ts';
 import { readIfExists, writeFileAtomic } from '../files.ts';
 import { convertToSubvolume, isSubvolume, onBtrfs, removeTree, snapshotReadOnly } from '../filesystems.ts';
@@ -235,6 +235,7 @@ export function shellComponent(ctx: LinuxContext): Component {
       await ensureGroups();
       prepareSessions();
       writeConfine(ctx.path(CONFINE), ctx.config.shell);
+      listShell(ctx.path('/etc/shells'));
       const file = ctx.path(linux.sshdConfig);
       const content = render('shell/sshd.conf', {
         shell_group: SHELL_GROUP,

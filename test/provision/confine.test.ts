@@ -5,7 +5,7 @@
 // message queues cannot be made. The filter is inherited by what it runs, and cannot be left.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -35,6 +35,8 @@ print 'semget ', defined $id ? 'made' : ($!{EPERM} ? 'EPERM' : "$!"), "\\n";
 
 describe('confine: the seccomp filter of an account’s processes', () => {
   const dir = mkdtempSync(join(tmpdir(), 'berth-confine-'));
+  // Open to nobody, who runs the script as a login shell.
+  chmodSync(dir, 0o755);
   after(() => rmSync(dir, { recursive: true, force: true }));
   const script = join(dir, 'confine');
   writeFileSync(script, confineScript('/bin/sh'), { mode: 0o755 });
@@ -56,9 +58,14 @@ describe('confine: the seccomp filter of an account’s processes', () => {
       run([script, '--run', '/bin/sh', '-c', `/usr/bin/perl ${ioctls}`]),
       '5000940e EPERM\n50009418 EPERM\n50009401 EPERM\n50009417 EPERM\nffffffff5000940e EPERM\n5000940f kernel\n',
     );
+    // Root installs it without no_new_privs (set-id programs keep working under it); anyone else
+    // (a login shell) with it. These tests run as root, as Berth does.
     const status = run([script, '--run', '/bin/cat', '/proc/self/status']);
-    assert.match(status, /^NoNewPrivs:\s+1$/m);
+    assert.match(status, /^NoNewPrivs:\s+0$/m);
     assert.match(status, /^Seccomp:\s+2$/m);
+    const asNobody = run(['/usr/sbin/runuser', '-u', 'nobody', '--', script, '-c', 'cat /proc/self/status']);
+    assert.match(asNobody, /^NoNewPrivs:\s+1$/m);
+    assert.match(asNobody, /^Seccomp:\s+2$/m);
   });
 
   it('as a login shell, refuses to make SysV IPC objects, and runs the shell it names', () => {

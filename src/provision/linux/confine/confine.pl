@@ -1,12 +1,12 @@
 #!/usr/bin/env -S PERL_BADLANG=0 /usr/bin/perl
 # Berth's confinement of an account's processes (written by Berth; docs/linux-driver.md, Quotas and
-# Isolation). It sets no_new_privs and installs a seccomp filter that every process it then runs
-# inherits and cannot remove: no btrfs subvolume or snapshot can be made (BTRFS_IOC_SUBVOL_CREATE,
-# _V2, BTRFS_IOC_SNAP_CREATE, _V2 fail with EPERM), since a new subvolume would be outside the
-# account's qgroup, so outside its quota. System calls of any other architecture than the
-# server's (i386's int 0x80, x32) end the process. It uses no module: it runs inside a shell
-# account's jail too, where Perl has none, nor the locale an SSH client names (PERL_BADLANG=0:
-# no warning of it at every login).
+# Isolation). It installs a seccomp filter that every process it then runs inherits and cannot
+# remove (with no_new_privs, unless it runs as root): no btrfs subvolume or snapshot can be made
+# (BTRFS_IOC_SUBVOL_CREATE, _V2, BTRFS_IOC_SNAP_CREATE, _V2 fail with EPERM), since a new subvolume
+# would be outside the account's qgroup, so outside its quota. System calls of any other
+# architecture than the server's (i386's int 0x80, x32) end the process. It uses no module: it runs
+# inside a shell account's jail too, where Perl has none, nor the locale an SSH client names
+# (PERL_BADLANG=0: no warning of it at every login).
 #
 #   confine --run PROGRAM ARG...   runs PROGRAM so confined (PHP-FPM's master, a cron job's run)
 #   confine [ARG...]               as an account's login shell (sshd runs it after chroot):
@@ -55,9 +55,15 @@ push @prog, [$RET, 0, 0, $EPERM];
 
 my $filter = join '', map { pack 'S C C L', @$_ } @prog;
 my $fprog = pack 'S x![P] P', scalar(@prog), $filter;
-# PR_SET_NO_NEW_PRIVS, then PR_SET_SECCOMP with SECCOMP_MODE_FILTER.
-syscall($prctl, 38, 1, 0, 0, 0) == 0 or die "confine: no_new_privs: $!\n";
-syscall($prctl, 22, 2, $fprog, 0, 0) == 0 or die "confine: seccomp filter: $!\n";
+# PR_SET_SECCOMP with SECCOMP_MODE_FILTER. Root (PHP-FPM's master, the cron runner) has
+# CAP_SYS_ADMIN, with which the kernel takes the filter without no_new_privs: set-id programs
+# still gain their ids under it (postdrop's group postdrop, which PHP's mail() needs), filter
+# and all. Anyone else (a login shell) sets PR_SET_NO_NEW_PRIVS first, as the kernel requires.
+sub filter { syscall($prctl, 22, 2, $fprog, 0, 0) == 0 }
+unless ($> == 0 && filter()) {
+  syscall($prctl, 38, 1, 0, 0, 0) == 0 or die "confine: no_new_privs: $!\n";
+  filter() or die "confine: seccomp filter: $!\n";
+}
 
 delete $ENV{PERL_BADLANG};
 if ($login) {

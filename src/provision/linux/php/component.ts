@@ -66,6 +66,11 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     return name.startsWith('php-fpm') ? pid : null;
   };
   const running = (account: Account) => ctx.live && masterPid(account.user) !== null;
+  /** Whether the account's master runs outside Berth's seccomp filter (started before it). */
+  const unconfined = (user: string) => {
+    const pid = masterPid(user);
+    return pid !== null && /^Seccomp:\s+0$/m.test(readIfExists(`/proc/${pid}/status`) ?? '');
+  };
 
   const ownNamespace = readlinkSync('/proc/self/ns/mnt');
   const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' };
@@ -256,7 +261,10 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       }
     },
     async resume(account) {
-      if (!account.suspension && existsSync(poolFile(account))) await start(account);
+      if (account.suspension || !existsSync(poolFile(account))) return;
+      // A master started before Berth confined them is started again, under the filter.
+      if (ctx.live && unconfined(account.user)) await stop(account);
+      await start(account);
     },
     async purge(account) {
       await stop(account);
@@ -271,6 +279,8 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
         const up = masterPid(account.user) !== null;
         if (up && account.suspension) differences.push(`${account.user}: PHP runs for a suspended account`);
         if (!up && !account.suspension) differences.push(`${account.user}: PHP-FPM does not run`);
+        if (up && unconfined(account.user))
+          differences.push(`${account.user}: PHP-FPM runs without Berth's seccomp filter`);
       }
       const expected = new Set(accounts.map((a) => `${a.user}.conf`));
       return [

@@ -39,6 +39,9 @@ describe('cron jobs on the linux driver', () => {
     assert.match(runner, /^jobs=\/etc\/berth\/cron\/\$user$/m);
     assert.match(runner, /template=\/home\/\.berth-jail$/m);
     execFileSync('/bin/sh', ['-n', file('etc/berth/cron-run')]);
+    // Every run is confined, in an IPC namespace of its own.
+    assert.match(runner, /exec \/etc\/berth\/confine --run unshare --mount --ipc /);
+    assert.equal(mode('etc/berth/confine'), 0o755);
     // No job, no files.
     assert.equal(existsSync(file(schedule)), false);
     assert.equal(existsSync(file(commands)), false);

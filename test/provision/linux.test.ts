@@ -86,7 +86,7 @@ describe('the linux driver through a whole account lifecycle', () => {
         gid: 0,
         gecos: 'Berth alice.example.com',
         home: '/home/alice',
-        shell: '/bin/bash',
+        shell: '/etc/berth/confine',
       },
     );
     assert.equal(verifySha512Crypt('Alice-pass-1', shadowPassword(h.root, 'alice')!), true);
@@ -273,6 +273,12 @@ describe('the linux driver through a whole account lifecycle', () => {
       `alice:x:${uid}:${uid}::/home/alice:/bin/bash`,
     ]);
     assert.equal(statSync(file('home/alice/home/alice')).uid, uid);
+    // The login shell, Berth's confinement, is the system's and, at the same path, the jail's.
+    for (const path of ['etc/berth/confine', 'home/alice/etc/berth/confine']) {
+      const script = statSync(file(path));
+      assert.deepEqual([script.uid, script.mode & 0o777], [0, 0o755], path);
+      assert.match(readFileSync(file(path), 'utf8'), /^my \$shell = '\/bin\/bash';$/m, path);
+    }
     assert.match(
       readFileSync(file('etc/ssh/sshd_config.d/berth.conf'), 'utf8'),
       /Match Group berth-sftp\n\s+ChrootDirectory %h\n\s+ForceCommand internal-sftp/,
@@ -329,7 +335,7 @@ describe('the linux driver through a whole account lifecycle', () => {
       '@alice.example.com alice, alice@alice.example.com',
     ]);
     assert.deepEqual(members('berth-suspended'), []);
-    assert.equal(findSystemUser(h.root, 'alice')?.shell, '/bin/bash');
+    assert.equal(findSystemUser(h.root, 'alice')?.shell, '/etc/berth/confine');
     assert.equal(existsSync(file('var/www/berth-suspended/alice')), false);
     assert.equal(readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8'), activeBlock);
     assert.deepEqual(await inspect(h.services), []);

@@ -331,7 +331,8 @@ echo 'ok';
     for (let i = 0; i < 100 && !/sleep 603/.test(await processesOf('alice')); i++) await sleep(100);
     const before = await processesOf('alice');
     for (const seconds of ['600', '601', '602']) assert.match(before, new RegExp(`sleep ${seconds}`), before);
-    // SysV IPC objects made outside PHP (a shell session, a cron job) outlive every process.
+    // SysV IPC objects made as the account outside PHP's IPC namespace (by root's runuser: its shell
+    // sessions cannot make one, its cron jobs have a namespace of their own) outlive every process.
     await exec([
       '/usr/sbin/runuser',
       '-u',

@@ -130,7 +130,7 @@ describe('disk quotas in the sandbox', () => {
     assert.equal(still.refused, true, 'uwe is still held at 10 MB');
   });
 
-  it('counts a btrfs subvolume the account makes inside its home in its quota', async () => {
+  it('counts a btrfs subvolume made as the account inside its home in its quota', async () => {
     await call('createacct', {
       user: 'vera',
       domain: 'vera.example',
@@ -139,7 +139,9 @@ describe('disk quotas in the sandbox', () => {
       password: 'Pass-vera-1234',
     });
     const asVera = (script: string) => running.asUser('vera', script);
-    // Any user may make a subvolume where it may write: its own qgroup, outside the home's.
+    // The kernel lets any user make a subvolume where it may write: its own qgroup, outside the
+    // home's. The account's PHP, shell and cron jobs cannot (confine.test.ts); root's runuser as the
+    // account can, and the sweep, the second line, puts it in the account's qgroup.
     const made = await asVera('/usr/bin/btrfs subvolume create /home/vera/public_html/sv');
     assert.equal(made.code, 0, made.stderr);
     const id = (

@@ -27,7 +27,8 @@ export type TemplateName =
   | 'ftp/pam-ftp.conf'
   | 'webmail/config.inc.php'
   | 'webmail/pool.conf'
-  | 'webmail/nginx.conf';
+  | 'webmail/nginx.conf'
+  | 'confine/confine.pl';
 
 /** Values rendered as they are; `blocks` may span lines (they are built by the driver itself). */
 export function render(

@@ -12,6 +12,7 @@ import { cronFields } from '../../../core/cron.ts';
 import type { Account } from '../../../store/accounts.ts';
 import type { CronJob } from '../../../store/cron-jobs.ts';
 import type { AccountObjects } from '../../../store/objects.ts';
+import { CONFINE, writeConfine } from '../confine/confine.ts';
 import type { Component, LinuxContext, LinuxStep } from '../context.ts';
 import { makePrivateDirectory, readIfExists, writeFileAtomic } from '../files.ts';
 import { JAIL_ENTRIES, SHELL_GROUP, SUSPENDED_GROUP } from '../shell/component.ts';
@@ -82,6 +83,7 @@ export function cronComponent(ctx: LinuxContext): Component {
         jail_template: linux.jailTemplate,
         jail_root: JAIL_ROOT,
         mariadb_dir: dirname(linux.mariadbSocket),
+        confine: CONFINE,
       },
       { enter_groups: enter.length > 0 ? enter.join('\n') : '  :', jail_entries: JAIL_ENTRIES.join(' ') },
     );
@@ -92,6 +94,7 @@ export function cronComponent(ctx: LinuxContext): Component {
 
     async prepare() {
       makePrivateDirectory(ctx.path(CRON_JOBS_DIR));
+      writeConfine(ctx.path(CONFINE), ctx.config.shell);
       const content = runner();
       if (readIfExists(ctx.path(CRON_RUNNER)) !== content)
         writeFileAtomic(ctx.path(CRON_RUNNER), content, 0o700);

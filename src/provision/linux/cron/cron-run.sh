@@ -38,7 +38,9 @@ case ${1:-} in
 run)
   # Every process of the job is the account's: suspension and removal end it, its limits apply.
 {{enter_groups}}
-  exec unshare --mount --propagation private -- /bin/sh "$0" jail "$user" "$id"
+  # Confined (no btrfs subvolume, outside the quota, can be made), with SysV IPC and POSIX message
+  # queues of the run's own: no job uses up what other accounts' processes share.
+  exec {{confine}} --run unshare --mount --ipc --propagation private -- /bin/sh "$0" jail "$user" "$id"
   ;;
 jail)
   # Only in a mount namespace of the run's own: never a mount in the system's.

@@ -7,12 +7,14 @@
 // home). Its one pool
 // runs as the account's user with `pm = ondemand` (no process until a request comes),
 // `open_basedir` limited to the home and its temporary directory, and a socket only the web
-// server's user may use. No change to one account restarts or reloads another's PHP. A suspended
+// server's user may use. The master starts under Berth's seccomp filter (confine/confine.ts), which
+// its workers and whatever they run inherit: no btrfs subvolume escapes the quota. No change to one account restarts or reloads another's PHP. A suspended
 // account has no master: its PHP cannot run at all.
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, readlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
+import { CONFINE, writeConfine } from '../confine/confine.ts';
 import { type Component, type LinuxContext, strayFiles } from '../context.ts';
 import { makeDirectory, makePrivateDirectory, readIfExists, removeFile, writeFileAtomic } from '../files.ts';
 import { ensureGroupFile, openPath } from '../home.ts';
@@ -65,6 +67,11 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     return name.startsWith('php-fpm') ? pid : null;
   };
   const running = (account: Account) => ctx.live && masterPid(account.user) !== null;
+  /** Whether the account's master runs outside Berth's seccomp filter (started before it). */
+  const unconfined = (user: string) => {
+    const pid = masterPid(user);
+    return pid !== null && /^Seccomp:\s+0$/m.test(readIfExists(`/proc/${pid}/status`) ?? '');
+  };
 
   const ownNamespace = readlinkSync('/proc/self/ns/mnt');
   const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' };
@@ -133,7 +140,8 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   /**
    * Starts the account's master: a holder process makes the account's mount and IPC namespaces
    * (unshare), the view is made in it, then the master starts inside them (nsenter), in the
-   * account's control group, and is waited for until its socket answers.
+   * account's control group, confined (confine.pl: no_new_privs does not keep a root master from
+   * setuid to the pool's user), and is waited for until its socket answers.
    */
   const start = async (account: Account) => {
     const { user } = account;
@@ -165,6 +173,8 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
         '--mount',
         '--ipc',
         '--',
+        ctx.path(CONFINE),
+        '--run',
         linux.phpFpm,
         '--nodaemonize',
         '--fpm-config',
@@ -233,6 +243,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     // Root's alone: the pools name every account.
     async prepare() {
       makePrivateDirectory(ctx.path(linux.phpPoolDir));
+      writeConfine(ctx.path(CONFINE), ctx.config.shell);
     },
     create: (account) => [tmpStep(account), writePool(account), startStep(account)],
     remove: (account) => [stopStep(account), removePool(account)],
@@ -251,7 +262,10 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       }
     },
     async resume(account) {
-      if (!account.suspension && existsSync(poolFile(account))) await start(account);
+      if (account.suspension || !existsSync(poolFile(account))) return;
+      // A master started before Berth confined them is started again, under the filter.
+      if (ctx.live && unconfined(account.user)) await stop(account);
+      await start(account);
     },
     async purge(account) {
       await stop(account);
@@ -266,6 +280,8 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
         const up = masterPid(account.user) !== null;
         if (up && account.suspension) differences.push(`${account.user}: PHP runs for a suspended account`);
         if (!up && !account.suspension) differences.push(`${account.user}: PHP-FPM does not run`);
+        if (up && unconfined(account.user))
+          differences.push(`${account.user}: PHP-FPM runs without Berth's seccomp filter`);
       }
       const expected = new Set(accounts.map((a) => `${a.user}.conf`));
       return [

@@ -7,11 +7,16 @@
 // account's processes alone. shell=off: SFTP alone (ForceCommand internal-sftp). Which rules apply
 // is group membership (berth-shell, berth-sftp, berth-suspended), so sshd's configuration never
 // changes per account. Every session enters the account's control group through Berth's PAM hook
-// (account-session.sh).
+// (account-session.sh). A shell account's login shell is Berth's confinement (confine/confine.ts),
+// a copy of which each jail has: its sessions make no btrfs subvolume, nor SysV IPC objects or
+// POSIX message queues (which an IPC namespace of the session's own would keep apart, but none can
+// be made for it: sshd's PAM modules run none in-process, and a chroot cannot make a user
+// namespace).
 import { existsSync, lstatSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { phpVersion } from '../../../config/linux.ts';
 import type { Account } from '../../../store/accounts.ts';
+import { CONFINE, listShell, writeConfine } from '../confine/confine.ts';
 import type { Component, LinuxContext } from '../context.ts';
 import { readIfExists, writeFileAtomic } from '../files.ts';
 import { convertToSubvolume, isSubvolume, onBtrfs, removeTree, snapshotReadOnly } from '../filesystems.ts';
@@ -65,6 +70,7 @@ export function shellComponent(ctx: LinuxContext): Component {
     ...(account.suspension ? [SUSPENDED_GROUP] : []),
   ];
   const { systemUser } = ctx;
+  const jailed = (account: Account) => kindOf(ctx.path(account.homedir), ['usr']) === 'directory';
 
   async function ensureGroups(): Promise<void> {
     for (const group of [SHELL_GROUP, SFTP_GROUP, SUSPENDED_GROUP])
@@ -120,6 +126,18 @@ export function shellComponent(ctx: LinuxContext): Component {
       0o644,
     );
     writeFileAtomic(join(etc, 'group'), `root:x:0:\n${account.user}:x:${owner.gid}:\n`, 0o644);
+    jailConfine(account);
+  }
+
+  /**
+   * The account's login shell, Berth's confinement, at its own path in the jail: sshd runs it after
+   * chroot. The jail's etc is root's alone (jailEtc checks it).
+   */
+  function jailConfine(account: Account): void {
+    const home = ctx.path(account.homedir);
+    if (ensureDirectory(home, ['etc', 'berth'], { uid: 0, gid: 0 }, 0o755) !== 'directory')
+      throw new Error(`${join(account.homedir, 'etc', 'berth')} is not the jail's`);
+    writeConfine(join(home, CONFINE), ctx.config.shell);
   }
 
   /**
@@ -221,6 +239,8 @@ export function shellComponent(ctx: LinuxContext): Component {
     async prepare() {
       await ensureGroups();
       prepareSessions();
+      writeConfine(ctx.path(CONFINE), ctx.config.shell);
+      listShell(ctx.path('/etc/shells'));
       const file = ctx.path(linux.sshdConfig);
       const content = render('shell/sshd.conf', {
         shell_group: SHELL_GROUP,
@@ -253,7 +273,13 @@ export function shellComponent(ctx: LinuxContext): Component {
       await sshDirStep(account).run();
       if (account.shellEnabled && kindOf(ctx.path(account.homedir), ['usr']) !== 'directory')
         await buildJail(account);
+      else if (account.shellEnabled) jailEtc(account, systemUser(account.user));
       if (!account.shellEnabled) await removeJail(account);
+    },
+
+    // A jail made before shells were confined gets its login shell.
+    async resume(account) {
+      if (account.shellEnabled && jailed(account)) jailConfine(account);
     },
 
     inspect(accounts) {
@@ -272,9 +298,15 @@ export function shellComponent(ctx: LinuxContext): Component {
             differences.push(
               `${account.user}: ${users.has(account.user) ? 'in' : 'not in'} the group ${group}`,
             );
-        const jailed = kindOf(ctx.path(account.homedir), ['usr']) === 'directory';
-        if (account.shellEnabled && !jailed) differences.push(`${account.user}: shell on but no jail`);
-        if (!account.shellEnabled && jailed) differences.push(`${account.user}: shell off but a jail`);
+        const hasJail = jailed(account);
+        if (account.shellEnabled && !hasJail) differences.push(`${account.user}: shell on but no jail`);
+        if (!account.shellEnabled && hasJail) differences.push(`${account.user}: shell off but a jail`);
+        if (
+          account.shellEnabled &&
+          hasJail &&
+          readIfExists(join(ctx.path(account.homedir), CONFINE)) === null
+        )
+          differences.push(`${account.user}: its jail lacks ${CONFINE}, its login shell`);
       }
       return differences;
     },

@@ -4,6 +4,7 @@
 import { dirname, join } from 'node:path';
 import { NOLOGIN } from '../../../operations/record.ts';
 import type { Account } from '../../../store/accounts.ts';
+import { CONFINE } from '../confine/confine.ts';
 import type { Component, LinuxContext, LinuxStep } from '../context.ts';
 import { removeFile } from '../files.ts';
 import { ensureDirectory, type Kind, kindOf, settleDirectory } from '../home.ts';
@@ -48,8 +49,12 @@ export interface UserComponent extends Component {
 
 export function userComponent(ctx: LinuxContext): UserComponent {
   const { config, linux, runner, prefix, root } = ctx;
-  const shellOf = (account: Account) =>
-    account.suspension || !account.shellEnabled ? NOLOGIN : config.shell;
+  /**
+   * A shell account logs in through Berth's confinement (confine/confine.ts), which runs
+   * `config.shell` under its seccomp filter: sshd runs the login shell inside the jail, after the
+   * last step root takes, and nothing of the account runs before it.
+   */
+  const shellOf = (account: Account) => (account.suspension || !account.shellEnabled ? NOLOGIN : CONFINE);
   const usermod = (user: string, args: string[]) =>
     runner.run(['/usr/sbin/usermod', ...prefix, ...args, '--', user]);
   /**
@@ -233,6 +238,9 @@ export function userComponent(ctx: LinuxContext): UserComponent {
 
     async resume(account) {
       ensureGroup(account);
+      // A login shell set before shells were confined is Berth's confinement from now on.
+      const user = findSystemUser(root, account.user);
+      if (user && user.shell !== shellOf(account)) await usermod(account.user, ['-s', shellOf(account)]);
     },
 
     removeUser(account) {

@@ -104,7 +104,8 @@ export function configTemplate(config: Config, set: readonly string[] = []): str
     const value = fieldSection
       ? (config[fieldSection as keyof Config] as Table)[fieldName!]
       : config[fieldName as keyof Config];
-    const example = key in TEMPLATE_EXAMPLES ? TEMPLATE_EXAMPLES[key] : value;
+    const example =
+      key in TEMPLATE_EXAMPLES ? TEMPLATE_EXAMPLES[key] : (TEMPLATE_FORMS[key]?.(value) ?? value);
     lines.push(`${set.includes(key) ? '' : '# '}${name} = ${tomlValue(example)}`);
   }
   lines.push(
@@ -119,6 +120,11 @@ export function configTemplate(config: Config, set: readonly string[] = []): str
 }
 
 /** What the template shows for a setting unset by default, or whose default follows another. */
+/** Settings written in another form than the one Berth keeps them in. */
+const TEMPLATE_FORMS: Record<string, (value: unknown) => string> = {
+  'linux.ftp_passive_ports': (value) => (value as [number, number]).join(':'),
+};
+
 const TEMPLATE_EXAMPLES: Record<string, unknown> = {
   nameservers: [],
   database: 'postgres://berth@db.example.net/berth',

@@ -138,6 +138,8 @@ describe('mail waiting in the queue in the sandbox', () => {
     // One a minute comes back; the others over budget were dropped, leaving no bounce to wait.
     await sleep(3_000);
     assert.equal(fetch('alice:Alice-pass-1234', 3), '', 'a single message returned');
+    // The server's own users' mail (a cron job's output, root's) is counted apart from the accounts'.
+    const system = (await queued()).get('sandbox.test')?.messages ?? 0;
     const root = await running.exec([
       '/usr/bin/php',
       '-r',
@@ -146,7 +148,11 @@ describe('mail waiting in the queue in the sandbox', () => {
     assert.equal(root.stdout.trim(), 'sent');
     await sleep(3_000);
     const all = await queued();
-    assert.equal(all.get('sandbox.test')?.messages, 1, `root's mail waits: ${JSON.stringify([...all])}`);
+    assert.equal(
+      all.get('sandbox.test')?.messages,
+      system + 1,
+      `root's mail waits: ${JSON.stringify([...all])}`,
+    );
     await emptyQueue();
   });
 });

@@ -7,6 +7,7 @@ import {
   absolutePath,
   addressOrNone,
   addressRange,
+  cronScheduleValue,
   fraction,
   hostNameValue,
   listenAddress,
@@ -18,6 +19,7 @@ import {
   positive,
   type Reader,
   Refused,
+  retentionValue,
   stringList,
   textValue,
   urlValue,
@@ -53,6 +55,13 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   uid_max: ['uids.max', wholeNumber(1000, 4_294_967_294)],
   shell: ['shell', absolutePath],
   cron_jobs: ['cronJobs', wholeNumber(0, 10_000)],
+  backup_repository: [
+    'backup.repository',
+    textValue({ pattern: /^[/a-z]/, what: 'a directory or a restic location' }),
+  ],
+  backup_schedule: ['backup.schedule', cronScheduleValue],
+  backup_keep: ['backup.keep', retentionValue],
+  backup_keep_removed: ['backup.keepRemovedDays', wholeNumber(0, 36_500)],
   trusted_proxies: ['trustedProxies', listOf(addressRange())],
   trusted_addresses: ['trustedAddresses', listOf(addressRange())],
   'tls.enabled': ['tls', onOff],
@@ -123,6 +132,8 @@ const TEMPLATE_EXAMPLES: Record<string, unknown> = {
   'tls.cert': '/etc/ssl/berth/fullchain.pem',
   'tls.key': '/etc/ssl/berth/privkey.pem',
   'linux.quota_filesystem': '/home',
+  backup_repository: '/var/lib/berth/backups',
+  backup_keep: '7 daily, 4 weekly',
 };
 
 /** The keys of berth.toml, for the docs and their test. */

@@ -10,6 +10,7 @@ import { addForwarder } from './add-forwarder.ts';
 import { addMailbox } from './add-mailbox.ts';
 import { addPackage } from './add-package.ts';
 import { addToken } from './add-token.ts';
+import { backupAccount } from './backup-account.ts';
 import { changeContactEmail } from './change-contact-email.ts';
 import { changeMailboxPassword } from './change-mailbox-password.ts';
 import { changeMailboxQuota } from './change-mailbox-quota.ts';
@@ -22,6 +23,8 @@ import { editPackage } from './edit-package.ts';
 import { editQuota } from './edit-quota.ts';
 import { killPackage } from './kill-package.ts';
 import { listAccounts } from './list-accounts.ts';
+import { listBackups } from './list-backups.ts';
+import { listBackupsOfHolder } from './list-backups-holder.ts';
 import { listCronJobs } from './list-cron-jobs.ts';
 import { listDomains } from './list-domains.ts';
 import { listForwarders } from './list-forwarders.ts';
@@ -39,6 +42,8 @@ import { removeForwarder } from './remove-forwarder.ts';
 import { removeMailbox } from './remove-mailbox.ts';
 import { removeToken } from './remove-token.ts';
 import { resellerCount } from './reseller-count.ts';
+import { restoreAccount } from './restore-account.ts';
+import { restoreBackup } from './restore-backup.ts';
 import { setupReseller } from './setup-reseller.ts';
 import { suspendAccount } from './suspend-account.ts';
 import { terminateReseller } from './terminate-reseller.ts';
@@ -87,6 +92,9 @@ export const apiOperations = registryOf([
   addPackage,
   editPackage,
   killPackage,
+  backupAccount,
+  listBackups,
+  restoreAccount,
 ]);
 
 /**
@@ -113,4 +121,6 @@ export const customerOperations = registryOf([
   listCronJobs,
   addCronJob,
   removeCronJob,
+  listBackupsOfHolder,
+  restoreBackup,
 ]);

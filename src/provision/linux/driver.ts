@@ -8,6 +8,7 @@ import { domainError } from '../../core/values.ts';
 import type { Account } from '../../store/accounts.ts';
 import { mainObjects } from '../../store/objects.ts';
 import { type CertificateRow, type Driver, type Step, StepFailed } from '../driver.ts';
+import { backupComponent } from './backup/component.ts';
 import {
   type Component,
   coalesceReloads,
@@ -161,6 +162,8 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
 
   return {
     name: 'linux',
+
+    backups: backupComponent(ctx),
 
     systemPasswordHash(user) {
       // A suspended account's hash waits behind `!`; suspension is refused apart.

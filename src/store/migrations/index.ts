@@ -19,6 +19,7 @@ import * as holderSessions from './0015-holder-sessions.ts';
 import * as mailboxes from './0016-mailboxes.ts';
 import * as cronJobs from './0017-cron-jobs.ts';
 import * as domainMail from './0018-domain-mail.ts';
+import * as backupJobs from './0022-backup-jobs.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0016-mailboxes': mailboxes,
   '0017-cron-jobs': cronJobs,
   '0018-domain-mail': domainMail,
+  '0022-backup-jobs': backupJobs,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

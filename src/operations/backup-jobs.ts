@@ -17,8 +17,17 @@ const MINUTE = 60_000;
 export const BACKUP_RETRIES = [MINUTE, 5 * MINUTE, 30 * MINUTE, 120 * MINUTE];
 const WORK_EVERY_MS = 2_000;
 
-/** The account's record and objects as a snapshot keeps them: its rows, password hashes included. */
-export async function accountRecordFile(db: Db, user: string, server: string, now: Date): Promise<string> {
+/**
+ * The account's record and objects as a snapshot keeps them: its rows, password hashes included
+ * (the store's, the mailboxes', and the system's login `system_password_hash`).
+ */
+export async function accountRecordFile(
+  db: Db,
+  user: string,
+  server: string,
+  now: Date,
+  systemPasswordHash: string | null,
+): Promise<string> {
   const account = await db
     .selectFrom('accounts')
     .selectAll()
@@ -27,7 +36,18 @@ export async function accountRecordFile(db: Db, user: string, server: string, no
   const objects: Record<string, unknown[]> = {};
   for (const table of ['domains', 'mailboxes', 'forwarders', 'cron_jobs'] as const)
     objects[table] = await db.selectFrom(table).selectAll().where('user', '=', user).execute();
-  return `${JSON.stringify({ format: 1, server, taken: now.toISOString(), account, objects }, null, 1)}\n`;
+  return `${JSON.stringify(
+    {
+      format: 1,
+      server,
+      taken: now.toISOString(),
+      account,
+      objects,
+      system_password_hash: systemPasswordHash,
+    },
+    null,
+    1,
+  )}\n`;
 }
 
 /** The driver's backups, or the reason there are none. */
@@ -74,7 +94,13 @@ export async function runBackupJob(services: Services, job: BackupJob): Promise<
     return fail('the account is not on this server any more', false);
   await startJob(db, job.id);
   try {
-    const record = await accountRecordFile(db, account.user, services.config.nodeName, services.now());
+    const record = await accountRecordFile(
+      db,
+      account.user,
+      services.config.nodeName,
+      services.now(),
+      services.driver.systemPasswordHash?.(account.user) ?? null,
+    );
     const summary = await backups.backup(account, await objectsOf(db, account.user), record);
     await finishJob(db, job.id, summary.snapshot, services.now());
     services.log.info(

@@ -25,6 +25,8 @@ import { results } from './results.ts';
 interface RecordFile {
   account: AccountRow & { password_hash: string | null };
   objects: Record<string, unknown[]>;
+  /** The system login's hash (the store's own is another, of the same password). */
+  system_password_hash?: string | null;
 }
 
 function parseRecord(text: string, user: string): RecordFile {
@@ -45,7 +47,8 @@ async function recreate(
   ctx: Parameters<typeof restoreAccount.run>[0],
   record: RecordFile,
 ): Promise<{ account: Account; objects: AccountObjects }> {
-  const { password_hash: passwordHash, ...row } = record.account;
+  const { password_hash: storeHash, ...row } = record.account;
+  const passwordHash = record.system_password_hash ?? storeHash;
   if (!passwordHash) throw invalid('snapshot', 'it keeps no password hash for the account');
   const account = toAccount({ ...row, server: ctx.services.config.nodeName });
   const objects = fromObjectRows(record.objects);

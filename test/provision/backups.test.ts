@@ -1,0 +1,226 @@
+// Backups on the linux driver, in a throwaway system root, with Debian's restic (CONTRACT §15): the
+// repository and its password are root's alone; a backup is a job the server's worker runs, never
+// the call; a restore gives exactly the snapshot's content for what was asked, as the account's own
+// user, never through a link the holder planted and never outside the home; a removed account is
+// made again, its password included, from its snapshot.
+import assert from 'node:assert/strict';
+import {
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { runDueBackups } from '../../src/operations/backup-jobs.ts';
+import { backupStatuses, findJob } from '../../src/store/backup-jobs.ts';
+import { callForHolder, createAccount, errorOf, forSuite } from '../helpers.ts';
+import { linuxSetup } from './system-root.ts';
+
+interface Snapshot {
+  id: string;
+  time: string;
+  size: number;
+}
+
+describe('backups on the linux driver', () => {
+  const h = forSuite(linuxSetup);
+  const home = (...path: string[]) => join(h.root, 'home/bella', ...path);
+  const owner = () => {
+    const line = readFileSync(join(h.root, 'etc/passwd'), 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('bella:'))!;
+    const [, , uid, gid] = line.split(':');
+    return { uid: Number(uid), gid: Number(gid) };
+  };
+  /** Writes a file of the account's own, as it would have written it. */
+  const write = (path: string, content: string) => {
+    const { uid, gid } = owner();
+    const parts = path.split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const dir = home(...parts.slice(0, i));
+      if (!existsSync(dir)) {
+        mkdirSync(dir);
+        chownSync(dir, uid, gid);
+      }
+    }
+    writeFileSync(home(path), content);
+    chownSync(home(path), uid, gid);
+  };
+  const backup = async (user = 'bella') => {
+    const reply = await h.call('backupacct', { user });
+    assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+    const job = (reply.body.data as { job: string }).job;
+    // The call queued it; the server's worker runs it.
+    assert.equal((await findJob(h.services.store.db, job))?.state, 'queued');
+    assert.equal(await runDueBackups(h.services), 1);
+    const done = await findJob(h.services.store.db, job);
+    assert.equal(done?.state, 'done', done?.error ?? '');
+    return done!.snapshot!;
+  };
+  const list = async (user = 'bella') => {
+    const reply = await h.call('listbackups', { user });
+    assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+    return (reply.body.data as { snapshots: Snapshot[] }).snapshots;
+  };
+  const restore = (params: Record<string, string>) => h.call('restoreacct', { user: 'bella', ...params });
+  let first = '';
+
+  it('backupacct answers with a job at once; the job makes a snapshot tagged with the account', async () => {
+    await createAccount(h, 'bella', { domain: 'bella.example' });
+    write('public_html/index.html', 'first page\n');
+    write('public_html/keep.txt', 'kept\n');
+    first = await backup();
+    const snapshots = await list();
+    assert.equal(snapshots.length, 1);
+    assert.equal(snapshots[0]!.id.slice(0, 8), first.slice(0, 8));
+    assert.ok(snapshots[0]!.size >= 0);
+    assert.ok(!Number.isNaN(Date.parse(snapshots[0]!.time)));
+    const status = (await backupStatuses(h.services.store.db)).get('bella');
+    assert.ok(status?.lastSuccess);
+    assert.equal(status?.failuresSince, 0);
+    const metrics = await h.services.metrics.render(h.services.store.db);
+    assert.match(metrics, /^berth_backup_last_success_seconds\{user="bella"\} \d+$/m);
+    assert.match(metrics, /^berth_backup_failures_total 0$/m);
+  });
+
+  it('keeps the repository, its password and its cache root’s alone', () => {
+    const mode = (path: string) => statSync(join(h.dataDir, path)).mode & 0o777;
+    assert.equal(mode('backup-password'), 0o600);
+    assert.equal(statSync(join(h.dataDir, 'backup-password')).uid, 0);
+    assert.equal(mode('backups'), 0o700);
+    assert.equal(mode('backup-cache'), 0o700);
+    assert.ok(existsSync(join(h.dataDir, 'backups/config')));
+    // The password never reached a command line: restic is given the file's name.
+    const secret = readFileSync(join(h.dataDir, 'backup-password'), 'utf8');
+    assert.ok(!h.commands.some((argv) => argv.join(' ').includes(secret)));
+  });
+
+  it('a second backupacct while one waits answers the same job', async () => {
+    const one = await h.call('backupacct', { user: 'bella' });
+    const two = await h.call('backupacct', { user: 'bella' });
+    assert.deepEqual(one.body.data, two.body.data);
+    assert.equal(await runDueBackups(h.services), 1);
+    assert.equal((await list()).length, 2);
+  });
+
+  it('restores a deleted file, and a path gives exactly the snapshot’s content', async () => {
+    rmSync(home('public_html/index.html'));
+    write('public_html/new.txt', 'made after the snapshot\n');
+    const reply = await restore({ snapshot: first.slice(0, 8), what: 'files', path: 'public_html' });
+    assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+    assert.equal(readFileSync(home('public_html/index.html'), 'utf8'), 'first page\n');
+    assert.equal(existsSync(home('public_html/new.txt')), false);
+    assert.equal(lstatSync(home('public_html/index.html')).uid, owner().uid);
+  });
+
+  it('restoring one file leaves the rest of the home alone', async () => {
+    write('public_html/keep.txt', 'changed\n');
+    write('public_html/other.txt', 'other\n');
+    const reply = await restore({ snapshot: first, what: 'files', path: 'public_html/keep.txt' });
+    assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+    assert.equal(readFileSync(home('public_html/keep.txt'), 'utf8'), 'kept\n');
+    assert.equal(readFileSync(home('public_html/other.txt'), 'utf8'), 'other\n');
+  });
+
+  it('a link the holder planted on the way refuses the restore and nothing outside is written', async () => {
+    const outside = join(h.root, 'srv-outside');
+    mkdirSync(outside, { recursive: true });
+    rmSync(home('public_html'), { recursive: true });
+    symlinkSync(outside, home('public_html'));
+    const reply = await restore({ snapshot: first, what: 'files', path: 'public_html/index.html' });
+    assert.deepEqual(errorOf(reply), { status: 400, code: 'invalid_parameter', param: 'path' });
+    assert.equal(existsSync(join(outside, 'index.html')), false);
+    // Restoring the link's own path replaces the link, never following it.
+    const whole = await restore({ snapshot: first, what: 'files', path: 'public_html' });
+    assert.equal(whole.statusCode, 200, JSON.stringify(whole.body));
+    assert.ok(lstatSync(home('public_html')).isDirectory());
+    assert.equal(readFileSync(home('public_html/index.html'), 'utf8'), 'first page\n');
+    assert.deepEqual(readdir(outside), []);
+  });
+
+  it('a link inside the snapshot is restored as a link, and nothing is written through it', async () => {
+    const target = join(h.root, 'etc-victim');
+    mkdirSync(target, { recursive: true });
+    symlinkSync(target, home('public_html/x'));
+    const snapshot = await backup();
+    rmSync(home('public_html/x'));
+    mkdirSync(home('public_html/x'));
+    const reply = await restore({ snapshot, what: 'files' });
+    assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+    assert.equal(readlinkSync(home('public_html/x')), target);
+    assert.deepEqual(readdir(target), []);
+  });
+
+  it('mail: an emptied mailbox comes back, and the rest of the home is left alone', async () => {
+    const added = await callForHolder(h, 'bella', 'add_mailbox', {
+      email: 'info@bella.example',
+      password: 'mailbox-secret-1',
+    });
+    assert.ok(added);
+    const maildir = 'mail/bella.example/info/Maildir';
+    write(`${maildir}/cur/1.mail:2,S`, 'Subject: kept\n\nhello\n');
+    const snapshot = await backup();
+    rmSync(home(`${maildir}/cur/1.mail:2,S`));
+    write('public_html/after.txt', 'after\n');
+    const reply = await restore({ snapshot, what: 'mail' });
+    assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+    assert.equal(readFileSync(home(`${maildir}/cur/1.mail:2,S`), 'utf8'), 'Subject: kept\n\nhello\n');
+    assert.ok(existsSync(home('public_html/after.txt')));
+    // The holder's own restore of one mailbox.
+    rmSync(home(`${maildir}/cur/1.mail:2,S`));
+    await callForHolder(h, 'bella', 'restore_backup', {
+      snapshot,
+      what: 'mail',
+      email: 'info@bella.example',
+    });
+    assert.ok(existsSync(home(`${maildir}/cur/1.mail:2,S`)));
+  });
+
+  it('a removed account is made again from its snapshot, its password and mailboxes included', async () => {
+    const snapshot = await backup();
+    const hash = readFileSync(join(h.root, 'etc/shadow'), 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('bella:'))!
+      .split(':')[1];
+    assert.equal((await h.call('removeacct', { user: 'bella' })).statusCode, 200);
+    assert.equal(existsSync(home()), false);
+    // Its snapshots are kept.
+    assert.ok((await h.services.driver.backups!.snapshots('bella')).length >= 4);
+    const reply = await restore({ snapshot });
+    assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+    assert.equal((await h.call('accountsummary', { user: 'bella' })).statusCode, 200);
+    assert.equal(readFileSync(home('public_html/index.html'), 'utf8'), 'first page\n');
+    assert.ok(existsSync(home('mail/bella.example/info/Maildir/cur/1.mail:2,S')));
+    const again = readFileSync(join(h.root, 'etc/shadow'), 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('bella:'))!
+      .split(':')[1];
+    assert.equal(again, hash);
+    const mailboxes = (await callForHolder(h, 'bella', 'list_mailboxes')).data as { email: string }[];
+    assert.deepEqual(
+      mailboxes.map((m) => m.email),
+      ['info@bella.example'],
+    );
+  });
+
+  it('refuses a snapshot of another account, and an unknown one, as not found', async () => {
+    await createAccount(h, 'carla', { domain: 'carla.example' });
+    const theirs = await backup('carla');
+    const reply = await restore({ snapshot: theirs, what: 'files' });
+    assert.deepEqual(errorOf(reply), { status: 400, code: 'object_not_found', param: 'snapshot' });
+    const unknown = await restore({ snapshot: 'deadbeef', what: 'files' });
+    assert.deepEqual(errorOf(unknown), { status: 400, code: 'object_not_found', param: 'snapshot' });
+  });
+});
+
+function readdir(dir: string): string[] {
+  return existsSync(dir) ? readdirSync(dir) : [];
+}

@@ -7,8 +7,10 @@ import { StepRefused } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import type { Account } from '../store/accounts.ts';
 import type { AccountObjects } from '../store/objects.ts';
+import type { AccountRow } from '../store/schema.ts';
 import { backupsOf } from './backup-jobs.ts';
 import type { ValueKind } from './operation.ts';
+import { type Principal, resellerOf } from './principal.ts';
 
 const kind = <T>(
   type: string,
@@ -108,4 +110,39 @@ export async function restoreInto(
 export function restoredMessage(user: string, snapshot: string, request: RestoreRequest): string {
   const what = request.path ? request.path.join('/') : (request.email ?? request.database ?? request.what);
   return `Restored ${what} of ${user} from snapshot ${snapshot.slice(0, 8)}`;
+}
+
+/** The record a removed account's snapshot keeps, as far as restoreacct reads it. */
+export interface RecordFile {
+  account: AccountRow & { password_hash: string | null };
+  objects: Record<string, unknown[]>;
+  /** The system login's hash (the store's own is another, of the same password). */
+  system_password_hash?: string | null;
+}
+
+export function parseRecord(text: string, user: string): RecordFile {
+  const parsed = JSON.parse(text) as Partial<RecordFile> & { format?: number };
+  if (parsed.format !== 1 || parsed.account?.user !== user || typeof parsed.objects !== 'object')
+    throw new Error(`the snapshot's record of ${user} is not one Berth can read`);
+  return parsed as RecordFile;
+}
+
+/**
+ * A removed account's user name when its snapshots are the principal's to see: any for the
+ * administrator, a reseller's when the newest snapshot names it as the owner; else, as for any
+ * account outside the scope, 400 account_not_found.
+ */
+export async function removedAccountInScope(
+  principal: Principal,
+  backups: Backups,
+  user: string,
+): Promise<string> {
+  const snapshots = await backups.snapshots(user);
+  const notFound = () => apiError('account_not_found', { user }, 'user');
+  if (snapshots.length === 0) throw notFound();
+  const reseller = resellerOf(principal);
+  if (reseller === null) return user;
+  const record = parseRecord(await backups.record(user, snapshots.at(-1)!.id), user);
+  if (record.account.owner !== reseller.user) throw notFound();
+  return user;
 }

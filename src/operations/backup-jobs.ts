@@ -4,14 +4,21 @@
 // (1 minute, 5, 30, 2 hours), the job failing for good after its last attempt; `berth doctor` and
 // the portal show where each account stands. After each scheduled round, retention (`backup_keep`,
 // `backup_keep_removed`) forgets what is no longer kept.
-import { cronMatcher } from '../core/cron.ts';
+import { cronMatcher, lastFiring } from '../core/cron.ts';
 import type { Backups } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import { type Account, findAccount, listAccounts } from '../store/accounts.ts';
-import { type BackupJob, dueJobs, failJob, finishJob, queueBackup, startJob } from '../store/backup-jobs.ts';
+import {
+  type BackupJob,
+  backupStatuses,
+  dueJobs,
+  failJob,
+  finishJob,
+  queueBackup,
+  startJob,
+} from '../store/backup-jobs.ts';
 import { objectsOf } from '../store/objects.ts';
 import type { Db } from '../store/schema.ts';
-import { ownAccounts } from './maintenance.ts';
 
 const MINUTE = 60_000;
 export const BACKUP_RETRIES = [MINUTE, 5 * MINUTE, 30 * MINUTE, 120 * MINUTE];
@@ -48,6 +55,41 @@ export async function accountRecordFile(
     null,
     1,
   )}\n`;
+}
+
+/** The accounts this server's system holds (maintenance.ts's ownAccounts, which imports this). */
+async function accountsHere(services: Services): Promise<Account[]> {
+  const self = services.config.nodeName;
+  return (await listAccounts(services.store.db, null)).filter((a) => a.server === null || a.server === self);
+}
+
+/** How long after the schedule fires a backup may take before `berth doctor` calls it stale. */
+const STALE_GRACE_MS = 6 * 60 * MINUTE;
+
+/**
+ * What `berth doctor` says about this server's backups: an account whose last attempts failed, and
+ * one with no good backup since the schedule last fired (allowing STALE_GRACE_MS for the round).
+ */
+export async function backupWarnings(services: Services, accounts: readonly Account[]): Promise<string[]> {
+  if (!backupsOf(services)) return [];
+  const statuses = await backupStatuses(services.store.db);
+  const due = lastFiring(
+    services.config.backup.schedule,
+    new Date(services.now().getTime() - STALE_GRACE_MS),
+  );
+  const warnings: string[] = [];
+  for (const account of accounts) {
+    const status = statuses.get(account.user);
+    if (status && status.failuresSince > 0)
+      warnings.push(
+        `${account.user}: backup failing (${status.failuresSince} failed attempt(s) since the last good one): ${status.lastError ?? ''}`,
+      );
+    else if (due && account.setupAt < due && (!status?.lastSuccess || status.lastSuccess < due))
+      warnings.push(
+        `${account.user}: no good backup since ${due.toISOString().slice(0, 16).replace('T', ' ')} (backup_schedule ${services.config.backup.schedule})`,
+      );
+  }
+  return warnings;
 }
 
 /** The driver's backups, or the reason there are none. */
@@ -148,7 +190,7 @@ export function startBackupWorker(services: Services): BackupWorker {
     for (let m = lastMinute + 1; m <= minute; m++) if (matches(new Date(m * MINUTE))) fired = true;
     lastMinute = minute;
     if (fired) {
-      for (const account of await ownAccounts(services))
+      for (const account of await accountsHere(services))
         await queueAccountBackup(services, account, 'schedule');
       retentionDue = true;
     }

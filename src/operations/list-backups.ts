@@ -1,5 +1,7 @@
-// listbackups (CONTRACT §15): the account's snapshots, oldest first, each with its size in MB.
-import { listedSnapshots, requireBackups } from './backup-common.ts';
+// listbackups (CONTRACT §15): the account's snapshots, oldest first, each with its size in MB; also
+// those of an account removed since, while they are kept.
+import { findAccount } from '../store/accounts.ts';
+import { listedSnapshots, removedAccountInScope, requireBackups } from './backup-common.ts';
 import { targetAccount } from './common.ts';
 import { defineOperation, kinds, required } from './operation.ts';
 import { results } from './results.ts';
@@ -15,8 +17,11 @@ export const listBackups = defineOperation({
   errors: ['account_not_found'],
   async run(ctx, input) {
     const backups = requireBackups(ctx.services);
-    const account = await targetAccount(ctx.db, ctx.principal, input.user);
-    const data = await listedSnapshots(backups, account.user);
-    return { data, info: `${data.snapshots.length} backup(s) of ${account.user}` };
+    // A removed account's snapshots are kept (backup_keep_removed): restoreacct makes it again.
+    const user = (await findAccount(ctx.db, input.user))
+      ? (await targetAccount(ctx.db, ctx.principal, input.user)).user
+      : await removedAccountInScope(ctx.principal, backups, input.user);
+    const data = await listedSnapshots(backups, user);
+    return { data, info: `${data.snapshots.length} backup(s) of ${user}` };
   },
 });

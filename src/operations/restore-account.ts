@@ -15,32 +15,20 @@ import {
 } from '../store/accounts.ts';
 import { type AccountObjects, fromObjectRows, objectsOf } from '../store/objects.ts';
 import { noteAccount } from '../store/pending.ts';
-import { type AccountRow, type Db, OBJECT_TABLES } from '../store/schema.ts';
-import { backupKinds, findSnapshot, requireBackups, restoredMessage, restoreInto } from './backup-common.ts';
+import { type Db, OBJECT_TABLES } from '../store/schema.ts';
+import {
+  backupKinds,
+  findSnapshot,
+  parseRecord,
+  type RecordFile,
+  removedAccountInScope,
+  requireBackups,
+  restoredMessage,
+  restoreInto,
+} from './backup-common.ts';
 import { changeState, targetAccount } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
-import { type Principal, resellerOf } from './principal.ts';
 import { results } from './results.ts';
-
-interface RecordFile {
-  account: AccountRow & { password_hash: string | null };
-  objects: Record<string, unknown[]>;
-  /** The system login's hash (the store's own is another, of the same password). */
-  system_password_hash?: string | null;
-}
-
-function parseRecord(text: string, user: string): RecordFile {
-  const parsed = JSON.parse(text) as Partial<RecordFile> & { format?: number };
-  if (parsed.format !== 1 || parsed.account?.user !== user || typeof parsed.objects !== 'object')
-    throw new Error(`the snapshot's record of ${user} is not one Berth can read`);
-  return parsed as RecordFile;
-}
-
-/** Whether the principal may reach an account the snapshot says was owned by `owner`. */
-function mayReach(principal: Principal, owner: string, user: string): boolean {
-  const reseller = resellerOf(principal);
-  return reseller === null || owner === reseller.user || user === reseller.user;
-}
 
 /** Makes the removed account again, in the store and on this server's system. */
 async function recreate(
@@ -119,12 +107,9 @@ export const restoreAccount = defineOperation({
       objects = await objectsOf(ctx.db, account.user);
     } else {
       // Removed: its snapshots say whose it was; outside the caller's scope it does not exist.
-      const found = (await backups.snapshots(input.user)).filter((s) => s.id.startsWith(input.snapshot));
-      if (found.length !== 1) throw apiError('account_not_found', { user: input.user }, 'user');
-      snapshot = found[0]!.id;
+      await removedAccountInScope(ctx.principal, backups, input.user);
+      snapshot = await findSnapshot(backups, input.user, input.snapshot);
       const record = parseRecord(await backups.record(input.user, snapshot), input.user);
-      if (!mayReach(ctx.principal, record.account.owner, input.user))
-        throw apiError('account_not_found', { user: input.user }, 'user');
       ({ account, objects } = await recreate(ctx, record));
       request = { what: 'all' };
     }

@@ -19,7 +19,9 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { backupCommand } from '../../src/cli/commands/backup.ts';
 import { runDueBackups } from '../../src/operations/backup-jobs.ts';
+import { inspect } from '../../src/operations/maintenance.ts';
 import { backupStatuses, findJob } from '../../src/store/backup-jobs.ts';
 import { callForHolder, createAccount, errorOf, forSuite } from '../helpers.ts';
 import { linuxSetup } from './system-root.ts';
@@ -209,6 +211,57 @@ describe('backups on the linux driver', () => {
       mailboxes.map((m) => m.email),
       ['info@bella.example'],
     );
+  });
+
+  it('a failing backup is retried later, counted, and berth doctor says so until one succeeds', async () => {
+    const passwordFile = join(h.dataDir, 'backup-password');
+    const password = readFileSync(passwordFile, 'utf8');
+    writeFileSync(passwordFile, 'not-the-password');
+    try {
+      const job = ((await h.call('backupacct', { user: 'bella' })).body.data as { job: string }).job;
+      await runDueBackups(h.services);
+      const failed = await findJob(h.services.store.db, job);
+      assert.equal(failed?.state, 'queued');
+      assert.equal(failed?.attempts, 1);
+      assert.ok(failed!.nextAttempt.getTime() > Date.now() + 30_000, 'retried after a minute, not at once');
+      assert.ok(failed?.error);
+      // Not due yet: nothing runs.
+      assert.equal(await runDueBackups(h.services), 0);
+      const found = await inspect(h.services);
+      assert.ok(
+        found.some((line) => /^bella: backup failing \(1 failed attempt/.test(line)),
+        found.join('\n'),
+      );
+      assert.match(await h.services.metrics.render(h.services.store.db), /^berth_backup_failures_total 1$/m);
+    } finally {
+      writeFileSync(passwordFile, password, { mode: 0o600 });
+    }
+    await h.services.store.db
+      .updateTable('backup_jobs')
+      .set({ next_attempt: new Date(0).toISOString() })
+      .where('user', '=', 'bella')
+      .where('active_user', '=', 'bella')
+      .execute();
+    assert.equal(await runDueBackups(h.services), 1);
+    assert.deepEqual(
+      (await inspect(h.services)).filter((line) => line.startsWith('bella:')),
+      [],
+    );
+  });
+
+  it('berth backup list and restore work from the command line', async () => {
+    const out: string[] = [];
+    const io = { stdin: async () => '', out: (text: string) => out.push(text) };
+    const flags = { 'data-dir': h.dataDir, driver: 'linux', 'system-root': h.root };
+    assert.equal(await backupCommand.run(['list', 'bella'], flags, io), 0);
+    assert.match(out.join(''), /^ID +TIME +SIZE \(MB\)$/m);
+    rmSync(home('public_html/index.html'));
+    assert.equal(
+      await backupCommand.run(['restore', 'bella'], { ...flags, path: 'public_html/index.html' }, io),
+      0,
+    );
+    assert.match(out.at(-1)!, /^Restored public_html\/index\.html of bella from snapshot [0-9a-f]{8}\n$/);
+    assert.equal(readFileSync(home('public_html/index.html'), 'utf8'), 'first page\n');
   });
 
   it('refuses a snapshot of another account, and an unknown one, as not found', async () => {

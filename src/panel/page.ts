@@ -71,7 +71,7 @@ export const PANEL_NAVIGATION: readonly { page: PanelPage; path: string | null }
   { page: 'databases', path: null },
   { page: 'ftp', path: null },
   { page: 'cron', path: null },
-  { page: 'backups', path: null },
+  { page: 'backups', path: '/backups' },
   { page: 'security', path: '/security' },
 ];
 

@@ -26,6 +26,7 @@ import {
   randomToken,
   tokensMatch,
 } from '../web-kit/session.ts';
+import { registerBackupsPage } from './backups.ts';
 import { registerDomainsPage } from './domains.ts';
 import { registerHomePage } from './home.ts';
 import { languageOf, type Translate, translator } from './i18n.ts';
@@ -297,5 +298,6 @@ export function registerPanel(app: FastifyInstance, services: Services, options:
 
   registerHomePage(app, panel, withHolder);
   registerDomainsPage(app, panel, withHolder);
+  registerBackupsPage(app, panel, withHolder);
   registerSecurityPage(app, panel, withHolder);
 }

@@ -4,6 +4,7 @@
 // user, never through a link the holder planted and never outside the home; a removed account is
 // made again, its password included, from its snapshot.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import {
   chownSync,
   existsSync,
@@ -24,6 +25,7 @@ import { runDueBackups } from '../../src/operations/backup-jobs.ts';
 import { inspect } from '../../src/operations/maintenance.ts';
 import { backupStatuses, findJob } from '../../src/store/backup-jobs.ts';
 import { callForHolder, createAccount, errorOf, forSuite } from '../helpers.ts';
+import { get, HOLDER_PASSWORD, holderSession, type PanelHarness, postForm } from '../panel/pages.ts';
 import { linuxSetup } from './system-root.ts';
 
 interface Snapshot {
@@ -262,6 +264,63 @@ describe('backups on the linux driver', () => {
     );
     assert.match(out.at(-1)!, /^Restored public_html\/index\.html of bella from snapshot [0-9a-f]{8}\n$/);
     assert.equal(readFileSync(home('public_html/index.html'), 'utf8'), 'first page\n');
+  });
+
+  it('the panel lists the backups, restores one path, and downloads the home alone as .tar.gz', async () => {
+    await createAccount(h, 'dora', { domain: 'dora.example', password: HOLDER_PASSWORD });
+    const doraHome = join(h.root, 'home/dora');
+    const { uid, gid } = statSync(doraHome);
+    mkdirSync(join(doraHome, 'public_html'), { recursive: true });
+    writeFileSync(join(doraHome, 'public_html/page.html'), 'dora\n');
+    chownSync(join(doraHome, 'public_html/page.html'), uid, gid);
+    // A link to a neighbour's home travels as a link, never as what it points to.
+    symlinkSync(home(), join(doraHome, 'public_html/bella'));
+    const snapshot = await backup('dora');
+    const panel = h as unknown as PanelHarness;
+    const dora = await holderSession(panel, 'dora');
+    const page = await get(panel, '/backups', dora.cookie);
+    assert.equal(page.status, 200);
+    assert.match(page.body, /Download \(\.tar\.gz\)/);
+    assert.ok(page.body.includes(`/backups/download?snapshot=${snapshot}`));
+    rmSync(join(doraHome, 'public_html/page.html'));
+    const restored = await postForm(
+      panel,
+      '/backups/restore',
+      { _csrf: dora.csrf, snapshot, what: 'files', path: 'public_html/page.html' },
+      dora.cookie,
+    );
+    assert.equal(restored.status, 303);
+    assert.equal(readFileSync(join(doraHome, 'public_html/page.html'), 'utf8'), 'dora\n');
+    const download = await h.customer.inject({
+      method: 'GET',
+      url: `/backups/download?snapshot=${snapshot}`,
+      headers: { cookie: dora.cookie },
+    });
+    assert.equal(download.statusCode, 200);
+    assert.equal(download.headers['content-type'], 'application/gzip');
+    const listing = execFileSync('/usr/bin/tar', ['-tvz'], { input: download.rawPayload }).toString();
+    const names = listing.trim().split('\n');
+    assert.ok(
+      names.some((line) => line.endsWith('public_html/page.html')),
+      listing,
+    );
+    assert.ok(
+      names.every((line) => line.includes('home/dora/')),
+      listing,
+    );
+    assert.ok(
+      names.some((line) => / -> .*home\/bella$/.test(line)),
+      listing,
+    );
+    assert.ok(!listing.includes('first page'));
+    // Another account's snapshot is no download of dora's.
+    const theirs = (await h.services.driver.backups!.snapshots('bella')).at(-1)!.id;
+    const refused = await h.customer.inject({
+      method: 'GET',
+      url: `/backups/download?snapshot=${theirs}`,
+      headers: { cookie: dora.cookie },
+    });
+    assert.equal(refused.statusCode, 404);
   });
 
   it('refuses a snapshot of another account, and an unknown one, as not found', async () => {

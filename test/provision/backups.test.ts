@@ -20,12 +20,15 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { setPortalPassword } from '../../src/auth/portal-password.ts';
 import { backupCommand } from '../../src/cli/commands/backup.ts';
+import { CLI } from '../../src/operations/audited.ts';
 import { runDueBackups } from '../../src/operations/backup-jobs.ts';
 import { inspect } from '../../src/operations/maintenance.ts';
 import { backupStatuses, findJob } from '../../src/store/backup-jobs.ts';
 import { callForHolder, createAccount, errorOf, forSuite } from '../helpers.ts';
 import { get, HOLDER_PASSWORD, holderSession, type PanelHarness, postForm } from '../panel/pages.ts';
+import { PORTAL_PASSWORD, get as portalGet, login as portalLogin } from '../portal/pages.ts';
 import { linuxSetup } from './system-root.ts';
 
 interface Snapshot {
@@ -321,6 +324,17 @@ describe('backups on the linux driver', () => {
       headers: { cookie: dora.cookie },
     });
     assert.equal(refused.statusCode, 404);
+  });
+
+  it('the portal shows each account’s last backup, and its failures', async () => {
+    await setPortalPassword(h.services, PORTAL_PASSWORD, CLI);
+    const { cookie } = await portalLogin(h);
+    const list = await portalGet(h, '/accounts', cookie);
+    assert.equal(list.status, 200);
+    assert.match(list.body, /<th[^>]*>Last backup<\/th>/);
+    assert.match(list.body, /id="account-dora"[\s\S]*?class="backup"[\s\S]*?<span>\d{4}-\d\d-\d\d \d\d:\d\d/);
+    const page = await portalGet(h, '/accounts/bella', cookie);
+    assert.match(page.body, /<dt>Last backup<\/dt>/);
   });
 
   it('refuses a snapshot of another account, and an unknown one, as not found', async () => {

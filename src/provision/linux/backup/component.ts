@@ -1,7 +1,7 @@
 // Backups of the accounts on this server (CONTRACT §15), in the restic repository of restic.ts.
 //
 // A snapshot holds the account's home, read by restic as root without following any link in it
-// (restic stores a link as a link) and without crossing into another filesystem, and beside it a
+// (restic stores a link as a link), but for the system directories of a shell's jail, and beside it a
 // directory of root's, <data-dir>/backup-staging/<user>, with the account's record and objects
 // from the store (account.json, with the password hashes a removed account is made again with),
 // its zones, and whatever each kind of object adds (BackupPart: a database dump). Snapshots are
@@ -24,9 +24,10 @@ import type { AccountObjects } from '../../../store/objects.ts';
 import { type Backups, type RestoreRequest, StepRefused } from '../../driver.ts';
 import type { LinuxContext } from '../context.ts';
 import { domainFile, makePrivateDirectory, readIfExists, writeFileAtomic } from '../files.ts';
-import { kindOf, removeHome, removeTree } from '../home.ts';
+import { ensureDirectory, kindOf, removeHome, removeTree } from '../home.ts';
 import { asUser } from '../move.ts';
 import { streamCommand } from '../run.ts';
+import { JAIL_ENTRIES } from '../shell/component.ts';
 import { type Repository, resticRepository, type Snapshot } from './restic.ts';
 
 /** The names directly in a home that hold mail: the account's own Maildir and its mailboxes'. */
@@ -96,6 +97,19 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
     await Promise.all([pack.done, unpack.done]);
   }
 
+  /**
+   * What root made directly in a home for a shell's jail (its system directories, a /proc mounted
+   * there): the system makes them again, and they are not the account's to keep.
+   */
+  const systemEntries = (home: string): string[] =>
+    [...JAIL_ENTRIES, 'proc'].filter((name) => {
+      try {
+        return lstatSync(join(home, name)).uid === 0;
+      } catch {
+        return false;
+      }
+    });
+
   /** Entries directly in a directory that are an account's (not root's), by name. */
   const accountEntries = (dir: string): string[] => {
     try {
@@ -117,17 +131,26 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
       if (kind === 'link' || kind === 'file' || kind === 'other')
         throw new StepRefused('path', `${components.slice(0, i).join('/')} is not a directory of the home`);
     }
-    removeTree(home, components);
     let stat: ReturnType<typeof lstatSync> | null = null;
     try {
       stat = lstatSync(join(staged, ...components));
     } catch {
       stat = null;
     }
+    // A directory directly in the home (public_html, mail) keeps its place and the group the system
+    // gave it (the web server's): what is in it goes, and then the snapshot's content comes.
+    const top = components.length === 1 && stat?.isDirectory() === true;
+    if (top && kindOf(home, components) === 'directory')
+      for (const name of readdirSync(join(home, components[0]!))) removeTree(home, [components[0]!, name]);
+    else removeTree(home, components);
     if (!stat) return;
-    // A home only root writes (a shell jail's) gets its directories from root, the account's own.
-    if (components.length === 1 && stat.isDirectory())
-      ctx.accountDirectory(account, components, stat.mode & 0o7777);
+    if (top) {
+      const { uid, gid } = ctx.systemUser(account.user);
+      const web = ctx.systemUser(config.linux.webUser).gid;
+      const group = stat.gid === web ? web : gid;
+      if (ensureDirectory(home, components, { uid, gid: group }, stat.mode & 0o7777) !== 'directory')
+        throw new StepRefused('path', `${components[0]} is not a directory of the home`);
+    }
     await copyIn(account, staged, components);
   }
 
@@ -169,10 +192,12 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
           makePrivateDirectory(join(meta, part.name));
           await part.collect(account, objects, join(meta, part.name));
         }
+        const home = ctx.path(account.homedir);
         return await repository.backup(
-          [ctx.path(account.homedir), meta],
+          [home, meta],
           [...tags(account.user), `server:${config.nodeName}`],
           config.nodeName,
+          systemEntries(home).map((name) => join(home, name)),
         );
       } finally {
         removeHome(meta);

@@ -37,7 +37,13 @@ export interface Repository {
   readonly location: string;
   /** Makes the password and, for a directory, the repository itself, once. */
   ensure(): Promise<void>;
-  backup(paths: readonly string[], tags: readonly string[], host: string): Promise<BackupSummary>;
+  /** A snapshot of `paths`, but what `excludes` names (absolute paths). */
+  backup(
+    paths: readonly string[],
+    tags: readonly string[],
+    host: string,
+    excludes?: readonly string[],
+  ): Promise<BackupSummary>;
   snapshots(tags: readonly string[]): Promise<Snapshot[]>;
   /** How many bytes restoring the snapshot gives. */
   size(id: string): Promise<number>;
@@ -90,12 +96,12 @@ export function resticRepository(config: Config, runner: CommandRunner): Reposit
       return ready;
     },
 
-    async backup(paths, tags, host) {
+    async backup(paths, tags, host, excludes = []) {
       const { stdout } = await restic(
         [
           'backup',
           '--json',
-          '--one-file-system',
+          ...excludes.map((path) => `--exclude=${path}`),
           '--host',
           host,
           ...tags.flatMap((tag) => ['--tag', tag]),

@@ -8,7 +8,6 @@ import type { Services } from '../services.ts';
 import type { Account } from '../store/accounts.ts';
 import type { AccountObjects } from '../store/objects.ts';
 import type { AccountRow } from '../store/schema.ts';
-import { backupsOf } from './backup-jobs.ts';
 import type { ValueKind } from './operation.ts';
 import { type Principal, resellerOf } from './principal.ts';
 
@@ -66,9 +65,12 @@ export const backupKinds = {
   ),
 };
 
-/** The driver's backups, or 400 when this server keeps none. */
-export function requireBackups(services: Services): Backups {
-  const backups = backupsOf(services);
+/**
+ * The backups of the server that holds the account (`server`; null or omitted: this one, which
+ * also keeps a removed account's), or 400 when this server keeps none.
+ */
+export function requireBackups(services: Services, server: string | null = null): Backups {
+  const backups = services.fleet.backupsOn(server);
   if (!backups) throw invalid('user', 'this server keeps no backups (it runs the record driver)');
   return backups;
 }

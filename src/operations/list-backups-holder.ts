@@ -14,8 +14,8 @@ export const listBackupsOfHolder = defineOperation({
   result: results.snapshots,
   errors: [],
   async run(ctx) {
-    const backups = requireBackups(ctx.services);
     const account = await holderAccount(ctx.db, ctx.principal);
+    const backups = requireBackups(ctx.services, account.server);
     const data = await listedSnapshots(backups, account.user);
     return { data, info: `${data.snapshots.length} backup(s) of ${account.user}` };
   },

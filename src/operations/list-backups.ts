@@ -16,11 +16,13 @@ export const listBackups = defineOperation({
   result: results.snapshots,
   errors: ['account_not_found'],
   async run(ctx, input) {
-    const backups = requireBackups(ctx.services);
-    // A removed account's snapshots are kept (backup_keep_removed): restoreacct makes it again.
-    const user = (await findAccount(ctx.db, input.user))
-      ? (await targetAccount(ctx.db, ctx.principal, input.user)).user
-      : await removedAccountInScope(ctx.principal, backups, input.user);
+    // A removed account's snapshots are kept (backup_keep_removed) where they were taken: this
+    // server's are listed, and restoreacct here makes it again.
+    const existing = (await findAccount(ctx.db, input.user))
+      ? await targetAccount(ctx.db, ctx.principal, input.user)
+      : null;
+    const backups = requireBackups(ctx.services, existing?.server ?? null);
+    const user = existing ? existing.user : await removedAccountInScope(ctx.principal, backups, input.user);
     const data = await listedSnapshots(backups, user);
     return { data, info: `${data.snapshots.length} backup(s) of ${user}` };
   },

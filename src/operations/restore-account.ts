@@ -89,7 +89,6 @@ export const restoreAccount = defineOperation({
   result: results.message,
   errors: ['account_not_found', 'account_exists', 'domain_in_use', 'object_not_found'],
   async run(ctx, input) {
-    const backups = requireBackups(ctx.services);
     const what = input.what ?? 'all';
     let request: RestoreRequest = {
       what: input.path ? 'files' : what,
@@ -101,8 +100,10 @@ export const restoreAccount = defineOperation({
     let account: Account;
     let objects: AccountObjects;
     let snapshot: string;
+    let backups = requireBackups(ctx.services);
     if (existing) {
       account = await targetAccount(ctx.db, ctx.principal, input.user);
+      backups = requireBackups(ctx.services, account.server);
       snapshot = await findSnapshot(backups, account.user, input.snapshot);
       objects = await objectsOf(ctx.db, account.user);
     } else {

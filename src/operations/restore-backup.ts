@@ -25,8 +25,8 @@ export const restoreBackup = defineOperation({
   result: results.message,
   errors: ['object_not_found'],
   async run(ctx, input) {
-    const backups = requireBackups(ctx.services);
     const account = await holderAccount(ctx.db, ctx.principal);
+    const backups = requireBackups(ctx.services, account.server);
     const objects = await objectsOf(ctx.db, account.user);
     if (input.path && input.what !== 'files') throw invalid('path', 'a path is restored with what=files');
     if (input.email && input.what !== 'mail') throw invalid('email', 'a mailbox is restored with what=mail');

@@ -39,7 +39,7 @@ export function registerBackupsPage(app: FastifyInstance, panel: Panel, withHold
   ) => {
     const { t } = holder;
     // A server that keeps no backups (the record driver) has none to show.
-    const { snapshots } = panel.services.driver.backups
+    const { snapshots } = panel.services.fleet.backupsOn(holder.account.server)
       ? ((await panel.run(request, holder, 'list_backups', {})).data as { snapshots: Snapshot[] })
       : { snapshots: [] };
     const newestFirst = [...snapshots].reverse();
@@ -103,7 +103,7 @@ export function registerBackupsPage(app: FastifyInstance, panel: Panel, withHold
   app.get(
     '/backups/download',
     withHolder(async (request, reply, holder) => {
-      const backups = panel.services.driver.backups;
+      const backups = panel.services.fleet.backupsOn(holder.account.server);
       const given = (request.query as Record<string, unknown>).snapshot;
       if (!backups || typeof given !== 'string' || !/^[0-9a-f]{8,64}$/.test(given))
         return reply.code(404).type('text/plain').send('Not found');

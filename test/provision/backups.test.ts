@@ -22,10 +22,14 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setPortalPassword } from '../../src/auth/portal-password.ts';
 import { backupCommand } from '../../src/cli/commands/backup.ts';
+import { FLEET_PATHS } from '../../src/fleet/calls.ts';
+import { signedHeaders } from '../../src/fleet/client.ts';
 import { CLI } from '../../src/operations/audited.ts';
 import { runDueBackups } from '../../src/operations/backup-jobs.ts';
 import { inspect } from '../../src/operations/maintenance.ts';
+import { findAccount, toRow } from '../../src/store/accounts.ts';
 import { backupStatuses, findJob } from '../../src/store/backup-jobs.ts';
+import { objectsOf, toObjectRows } from '../../src/store/objects.ts';
 import { callForHolder, createAccount, errorOf, forSuite } from '../helpers.ts';
 import { get, HOLDER_PASSWORD, holderSession, type PanelHarness, postForm } from '../panel/pages.ts';
 import { PORTAL_PASSWORD, get as portalGet, login as portalLogin } from '../portal/pages.ts';
@@ -257,7 +261,12 @@ describe('backups on the linux driver', () => {
   it('berth backup list and restore work from the command line', async () => {
     const out: string[] = [];
     const io = { stdin: async () => '', out: (text: string) => out.push(text) };
-    const flags = { 'data-dir': h.dataDir, driver: 'linux', 'system-root': h.root };
+    const flags = {
+      'data-dir': h.dataDir,
+      driver: 'linux',
+      'system-root': h.root,
+      node: h.services.config.nodeName,
+    };
     assert.equal(await backupCommand.run(['list', 'bella'], flags, io), 0);
     assert.match(out.join(''), /^ID +TIME +SIZE \(MB\)$/m);
     rmSync(home('public_html/index.html'));
@@ -335,6 +344,55 @@ describe('backups on the linux driver', () => {
     assert.match(list.body, /id="account-dora"[\s\S]*?class="backup"[\s\S]*?<span>\d{4}-\d\d-\d\d \d\d:\d\d/);
     const page = await portalGet(h, '/accounts/bella', cookie);
     assert.match(page.body, /<dt>Last backup<\/dt>/);
+  });
+
+  it('answers another server of the fleet about its backups, signed alone, and restores for it', async () => {
+    await h.services.fleet.ensureSecret();
+    const secret = (await h.services.fleet.secret())!;
+    const to = { from: 'web2', to: h.services.config.nodeName };
+    const send = (path: string, body: object, sign = true) => {
+      const text = JSON.stringify(body);
+      return h.request({
+        url: path,
+        headers: {
+          'content-type': 'application/json',
+          ...(sign ? signedHeaders(secret, to, path, text) : {}),
+        },
+        body: text,
+      });
+    };
+    assert.equal(
+      (await send(FLEET_PATHS.backups, { action: 'snapshots', user: 'dora' }, false)).statusCode,
+      401,
+    );
+    const listed = await send(FLEET_PATHS.backups, { action: 'snapshots', user: 'dora' });
+    assert.equal(listed.statusCode, 200);
+    const snapshots = (listed.body as unknown as { snapshots: { id: string }[] }).snapshots;
+    assert.equal(snapshots.length, 1);
+    const bad = await send(FLEET_PATHS.backups, { action: 'snapshots', user: '../etc' });
+    assert.equal(bad.statusCode, 400);
+    const dora = (await findAccount(h.services.store.db, 'dora'))!;
+    rmSync(join(h.root, 'home/dora/public_html/page.html'));
+    const restored = await send(FLEET_PATHS.backups, {
+      action: 'restore',
+      user: 'dora',
+      account: toRow(dora),
+      objects: toObjectRows('dora', await objectsOf(h.services.store.db, 'dora')),
+      snapshot: snapshots[0]!.id,
+      request: { what: 'files', path: ['public_html', 'page.html'] },
+    });
+    assert.equal(restored.statusCode, 200, JSON.stringify(restored.body));
+    assert.equal(readFileSync(join(h.root, 'home/dora/public_html/page.html'), 'utf8'), 'dora\n');
+    const refused = await send(FLEET_PATHS.backups, {
+      action: 'restore',
+      user: 'dora',
+      account: toRow(dora),
+      objects: toObjectRows('dora', await objectsOf(h.services.store.db, 'dora')),
+      snapshot: snapshots[0]!.id,
+      request: { what: 'files', path: ['public_html', 'bella', 'x'] },
+    });
+    assert.equal(refused.statusCode, 422);
+    assert.equal((refused.body as unknown as { param: string }).param, 'path');
   });
 
   it('refuses a snapshot of another account, and an unknown one, as not found', async () => {

@@ -1,5 +1,6 @@
 // listbackups (CONTRACT §15): the account's snapshots, oldest first, each with its size in MB; also
 // those of an account removed since, while they are kept.
+import { apiError } from '../core/errors.ts';
 import { findAccount } from '../store/accounts.ts';
 import { listedSnapshots, removedAccountInScope, requireBackups } from './backup-common.ts';
 import { targetAccount } from './common.ts';
@@ -21,7 +22,9 @@ export const listBackups = defineOperation({
     const existing = (await findAccount(ctx.db, input.user))
       ? await targetAccount(ctx.db, ctx.principal, input.user)
       : null;
-    const backups = requireBackups(ctx.services, existing?.server ?? null);
+    const kept = existing ? null : ctx.services.fleet.backupsOn(null);
+    if (!existing && !kept) throw apiError('account_not_found', { user: input.user }, 'user');
+    const backups = kept ?? requireBackups(ctx.services, existing!.server);
     const user = existing ? existing.user : await removedAccountInScope(ctx.principal, backups, input.user);
     const data = await listedSnapshots(backups, user);
     return { data, info: `${data.snapshots.length} backup(s) of ${user}` };

@@ -5,7 +5,7 @@
 // then everything it had is restored into it. A reseller reaches a removed account's snapshots
 // only when the snapshot names it as the owner.
 import { apiError, invalid } from '../core/errors.ts';
-import type { RestoreRequest } from '../provision/driver.ts';
+import type { Backups, RestoreRequest } from '../provision/driver.ts';
 import {
   type Account,
   findAccount,
@@ -100,7 +100,7 @@ export const restoreAccount = defineOperation({
     let account: Account;
     let objects: AccountObjects;
     let snapshot: string;
-    let backups = requireBackups(ctx.services);
+    let backups: Backups;
     if (existing) {
       account = await targetAccount(ctx.db, ctx.principal, input.user);
       backups = requireBackups(ctx.services, account.server);
@@ -108,6 +108,9 @@ export const restoreAccount = defineOperation({
       objects = await objectsOf(ctx.db, account.user);
     } else {
       // Removed: its snapshots say whose it was; outside the caller's scope it does not exist.
+      const kept = ctx.services.fleet.backupsOn(null);
+      if (!kept) throw apiError('account_not_found', { user: input.user }, 'user');
+      backups = kept;
       await removedAccountInScope(ctx.principal, backups, input.user);
       snapshot = await findSnapshot(backups, input.user, input.snapshot);
       const record = parseRecord(await backups.record(input.user, snapshot), input.user);

@@ -30,7 +30,7 @@ import { inspect } from '../../src/operations/maintenance.ts';
 import { findAccount, toRow } from '../../src/store/accounts.ts';
 import { backupStatuses, findJob } from '../../src/store/backup-jobs.ts';
 import { objectsOf, toObjectRows } from '../../src/store/objects.ts';
-import { callForHolder, createAccount, errorOf, forSuite } from '../helpers.ts';
+import { callForHolder, createAccount, createChild, createReseller, errorOf, forSuite } from '../helpers.ts';
 import { get, HOLDER_PASSWORD, holderSession, type PanelHarness, postForm } from '../panel/pages.ts';
 import { PORTAL_PASSWORD, get as portalGet, login as portalLogin } from '../portal/pages.ts';
 import { linuxSetup } from './system-root.ts';
@@ -393,6 +393,27 @@ describe('backups on the linux driver', () => {
     });
     assert.equal(refused.statusCode, 422);
     assert.equal((refused.body as unknown as { param: string }).param, 'path');
+  });
+
+  it("a removed account's snapshots are its reseller's to list and restore, and no other reseller's", async () => {
+    await createReseller(h, 'res');
+    await createReseller(h, 'other');
+    await createChild(h, 'res', 'rita');
+    const snapshot = await backup('rita');
+    assert.equal((await h.callAs('res', 'removeacct', { user: 'rita' })).statusCode, 200);
+    const theirs = await h.callAs('other', 'listbackups', { user: 'rita' });
+    assert.deepEqual(errorOf(theirs), { status: 400, code: 'account_not_found', param: 'user' });
+    const taken = await h.callAs('other', 'restoreacct', { user: 'rita', snapshot });
+    assert.deepEqual(errorOf(taken), { status: 400, code: 'account_not_found', param: 'user' });
+    const listed = await h.callAs('res', 'listbackups', { user: 'rita' });
+    assert.equal(listed.statusCode, 200, JSON.stringify(listed.body));
+    const restored = await h.callAs('res', 'restoreacct', { user: 'rita', snapshot });
+    assert.equal(restored.statusCode, 200, JSON.stringify(restored.body));
+    assert.equal(
+      ((await h.call('accountsummary', { user: 'rita' })).body.data as { acct: { owner: string } }).acct
+        .owner,
+      'res',
+    );
   });
 
   it('refuses a snapshot of another account, and an unknown one, as not found', async () => {

@@ -56,6 +56,7 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
   const restoreRoot = join(config.dataDir, 'restore-staging');
   const tags = (user: string) => [`user:${user}`];
   const metaDir = (user: string) => join(stagingRoot, user);
+  const sizes = new Map<string, number>();
 
   async function own(user: string, id: string): Promise<Snapshot> {
     await repository.ensure();
@@ -209,7 +210,15 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
       return (await repository.snapshots(tags(user))).map(({ id, time }) => ({ id, time }));
     },
 
-    size: (snapshot) => repository.size(snapshot),
+    async size(snapshot) {
+      // A snapshot never changes: its size is asked of restic once.
+      let size = sizes.get(snapshot);
+      if (size === undefined) {
+        size = await repository.size(snapshot);
+        sizes.set(snapshot, size);
+      }
+      return size;
+    },
 
     async record(user, id) {
       const snapshot = await own(user, id);

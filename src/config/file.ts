@@ -57,7 +57,10 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   cron_jobs: ['cronJobs', wholeNumber(0, 10_000)],
   backup_repository: [
     'backup.repository',
-    textValue({ pattern: /^[/a-z]/, what: 'a directory or a restic location' }),
+    textValue({
+      pattern: /^(\/|[a-z][a-z0-9]*:)/,
+      what: 'a directory or a restic location (sftp:, s3:, rest:…)',
+    }),
   ],
   backup_schedule: ['backup.schedule', cronScheduleValue],
   backup_keep: ['backup.keep', retentionValue],

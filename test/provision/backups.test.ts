@@ -20,12 +20,13 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { setPortalPassword } from '../../src/auth/portal-password.ts';
 import { backupCommand } from '../../src/cli/commands/backup.ts';
 import { FLEET_PATHS } from '../../src/fleet/calls.ts';
 import { signedHeaders } from '../../src/fleet/client.ts';
 import { CLI } from '../../src/operations/audited.ts';
-import { runDueBackups } from '../../src/operations/backup-jobs.ts';
+import { runDueBackups, startBackupWorker } from '../../src/operations/backup-jobs.ts';
 import { inspect } from '../../src/operations/maintenance.ts';
 import { findAccount, toRow } from '../../src/store/accounts.ts';
 import { backupStatuses, findJob } from '../../src/store/backup-jobs.ts';
@@ -423,6 +424,50 @@ describe('backups on the linux driver', () => {
     assert.deepEqual(errorOf(reply), { status: 400, code: 'object_not_found', param: 'snapshot' });
     const unknown = await restore({ snapshot: 'deadbeef', what: 'files' });
     assert.deepEqual(errorOf(unknown), { status: 400, code: 'object_not_found', param: 'snapshot' });
+  });
+
+  it('the schedule queues every account of the server; retention then forgets what is not kept', async () => {
+    const { services } = h;
+    await createAccount(h, 'gone', { domain: 'gone.example' });
+    await backup('gone');
+    assert.equal((await h.call('removeacct', { user: 'gone' })).statusCode, 200);
+    const backups = services.driver.backups!;
+    assert.ok((await backups.snapshots('bella')).length > 2);
+    const config = services.config.backup;
+    const kept = { ...config };
+    Object.assign(config, { schedule: '0 3 * * *', keep: { last: 2 }, keepRemovedDays: 1 });
+    const realNow = services.now;
+    let now = new Date(Date.now() + 2 * 24 * 60 * 60_000);
+    now.setHours(2, 59, 30, 0);
+    services.now = () => now;
+    const worker = startBackupWorker(services);
+    try {
+      now = new Date(now.getTime() + 60_000);
+      const accounts = ['bella', 'carla', 'dora', 'rita'];
+      let counts: number[] = [];
+      for (let i = 0; i < 120; i++) {
+        await sleep(1000);
+        counts = await Promise.all(accounts.map(async (user) => (await backups.snapshots(user)).length));
+        const jobs = await services.store.db
+          .selectFrom('backup_jobs')
+          .select('id')
+          .where('reason', '=', 'schedule')
+          .execute();
+        if (
+          jobs.length === accounts.length &&
+          counts.every((n) => n === 2) &&
+          (await backups.snapshots('gone')).length === 0
+        )
+          break;
+      }
+      assert.deepEqual(counts, [2, 2, 2, 2]);
+      // A removed account's snapshots, past backup_keep_removed, are gone with it.
+      assert.deepEqual(await backups.snapshots('gone'), []);
+    } finally {
+      await worker.close();
+      services.now = realNow;
+      Object.assign(config, kept);
+    }
   });
 });
 

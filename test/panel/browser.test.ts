@@ -224,7 +224,7 @@ describe('the panel in a real browser', () => {
     await page.getByLabel('Domain', { exact: true }).press('Enter');
     await page.getByText(`Domain ${LONG_DOMAIN} added.`).waitFor({ timeout: 10_000 });
     await shot('domains-375');
-    for (const path of ['/', '/domains', '/security']) {
+    for (const path of ['/', '/domains', '/backups', '/security']) {
       await page.goto(`${base}${path}`);
       assert.ok(Number(await page.evaluate('document.documentElement.scrollWidth')) <= 375, path);
     }
@@ -239,12 +239,12 @@ describe('the panel in a real browser', () => {
     assert.equal(skip.text, 'Skip to main content');
     assert.equal(skip.outline, 'solid 3px', 'the stylesheet’s own focus mark');
     const order: string[] = [];
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 6; i++) {
       await page.keyboard.press('Tab');
       order.push((await focused()).text);
     }
     // The brand, then the pages that exist in reading order (those not yet available are no stops).
-    assert.deepEqual(order, ['Berth', 'Home', 'Domains', 'Security', 'Log out']);
+    assert.deepEqual(order, ['Berth', 'Home', 'Domains', 'Backups', 'Security', 'Log out']);
     await page.getByLabel('Domain', { exact: true }).focus();
     await page.keyboard.type('other-panel.example');
     await page.keyboard.press('Tab');

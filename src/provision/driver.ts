@@ -116,7 +116,8 @@ export interface Backups {
   homeArchive(user: string, snapshot: string): Promise<Readable>;
   /**
    * Forgets what retention does not keep: of each account in `accounts`, per `backup_keep`; of
-   * every other, all once its last snapshot is older than `backup_keep_removed`.
+   * every other, all once its last snapshot is older than `backup_keep_removed`; then checks the
+   * repository (restic check), throwing what it finds.
    */
   applyRetention(accounts: ReadonlySet<string>, now: Date): Promise<void>;
 }

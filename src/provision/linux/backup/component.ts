@@ -286,6 +286,8 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
         }
       }
       if (forgot) await repository.prune();
+      // Once a round: a damaged repository is found before a restore needs it.
+      await repository.check();
     },
   };
 }

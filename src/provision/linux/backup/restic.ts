@@ -57,6 +57,8 @@ export interface Repository {
   forget(ids: readonly string[]): Promise<void>;
   /** Frees what forgotten snapshots held. */
   prune(): Promise<void>;
+  /** restic's check of the repository's structure (not every byte of data): throws what it finds. */
+  check(): Promise<void>;
 }
 
 /** Whether a repository location is a directory of this server's (not `sftp:`, `s3:`, `rest:`…). */
@@ -163,6 +165,10 @@ export function resticRepository(config: Config, runner: CommandRunner): Reposit
 
     async prune() {
       await restic(['prune'], BACKUP_TIMEOUT_MS);
+    },
+
+    async check() {
+      await restic(['check'], BACKUP_TIMEOUT_MS);
     },
   };
 }

@@ -426,6 +426,25 @@ describe('backups on the linux driver', () => {
     assert.deepEqual(errorOf(unknown), { status: 400, code: 'object_not_found', param: 'snapshot' });
   });
 
+  it("a shell account's own home in its jail is restored with its files", async () => {
+    await createAccount(h, 'sheila', { domain: 'sheila.example', shell: '1' });
+    const shellHome = join(h.root, 'home/sheila/home/sheila');
+    assert.ok(existsSync(shellHome), 'the jail has the shell’s home');
+    const { uid, gid } = statSync(shellHome);
+    writeFileSync(join(shellHome, '.profile'), 'kept\n');
+    chownSync(join(shellHome, '.profile'), uid, gid);
+    const snapshot = await backup('sheila');
+    rmSync(join(shellHome, '.profile'));
+    writeFileSync(join(shellHome, 'later'), 'later\n');
+    const reply = await h.call('restoreacct', { user: 'sheila', snapshot, what: 'files' });
+    assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+    assert.equal(readFileSync(join(shellHome, '.profile'), 'utf8'), 'kept\n');
+    assert.equal(existsSync(join(shellHome, 'later')), false);
+    assert.equal(statSync(shellHome).uid, uid);
+    // The jail's system directories are root's as before, and not in the snapshot.
+    assert.equal(statSync(join(h.root, 'home/sheila/usr')).uid, 0);
+  });
+
   it('the schedule queues every account of the server; retention then forgets what is not kept', async () => {
     const { services } = h;
     await createAccount(h, 'gone', { domain: 'gone.example' });
@@ -443,7 +462,7 @@ describe('backups on the linux driver', () => {
     const worker = startBackupWorker(services);
     try {
       now = new Date(now.getTime() + 60_000);
-      const accounts = ['bella', 'carla', 'dora', 'rita'];
+      const accounts = ['bella', 'carla', 'dora', 'rita', 'sheila'];
       let counts: number[] = [];
       for (let i = 0; i < 120; i++) {
         await sleep(1000);
@@ -460,7 +479,7 @@ describe('backups on the linux driver', () => {
         )
           break;
       }
-      assert.deepEqual(counts, [2, 2, 2, 2]);
+      assert.deepEqual(counts, [2, 2, 2, 2, 2]);
       // A removed account's snapshots, past backup_keep_removed, are gone with it.
       assert.deepEqual(await backups.snapshots('gone'), []);
     } finally {

@@ -111,6 +111,19 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
       }
     });
 
+  /** Directories of root's directly in a directory (none through a link), by name. */
+  const rootDirectories = (dir: string): string[] => {
+    try {
+      return readdirSync(dir).filter((name) => {
+        const stat = lstatSync(join(dir, name));
+        return stat.isDirectory() && stat.uid === 0;
+      });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+  };
+
   /** Entries directly in a directory that are an account's (not root's), by name. */
   const accountEntries = (dir: string): string[] => {
     try {
@@ -138,11 +151,20 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
     } catch {
       stat = null;
     }
-    // A directory directly in the home (public_html, mail) keeps its place and the group the system
-    // gave it (the web server's): what is in it goes, and then the snapshot's content comes.
-    const top = components.length === 1 && stat?.isDirectory() === true;
+    // A directory directly in the home (public_html, mail), or in a directory of root's there (the
+    // shell's home in a jail), keeps its place and the group the system gave it (the web server's):
+    // what is in it goes, and then the snapshot's content comes. The account could not make it.
+    const rootsParent = () => {
+      try {
+        return lstatSync(join(home, components[0]!)).uid === 0;
+      } catch {
+        return false;
+      }
+    };
+    const top =
+      stat?.isDirectory() === true && (components.length === 1 || (components.length === 2 && rootsParent()));
     if (top && kindOf(home, components) === 'directory')
-      for (const name of readdirSync(join(home, components[0]!))) removeTree(home, [components[0]!, name]);
+      for (const name of readdirSync(join(home, ...components))) removeTree(home, [...components, name]);
     else removeTree(home, components);
     if (!stat) return;
     if (top) {
@@ -150,7 +172,7 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
       const web = ctx.systemUser(config.linux.webUser).gid;
       const group = stat.gid === web ? web : gid;
       if (ensureDirectory(home, components, { uid, gid: group }, stat.mode & 0o7777) !== 'directory')
-        throw new StepRefused('path', `${components[0]} is not a directory of the home`);
+        throw new StepRefused('path', `${components.join('/')} is not a directory of the home`);
     }
     await copyIn(account, staged, components);
   }
@@ -160,9 +182,20 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
     if (request.path) return [[...request.path]];
     const home = ctx.path(account.homedir);
     const names = new Set<string>();
-    if (request.what === 'all' || request.what === 'files')
+    if (request.what === 'all' || request.what === 'files') {
       for (const name of [...accountEntries(staged), ...accountEntries(home)])
         if (!MAIL_NAMES.has(name)) names.add(name);
+      // In a directory of root's directly in the home (a jail's `home`), the account's own (the
+      // shell's home).
+      const skip = new Set(systemEntries(home));
+      for (const dir of new Set([...rootDirectories(staged), ...rootDirectories(home)]))
+        if (!skip.has(dir))
+          for (const name of new Set([
+            ...accountEntries(join(staged, dir)),
+            ...accountEntries(join(home, dir)),
+          ]))
+            names.add(`${dir}/${name}`);
+    }
     if (request.what === 'all' || request.what === 'mail') {
       if (request.email) {
         const [local, domain] = [request.email.split('@')[0]!, request.email.split('@')[1]!];
@@ -170,7 +203,7 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
       }
       for (const name of MAIL_NAMES) names.add(name);
     }
-    return [...names].sort().map((name) => [name]);
+    return [...names].sort().map((name) => name.split('/'));
   }
 
   return {

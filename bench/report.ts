@@ -1,5 +1,5 @@
 // Writes the benchmark results: a Markdown table with the machine they ran on, and an SVG chart.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 
@@ -57,6 +57,8 @@ function chart(measurements: Measurement[]): string {
   ].join('\n');
 }
 
+const BACKUPS = new URL('backups.md', import.meta.url);
+
 export function writeReport(
   out: string,
   measurements: Measurement[],
@@ -88,6 +90,8 @@ export function writeReport(
     `![Berth and its baselines](${svgName})`,
     '',
     readFileSync(new URL('analysis.md', import.meta.url), 'utf8'),
+    // The backups' figures, measured apart (node bench/backups.ts: a system root and restic).
+    ...(existsSync(BACKUPS) ? ['', readFileSync(BACKUPS, 'utf8')] : []),
   ];
   writeFileSync(out, lines.join('\n'));
 }

@@ -233,6 +233,27 @@ export interface OperationParams {
     /** Package name */
     name: string;
   };
+  /** Start a backup of an account; answers at once with its job. */
+  'backupacct': {
+    /** Account user name */
+    user: string;
+  };
+  /** An account's backups (snapshots), oldest first. */
+  'listbackups': {
+    /** Account user name */
+    user: string;
+  };
+  /** Restore an account (or its files, mail, databases or one path) from one of its backups. */
+  'restoreacct': {
+    /** Account user name (a removed account is made again) */
+    user: string;
+    /** The snapshot, as listbackups gives it */
+    snapshot: string;
+    /** What to restore; all when omitted */
+    what?: 'all' | 'files' | 'mail' | 'databases';
+    /** One path below the home to restore (with what=files or all) */
+    path?: string;
+  };
 }
 
 export type OperationName = keyof OperationParams;
@@ -431,6 +452,21 @@ export interface HolderOperationParams {
   'remove_ftp_account': {
     /** The FTP login, with or without `@<main domain>` */
     login: string;
+  };
+  /** The account's backups (snapshots), oldest first. */
+  'list_backups': {};
+  /** Restore the account's files, a mailbox or a database from one of its backups. */
+  'restore_backup': {
+    /** The snapshot, as list_backups gives it */
+    snapshot: string;
+    /** What to restore */
+    what: 'files' | 'mail' | 'database';
+    /** With files: one path below the home (else every file) */
+    path?: string;
+    /** With mail: one mailbox (else all the mail) */
+    email?: string;
+    /** With database: the database to restore */
+    database?: string;
   };
 }
 
@@ -704,6 +740,21 @@ export interface OperationResults {
     accounts_updated: number;
   };
   'killpkg': string;
+  'backupacct': {
+    /** The backup job, as berth backup list and the portal show it */
+    job: string;
+  };
+  'listbackups': {
+    snapshots: {
+      /** The snapshot id restoreacct and restore_backup take */
+      id: string;
+      /** When it was taken, ISO 8601 */
+      time: string;
+      /** What restoring it gives, in MB (two decimals) */
+      size: number;
+    }[];
+  };
+  'restoreacct': string;
 }
 
 /** What each of an account holder's operations resolves with. */
@@ -873,4 +924,15 @@ export interface HolderOperationResults {
   'add_ftp_account': FtpAccount;
   'change_ftp_password': FtpAccount;
   'remove_ftp_account': FtpAccount;
+  'list_backups': {
+    snapshots: {
+      /** The snapshot id restoreacct and restore_backup take */
+      id: string;
+      /** When it was taken, ISO 8601 */
+      time: string;
+      /** What restoring it gives, in MB (two decimals) */
+      size: number;
+    }[];
+  };
+  'restore_backup': string;
 }

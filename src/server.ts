@@ -1,5 +1,6 @@
 // Starts the admin, reseller and customer listeners on shared services, and stops them gracefully: on
 // SIGTERM or SIGINT no new connection is taken, calls in flight finish, then the process exits.
+
 import { X509Certificate } from 'node:crypto';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { ensurePortalPassword, PORTAL_PASSWORD_FILE, portalPasswordNotice } from
 import type { Config } from './config/index.ts';
 import { profileOf } from './fleet/servers.ts';
 import { loadCertificate } from './http/tls.ts';
+import { startBackupWorker } from './operations/backup-jobs.ts';
 import {
   claimUnplacedAccounts,
   inspect,
@@ -159,6 +161,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     },
     log,
   );
+  // Backups are taken by this server's worker, for its accounts, whichever server queued them.
+  const backupWorker = services.driver.backups ? startBackupWorker(services) : null;
   // A refresh that outlasts the interval (many homes walked to their time limit) is not doubled.
   let refreshing = false;
   const usageTimer = setInterval(() => {
@@ -182,6 +186,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       closing ??= (async () => {
         clearInterval(usageTimer);
         clearInterval(heartbeatTimer);
+        await backupWorker?.close();
         await Promise.allSettled([admin.close(), reseller.close(), customer.close()]);
         await services.close();
       })();

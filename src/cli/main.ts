@@ -16,6 +16,7 @@ import {
 import { adminCommand } from './commands/admin.ts';
 import { apiUserCommand } from './commands/api-user.ts';
 import { auditCommand } from './commands/audit.ts';
+import { backupCommand } from './commands/backup.ts';
 import { certsCommand } from './commands/certs.ts';
 import { doctorCommand } from './commands/doctor.ts';
 import { eventsCommand } from './commands/events.ts';
@@ -42,6 +43,7 @@ export const commands: readonly Command[] = [
   doctorCommand,
   certsCommand,
   usageCommand,
+  backupCommand,
   apiUserCommand,
   packageCommand,
   adminCommand,

@@ -7,6 +7,7 @@ import {
   absolutePath,
   addressOrNone,
   addressRange,
+  cronScheduleValue,
   fraction,
   hostNameValue,
   listenAddress,
@@ -18,6 +19,7 @@ import {
   positive,
   type Reader,
   Refused,
+  retentionValue,
   stringList,
   textValue,
   urlValue,
@@ -55,6 +57,16 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   cron_jobs: ['cronJobs', wholeNumber(0, 10_000)],
   database_user_connections: ['databaseUserConnections', wholeNumber(1, 10_000)],
   database_users: ['databaseUsers', wholeNumber(0, 10_000)],
+  backup_repository: [
+    'backup.repository',
+    textValue({
+      pattern: /^(\/|[a-z][a-z0-9]*:)/,
+      what: 'a directory or a restic location (sftp:, s3:, rest:…)',
+    }),
+  ],
+  backup_schedule: ['backup.schedule', cronScheduleValue],
+  backup_keep: ['backup.keep', retentionValue],
+  backup_keep_removed: ['backup.keepRemovedDays', wholeNumber(0, 36_500)],
   trusted_proxies: ['trustedProxies', listOf(addressRange())],
   trusted_addresses: ['trustedAddresses', listOf(addressRange())],
   'tls.enabled': ['tls', onOff],
@@ -132,6 +144,8 @@ const TEMPLATE_EXAMPLES: Record<string, unknown> = {
   'tls.cert': '/etc/ssl/berth/fullchain.pem',
   'tls.key': '/etc/ssl/berth/privkey.pem',
   'linux.quota_filesystem': '/home',
+  backup_repository: '/var/lib/berth/backups',
+  backup_keep: '7 daily, 4 weekly',
 };
 
 /** The keys of berth.toml, for the docs and their test. */

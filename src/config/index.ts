@@ -11,6 +11,7 @@ export { configTemplate, FILE_KEYS } from './file.ts';
 export type { LinuxComponentName, LinuxConfig } from './linux.ts';
 export {
   type AcmeConfig,
+  type BackupConfig,
   type Config,
   ConfigError,
   type ConfigOverrides,
@@ -19,7 +20,7 @@ export {
   type Webhook,
 } from './settings.ts';
 
-const SECTIONS = ['lockout', 'ipPool', 'linux', 'acme', 'limits'] as const;
+const SECTIONS = ['lockout', 'ipPool', 'linux', 'acme', 'limits', 'backup'] as const;
 
 /** `over` laid over `base`: a value left undefined keeps the one below; sections merge key by key. */
 function merge(base: Config, over: ConfigOverrides): Config {

@@ -1,6 +1,9 @@
 // How a value of berth.toml is read into what Config holds: each reader returns the value or throws
 // Refused with the reason, to which the loader adds the file and the key.
 import { isIP } from 'node:net';
+import { parseCronSchedule } from '../core/cron.ts';
+import { ApiError } from '../core/errors.ts';
+import { parseRetention } from '../core/retention.ts';
 import { parseAddressRange } from '../core/values.ts';
 
 /** Why a value in berth.toml cannot be used (the loader adds the file and the key). */
@@ -135,4 +138,23 @@ export const dnsServer: Reader = (value) => {
 export const addressOrNone = (family: 4 | 6): Reader => {
   const read = addressRange(family);
   return (value) => (value === '' ? '' : read(value));
+};
+
+/** Five cron fields (the backup schedule), as add_cron_job takes them. */
+export const cronScheduleValue: Reader = (value) => {
+  if (typeof value !== 'string') throw new Refused('must be a string of five cron fields');
+  try {
+    return parseCronSchedule('schedule', value);
+  } catch (error) {
+    if (error instanceof ApiError) throw new Refused(`must be five cron fields: ${error.message}`);
+    throw error;
+  }
+};
+
+/** A retention, "7 daily, 4 weekly". */
+export const retentionValue: Reader = (value) => {
+  if (typeof value !== 'string') throw new Refused('must be a string such as "7 daily, 4 weekly"');
+  const keep = parseRetention(value);
+  if (typeof keep === 'string') throw new Refused(keep);
+  return keep;
 };

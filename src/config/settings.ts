@@ -1,7 +1,7 @@
 // What the server's configuration holds (Config and its sections but [linux], which is linux.ts) and
 // its defaults, before berth.toml, the environment and the flags are laid over them.
 import { hostname, networkInterfaces } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DEFAULT_RESERVED_DOMAINS, PUBLIC_SUFFIX_LIST } from '../core/domain-claims.ts';
 import { type LinuxConfig, linuxDefaults } from './linux.ts';
 
@@ -52,6 +52,8 @@ export interface Config {
    * what bounds the connections one account can hold open.
    */
   databaseUsers: number;
+  /** Backups of every account (CONTRACT §15; docs/backups.md). */
+  backup: BackupConfig;
   /**
    * The uids (and gids) accounts get, one each, never given twice across the fleet: above the
    * system's own users and people (Debian gives those 1000 up), below what Debian reserves
@@ -74,6 +76,18 @@ export interface Webhook {
   secret: string;
   /** The event types to send; empty: all. */
   events: string[];
+}
+
+/** Where and when accounts are backed up, and how long their snapshots are kept. */
+export interface BackupConfig {
+  /** A restic repository: a directory, or any location restic takes (`sftp:`, `s3:`, `rest:`). */
+  repository: string;
+  /** Five cron fields, server time. */
+  schedule: string;
+  /** restic's retention: how many of each period's last snapshot are kept, e.g. daily 7, weekly 4. */
+  keep: Record<string, number>;
+  /** Days a removed account's snapshots are kept after its last one. */
+  keepRemovedDays: number;
 }
 
 /** Protection against slow or greedy clients. Times in seconds. */
@@ -107,7 +121,10 @@ export interface AcmeConfig {
 }
 
 /** What a caller (the CLI's flags, a test) may set over the file and the environment. */
-export type ConfigOverrides = Partial<Omit<Config, 'lockout' | 'ipPool' | 'linux' | 'acme' | 'limits'>> & {
+export type ConfigOverrides = Partial<
+  Omit<Config, 'lockout' | 'ipPool' | 'linux' | 'acme' | 'limits' | 'backup'>
+> & {
+  backup?: Partial<BackupConfig>;
   limits?: Partial<LimitsConfig>;
   lockout?: Partial<Config['lockout']>;
   ipPool?: Partial<Config['ipPool']>;
@@ -168,6 +185,12 @@ export function defaults(dataDir: string): Config {
     cronJobs: 20,
     databaseUserConnections: 20,
     databaseUsers: 10,
+    backup: {
+      repository: join(dataDir, 'backups'),
+      schedule: '0 3 * * *',
+      keep: { daily: 7, weekly: 4 },
+      keepRemovedDays: 30,
+    },
     uids: { min: 10000, max: 59999 },
     trustedProxies: [],
     trustedAddresses: [],

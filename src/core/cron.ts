@@ -122,3 +122,55 @@ export function parseCronJobId(param: string, raw: string): string {
     throw invalid(param, 'a cron job id is 10 characters of a-z and 2-7, as list_cron_jobs answers it');
   return raw;
 }
+
+/** The values one numeric field (as cronFields gives it) allows. */
+function valuesOf(field: Field, text: string): Set<number> {
+  const allowed = new Set<number>();
+  for (const item of text.split(',')) {
+    const [base, step] = item.split('/') as [string, string | undefined];
+    const [low, high] =
+      base === '*'
+        ? [field.min, field.max]
+        : base.includes('-')
+          ? base.split('-').map(Number)
+          : [Number(base), Number(base)];
+    for (let n = low!; n <= high!; n += step ? Number(step) : 1) allowed.add(n);
+  }
+  return allowed;
+}
+
+/**
+ * Whether a schedule (five fields as parseCronSchedule keeps them) fires in a given minute, in the
+ * server's time zone; as cron does, a restricted day of month or day of week either matches.
+ */
+export function cronMatcher(schedule: string): (at: Date) => boolean {
+  const fields = cronFields(schedule).split(' ');
+  const [minutes, hours, days, months, weekdays] = fields.map((text, i) => valuesOf(FIELDS[i]!, text)) as [
+    Set<number>,
+    Set<number>,
+    Set<number>,
+    Set<number>,
+    Set<number>,
+  ];
+  if (weekdays.has(7)) weekdays.add(0);
+  const either = fields[2] !== '*' && fields[4] !== '*';
+  return (at) => {
+    if (!minutes.has(at.getMinutes()) || !hours.has(at.getHours()) || !months.has(at.getMonth() + 1))
+      return false;
+    const day = days.has(at.getDate());
+    const weekday = weekdays.has(at.getDay());
+    return either ? day || weekday : day && weekday;
+  };
+}
+
+/** The last minute at or before `before` the schedule fires in, looking back at most `days`. */
+export function lastFiring(schedule: string, before: Date, days = 35): Date | null {
+  const matches = cronMatcher(schedule);
+  const at = new Date(before);
+  at.setSeconds(0, 0);
+  for (let i = 0; i < days * 24 * 60; i++) {
+    if (matches(at)) return at;
+    at.setMinutes(at.getMinutes() - 1);
+  }
+  return null;
+}

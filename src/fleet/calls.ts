@@ -17,6 +17,8 @@ export const FLEET_PATHS = {
   receive: '/fleet/v1/receive',
   export: '/fleet/v1/export',
   files: '/fleet/v1/files',
+  backups: '/fleet/v1/backups',
+  backupArchive: '/fleet/v1/backup-archive',
 } as const;
 
 /** Steps may reload services: they get this long to answer. */

@@ -7,15 +7,17 @@
 //
 // Fleet is what the rest of Berth holds; it puts together the fleet's parts: the servers and where
 // a new account goes (servers.ts), calls to the other servers (calls.ts), changes made on another
-// server and kept open until settled (forwarding.ts), and moves (moves.ts).
+// server and kept open until settled (forwarding.ts), moves (moves.ts), and backups kept on another
+// server (backups.ts).
 import type { Readable } from 'node:stream';
 import type { Principal } from '../operations/principal.ts';
 import type { SystemChange } from '../provision/changes.ts';
-import type { AccountExport } from '../provision/driver.ts';
+import type { AccountExport, Backups } from '../provision/driver.ts';
 import type { Account } from '../store/accounts.ts';
 import type { AccountObjects } from '../store/objects.ts';
 import type { Db } from '../store/schema.ts';
 import type { HostingProfile } from '../store/servers.ts';
+import { remoteBackups } from './backups.ts';
 import { PeerCalls } from './calls.ts';
 import type { FleetDeps } from './context.ts';
 import { ChangeForwarding } from './forwarding.ts';
@@ -28,9 +30,11 @@ export class Fleet {
   readonly #calls: PeerCalls;
   readonly #forwarding: ChangeForwarding;
   readonly #moves: AccountMoves;
+  readonly #driver: FleetDeps['driver'];
 
   constructor(deps: FleetDeps) {
     this.self = deps.config.nodeName;
+    this.#driver = deps.driver;
     this.#servers = new FleetServers(deps);
     this.#calls = new PeerCalls(deps);
     this.#forwarding = new ChangeForwarding(deps, this.#calls);
@@ -63,6 +67,15 @@ export class Fleet {
 
   nameTaken(server: string, user: string): Promise<boolean> {
     return this.#calls.nameTaken(server, user);
+  }
+
+  /**
+   * The backups of the server that holds an account (`server`; null: this one), asked of it when
+   * it is another (backups.ts); null when this server's driver keeps none.
+   */
+  backupsOn(server: string | null): Backups | null {
+    if (server === null || server === this.self) return this.#driver.backups ?? null;
+    return this.#driver.backups ? remoteBackups(this.#calls, server) : null;
   }
 
   // Changes on another server, kept open until settled (forwarding.ts).

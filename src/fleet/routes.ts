@@ -11,6 +11,7 @@ import type { Services } from '../services.ts';
 import { inScope, toAccount } from '../store/accounts.ts';
 import { fromObjectRows, mainObjects } from '../store/objects.ts';
 import type { AccountRow } from '../store/schema.ts';
+import { answerBackups } from './backups.ts';
 import { FLEET_PATHS, MOVE_TIMEOUT_MS, NotHere, STEPS_TIMEOUT_MS } from './calls.ts';
 import { SeenNonces, verifySignature } from './client.ts';
 
@@ -166,6 +167,41 @@ export function registerFleet(app: FastifyInstance, services: Services): void {
     // A failure part-way cuts the answer off, which the receiving server sees as one.
     files.on('error', (error) => log.error({ err: error, user }, "could not read an account's files"));
     return reply.type('application/x-tar').send(files);
+  });
+
+  // Another server's question about this one's backups (backups.ts), and a snapshot's home.
+  app.post(FLEET_PATHS.backups, async (request, reply) => {
+    const body = await signed(request, reply);
+    if (!body) return reply;
+    const backups = services.driver.backups;
+    if (!backups) return reply.code(409).send({ error: 'this server keeps no backups' });
+    patient(request, MOVE_TIMEOUT_MS);
+    try {
+      const { status, answer } = await answerBackups(backups, body);
+      return reply.code(status).send(answer);
+    } catch (error) {
+      log.error({ err: error, user: body.user }, "could not answer about an account's backups");
+      return reply.code(500).send({ error: (error as Error).message.slice(0, 300) });
+    }
+  });
+  app.post(FLEET_PATHS.backupArchive, async (request, reply) => {
+    const body = await signed(request, reply);
+    if (!body) return reply;
+    const user = userOf(body);
+    const { snapshot } = body;
+    if (!user || typeof snapshot !== 'string' || !/^[0-9a-f]{8,64}$/.test(snapshot))
+      return reply.code(400).send({ error: 'not a snapshot' });
+    const backups = services.driver.backups;
+    if (!backups) return reply.code(409).send({ error: 'this server keeps no backups' });
+    patient(request, MOVE_TIMEOUT_MS);
+    try {
+      const archive = await backups.homeArchive(user, snapshot);
+      archive.on('error', (error) => log.error({ err: error, user }, "could not read a snapshot's home"));
+      return reply.type('application/x-tar').send(archive);
+    } catch (error) {
+      log.error({ err: error, user }, "could not read a snapshot's home");
+      return reply.code(404).send({ error: 'no such snapshot of the account' });
+    }
   });
 
   app.post(FLEET_PATHS.settle, async (request, reply) => {

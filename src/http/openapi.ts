@@ -181,6 +181,11 @@ const TAGS: Record<string, { description: string; operations: string[] }> = {
     description: "The account holder's API tokens for the customer API.",
     operations: ['list_tokens', 'add_token', 'remove_token'],
   },
+  Backups: {
+    description:
+      'Backups of an account (restic snapshots): made as jobs, listed, and restored whole, in part, or into an account removed since.',
+    operations: ['backupacct', 'listbackups', 'restoreacct', 'list_backups', 'restore_backup'],
+  },
 };
 
 function tagOf(operation: Operation): string {

@@ -1,5 +1,6 @@
 // Counters and histograms for Prometheus, kept in memory and written in its text format at
 // /metrics (admin listener, behind API or portal credentials; metrics.ts serves it).
+import { backupStatuses } from '../store/backup-jobs.ts';
 import type { Db } from '../store/schema.ts';
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -25,6 +26,7 @@ export class Metrics {
   readonly #stepFailures = new Map<string, number>();
   #authFailures = 0;
   #lockouts = 0;
+  #backupFailures = 0;
 
   /** Counts an API call; it runs on every call, so it only adds. */
   request(operation: string, status: number, seconds: number): void {
@@ -45,6 +47,11 @@ export class Metrics {
 
   lockout(): void {
     this.#lockouts++;
+  }
+
+  /** A backup attempt that failed (it is tried again, with backoff, until its last attempt). */
+  backupFailure(): void {
+    this.#backupFailures++;
   }
 
   stepFailure(step: string): void {
@@ -101,6 +108,18 @@ export class Metrics {
       for (const [service, value] of [...reloads].sort())
         out.push(`berth_service_reloads_total${labels({ service })} ${value}`);
     }
+    family('berth_backup_failures_total', 'counter', 'Backup attempts that failed on this server.');
+    out.push(`berth_backup_failures_total ${this.#backupFailures}`);
+    family(
+      'berth_backup_last_success_seconds',
+      'gauge',
+      "When each account's last good backup finished, in Unix seconds.",
+    );
+    for (const [user, status] of [...(await backupStatuses(db))].sort(([a], [b]) => (a < b ? -1 : 1)))
+      if (status.lastSuccess)
+        out.push(
+          `berth_backup_last_success_seconds${labels({ user })} ${Math.floor(status.lastSuccess.getTime() / 1000)}`,
+        );
     family('berth_accounts', 'gauge', 'Hosting accounts in the store, by state.');
     out.push(`berth_accounts${labels({ state: 'active' })} ${all - suspended}`);
     out.push(`berth_accounts${labels({ state: 'suspended' })} ${suspended}`);

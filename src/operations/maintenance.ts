@@ -9,6 +9,7 @@ import { objectsByUser, objectsOf } from '../store/objects.ts';
 import { heldBy, restoreAccounts } from '../store/pending.ts';
 import { placeAccounts, unplacedAccounts } from '../store/servers.ts';
 import { accountsWithoutUid, raiseUidMark, recordUid } from '../store/uids.ts';
+import { backupWarnings } from './backup-jobs.ts';
 
 export const USAGE_REFRESH_MS = 15 * 60_000;
 
@@ -36,6 +37,8 @@ export async function inspect(services: Services): Promise<string[]> {
     differences.push(
       `${entry.user}: "${entry.operation}" was interrupted (${entry.startedAt}); serve finishes it when it starts`,
     );
+  if (services.driver.backups)
+    differences.push(...(await backupWarnings(services, await ownAccounts(services))));
   // Only a driver with something to compare loads the accounts (start-up stays fast).
   differences.push(
     ...(await services.driver.inspect(

@@ -15,6 +15,7 @@ import { addMailbox } from './add-mailbox.ts';
 import { addMailingList } from './add-mailing-list.ts';
 import { addPackage } from './add-package.ts';
 import { addToken } from './add-token.ts';
+import { backupAccount } from './backup-account.ts';
 import { changeContactEmail } from './change-contact-email.ts';
 import { changeDatabasePassword } from './change-database-password.ts';
 import { changeFtpPassword } from './change-ftp-password.ts';
@@ -30,6 +31,8 @@ import { editQuota } from './edit-quota.ts';
 import { grantDatabase, revokeDatabase } from './grant-database.ts';
 import { killPackage } from './kill-package.ts';
 import { listAccounts } from './list-accounts.ts';
+import { listBackups } from './list-backups.ts';
+import { listBackupsOfHolder } from './list-backups-holder.ts';
 import { listCronJobs } from './list-cron-jobs.ts';
 import { listDatabases } from './list-databases.ts';
 import { listDomains } from './list-domains.ts';
@@ -55,6 +58,8 @@ import { removeMailbox } from './remove-mailbox.ts';
 import { removeMailingList } from './remove-mailing-list.ts';
 import { removeToken } from './remove-token.ts';
 import { resellerCount } from './reseller-count.ts';
+import { restoreAccount } from './restore-account.ts';
+import { restoreBackup } from './restore-backup.ts';
 import { setupReseller } from './setup-reseller.ts';
 import { suspendAccount } from './suspend-account.ts';
 import { terminateReseller } from './terminate-reseller.ts';
@@ -103,6 +108,9 @@ export const apiOperations = registryOf([
   addPackage,
   editPackage,
   killPackage,
+  backupAccount,
+  listBackups,
+  restoreAccount,
 ]);
 
 /**
@@ -146,4 +154,6 @@ export const customerOperations = registryOf([
   addFtpAccount,
   changeFtpPassword,
   removeFtpAccount,
+  listBackupsOfHolder,
+  restoreBackup,
 ]);

@@ -220,6 +220,17 @@ export const results = {
     databases: { type: 'array', items: ref('Database') },
     users: { type: 'array', items: ref('DatabaseUser') },
   }),
+  backupJob: object({ job: text('The backup job, as berth backup list and the portal show it') }),
+  snapshots: object({
+    snapshots: {
+      type: 'array',
+      items: object({
+        id: text('The snapshot id restoreacct and restore_backup take'),
+        time: text('When it was taken, ISO 8601'),
+        size: { type: 'number', minimum: 0, description: 'What restoring it gives, in MB (two decimals)' },
+      }),
+    },
+  }),
   cronJob: ref('CronJob'),
   cronJobs: { type: 'array', items: ref('CronJob') },
   ftpAccount: ref('FtpAccount'),

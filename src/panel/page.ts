@@ -59,23 +59,19 @@ export type WithHolder = (
   handler: HolderHandler,
 ) => (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
-/**
- * The panel's pages in the navigation's order (CONTRACT §14), with the address of each that
- * exists. Those that do not exist yet are shown, marked as not yet available, and link nowhere; a
- * single sign-on URL asking for one opens Home.
- */
-export const PANEL_NAVIGATION: readonly { page: PanelPage; path: string | null }[] = [
+/** The panel's pages in the navigation's order (CONTRACT §14), with the address of each. */
+export const PANEL_NAVIGATION: readonly { page: PanelPage; path: string }[] = [
   { page: 'home', path: '/' },
   { page: 'domains', path: '/domains' },
   { page: 'email', path: '/email' },
   { page: 'databases', path: '/databases' },
   { page: 'ftp', path: '/ftp' },
   { page: 'cron', path: '/cron' },
-  { page: 'backups', path: null },
+  { page: 'backups', path: '/backups' },
   { page: 'security', path: '/security' },
 ];
 
-/** Where a page of the panel is: its address, or Home while it does not exist. */
+/** Where a page of the panel is: its address, or Home for a name the panel does not know. */
 export function pathOfPage(page: string): string {
   return PANEL_NAVIGATION.find((entry) => entry.page === page)?.path ?? '/';
 }

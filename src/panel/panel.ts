@@ -26,6 +26,7 @@ import {
   randomToken,
   tokensMatch,
 } from '../web-kit/session.ts';
+import { registerBackupsPage } from './backups.ts';
 import { registerCronPage } from './cron.ts';
 import { registerDatabasesPage } from './databases.ts';
 import { registerDomainsPage } from './domains.ts';
@@ -308,5 +309,6 @@ export function registerPanel(app: FastifyInstance, services: Services, options:
     host: services.config.hostName,
     port: services.config.linux.ftpPort,
   });
+  registerBackupsPage(app, panel, withHolder);
   registerSecurityPage(app, panel, withHolder);
 }

@@ -2,6 +2,7 @@
 // (record, usage, certificate and mail, its audit entries), and creating, suspending (with a
 // reason), unsuspending and removing an account, each change confirmed first. Every change runs
 // the API operation, as the administrator.
+
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { summaryRecord } from '../operations/record.ts';
 import {
@@ -13,6 +14,7 @@ import {
 } from '../store/account-query.ts';
 import { findAccount } from '../store/accounts.ts';
 import { listAudit } from '../store/audit.ts';
+import { backupStatuses } from '../store/backup-jobs.ts';
 import { listPackages } from '../store/packages.ts';
 import type { PortalSession } from '../store/portal-sessions.ts';
 import { type FormSpec, formView, refusal } from '../web-kit/form.ts';
@@ -103,9 +105,12 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
     const certificates = driver.certificates
       ? new Map(driver.certificates(found.accounts).map((row) => [row.user, row]))
       : null;
+    // Each account's last good backup and the failures since (CONTRACT §15), from the jobs.
+    const backups = driver.backups ? await backupStatuses(db) : null;
     const columns = [
       ...ACCOUNT_COLUMNS,
       ...(certificates ? [{ label: 'Certificate' }] : []),
+      ...(backups ? [{ label: 'Last backup' }] : []),
       { label: 'State' },
     ];
     return portal.render(reply, 'accounts', {
@@ -138,6 +143,15 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
                   class: 'certificate',
                   view: '/certificate',
                   data: { c: certificates.get(account.user) ?? {}, date: formatDate },
+                },
+              ]
+            : []),
+          ...(backups
+            ? [
+                {
+                  class: 'backup',
+                  view: '/backup-status',
+                  data: { b: backups.get(account.user) ?? null, date: formatDate },
                 },
               ]
             : []),
@@ -210,6 +224,7 @@ export function registerAccountPages(app: FastifyInstance, portal: Portal, route
         account,
         record: summaryRecord(account, portal.services.fleet.hosting(account.server)),
         certificate: driver.certificates?.([account])[0] ?? null,
+        backup: driver.backups ? ((await backupStatuses(db)).get(account.user) ?? null) : undefined,
         audit: auditTable(await listAudit(db, { target: account.user, limit: 50 }), false),
         notice: portal.takeNotice(request, reply, session),
       });

@@ -2,6 +2,7 @@
 // driver's steps, wherever in the fleet the call arrived (CONTRACT §12). The account travels with
 // its objects (its domains, and the kinds to come), so that the server making the change needs
 // nothing from the store. A new kind of change adds its line to KINDS, naming its fields by type.
+import { Readable } from 'node:stream';
 import { type Account, toAccount, toRow } from '../store/accounts.ts';
 import { type AccountObjects, fromObjectRows, mainObjects, toObjectRows } from '../store/objects.ts';
 import type { AccountRow, ObjectRows } from '../store/schema.ts';
@@ -10,6 +11,8 @@ import type { Driver, Step } from './driver.ts';
 export type SystemChange =
   | { kind: 'create'; account: Account; objects: AccountObjects; password: string }
   | { kind: 'remove'; account: Account; objects: AccountObjects }
+  /** A removed account made again from a backup (restoreacct): its system password as a hash. */
+  | { kind: 'recreate'; account: Account; objects: AccountObjects; passwordHash: string }
   | { kind: 'suspend'; account: Account; objects: AccountObjects }
   | { kind: 'unsuspend'; account: Account; objects: AccountObjects }
   | { kind: 'password'; account: Account; objects: AccountObjects; password: string }
@@ -19,6 +22,9 @@ export type SystemChange =
   | { kind: 'objects'; account: Account; before: AccountObjects; objects: AccountObjects };
 
 type Kind = SystemChange['kind'];
+
+/** A tar archive with nothing in it: its two blocks of zeros. */
+const EMPTY_TAR = Buffer.alloc(1024);
 type ChangeOf<K extends Kind> = Extract<SystemChange, { kind: K }>;
 
 /** How a field of a change travels: an account as its store row, objects as theirs, text as is. */
@@ -55,6 +61,16 @@ const KINDS: { [K in Kind]: { fields: Fields<K>; steps(driver: Driver, change: C
   create: {
     fields: { account: 'account', objects: 'objects', password: 'text' },
     steps: (driver, { account, password, objects }) => driver.createAccount(account, password, objects),
+  },
+  recreate: {
+    fields: { account: 'account', objects: 'objects', passwordHash: 'text' },
+    // Made as an account arriving from another server is, with no files: the restore brings them.
+    steps: (driver, { account, objects, passwordHash }) =>
+      driver.receiveAccount(
+        account,
+        { passwordHash, certificate: null, dkimKey: null, files: async () => Readable.from([EMPTY_TAR]) },
+        objects,
+      ),
   },
   remove: {
     fields: { account: 'account', objects: 'objects' },

@@ -79,8 +79,63 @@ export interface MovedAccount extends AccountExport {
   files(): Promise<Readable>;
 }
 
+/** What a restore puts back (CONTRACT §15): everything, the files, the mail or the databases. */
+export type RestoreWhat = 'all' | 'files' | 'mail' | 'databases';
+
+export interface RestoreRequest {
+  what: RestoreWhat;
+  /** One path below the home, as its components (files only). */
+  path?: readonly string[];
+  /** One mailbox, by its address (mail only). */
+  email?: string;
+  /** One database, by its name (databases only). */
+  database?: string;
+}
+
+export interface BackupSnapshot {
+  id: string;
+  /** ISO time it was taken. */
+  time: string;
+}
+
+/** An account's backups on its server (CONTRACT §15; the linux driver's backup component). */
+export interface Backups {
+  /**
+   * Takes a snapshot of the account: its files, mail, zones and what every kind adds (a database
+   * dump), with `record` (the account's record and objects from the store, JSON) beside them.
+   */
+  backup(
+    account: Account,
+    objects: AccountObjects,
+    record: string,
+  ): Promise<{ snapshot: string; bytesProcessed: number; bytesAdded: number }>;
+  /** The account's snapshots on this server, oldest first (also after its removal). */
+  snapshots(user: string): Promise<BackupSnapshot[]>;
+  /** How many bytes restoring one of them gives. */
+  size(snapshot: string): Promise<number>;
+  /** The `record` a snapshot holds. */
+  record(user: string, snapshot: string): Promise<string>;
+  /** Puts back what the request names from the snapshot, exactly as it was there. */
+  restore(
+    account: Account,
+    objects: AccountObjects,
+    snapshot: string,
+    request: RestoreRequest,
+  ): Promise<void>;
+  /** The account's home as it was in the snapshot, as a tar stream (nothing from outside it). */
+  homeArchive(user: string, snapshot: string): Promise<Readable>;
+  /**
+   * Forgets what retention does not keep: of each account in `accounts`, per `backup_keep`; of
+   * every other, all once its last snapshot is older than `backup_keep_removed`; then checks the
+   * repository (restic check), throwing what it finds.
+   */
+  applyRetention(accounts: ReadonlySet<string>, now: Date): Promise<void>;
+}
+
 export interface Driver {
   readonly name: string;
+  /** Backups of this server's accounts; none on a driver that keeps no system (the record driver). */
+  readonly backups?: Backups;
   /** Whether the system already has a user of this name (createacct refuses it). */
   nameTaken(user: string): Promise<boolean>;
   // Each change is given the account's objects (its domains…); without them, its main domain alone.

@@ -313,6 +313,30 @@ export interface FtpAccountTable {
   created_at: string;
 }
 
+/** A backup run (CONTRACT §15): queued, running, done or failed (after its last attempt). */
+export interface BackupJobTable {
+  /** Lower-case base32, unique across the store. */
+  id: string;
+  user: string;
+  /** The server whose system holds the account, which alone runs the job. */
+  server: string;
+  /** `user` while queued or running, null after: at most one such job per account. */
+  active_user: string | null;
+  state: 'queued' | 'running' | 'done' | 'failed';
+  /** `schedule` or `call` (backupacct, berth backup run). */
+  reason: string;
+  attempts: number;
+  /** ISO time the job may be taken (again, after a failure). */
+  next_attempt: string;
+  /** ISO times. */
+  created_at: string;
+  finished_at: string | null;
+  /** The restic snapshot it made. */
+  snapshot: string | null;
+  /** The last attempt's failure. */
+  error: string | null;
+}
+
 /** A single sign-on token (CONTRACT §14), kept as its hash only, until used or expired. */
 export interface SsoTokenTable {
   /** SHA-256 of the token, hex. */
@@ -354,6 +378,7 @@ export interface Database {
   databases: DatabaseTable;
   database_users: DatabaseUserTable;
   ftp_accounts: FtpAccountTable;
+  backup_jobs: BackupJobTable;
   api_tokens: ApiTokenTable;
   portal_sessions: PortalSessionTable;
   sso_tokens: SsoTokenTable;

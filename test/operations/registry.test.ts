@@ -160,6 +160,7 @@ describe('the settings each operation carries', () => {
       unsuspendacct: 'account.unsuspended',
       changepackage: 'account.package_changed',
       removeacct: 'account.removed',
+      restoreacct: 'backup.restored',
     });
     assert.deepEqual(
       all.filter((o) => o.vetoable).map((o) => o.name),

@@ -269,7 +269,7 @@ describe('the panel in a real browser', () => {
     await page.getByLabel('Domain', { exact: true }).press('Enter');
     await page.getByText(`Domain ${LONG_DOMAIN} added.`).waitFor({ timeout: 10_000 });
     await shot('domains-375');
-    for (const path of ['/', '/domains', '/email', '/cron', '/security']) {
+    for (const path of ['/', '/domains', '/email', '/cron', '/backups', '/security']) {
       await page.goto(`${base}${path}`);
       assert.ok(Number(await page.evaluate('document.documentElement.scrollWidth')) <= 375, path);
     }
@@ -283,7 +283,7 @@ describe('the panel in a real browser', () => {
     const skip = await focused();
     assert.equal(skip.text, 'Skip to main content');
     assert.equal(skip.outline, 'solid 3px', 'the stylesheet’s own focus mark');
-    // The brand, then the pages that exist in reading order (those not yet available are no stops).
+    // The brand, then every page in reading order.
     const expected = [
       'Berth',
       'Home',

@@ -41,9 +41,20 @@ describe('the panel’s pages', () => {
     }
     assert.match(home.body, /aria-label="Email accounts: 0, unlimited"/);
     assert.match(home.body, /aria-label="Disk space: 0, unlimited"/);
-    // The pages of the next issue: named in the navigation, marked, and no link.
-    assert.match(home.body, /<span class="soon">Backups <small>\(not yet available\)<\/small><\/span>/);
-    assert.doesNotMatch(home.body, /href="\/backups"/);
+    // Every page of CONTRACT §14 in the navigation, in its order.
+    const links = [...home.body.matchAll(/<nav aria-label="[^"]*">([\s\S]*?)<\/nav>/g)].flatMap((nav) =>
+      [...nav[1]!.matchAll(/href="([^"]+)"/g)].map((link) => link[1]),
+    );
+    assert.deepEqual(links, [
+      '/',
+      '/domains',
+      '/email',
+      '/databases',
+      '/ftp',
+      '/cron',
+      '/backups',
+      '/security',
+    ]);
     assert.match(home.body, /aria-label="Cron jobs: 0 of 20"/);
   });
 

@@ -73,7 +73,7 @@ describe('berth serve with the linux driver', () => {
     await call('unsuspendacct', 'user=frank');
     await call('editquota', 'user=frank&quota=300');
     await call('changepackage', 'user=frank&package=gold');
-    assert.equal(findSystemUser(root, 'frank')?.shell, '/bin/bash');
+    assert.equal(findSystemUser(root, 'frank')?.shell, '/etc/berth/confine');
     nginxAccepts(root);
     await doctor();
 

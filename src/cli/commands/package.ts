@@ -26,7 +26,7 @@ const PACKAGE_OPTIONS: Options = Object.fromEntries(
 );
 
 /** Runs an API operation as the administrator, through the same `execute` as the HTTP API. */
-async function runAsAdministrator(services: Services, name: string, params: Record<string, string>) {
+export async function runAsAdministrator(services: Services, name: string, params: Record<string, string>) {
   const operation = apiOperations.find(name);
   if (!operation) throw new Error(`no operation ${name}`);
   const raw: RawParams = new Map(Object.entries(params).map(([key, value]) => [key, [value]]));

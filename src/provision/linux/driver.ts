@@ -8,6 +8,7 @@ import { domainError } from '../../core/values.ts';
 import type { Account } from '../../store/accounts.ts';
 import { mainObjects } from '../../store/objects.ts';
 import { type CertificateRow, type Driver, type Step, StepFailed } from '../driver.ts';
+import { backupComponent } from './backup/component.ts';
 import {
   type Component,
   coalesceReloads,
@@ -114,6 +115,19 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   for (const service of new Set(components.flatMap((c) => c.services ?? [])))
     coalesceReloads(service, () => reloadCounts.set(service.name, (reloadCounts.get(service.name) ?? 0) + 1));
   let keeper: CertificateKeeper | null = null;
+  // Identifiers are checked where they are used, a restore asked by another server's call too.
+  const backupsHere = backupComponent(ctx);
+  const backups: typeof backupsHere = {
+    ...backupsHere,
+    backup: (account, objects, record) => {
+      checkIdentifiers(account);
+      return backupsHere.backup(account, objects, record);
+    },
+    restore: (account, objects, snapshot, request) => {
+      checkIdentifiers(account);
+      return backupsHere.restore(account, objects, snapshot, request);
+    },
+  };
   const sweepTimers: NodeJS.Timeout[] = [];
 
   /**
@@ -185,6 +199,8 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
 
   return {
     name: 'linux',
+
+    backups,
 
     systemPasswordHash(user) {
       // A suspended account's hash waits behind `!`; suspension is refused apart.

@@ -11,7 +11,7 @@ import { accountDirectories } from './home.ts';
 import { streamCommand } from './run.ts';
 import { JAIL_ENTRIES } from './shell/component.ts';
 
-function asUser(ctx: LinuxContext, account: Account, argv: string[]): string[] {
+export function asUser(ctx: LinuxContext, account: Account, argv: string[]): string[] {
   const { uid, gid } = ctx.systemUser(account.user);
   return ['/usr/bin/setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--', ...argv];
 }

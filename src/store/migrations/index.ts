@@ -22,6 +22,7 @@ import * as domainMail from './0018-domain-mail.ts';
 import * as databases from './0019-databases.ts';
 import * as ftpAccounts from './0020-ftp-accounts.ts';
 import * as mailingLists from './0021-mailing-lists.ts';
+import * as backupJobs from './0022-backup-jobs.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -50,6 +51,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0019-databases': databases,
   '0020-ftp-accounts': ftpAccounts,
   '0021-mailing-lists': mailingLists,
+  '0022-backup-jobs': backupJobs,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

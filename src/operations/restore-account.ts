@@ -1,0 +1,125 @@
+// restoreacct (CONTRACT §15): puts back an account's files, mail or databases (or one path) from
+// one of its snapshots, answering once the data is in place. An account removed since is made
+// again as the snapshot had it, from the record and objects the snapshot keeps (password hashes
+// included: its login, its mailboxes' logins), as an account arriving from another server is made;
+// then everything it had is restored into it. A reseller reaches a removed account's snapshots
+// only when the snapshot names it as the owner.
+import { apiError, invalid } from '../core/errors.ts';
+import type { Backups, RestoreRequest } from '../provision/driver.ts';
+import {
+  type Account,
+  findAccount,
+  findOverlappingDomain,
+  serializeAccountCreation,
+  toAccount,
+} from '../store/accounts.ts';
+import { type AccountObjects, fromObjectRows, objectsOf } from '../store/objects.ts';
+import { noteAccount } from '../store/pending.ts';
+import { type Db, OBJECT_TABLES } from '../store/schema.ts';
+import {
+  backupKinds,
+  findSnapshot,
+  parseRecord,
+  type RecordFile,
+  removedAccountInScope,
+  requireBackups,
+  restoredMessage,
+  restoreInto,
+} from './backup-common.ts';
+import { changeState, targetAccount } from './common.ts';
+import { defineOperation, kinds, optional, required } from './operation.ts';
+import { results } from './results.ts';
+
+/** Makes the removed account again, in the store and on this server's system. */
+async function recreate(
+  ctx: Parameters<typeof restoreAccount.run>[0],
+  record: RecordFile,
+): Promise<{ account: Account; objects: AccountObjects }> {
+  const { password_hash: storeHash, ...row } = record.account;
+  const passwordHash = record.system_password_hash ?? storeHash;
+  if (!passwordHash) throw invalid('snapshot', 'it keeps no password hash for the account');
+  const account = toAccount({ ...row, server: ctx.services.config.nodeName });
+  const objects = fromObjectRows(record.objects);
+  if (!objects) throw invalid('snapshot', "its record of the account's objects is not one Berth can read");
+  await changeState(ctx, async (db: Db, system) => {
+    await serializeAccountCreation(db);
+    if (await findAccount(db, account.user)) throw apiError('account_exists', { user: account.user }, 'user');
+    for (const domain of new Set([account.domain, ...objects.domains.map((d) => d.domain)]))
+      if (await findOverlappingDomain(db, domain, account.user))
+        throw apiError('domain_in_use', { domain }, 'snapshot');
+    const pkg = await db
+      .selectFrom('packages')
+      .select('name')
+      .where('name', '=', account.package)
+      .executeTakeFirst();
+    if (!pkg)
+      throw invalid('snapshot', `the account's package ${account.package} no longer exists: add it first`);
+    await noteAccount(db, account.user);
+    await db
+      .insertInto('accounts')
+      .values({ ...record.account, server: ctx.services.config.nodeName })
+      .execute();
+    for (const table of OBJECT_TABLES) {
+      const rows = record.objects[table] ?? [];
+      // Rows of the very table they were read from.
+      if (rows.length > 0)
+        await db
+          .insertInto(table)
+          .values(rows as never[])
+          .execute();
+    }
+    await system({ kind: 'recreate', account, objects, passwordHash });
+  });
+  return { account, objects };
+}
+
+export const restoreAccount = defineOperation({
+  name: 'restoreacct',
+  summary: 'Restore an account (or its files, mail, databases or one path) from one of its backups.',
+  changesState: true,
+  audiences: ['admin', 'reseller'],
+  event: 'backup.restored',
+  params: {
+    user: required(kinds.user, 'Account user name (a removed account is made again)'),
+    snapshot: required(backupKinds.snapshot, 'The snapshot, as listbackups gives it'),
+    what: optional(backupKinds.what, 'What to restore; all when omitted'),
+    path: optional(backupKinds.homePath, 'One path below the home to restore (with what=files or all)'),
+  },
+  example: { user: 'alice', snapshot: '81498b8c', what: 'files', path: 'public_html' },
+  result: results.message,
+  errors: ['account_not_found', 'account_exists', 'domain_in_use', 'object_not_found'],
+  async run(ctx, input) {
+    const what = input.what ?? 'all';
+    let request: RestoreRequest = {
+      what: input.path ? 'files' : what,
+      ...(input.path && { path: input.path }),
+    };
+    if (input.path && what !== 'files' && what !== 'all')
+      throw invalid('path', 'a path is restored with what=files');
+    const existing = await findAccount(ctx.db, input.user);
+    let account: Account;
+    let objects: AccountObjects;
+    let snapshot: string;
+    let backups: Backups;
+    if (existing) {
+      account = await targetAccount(ctx.db, ctx.principal, input.user);
+      backups = requireBackups(ctx.services, account.server);
+      snapshot = await findSnapshot(backups, account.user, input.snapshot);
+      objects = await objectsOf(ctx.db, account.user);
+    } else {
+      // Removed: its snapshots say whose it was; outside the caller's scope it does not exist.
+      const kept = ctx.services.fleet.backupsOn(null);
+      if (!kept) throw apiError('account_not_found', { user: input.user }, 'user');
+      backups = kept;
+      await removedAccountInScope(ctx.principal, backups, input.user);
+      snapshot = await findSnapshot(backups, input.user, input.snapshot);
+      const record = parseRecord(await backups.record(input.user, snapshot), input.user);
+      ({ account, objects } = await recreate(ctx, record));
+      request = { what: 'all' };
+    }
+    await restoreInto(backups, account, objects, snapshot, request);
+    if (existing) await ctx.recordSuccess(ctx.db);
+    const message = restoredMessage(account.user, snapshot, request);
+    return { data: message, info: message };
+  },
+});

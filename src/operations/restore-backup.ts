@@ -1,0 +1,53 @@
+// restore_backup (CONTRACT §14, §15): the holder puts back its files (all, or one `path`), its
+// mail (all, or one mailbox by `email`) or a database from one of its snapshots; it answers once
+// the data is in place.
+import { invalid } from '../core/errors.ts';
+import { objectsOf } from '../store/objects.ts';
+import { backupKinds, findSnapshot, requireBackups, restoredMessage, restoreInto } from './backup-common.ts';
+import { holderAccount } from './common.ts';
+import { defineOperation, kinds, optional, required } from './operation.ts';
+import { results } from './results.ts';
+
+export const restoreBackup = defineOperation({
+  name: 'restore_backup',
+  summary: "Restore the account's files, a mailbox or a database from one of its backups.",
+  changesState: true,
+  audiences: ['holder'],
+  event: 'backup.restored',
+  params: {
+    snapshot: required(backupKinds.snapshot, 'The snapshot, as list_backups gives it'),
+    what: required(backupKinds.holderWhat, 'What to restore'),
+    path: optional(backupKinds.homePath, 'With files: one path below the home (else every file)'),
+    email: optional(kinds.email, 'With mail: one mailbox (else all the mail)'),
+    database: optional(kinds.objectName, 'With database: the database to restore'),
+  },
+  example: { snapshot: '81498b8c', what: 'files', path: 'public_html/index.php' },
+  result: results.message,
+  errors: ['object_not_found'],
+  async run(ctx, input) {
+    const account = await holderAccount(ctx.db, ctx.principal);
+    const backups = requireBackups(ctx.services, account.server);
+    const objects = await objectsOf(ctx.db, account.user);
+    if (input.path && input.what !== 'files') throw invalid('path', 'a path is restored with what=files');
+    if (input.email && input.what !== 'mail') throw invalid('email', 'a mailbox is restored with what=mail');
+    if (input.database && input.what !== 'databases')
+      throw invalid('database', 'a database is restored with what=database');
+    if (
+      input.email &&
+      !objects.mailboxes.some((m) => m.email === input.email) &&
+      input.email !== `${account.user}@${account.domain}`
+    )
+      throw invalid('email', 'it is none of the account’s mailboxes');
+    const snapshot = await findSnapshot(backups, account.user, input.snapshot);
+    const request = {
+      what: input.what,
+      ...(input.path && { path: input.path }),
+      ...(input.email && { email: input.email }),
+      ...(input.database && { database: input.database }),
+    };
+    await restoreInto(backups, account, objects, snapshot, request);
+    await ctx.recordSuccess(ctx.db);
+    const message = restoredMessage(account.user, snapshot, request);
+    return { data: message, info: message };
+  },
+});

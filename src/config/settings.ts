@@ -183,8 +183,9 @@ export function defaults(dataDir: string): Config {
     homeBase: '/home',
     shell: '/bin/bash',
     cronJobs: 20,
-    databaseUserConnections: 20,
-    databaseUsers: 10,
+    // 50 connections an account at most: a third of Debian's max_connections (151).
+    databaseUserConnections: 10,
+    databaseUsers: 5,
     backup: {
       repository: join(dataDir, 'backups'),
       schedule: '0 3 * * *',

@@ -178,6 +178,16 @@ export function parseEmail(param: string, raw: string): string {
   return address;
 }
 
+/**
+ * An address a mailing list keeps (its owner, a member): any address but one with `/`, which
+ * mlmmj, storing members in files by address, cannot take.
+ */
+export function parseListAddress(param: string, raw: string): string {
+  const address = parseEmail(param, raw);
+  if (address.includes('/')) throw invalid(param, 'a mailing list takes no address with / before @');
+  return address;
+}
+
 /** The part before @ of an address Berth makes (a mailbox's, a forwarder's): safe in every mail table. */
 const MAIL_LOCAL = /^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;
 

@@ -19,7 +19,7 @@ export const addListMember = defineOperation({
   event: 'mailing_list.member_added',
   params: {
     list: required(kinds.mailAddress, "The list's address"),
-    email: required(kinds.email, "The member's address, anywhere"),
+    email: required(kinds.listAddress, "The member's address, anywhere"),
   },
   example: { list: 'news@example.com', email: 'reader@example.net' },
   result: results.mailingList,

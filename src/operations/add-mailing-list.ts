@@ -21,7 +21,10 @@ export const addMailingList = defineOperation({
   event: 'mailing_list.added',
   params: {
     email: required(kinds.mailAddress, "The list's address, in the account's main, addon or parked domain"),
-    owner: required(kinds.email, 'Its owner: an address anywhere, which gets mail to <list>+owner@<domain>'),
+    owner: required(
+      kinds.listAddress,
+      'Its owner: an address anywhere, which gets mail to <list>+owner@<domain>',
+    ),
   },
   example: { email: 'news@example.com', owner: 'alice@example.net' },
   result: results.mailingList,

@@ -110,6 +110,12 @@ export const kinds = {
     format: 'email',
     maxLength: 254,
   }),
+  listAddress: kind(
+    'string',
+    values.parseListAddress,
+    'an e-mail address local@domain, at most 254 characters, with no / before @',
+    { type: 'string', format: 'email', maxLength: 254 },
+  ),
   mailAddress: kind(
     'string',
     values.parseMailAddress,

@@ -104,6 +104,9 @@ describe('the mailing lists of an account, as its holder makes them', () => {
     for (const email of ['a+b@bob.example', 'a/b@bob.example', '.a@bob.example'])
       assert.equal((await refused(addList('bob', email))).code, 'invalid_parameter', email);
     assert.equal((await refused(addList('bob', 'l@bob.example', 'not an address'))).param, 'owner');
+    // An owner mlmmj could not keep is refused before anything is made, never a failed step.
+    const piped = await refused(addList('bob', 'l@bob.example', '|/bin/sh@example.org'));
+    assert.deepEqual([piped.code, piped.param], ['invalid_parameter', 'owner']);
     // A mailbox or forwarder at the address: 400 object_exists, and the other way round.
     await callForHolder(h, 'bob', 'add_mailbox', { email: 'box@bob.example', password: 'Box-Secret-77' });
     await callForHolder(h, 'bob', 'add_forwarder', { email: 'fw@bob.example', to: 'a@b.example' });
@@ -154,6 +157,10 @@ describe('the mailing lists of an account, as its holder makes them', () => {
       }),
     );
     assert.equal(itself.code, 'invalid_parameter');
+    const slashed = await refused(
+      callForHolder(h, 'alice', 'add_list_member', { list: 'news@alice.example', email: 'a/b@example.net' }),
+    );
+    assert.deepEqual([slashed.code, slashed.param], ['invalid_parameter', 'email']);
     // Another account's list is not this account's to change: not found, as a list of no one.
     const other = await refused(
       callForHolder(h, 'bob', 'add_list_member', { list: 'news@alice.example', email: 'x@example.net' }),

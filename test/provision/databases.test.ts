@@ -62,7 +62,7 @@ describe('databases on the linux driver, against a real MariaDB', () => {
     assert.equal(mariadb.sql('SHOW DATABASES', as('alice_wp')), 'alice_wp\ninformation_schema\n');
     const grants = mariadb.sql("SHOW GRANTS FOR 'alice_wp'@'localhost'");
     assert.match(grants, /GRANT USAGE ON \*\.\* TO `alice_wp`@`localhost`/);
-    assert.match(grants, /WITH MAX_USER_CONNECTIONS 20/);
+    assert.match(grants, /WITH MAX_USER_CONNECTIONS 10/);
     assert.match(grants, /GRANT ALL PRIVILEGES ON `alice\\+_wp`\.\*/);
     assert.equal(grants.trim().split('\n').length, 2, grants);
     // The password reached MariaDB as its hash alone, on standard input: never on a command line.
@@ -148,6 +148,19 @@ describe('databases on the linux driver, against a real MariaDB', () => {
     await h.services.driver.reconcile(alice, await objectsOf(h.services.store.db, 'alice'));
     assert.equal(mariadb.sql("SELECT User FROM mysql.user WHERE User = 'alice_ghost'"), '');
     assert.equal(mariadb.sql("SHOW DATABASES LIKE 'alice\\_stray'"), 'alice_stray\n');
+  });
+
+  it('berth doctor warns when one account could hold half of MariaDB connections or more', async () => {
+    const warning = (found: string[]) => found.filter((line) => line.startsWith('MariaDB: one account'));
+    assert.deepEqual(warning(await inspect(h.services)), [], 'the defaults fit Debian’s 151');
+    mariadb.sql('SET GLOBAL max_connections = 60');
+    try {
+      assert.deepEqual(warning(await inspect(h.services)), [
+        'MariaDB: one account may hold 50 of its 60 connections (database_users × database_user_connections): raise max_connections to 100 or more, or lower those',
+      ]);
+    } finally {
+      mariadb.sql('SET GLOBAL max_connections = 151');
+    }
   });
 
   it('a move carries each database as a consistent dump, and its users with their hashes', async () => {

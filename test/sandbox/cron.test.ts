@@ -10,13 +10,13 @@ import { tempDir } from '../helpers.ts';
 import { type RunningSandbox, sandboxCall, sandboxHolderCall, sandboxWithAccounts } from '../process.ts';
 
 /**
- * What a job writes, each run appending a block, into the site directory it sees at /public_html;
- * `neighbour` is another account, whose site it must not see.
+ * What a job writes, each run appending a block, into its site directory, found from where the job
+ * starts (the home, as SFTP shows it); `neighbour` is another account, whose site it must not see.
  */
 const command = (neighbour: string) =>
   [
-    'cd /public_html && {',
-    'echo "user=$(id -un) pwd=$PWD";',
+    'start=$PWD; cd public_html && {',
+    'echo "user=$(id -un) start=$start pwd=$PWD";',
     'echo "home=$(ls /home | tr "\\n" " ")";',
     'if cat /etc/shadow >/dev/null 2>&1; then echo shadow=readable; else echo shadow=unreadable; fi;',
     `if ls /home/${neighbour}/public_html >/dev/null 2>&1; then echo neighbour=seen; else echo neighbour=unseen; fi;`,
@@ -83,7 +83,7 @@ describe('cron jobs, in the sandbox', () => {
     }
     for (const user of ['alice', 'bob', 'carol']) {
       const text = await firstRun(user);
-      assert.match(text, new RegExp(`^user=${user} pwd=/public_html$`, 'm'), text);
+      assert.match(text, new RegExp(`^user=${user} start=/ pwd=/public_html$`, 'm'), text);
       // Its own home alone under /home; no password hashes; no neighbour's site.
       assert.match(text, new RegExp(`^home=${user} $`, 'm'), text);
       assert.match(text, /^shadow=unreadable$/m, text);

@@ -74,24 +74,20 @@ jail)
     printf 'root:x:0:0:root:/root:/bin/bash\n%s:x:%s:%s::%s:/bin/bash\n' "$user" "$uid" "$gid" "$home" >"$root/etc/passwd"
     printf 'root:x:0:\n%s:x:%s:\n' "$user" "$gid" >"$root/etc/group"
     chmod 0644 "$root/etc/passwd" "$root/etc/group"
-    # The home's own entries at the top, as its SFTP sessions see them (public_html is
-    # /public_html, as in a shell account's jail); the whole home at its own path too.
-    for entry in "$home"/* "$home"/.[!.]*; do
-      name=${entry##*/}
-      case " {{jail_entries}} proc home run " in *" $name "*) continue ;; esac
-      if [ -d "$entry" ] && [ ! -L "$entry" ]; then
-        mkdir "$root/$name"
-      elif [ -f "$entry" ] && [ ! -L "$entry" ]; then
-        : >"$root/$name"
-      else
-        continue
-      fi
-      mount --bind "$entry" "$root/$name"
-      mount -o remount,bind,nosuid,nodev "$root/$name"
-    done
+    # The whole home at its own path (the home is root's: the account cannot swap it), and its
+    # entries at the top as its SFTP sessions see them (public_html is /public_html, as in a shell
+    # account's jail) as links into it: a link resolves inside the jail, so an entry the account
+    # turns into a link to /etc or another home reaches only the jail's own. Nothing is bound by
+    # a path the account could change.
     mkdir -p "$root/proc" "$root$home"
     mount --bind "$home" "$root$home"
     mount -o remount,bind,nosuid,nodev "$root$home"
+    for entry in "$home"/* "$home"/.[!.]*; do
+      name=${entry##*/}
+      case " {{jail_entries}} proc home run " in *" $name "*) continue ;; esac
+      [ -e "$entry" ] || [ -L "$entry" ] || continue
+      ln -s "$home/$name" "$root/$name"
+    done
     ;;
   esac
   mount -t proc -o hidepid=invisible,nosuid,nodev,noexec proc "$root/proc"
@@ -106,7 +102,7 @@ jail)
   exec /usr/bin/env -i HOME="$home" USER="$user" LOGNAME="$user" SHELL=/bin/sh \
     PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
     /usr/sbin/chroot --userspec="$uid:$gid" --groups="$gid" -- "$root" \
-    /bin/sh -c 'cd "$1" && exec /bin/sh -c "$2"' berth-cron "$home" "$command" \
+    /bin/sh -c 'cd / && exec /bin/sh -c "$1"' berth-cron "$command" \
     </dev/null >/dev/null 2>&1
   ;;
 *) exit 1 ;;

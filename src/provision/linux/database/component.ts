@@ -219,6 +219,14 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
         );
       }
       const differences: string[] = [];
+      // One account's users may hold at most half of MariaDB's connections, so that no account
+      // takes every site's database from the others.
+      const [[max] = []] = await runSql(ctx, ['SELECT @@max_connections']);
+      const perAccount = ctx.config.databaseUsers * ctx.config.databaseUserConnections;
+      if (perAccount * 2 > Number(max))
+        differences.push(
+          `MariaDB: one account may hold ${perAccount} of its ${max} connections (database_users × database_user_connections): raise max_connections to ${perAccount * 2} or more, or lower those`,
+        );
       const everything = await found();
       for (const account of accounts) {
         const { user } = account;

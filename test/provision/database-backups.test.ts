@@ -12,6 +12,7 @@ import { describe, it } from 'node:test';
 import { runDueBackups } from '../../src/operations/backup-jobs.ts';
 import { findJob } from '../../src/store/backup-jobs.ts';
 import { callForHolder, createAccount, errorOf, forSuite } from '../helpers.ts';
+import { get, HOLDER_PASSWORD, holderSession, type PanelHarness, postForm } from '../panel/pages.ts';
 import { startMariadb, type TestMariadb } from './mariadb.ts';
 import { linuxSetup } from './system-root.ts';
 
@@ -59,7 +60,7 @@ describe('databases in backups on the linux driver, against a real MariaDB', () 
   let snapshot = '';
 
   it('a backup dumps each database of the account into the snapshot, and leaves no dump behind', async () => {
-    await createAccount(h, 'alice', { domain: 'alice.example', sql: '5' });
+    await createAccount(h, 'alice', { domain: 'alice.example', sql: '5', password: HOLDER_PASSWORD });
     await createAccount(h, 'bob', { domain: 'bob.example', sql: '5' });
     for (const name of ['wp', 'shop']) await call('alice', 'add_database', { name });
     await call('alice', 'add_database_user', { name: 'wp', password: SECRET });
@@ -102,6 +103,32 @@ describe('databases in backups on the linux driver, against a real MariaDB', () 
     // The whole name works as well as the suffix.
     await call('alice', 'restore_backup', { snapshot, what: 'database', database: 'alice_shop' });
     assert.equal(read('SELECT id FROM orders', 'alice_shop'), '101\n');
+  });
+
+  it('the panel’s Backups page restores a database with its own button', async () => {
+    read('DROP TABLE posts');
+    const panel = h as unknown as PanelHarness;
+    const alice = await holderSession(panel, 'alice');
+    const page = await get(panel, '/backups', alice.cookie);
+    assert.equal(page.status, 200);
+    assert.match(page.body, /name="database" value="alice_wp">Restore database alice_wp</);
+    const restored = await postForm(
+      panel,
+      '/backups/restore',
+      { _csrf: alice.csrf, snapshot, database: 'alice_wp' },
+      alice.cookie,
+    );
+    assert.equal(restored.status, 303);
+    assert.equal(read('SELECT title FROM posts'), 'hello\n');
+    // Another account's database is refused on the page, nothing changed.
+    const refused = await postForm(
+      panel,
+      '/backups/restore',
+      { _csrf: alice.csrf, snapshot, database: 'bob_x' },
+      alice.cookie,
+    );
+    assert.equal(refused.status, 400);
+    assert.equal(read('SELECT title FROM posts'), 'hello\n');
   });
 
   it('the holder restores only databases of its own, named as the database operations name them', async () => {

@@ -465,7 +465,7 @@ export interface HolderOperationParams {
     path?: string;
     /** With mail: one mailbox (else all the mail) */
     email?: string;
-    /** With database: the database to restore */
+    /** With database: the database to restore (its suffix alone, or its whole name) */
     database?: string;
   };
 }

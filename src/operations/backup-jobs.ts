@@ -26,7 +26,8 @@ const WORK_EVERY_MS = 2_000;
 
 /**
  * The account's record and objects as a snapshot keeps them: its rows, password hashes included
- * (the store's, the mailboxes', and the system's login `system_password_hash`).
+ * (the store's, the mailboxes', the database users' with their grants, and the system's login
+ * `system_password_hash`).
  */
 export async function accountRecordFile(
   db: Db,
@@ -41,7 +42,14 @@ export async function accountRecordFile(
     .where('user', '=', user)
     .executeTakeFirstOrThrow();
   const objects: Record<string, unknown[]> = {};
-  for (const table of ['domains', 'mailboxes', 'forwarders', 'cron_jobs'] as const)
+  for (const table of [
+    'domains',
+    'mailboxes',
+    'forwarders',
+    'cron_jobs',
+    'databases',
+    'database_users',
+  ] as const)
     objects[table] = await db.selectFrom(table).selectAll().where('user', '=', user).execute();
   return `${JSON.stringify(
     {

@@ -1,10 +1,11 @@
 // restore_backup (CONTRACT §14, §15): the holder puts back its files (all, or one `path`), its
-// mail (all, or one mailbox by `email`) or a database from one of its snapshots; it answers once
-// the data is in place.
+// mail (all, or one mailbox by `email`) or one of its databases (`database`, which it has now) from
+// one of its snapshots; it answers once the data is in place.
 import { invalid } from '../core/errors.ts';
 import { objectsOf } from '../store/objects.ts';
 import { backupKinds, findSnapshot, requireBackups, restoredMessage, restoreInto } from './backup-common.ts';
 import { holderAccount } from './common.ts';
+import { findDatabase } from './database-objects.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
 import { results } from './results.ts';
 
@@ -19,7 +20,10 @@ export const restoreBackup = defineOperation({
     what: required(backupKinds.holderWhat, 'What to restore'),
     path: optional(backupKinds.homePath, 'With files: one path below the home (else every file)'),
     email: optional(kinds.email, 'With mail: one mailbox (else all the mail)'),
-    database: optional(kinds.objectName, 'With database: the database to restore'),
+    database: optional(
+      kinds.databaseName,
+      'With database: the database to restore (its suffix alone, or its whole name)',
+    ),
   },
   example: { snapshot: '81498b8c', what: 'files', path: 'public_html/index.php' },
   result: results.message,
@@ -38,12 +42,16 @@ export const restoreBackup = defineOperation({
       input.email !== `${account.user}@${account.domain}`
     )
       throw invalid('email', 'it is none of the account’s mailboxes');
+    // One database at a time, the account's own, named as the database operations name it.
+    if (input.what === 'databases' && !input.database)
+      throw invalid('database', 'name the database to restore');
+    const database = input.database && findDatabase(account, objects, 'database', input.database).name;
     const snapshot = await findSnapshot(backups, account.user, input.snapshot);
     const request = {
       what: input.what,
       ...(input.path && { path: input.path }),
       ...(input.email && { email: input.email }),
-      ...(input.database && { database: input.database }),
+      ...(database && { database }),
     };
     await restoreInto(backups, account, objects, snapshot, request);
     await ctx.recordSuccess(ctx.db);

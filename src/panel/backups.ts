@@ -1,5 +1,5 @@
-// Backups: the account's snapshots (list_backups), a restore of its files, one path of them or its
-// mail (restore_backup), and a snapshot of the home as a .tar.gz download, streamed from the
+// Backups: the account's snapshots (list_backups), a restore of its files, one path of them, its
+// mail or one of its databases (restore_backup), and a snapshot of the home as a .tar.gz download, streamed from the
 // repository: restic writes the home's own tree alone, links as links, so nothing from outside the
 // home is in it. A snapshot is found among the account's own before anything is read.
 import { createGzip } from 'node:zlib';
@@ -43,11 +43,23 @@ export function registerBackupsPage(app: FastifyInstance, panel: Panel, withHold
       ? ((await panel.run(request, holder, 'list_backups', {})).data as { snapshots: Snapshot[] })
       : { snapshots: [] };
     const newestFirst = [...snapshots].reverse();
+    // Each of the account's databases has its own restore button (none where MariaDB is not
+    // offered to the account).
+    let databases: string[] = [];
+    if (snapshots.length > 0)
+      try {
+        const listed = (await panel.run(request, holder, 'list_databases', {})).data as {
+          databases: { name: string }[];
+        };
+        databases = listed.databases.map((d) => d.name);
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+      }
     const rows = newestFirst.map((snapshot) => ({
       cells: [
         formatDate(snapshot.time),
         String(snapshot.size),
-        { view: '/backup-actions', data: { id: snapshot.id, csrf: holder.session.csrf, t } },
+        { view: '/backup-actions', data: { id: snapshot.id, csrf: holder.session.csrf, t, databases } },
       ],
     }));
     return panel.render(
@@ -79,23 +91,27 @@ export function registerBackupsPage(app: FastifyInstance, panel: Panel, withHold
     '/backups/restore',
     withHolder(async (request, reply, holder) => {
       const { t } = holder;
+      const database = field(request, 'database');
       const values = {
         snapshot: field(request, 'snapshot'),
-        what: field(request, 'what') === 'mail' ? 'mail' : 'files',
-        path: field(request, 'path').trim(),
+        what: database ? 'database' : field(request, 'what') === 'mail' ? 'mail' : 'files',
+        path: database ? '' : field(request, 'path').trim(),
       };
       try {
         await panel.run(request, holder, 'restore_backup', {
           snapshot: values.snapshot,
           what: values.what,
           ...(values.path && { path: values.path }),
+          ...(database && { database }),
         });
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         const errors = refusalIn(t, pathForm(t), error);
         return show(request, reply, holder, { values, errors }, error.status);
       }
-      const what = values.path || t(`backups.${values.what}`);
+      const what = database
+        ? t('backups.database', { name: database })
+        : values.path || t(`backups.${values.what}`);
       return panel.redirectWithNotice(reply, holder, '/backups', t('backups.restored', { what }));
     }),
   );

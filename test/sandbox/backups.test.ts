@@ -1,7 +1,8 @@
-// Backups in the sandbox (CONTRACT §15): an account with a site and a mailbox with mail is backed up
-// by the server's job; a deleted file, an emptied mailbox and finally the whole removed account are
-// each restored through the API to exactly what the snapshot held, and served again (the site over
-// HTTPS, the mail over IMAP with the mailbox's own password). The account next door plants links
+// Backups in the sandbox (CONTRACT §15): an account with a site, a mailbox with mail and a database
+// with a table is backed up by the server's job; a deleted file, an emptied mailbox, a dropped table
+// and finally the whole removed account are each restored through the API to exactly what the
+// snapshot held, and served again (the site over HTTPS, the mail over IMAP with the mailbox's own
+// password, the table read by the site's PHP with mysqli, its user's old password). The account next door plants links
 // before a restore and reads for the repository: the restore writes nothing outside the account,
 // and neither the repository nor its password can be read from an account's shell or PHP.
 import assert from 'node:assert/strict';
@@ -22,6 +23,15 @@ import {
 
 const INFO = 'info@alice.example';
 const INFO_PASSWORD = 'Info-pass-5678';
+const DB_SECRET = 'Db-Secret-9876';
+/** A PHP page of alice's site that reads the first post with mysqli over the local socket. */
+const DB_PAGE = `<?php
+mysqli_report(MYSQLI_REPORT_OFF);
+$db = @new mysqli('localhost', 'alice_wp', '${DB_SECRET}', 'alice_wp');
+if ($db->connect_errno) { echo 'refused: ', $db->connect_error; exit; }
+$row = $db->query('SELECT title FROM posts WHERE id = 1');
+echo $row ? 'title=' . $row->fetch_row()[0] : 'query refused: ' . $db->error;
+`;
 
 describe('backups in the sandbox', () => {
   const dataDir = tempDir('berth-backups-');
@@ -50,6 +60,18 @@ describe('backups in the sandbox', () => {
       `https://${domain}:${sandbox.https_port}${path}`,
     ]);
   const asAlice = (script: string) => running.asUser('alice', script);
+  const asHolder = (user: string, operation: string, params: Record<string, string>) =>
+    sandboxHolderCall(
+      sandbox,
+      { user, password: `${user[0]!.toUpperCase()}${user.slice(1)}-pass-1234` },
+      operation,
+      params,
+    );
+  /** The MariaDB client as alice's system user, logging in as her database user. */
+  const mariadb = (sql: string, password = DB_SECRET) =>
+    asAlice(
+      `MYSQL_PWD='${password}' /usr/bin/mariadb --batch --skip-column-names -u alice_wp alice_wp -e "${sql}"`,
+    );
 
   before(async () => {
     running = await sandboxWithAccounts(dataDir, ['alice', 'bob']);
@@ -83,6 +105,21 @@ describe('backups in the sandbox', () => {
     });
     assert.match(sent.data ?? '', /^250/, JSON.stringify(sent));
     assert.match(await arrivedMessage(sandbox, `${INFO}:${INFO_PASSWORD}`, 1), /The mail to keep\./);
+    for (const [op, params] of [
+      ['add_database', { name: 'wp' }],
+      ['add_database_user', { name: 'wp', password: DB_SECRET }],
+      ['grant_database', { database: 'wp', dbuser: 'wp' }],
+    ] as const) {
+      const reply = await asHolder('alice', op, params);
+      assert.equal(reply.status, 200, reply.body.info);
+    }
+    const table = await mariadb(
+      "CREATE TABLE posts (id INT PRIMARY KEY, title TEXT); INSERT INTO posts VALUES (1, 'kept row')",
+    );
+    assert.equal(table.code, 0, table.stderr);
+    const php = await asAlice(`umask 022 && cat > /home/alice/public_html/db.php <<'EOF'\n${DB_PAGE}\nEOF`);
+    assert.equal(php.code, 0, php.stderr);
+    assert.equal(page('alice.example', '/db.php').body, 'title=kept row');
     const queued = await call('backupacct', { user: 'alice' });
     assert.equal(queued.status, 200, queued.info);
     assert.match((queued.data as { job: string }).job, /^[a-z2-7]{10}$/);
@@ -159,6 +196,10 @@ describe('backups in the sandbox', () => {
         const read = await running.asUser(user, `cat ${path}`);
         assert.notEqual(read.code, 0, `${user} read ${path}`);
       }
+      for (const dir of ['backups', 'backup-staging', 'restore-staging']) {
+        const listed = await running.asUser(user, `ls /var/lib/berth/${dir}`);
+        assert.notEqual(listed.code, 0, `${user} listed ${dir}`);
+      }
       const listed = await running.asUser(user, 'ls /var/lib/berth/backups /var/lib/berth/backup-staging');
       assert.notEqual(listed.code, 0, `${user} listed the repository`);
     }
@@ -185,6 +226,27 @@ describe('backups in the sandbox', () => {
     assert.equal(page('alice.example', '/other.html').body, 'kept\n');
   });
 
+  it('a dropped table comes back with restore_backup what=database, read again by the site’s PHP', async () => {
+    const dropped = await mariadb('DROP TABLE posts; CREATE TABLE later (id INT)');
+    assert.equal(dropped.code, 0, dropped.stderr);
+    assert.match(page('alice.example', '/db.php').body, /^query refused/);
+    // The neighbour names alice's database: it is his own bob_alice_wp, which he has not.
+    const theirs = await asHolder('bob', 'restore_backup', {
+      snapshot,
+      what: 'database',
+      database: 'alice_wp',
+    });
+    assert.equal(theirs.status, 400, theirs.body.info);
+    const restored = await asHolder('alice', 'restore_backup', {
+      snapshot,
+      what: 'database',
+      database: 'wp',
+    });
+    assert.equal(restored.status, 200, restored.body.info);
+    assert.equal(page('alice.example', '/db.php').body, 'title=kept row');
+    assert.equal((await mariadb('SHOW TABLES')).stdout, 'posts\n');
+  });
+
   it('a removed account is made again from its snapshot: site served, mailbox and login as before', async () => {
     assert.equal((await call('removeacct', { user: 'alice' })).status, 200);
     assert.notEqual(page('alice.example', '/index.html').body, 'original\n');
@@ -194,6 +256,9 @@ describe('backups in the sandbox', () => {
     assert.equal(restored.status, 200, restored.info);
     assert.equal(page('alice.example', '/index.html').body, 'original\n');
     assert.match(inboxMessage(sandbox, `${INFO}:${INFO_PASSWORD}`, 1), /The mail to keep\./);
+    // Its database user logs in with its old password; the site's PHP reads the row.
+    assert.equal((await mariadb('SELECT title FROM posts')).stdout, 'kept row\n');
+    assert.equal(page('alice.example', '/db.php').body, 'title=kept row');
     const login = await sandboxHolderCall(
       sandbox,
       { user: 'alice', password: 'Alice-pass-1234' },

@@ -18,6 +18,7 @@ import {
   sitesOf,
 } from './context.ts';
 import { cronComponent } from './cron/component.ts';
+import { databaseBackupPart } from './database/backup.ts';
 import { databaseComponent } from './database/component.ts';
 import { dnsComponent } from './dns/component.ts';
 import { dkimKeyFile } from './dns/dkim.ts';
@@ -116,7 +117,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     coalesceReloads(service, () => reloadCounts.set(service.name, (reloadCounts.get(service.name) ?? 0) + 1));
   let keeper: CertificateKeeper | null = null;
   // Identifiers are checked where they are used, a restore asked by another server's call too.
-  const backupsHere = backupComponent(ctx);
+  const backupsHere = backupComponent(ctx, database ? [databaseBackupPart(ctx)] : []);
   const backups: typeof backupsHere = {
     ...backupsHere,
     backup: (account, objects, record) => {

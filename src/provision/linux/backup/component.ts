@@ -41,6 +41,11 @@ export interface BackupPart {
   /** Its directory's name in the snapshot, and what `restoreacct what=` names it by. */
   name: 'databases';
   collect(account: Account, objects: AccountObjects, dir: string): Promise<void>;
+  /**
+   * What `restore` would put back, by name; a StepRefused for what it would not (an object the
+   * account no longer has, one the snapshot lacks), before anything changes.
+   */
+  check(account: Account, objects: AccountObjects, dir: string, name?: string): string[];
   /** Puts back everything it collected, or the one object `name` names. */
   restore(account: Account, objects: AccountObjects, dir: string, name?: string): Promise<void>;
 }
@@ -164,8 +169,9 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
     const top =
       stat?.isDirectory() === true && (components.length === 1 || (components.length === 2 && rootsParent()));
     if (top && kindOf(home, components) === 'directory')
-      for (const name of readdirSync(join(home, ...components))) removeTree(home, [...components, name]);
-    else removeTree(home, components);
+      for (const name of readdirSync(join(home, ...components)))
+        await removeTree(home, [...components, name]);
+    else await removeTree(home, components);
     if (!stat) return;
     if (top) {
       const { uid, gid } = ctx.systemUser(account.user);
@@ -213,7 +219,7 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
       await repository.ensure();
       const meta = metaDir(account.user);
       makePrivateDirectory(stagingRoot);
-      removeHome(meta);
+      await removeHome(meta);
       makePrivateDirectory(meta);
       try {
         writeFileAtomic(join(meta, 'account.json'), record, 0o600);
@@ -234,7 +240,7 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
           systemEntries(home).map((name) => join(home, name)),
         );
       } finally {
-        removeHome(meta);
+        await removeHome(meta);
       }
     },
 
@@ -271,13 +277,13 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
 
     async restore(account, objects, id, request) {
       const snapshot = await own(account.user, id);
-      const part = parts.find((p) => p.name === request.what);
-      if (request.what === 'databases' && !part)
+      const restoring = parts.filter((p) => request.what === 'all' || p.name === request.what);
+      if (request.what === 'databases' && restoring.length === 0)
         throw new StepRefused('what', 'this server keeps no databases in its backups');
       const oldHome = homeOf(snapshot, account.user);
       makePrivateDirectory(restoreRoot);
       const stage = join(restoreRoot, `${account.user}-${Date.now().toString(36)}`);
-      removeHome(stage);
+      await removeHome(stage);
       makePrivateDirectory(stage);
       try {
         const wanted = request.path ? join(oldHome, ...request.path) : oldHome;
@@ -285,17 +291,14 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
           request.what === 'databases' ? [metaDir(account.user)] : [wanted, metaDir(account.user)];
         await repository.restore(snapshot.id, stage, includes);
         const staged = join(stage, oldHome);
+        const partDir = (part: BackupPart) => join(stage, metaDir(account.user), part.name);
+        // What a part would refuse is refused before any file is put back.
+        for (const part of restoring) part.check(account, objects, partDir(part), request.database);
         if (request.what !== 'databases')
           for (const components of targets(account, staged, request)) await put(account, staged, components);
-        if (part && (request.what === 'all' || request.what === 'databases'))
-          await part.restore(
-            account,
-            objects,
-            join(stage, metaDir(account.user), part.name),
-            request.database,
-          );
+        for (const part of restoring) await part.restore(account, objects, partDir(part), request.database);
       } finally {
-        removeHome(stage);
+        await removeHome(stage);
       }
     },
 

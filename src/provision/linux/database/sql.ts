@@ -3,6 +3,8 @@
 // is checked against the strict pattern of CONTRACT §14 and then quoted; a password reaches
 // MariaDB as its hash alone.
 
+import { createReadStream, createWriteStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import type { LinuxContext } from '../context.ts';
 import { streamCommand } from '../run.ts';
 
@@ -74,23 +76,42 @@ export async function loadDump(ctx: LinuxContext, database: string, dump: string
   });
 }
 
+/** mariadb-dump's arguments for a consistent dump of one database, with its routines and triggers. */
+const dumpArgs = (ctx: LinuxContext, database: string) => [
+  ...clientArgs(ctx, MARIADB_DUMP),
+  '--single-transaction',
+  '--routines',
+  '--triggers',
+  '--events',
+  '--hex-blob',
+  '--',
+  checked(database),
+];
+
 /**
  * A consistent dump of a database (one transaction: InnoDB tables as they were at its start, while
  * the site keeps writing), with its routines and triggers, as text.
  */
 export async function dumpDatabase(ctx: LinuxContext, database: string): Promise<string> {
-  const dump = streamCommand([
-    ...clientArgs(ctx, MARIADB_DUMP),
-    '--single-transaction',
-    '--routines',
-    '--triggers',
-    '--events',
-    '--hex-blob',
-    '--',
-    checked(database),
-  ]);
+  const dump = streamCommand(dumpArgs(ctx, database));
   const chunks: Buffer[] = [];
   dump.output.on('data', (chunk: Buffer) => chunks.push(chunk));
   await dump.done;
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The same dump, streamed into a new file of root's alone (0600), never held in memory. */
+export async function dumpDatabaseToFile(ctx: LinuxContext, database: string, file: string): Promise<void> {
+  const dump = streamCommand(dumpArgs(ctx, database));
+  await Promise.all([
+    pipeline(dump.output, createWriteStream(file, { flags: 'wx', mode: 0o600 })),
+    dump.done,
+  ]);
+}
+
+/** Loads a dump file into a database, streamed to the client's standard input. */
+export async function loadDumpFile(ctx: LinuxContext, database: string, file: string): Promise<void> {
+  const load = streamCommand([...clientArgs(ctx), '--batch', checked(database)], createReadStream(file));
+  load.output.resume();
+  await load.done;
 }

@@ -18,7 +18,7 @@ import {
   startJob,
 } from '../store/backup-jobs.ts';
 import { objectsOf } from '../store/objects.ts';
-import type { Db } from '../store/schema.ts';
+import { type Db, OBJECT_TABLES } from '../store/schema.ts';
 
 const MINUTE = 60_000;
 export const BACKUP_RETRIES = [MINUTE, 5 * MINUTE, 30 * MINUTE, 120 * MINUTE];
@@ -26,7 +26,7 @@ const WORK_EVERY_MS = 2_000;
 
 /**
  * The account's record and objects as a snapshot keeps them: its rows, password hashes included
- * (the store's, the mailboxes', the database users' with their grants, and the system's login
+ * (the store's, the mailboxes', the FTP accounts', the database users' with their grants, and the system's login
  * `system_password_hash`).
  */
 export async function accountRecordFile(
@@ -42,14 +42,8 @@ export async function accountRecordFile(
     .where('user', '=', user)
     .executeTakeFirstOrThrow();
   const objects: Record<string, unknown[]> = {};
-  for (const table of [
-    'domains',
-    'mailboxes',
-    'forwarders',
-    'cron_jobs',
-    'databases',
-    'database_users',
-  ] as const)
+  // Every kind of object, so that a removed account comes back with all of them.
+  for (const table of OBJECT_TABLES)
     objects[table] = await db.selectFrom(table).selectAll().where('user', '=', user).execute();
   return `${JSON.stringify(
     {

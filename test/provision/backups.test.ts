@@ -196,7 +196,16 @@ describe('backups on the linux driver', () => {
     assert.ok(existsSync(home(`${maildir}/cur/1.mail:2,S`)));
   });
 
-  it('a removed account is made again from its snapshot, its password and mailboxes included', async () => {
+  it('a removed account is made again from its snapshot, its password and every object included', async () => {
+    await callForHolder(h, 'bella', 'add_ftp_account', {
+      login: 'designer',
+      password: 'Design-pass-1234',
+      directory: 'public_html',
+    });
+    await callForHolder(h, 'bella', 'add_mailing_list', {
+      email: 'news@bella.example',
+      owner: 'a@example.org',
+    });
     const snapshot = await backup();
     const hash = readFileSync(join(h.root, 'etc/shadow'), 'utf8')
       .split('\n')
@@ -221,6 +230,22 @@ describe('backups on the linux driver', () => {
       mailboxes.map((m) => m.email),
       ['info@bella.example'],
     );
+    // Its FTP account, with its password's hash, and its mailing list, in the store and the system.
+    const ftp = (await callForHolder(h, 'bella', 'list_ftp_accounts')).data as { login: string }[];
+    assert.deepEqual(
+      ftp.map((f) => f.login),
+      ['designer@bella.example'],
+    );
+    assert.match(
+      readFileSync(join(h.root, 'etc/pure-ftpd/berth.passwd'), 'utf8'),
+      /^designer@bella\.example:\$6\$/m,
+    );
+    const lists = (await callForHolder(h, 'bella', 'list_mailing_lists')).data as { email: string }[];
+    assert.deepEqual(
+      lists.map((l) => l.email),
+      ['news@bella.example'],
+    );
+    assert.ok(existsSync(join(h.root, 'var/spool/berth-lists/bella.example_news/control/listaddress')));
   });
 
   it('a failing backup is retried later, counted, and berth doctor says so until one succeeds', async () => {

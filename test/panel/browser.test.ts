@@ -292,6 +292,7 @@ describe('the panel in a real browser', () => {
       'Databases',
       'FTP',
       'Cron jobs',
+      'Backups',
       'Security',
       'Log out',
     ];

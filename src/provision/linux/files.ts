@@ -7,6 +7,7 @@ import {
   chmodSync,
   closeSync,
   constants,
+  createWriteStream,
   fchmodSync,
   fchownSync,
   fstatSync,
@@ -24,6 +25,7 @@ import {
   rmdirSync,
   rmSync,
   symlinkSync,
+  type WriteStream,
   writeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -209,6 +211,11 @@ export async function withScratchDirectory<T>(prefix: string, work: (dir: string
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A stream into a new file of root's alone (0600), in a directory of root's; one already there is refused. */
+export function newPrivateFileStream(path: string): WriteStream {
+  return createWriteStream(path, { flags: 'wx', mode: 0o600 });
 }
 
 /** Writes a file of root's that one group may read, whole, never through a link in its place. */

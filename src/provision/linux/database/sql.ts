@@ -3,9 +3,10 @@
 // is checked against the strict pattern of CONTRACT §14 and then quoted; a password reaches
 // MariaDB as its hash alone.
 
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import type { LinuxContext } from '../context.ts';
+import { newPrivateFileStream } from '../files.ts';
 import { streamCommand } from '../run.ts';
 
 export const MARIADB = '/usr/bin/mariadb';
@@ -103,10 +104,7 @@ export async function dumpDatabase(ctx: LinuxContext, database: string): Promise
 /** The same dump, streamed into a new file of root's alone (0600), never held in memory. */
 export async function dumpDatabaseToFile(ctx: LinuxContext, database: string, file: string): Promise<void> {
   const dump = streamCommand(dumpArgs(ctx, database));
-  await Promise.all([
-    pipeline(dump.output, createWriteStream(file, { flags: 'wx', mode: 0o600 })),
-    dump.done,
-  ]);
+  await Promise.all([pipeline(dump.output, newPrivateFileStream(file)), dump.done]);
 }
 
 /** Loads a dump file into a database, streamed to the client's standard input. */

@@ -338,13 +338,15 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       );
     },
 
-    async resume(accounts) {
+    async resume(accounts, objectsOf) {
       const failures: string[] = [];
-      for (const account of accounts)
+      for (const account of accounts) {
+        const objects = (await objectsOf?.(account.user)) ?? mainObjects(account);
         for (const component of components)
-          await component.resume?.(account).catch((error: unknown) => {
+          await component.resume?.(account, objects).catch((error: unknown) => {
             failures.push(`${account.user}: ${component.name}: ${(error as Error).message}`);
           });
+      }
       return failures;
     },
 

@@ -10,13 +10,13 @@
 // in a deleted, empty directory, and `..` never climbs out of a bind mount (the kernel refuses a
 // path that left the mount's root). Mounts do not outlive a reboot: until Berth starts and pins
 // again, the login lands in the empty directory of root's below the mount, never elsewhere.
-import { closeSync, fstatSync, lstatSync, readdirSync } from 'node:fs';
+import { closeSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import type { FtpAccount } from '../../../store/ftp-accounts.ts';
 import type { LinuxContext } from '../context.ts';
 import { makeDirectory, makePrivateDirectory, readIfExists, removeDirectory } from '../files.ts';
-import { openPath } from '../home.ts';
+import { identityOf, openPath } from '../home.ts';
 
 /** An FTP account's directory as the driver reaches it: its names below the home. */
 export const componentsOf = (ftp: FtpAccount) => (ftp.directory === '' ? [] : ftp.directory.split('/'));
@@ -73,19 +73,14 @@ export function ftpPins(ctx: LinuxContext) {
     const path = target(account.user, ftp.login);
     if (!ctx.live) return lstatSync(path, { throwIfNoEntry: false })?.isDirectory() ? 'pinned' : 'missing';
     if (!mountedAt(path)) return 'missing';
-    let fd: number;
+    let want: { dev: number; ino: number };
     try {
-      fd = openPath(ctx.path(account.homedir), componentsOf(ftp));
+      want = identityOf(ctx.path(account.homedir), componentsOf(ftp));
     } catch {
       return 'other';
     }
-    try {
-      const want = fstatSync(fd);
-      const have = lstatSync(path);
-      return want.dev === have.dev && want.ino === have.ino ? 'pinned' : 'other';
-    } finally {
-      closeSync(fd);
-    }
+    const have = lstatSync(path);
+    return want.dev === have.dev && want.ino === have.ino ? 'pinned' : 'other';
   };
 
   return {

@@ -3,11 +3,12 @@
 // pinned; swapped for a link to another home, the pin does not follow and pinning again refuses
 // the link, leaving the login an empty directory of root's; removed, the pin is an empty deleted
 // directory nothing can be made in; a missing mount is found and made again; unpinning takes the
-// mount and its directories away. Mounts made in this machine's namespace would be copied into
+// mount and its directories away; a home that is a btrfs subvolume is pinned and removed as any.
+// Mounts made in this machine's namespace would be copied into
 // every namespace made meanwhile: the tests run in a mount namespace of their own, this file run
 // again there (as quota.test.ts does).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   existsSync,
   lstatSync,
@@ -18,6 +19,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  truncateSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -155,6 +157,47 @@ function pinsInNamespace() {
       assert.equal(existsSync(join(roots, 'vera')), false);
       // The customer's directory is untouched.
       assert.ok(statSync(shop).isDirectory());
+    });
+
+    it('a home that is a btrfs subvolume is pinned as any, and still goes once unpinned, copies of the pin elsewhere or not', async () => {
+      const homes = join(base, 'btrfs');
+      const image = join(base, 'homes.img');
+      writeFileSync(image, '');
+      truncateSync(image, 256 * 1024 * 1024);
+      execFileSync('/usr/sbin/mkfs.btrfs', ['-q', '--', image], { stdio: 'pipe' });
+      mkdirSync(homes);
+      const device = execFileSync('/usr/sbin/losetup', ['--find', '--show', '--', image], {
+        encoding: 'utf8',
+      });
+      execFileSync('/usr/bin/mount', ['-t', 'btrfs', '--', device.trim(), homes]);
+      execFileSync('/usr/sbin/losetup', ['--detach', device.trim()]);
+      try {
+        const wren = { user: 'wren', homedir: join(homes, 'wren') } as Account;
+        execFileSync('/usr/bin/btrfs', ['-q', 'subvolume', 'create', wren.homedir]);
+        mkdirSync(join(wren.homedir, 'site'));
+        writeFileSync(join(wren.homedir, 'site', 'index.html'), 'wren\n');
+        const site = { login: 'site', directory: 'site' } as FtpAccount;
+        await pins.pin(wren, site);
+        assert.deepEqual(readdirSync(join(roots, 'wren', 'site')), ['index.html']);
+        // A namespace made meanwhile (an account's PHP) holds a copy of the pin.
+        const holder = spawn('/usr/bin/unshare', [
+          '--mount',
+          '--propagation',
+          'private',
+          '/usr/bin/sleep',
+          '30',
+        ]);
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          await pins.unpinAll('wren');
+          execFileSync('/usr/bin/btrfs', ['-q', 'subvolume', 'delete', wren.homedir]);
+          assert.equal(existsSync(wren.homedir), false);
+        } finally {
+          holder.kill();
+        }
+      } finally {
+        execFileSync('/usr/bin/umount', ['--lazy', '--', homes]);
+      }
     });
   });
 }

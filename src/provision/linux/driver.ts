@@ -123,9 +123,11 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       checkIdentifiers(account);
       return backupsHere.backup(account, objects, record);
     },
-    restore: (account, objects, snapshot, request) => {
+    restore: async (account, objects, snapshot, request) => {
       checkIdentifiers(account);
-      return backupsHere.restore(account, objects, snapshot, request);
+      await backupsHere.restore(account, objects, snapshot, request);
+      // A directory put back is another: FTP pins follow it (one now a link stays empty: doctor).
+      await ftp?.resume?.(account, objects).catch(() => {});
     },
   };
   const sweepTimers: NodeJS.Timeout[] = [];

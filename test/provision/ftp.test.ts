@@ -197,6 +197,7 @@ describe('FTP accounts on the linux driver', () => {
     // A pin gone (a reboot, on a live system: the mount) and one of no FTP account.
     rmdirSync(file('var/lib/berth/ftp-roots/vera/backup'));
     mkdirSync(file('var/lib/berth/ftp-roots/vera/stray'));
+    mkdirSync(file('var/lib/berth/ftp-roots/ghost'));
     const pins = await inspect(h.services);
     assert.ok(
       pins.some((d) => /^vera: FTP account backup is not pinned: its login sees an empty directory/.test(d)),
@@ -206,6 +207,15 @@ describe('FTP accounts on the linux driver', () => {
       pins.some((d) => /^vera: FTP root stray pinned for no FTP account/.test(d)),
       pins.join('\n'),
     );
+    assert.ok(
+      pins.some((d) => d === 'ghost: FTP roots /var/lib/berth/ftp-roots/ghost with no account in the store'),
+      pins.join('\n'),
+    );
+    assert.ok(
+      pins.some((d) => d.includes('empty directory /var/lib/berth/ftp-roots/vera/backup (the home)')),
+      pins.join('\n'),
+    );
+    rmdirSync(file('var/lib/berth/ftp-roots/ghost'));
     // Berth's start pins every FTP account again, and takes away what no login has.
     await h.services.driver.resume?.([(await findAccount(h.services.store.db, 'vera'))!], (user) =>
       objectsOf(h.services.store.db, user),

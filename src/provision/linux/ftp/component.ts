@@ -284,6 +284,9 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): FtpCompone
       }
       for (const account of accounts)
         differences.push(...pinDifferences(account, ftpOf(objects.get(account.user))));
+      for (const name of pins.users())
+        if (!known.has(name))
+          differences.push(`${name}: FTP roots ${join(linux.ftpRootDir, name)} with no account in the store`);
       const dir = ctx.path(linux.ftpUserDir);
       if (existsSync(dir))
         for (const name of readdirSync(dir))
@@ -312,7 +315,7 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): FtpCompone
     const found: string[] = [];
     for (const ftp of list) {
       const state = pins.state(account, ftp);
-      const where = `${pins.target(account.user, ftp.login)} (${ftp.directory || 'the home'})`;
+      const where = `${pinPath(linux.ftpRootDir, account.user, ftp.login)} (${ftp.directory || 'the home'})`;
       if (state === 'missing')
         found.push(
           `${account.user}: FTP account ${ftp.login} is not pinned: its login sees an empty directory ${where}`,

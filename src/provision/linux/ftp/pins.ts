@@ -112,6 +112,13 @@ export function ftpPins(ctx: LinuxContext) {
 
     pinned,
 
+    /** The users with a directory of pins, whatever the store says. */
+    users(): string[] {
+      const dir = ctx.path(linux.ftpRootDir);
+      if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return [];
+      return readdirSync(dir).filter((name) => NAME.test(name));
+    },
+
     /** Removes every pin of `user` and its directory of them. */
     async unpinAll(user: string): Promise<void> {
       for (const login of pinned(user)) await unpin(user, login);

@@ -222,6 +222,12 @@ describe('FTP accounts, in the sandbox', () => {
     });
     assert.equal(made.status, 200, made.body.info);
     assert.ok(ftps(...SWAP, '/mine.txt', ['-T', local('mine.txt', 'mine\n')]).ok);
+    // The login's chroot is a bind mount of the directory, at a path of root's.
+    assert.match(
+      await exec(['/bin/cat', '/proc/self/mountinfo']),
+      / \/var\/lib\/berth\/ftp-roots\/alice\/swap /,
+    );
+    assert.equal(await exec(['/usr/bin/stat', '-c', '%a %U', '/var/lib/berth/ftp-roots/alice']), '700 root');
     // bob's public_html is bob's and the web server's alone (0750): alice's shell cannot reach it.
     assert.equal(
       await exec(['/usr/bin/stat', '-c', '%a %U %G', '/home/bob/public_html']),
@@ -345,6 +351,14 @@ describe('FTP accounts, in the sandbox', () => {
     assert.equal(ftps(...DESIGNER, '/').ok, false);
     assert.equal(ftps('alice', 'Alice-pass-1234', '/').ok, false);
     assert.equal(await exec(['/bin/sh', '-c', 'grep -c alice /etc/pure-ftpd/berth.passwd || true']), '0');
+    // Its pins went with it.
+    assert.doesNotMatch(await exec(['/bin/cat', '/proc/self/mountinfo']), /ftp-roots\/alice/);
+    assert.equal(
+      await exec(['/bin/sh', '-c', 'ls /var/lib/berth/ftp-roots/alice 2>&1 || true']).then((l) =>
+        l.includes('No such file'),
+      ),
+      true,
+    );
     assert.ok(ftps('bob', 'Bob-pass-1234', '/').ok);
   });
 });

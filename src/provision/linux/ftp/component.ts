@@ -2,10 +2,11 @@
 // account's own login over FTPS too (docs/linux-driver.md, FTP). Each account with FTP accounts,
 // while not suspended, has one root-only file <ftp_user_dir>/<user> of lines in pure-pw's passwd
 // format (`<login>@<main domain>`, the store's SHA-512 crypt hash, the account's uid and gid, the
-// directory's pin, ftp/pins.ts, as its chroot); every change writes it whole from the store, joins every account's file
-// into ftp_users and compiles that with `pure-pw mkdb` into the PureDB file Pure-FTPd reads at each
-// login. No password reaches a command line or this file: only hashes, which never leave root's
-// files. The account's own login goes through PAM, which Berth lets accounts alone through.
+// directory's pin, pins.ts, as its chroot); every change writes it whole from the store, joins
+// every account's file into ftp_users and compiles that with `pure-pw mkdb` into the PureDB file
+// Pure-FTPd reads at each login. No password reaches a command line or this file: only hashes,
+// which never leave root's files. The account's own login goes through PAM, which Berth lets
+// accounts alone through.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
@@ -31,9 +32,10 @@ const PURE_PW = '/usr/bin/pure-pw';
 const MB = 1024 * 1024;
 
 /**
- * One virtual user in pure-pw's passwd format: login, hash, uid, gid, gecos, home (the pinned
- * directory, of root's path, `<ftp_root_dir>/<user>/<login>`; `/./` marks the chroot), then bandwidths, ratios, connections and file quota (empty), the size quota in bytes,
- * and the address and time restrictions (empty). Every value was checked before: no `:` or line
+ * One virtual user in pure-pw's passwd format: login, hash, uid, gid, gecos, home (its pin, a path
+ * of root's, `<ftp_root_dir>/<user>/<login>`; `/./` marks the chroot), then bandwidths, ratios,
+ * connections and file quota (empty), the size quota in bytes, and the address and time
+ * restrictions (empty). Every value was checked before: no `:` or line
  * break can be in one.
  */
 export function ftpUserLine(

@@ -103,14 +103,13 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     const homeFd = openPath(home, []);
     const tmpFd = openPath(home, ['tmp']);
     try {
-      // Each directory bound is opened first without following a link; mount is given the
-      // descriptor's path and told not to canonicalize it (it would read the path back and look
-      // it up again, through a link planted meanwhile): the kernel binds that very directory.
+      // Each directory bound is opened first without following a link; mount makes a path of the
+      // descriptor again, which stays that directory: the home and its tmp are root's entries.
       const fd = (n: number) => `/proc/${process.pid}/fd/${n}`;
       // Every directory all users may write, where the system has it: none is shared with the
       // account next door, and whatever the account writes there counts in its own quota.
       for (const target of SHARED_WRITABLE.filter((dir) => existsSync(ctx.path(dir))))
-        await inside(['/usr/bin/mount', '--no-canonicalize', '--bind', fd(tmpFd), target]);
+        await inside(['/usr/bin/mount', '--bind', fd(tmpFd), target]);
       await inside([
         '/usr/bin/mount',
         '-t',
@@ -130,7 +129,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       const homes = ['-t', 'tmpfs', '-o', 'mode=0755,size=64k,nosuid,nodev', 'berth-homes', aside];
       await inside(['/usr/bin/mount', ...homes]);
       await inside(['/usr/bin/mkdir', '-m', '0751', '--', inAside]);
-      await inside(['/usr/bin/mount', '--no-canonicalize', '--bind', fd(homeFd), inAside]);
+      await inside(['/usr/bin/mount', '--bind', fd(homeFd), inAside]);
       await inside(['/usr/bin/mount', '--move', aside, base]);
     } finally {
       closeSync(homeFd);

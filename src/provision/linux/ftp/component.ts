@@ -316,7 +316,8 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): FtpCompone
   function pinDifferences(account: Account, list: readonly FtpAccount[]): string[] {
     const found: string[] = [];
     for (const ftp of list) {
-      const state = pins.state(account, ftp);
+      // As the logins see it: in Pure-FTPd's mount namespace.
+      const state = pins.state(account, ftp, 'ftpd');
       const where = `${pinPath(linux.ftpRootDir, account.user, ftp.login)} (${ftp.directory || 'the home'})`;
       if (state === 'missing')
         found.push(

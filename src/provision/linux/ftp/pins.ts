@@ -10,7 +10,7 @@
 // in a deleted, empty directory, and `..` never climbs out of a bind mount (the kernel refuses a
 // path that left the mount's root). Mounts do not outlive a reboot: until Berth starts and pins
 // again, the login lands in the empty directory of root's below the mount, never elsewhere.
-import { closeSync, lstatSync, readdirSync } from 'node:fs';
+import { closeSync, lstatSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import type { FtpAccount } from '../../../store/ftp-accounts.ts';
@@ -29,9 +29,45 @@ export function pinPath(rootDir: string, user: string, login: string): string {
   return join(rootDir, user, login);
 }
 
-/** Whether `path` is a mount point in Berth's mount namespace (mountinfo's fifth field). */
-function mountedAt(path: string): boolean {
-  return (readIfExists('/proc/self/mountinfo') ?? '').split('\n').some((line) => line.split(' ')[4] === path);
+/**
+ * Whose mount namespace to look in: `self` (this process's: Berth's own, where it pins), or a
+ * running Pure-FTPd's, as the logins see it (doctor, which an administrator's shell may run in
+ * another namespace than the service's), when one runs.
+ */
+export type View = 'self' | 'ftpd';
+
+/** Pure-FTPd's processes running as root, found in /proc. */
+function ftpdProcesses(): string[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => readIfExists(`/proc/${pid}/comm`)?.trim() === 'pure-ftpd')
+    .filter((pid) => /^Uid:\s+0\s/m.test(readIfExists(`/proc/${pid}/status`) ?? ''));
+}
+
+const namespaceOf = (proc: string) => {
+  try {
+    return readlinkSync(`/proc/${proc}/ns/mnt`);
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * The process whose namespace `view` means (its /proc directory's name): this one's when a
+ * Pure-FTPd shares it or none runs (or none can be looked into), else the first Pure-FTPd's.
+ */
+function viewProcess(view: View): string {
+  if (view === 'self') return 'self';
+  const own = namespaceOf('self');
+  const found = ftpdProcesses().filter((pid) => namespaceOf(pid) !== null);
+  if (found.length === 0 || found.some((pid) => namespaceOf(pid) === own)) return 'self';
+  return found[0]!;
+}
+
+/** Whether `path` is a mount point in the process's mount namespace (mountinfo's fifth field). */
+function mountedAt(path: string, proc = 'self'): boolean {
+  const table = readIfExists(`/proc/${proc}/mountinfo`) ?? '';
+  return table.split('\n').some((line) => line.split(' ')[4] === path);
 }
 
 export type PinState = 'pinned' | 'missing' | 'other';
@@ -69,17 +105,19 @@ export function ftpPins(ctx: LinuxContext) {
   };
 
   /** What is mounted on the account's pin now, compared with its directory opened now. */
-  const state = (account: Account, ftp: FtpAccount): PinState => {
+  const state = (account: Account, ftp: FtpAccount, view: View = 'self'): PinState => {
     const path = target(account.user, ftp.login);
     if (!ctx.live) return lstatSync(path, { throwIfNoEntry: false })?.isDirectory() ? 'pinned' : 'missing';
-    if (!mountedAt(path)) return 'missing';
+    const proc = viewProcess(view);
+    if (!mountedAt(path, proc)) return 'missing';
     let want: { dev: number; ino: number };
     try {
       want = identityOf(ctx.path(account.homedir), componentsOf(ftp));
     } catch {
       return 'other';
     }
-    const have = lstatSync(path);
+    // The pin as that namespace has it: its root's view of the path.
+    const have = lstatSync(proc === 'self' ? path : `/proc/${proc}/root${path}`);
     return want.dev === have.dev && want.ino === have.ino ? 'pinned' : 'other';
   };
 

@@ -6,10 +6,13 @@
 // mount and its directories away; a home that is a btrfs subvolume is pinned and removed as any.
 // Mounts made in this machine's namespace would be copied into
 // every namespace made meanwhile: the tests run in a mount namespace of their own, this file run
-// again there (as quota.test.ts does).
+// again there (as quota.test.ts does). Doctor looks at the pins in Pure-FTPd's namespace.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import {
+  chmodSync,
+  copyFileSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -157,6 +160,51 @@ function pinsInNamespace() {
       assert.equal(existsSync(join(roots, 'vera')), false);
       // The customer's directory is untouched.
       assert.ok(statSync(shop).isDirectory());
+    });
+
+    it('doctor looks in Pure-FTPd’s mount namespace, as its logins see the pins', async () => {
+      await pins.pin(account, ftp);
+      const ftpd = join(base, 'pure-ftpd');
+      copyFileSync('/usr/bin/sleep', ftpd);
+      chmodSync(ftpd, 0o755);
+      const started = async (child: ReturnType<typeof spawn>) => {
+        for (let i = 0; i < 50; i++) {
+          if (readFileSync(`/proc/${child.pid}/comm`, 'utf8').trim() === 'pure-ftpd') return;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        throw new Error('the stand-in for Pure-FTPd did not start');
+      };
+      // One in this namespace: the pin as it is here.
+      const here = spawn(ftpd, ['30']);
+      await started(here);
+      assert.equal(pins.state(account, ftp, 'ftpd'), 'pinned');
+      here.kill();
+      await once(here, 'exit');
+      // One in a namespace where another directory is mounted there: not its own, whatever this
+      // namespace has.
+      const away = spawn('/usr/bin/unshare', [
+        '--mount',
+        '--propagation',
+        'private',
+        '/bin/sh',
+        '-c',
+        'umount "$1" && mount --bind "$2" "$1" && exec "$3" 30',
+        'sh',
+        target,
+        neighbour,
+        ftpd,
+      ]);
+      try {
+        await started(away);
+        assert.equal(pins.state(account, ftp), 'pinned');
+        // ('other' as that namespace has it; 'missing' should another sandbox's Pure-FTPd on this
+        // machine, in a namespace without this test's mounts, be the one looked into.)
+        assert.notEqual(pins.state(account, ftp, 'ftpd'), 'pinned');
+      } finally {
+        away.kill();
+        await once(away, 'exit');
+      }
+      await pins.unpin('vera', 'designer');
     });
 
     it('a home that is a btrfs subvolume is pinned as any, and still goes once unpinned, copies of the pin elsewhere or not', async () => {

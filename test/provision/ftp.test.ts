@@ -242,6 +242,15 @@ describe('FTP accounts on the linux driver', () => {
     assert.equal(existsSync(file('var/lib/berth/ftp-roots/vera/designer')), false);
     // Its files stay: they are the account's.
     assert.ok(existsSync(file('home/vera/public_html/shop')));
+    // A removal that fails on the way pins the FTP accounts again, and their logins are back.
+    h.failAt.step = 'system user';
+    try {
+      assert.notEqual((await h.call('removeacct', { user: 'vera' })).statusCode, 200);
+    } finally {
+      h.failAt.step = null;
+    }
+    assert.ok(lstatSync(file('var/lib/berth/ftp-roots/vera/backup')).isDirectory());
+    assert.deepEqual(listed(), ['backup@vera.example /var/lib/berth/ftp-roots/vera/backup/./']);
     assert.equal((await h.call('removeacct', { user: 'vera' })).statusCode, 200);
     assert.equal(existsSync(file(users)), false);
     assert.equal(existsSync(file('var/lib/berth/ftp-roots/vera')), false);

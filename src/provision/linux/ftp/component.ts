@@ -232,9 +232,18 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): FtpCompone
     },
     suspend: (account, objects) => (ftpOf(objects).length > 0 ? [write(account, ftpOf(objects))] : []),
     unsuspend: (account, objects) => (ftpOf(objects).length > 0 ? [write(account, ftpOf(objects))] : []),
-    remove: (account, objects) => {
+    remove(account, objects) {
       const steps = existsSync(userFile(account.user)) ? [write(account, [], true)] : [];
-      return [...steps, ...ftpOf(objects).map((ftp) => unpinStep(account, ftp))];
+      if (ftpOf(objects).length === 0 && pins.pinned(account.user).length === 0) return steps;
+      // Every pin of the account's, the store's or not; undone by pinning the store's again.
+      const unpin = ctx.step(
+        'FTP roots removed',
+        () => pins.unpinAll(account.user),
+        async () => {
+          for (const ftp of ftpOf(objects)) await pins.pin(account, ftp);
+        },
+      );
+      return [...steps, unpin];
     },
     changeObjects(account, before, after) {
       const was = ftpOf(before);

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import type { FtpAccount } from '../../../store/ftp-accounts.ts';
 import type { LinuxContext } from '../context.ts';
-import { makeDirectory, makePrivateDirectory, readIfExists, removeDirectory } from '../files.ts';
+import { makeDirectory, makePrivateDirectory, readIfExists, removeEmptyDirectory } from '../files.ts';
 import { identityOf, openPath } from '../home.ts';
 
 /** An FTP account's directory as the driver reaches it: its names below the home. */
@@ -67,7 +67,10 @@ function viewProcess(view: View): string {
 /** Whether `path` is a mount point in the process's mount namespace (mountinfo's fifth field). */
 function mountedAt(path: string, proc = 'self'): boolean {
   const table = readIfExists(`/proc/${proc}/mountinfo`) ?? '';
-  return table.split('\n').some((line) => line.split(' ')[4] === path);
+  // mountinfo writes a space, a tab, a line break and a backslash as octal escapes.
+  const decoded = (field = '') =>
+    field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
+  return table.split('\n').some((line) => decoded(line.split(' ')[4]) === path);
 }
 
 export type PinState = 'pinned' | 'missing' | 'other';
@@ -89,12 +92,18 @@ export function ftpPins(ctx: LinuxContext) {
     makeDirectory(target(user, login));
   };
 
+  /** Unmounts whatever is mounted on a pin's directory (in Berth's namespace), every layer. */
+  const unmount = async (path: string) => {
+    for (let layer = 0; ctx.live && layer < 8 && mountedAt(path); layer++)
+      await ctx.runner.run(['/usr/bin/umount', '--lazy', '--', path]);
+  };
+
   /** Takes the pin away (sessions inside keep it until they end) and removes its directory. */
   const unpin = async (user: string, login: string) => {
     const path = target(user, login);
-    if (ctx.live && mountedAt(path)) await ctx.runner.run(['/usr/bin/umount', '--lazy', '--', path]);
-    removeDirectory(path);
-    if (pinned(user).length === 0) removeDirectory(userDir(user));
+    await unmount(path);
+    removeEmptyDirectory(path);
+    if (pinned(user).length === 0) removeEmptyDirectory(userDir(user));
   };
 
   /** The logins pinned for `user` (directories below its FTP root), whatever the store says. */
@@ -137,7 +146,7 @@ export function ftpPins(ctx: LinuxContext) {
       const path = target(account.user, ftp.login);
       const current = state(account, ftp);
       if (current === 'pinned') return;
-      if (current === 'other') await ctx.runner.run(['/usr/bin/umount', '--lazy', '--', path]);
+      if (current === 'other') await unmount(path);
       const fd = openPath(ctx.path(account.homedir), componentsOf(ftp));
       try {
         // Not canonicalized: mount would read the descriptor's path back and look it up again.
@@ -160,7 +169,7 @@ export function ftpPins(ctx: LinuxContext) {
     /** Removes every pin of `user` and its directory of them. */
     async unpinAll(user: string): Promise<void> {
       for (const login of pinned(user)) await unpin(user, login);
-      removeDirectory(userDir(user));
+      removeEmptyDirectory(userDir(user));
     },
   };
 }

@@ -216,12 +216,17 @@ describe('FTP accounts on the linux driver', () => {
       pins.join('\n'),
     );
     rmdirSync(file('var/lib/berth/ftp-roots/ghost'));
-    // Berth's start pins every FTP account again, and takes away what no login has.
+    // Berth's start pins every FTP account again, and takes away what no login has; logins that
+    // an earlier Berth chrooted below the home itself are written again, to their pins.
+    const current = read(users);
+    writeFileSync(file(users), current.replace('/var/lib/berth/ftp-roots/vera/backup/./', '/home/vera/./'));
     await h.services.driver.resume?.([(await findAccount(h.services.store.db, 'vera'))!], (user) =>
       objectsOf(h.services.store.db, user),
     );
     assert.deepEqual(await inspect(h.services), []);
     assert.equal(existsSync(file('var/lib/berth/ftp-roots/vera/stray')), false);
+    assert.equal(read(users), current);
+    assert.ok(listed().includes('backup@vera.example /var/lib/berth/ftp-roots/vera/backup/./'));
     // A configuration changed by hand (TLS no longer required) is Berth's no more.
     const config = read('etc/pure-ftpd/berth.conf');
     writeFileSync(file('etc/pure-ftpd/berth.conf'), config.replace(/^TLS\s+3$/m, 'TLS 0'));

@@ -261,9 +261,16 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): FtpCompone
       ];
     },
 
-    // Mounts do not outlive a reboot: each start pins every FTP account's directory again.
+    // Mounts do not outlive a reboot: each start pins every FTP account's directory again, and
+    // writes the account's logins again where they differ (a server's logins of an earlier Berth,
+    // chrooted below the home itself).
     async resume(account, objects) {
-      await settlePins(account, ftpOf(objects));
+      const list = ftpOf(objects);
+      try {
+        await settlePins(account, list);
+      } finally {
+        if (readIfExists(userFile(account.user)) !== linesOf(account, list)) await write(account, list).run();
+      }
     },
 
     async reconcile(account, objects) {

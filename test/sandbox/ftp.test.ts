@@ -228,15 +228,30 @@ describe('FTP accounts, in the sandbox', () => {
       / \/var\/lib\/berth\/ftp-roots\/alice\/swap /,
     );
     assert.equal(await exec(['/usr/bin/stat', '-c', '%a %U', '/var/lib/berth/ftp-roots/alice']), '700 root');
-    // bob's public_html is bob's and the web server's alone (0750): alice's shell cannot reach it.
+    // bob's public_html is bob's and the web server's alone (0750): alice's shell cannot reach it,
+    // nor the application in it whose configuration any user could read once inside.
     assert.equal(
       await exec(['/usr/bin/stat', '-c', '%a %U %G', '/home/bob/public_html']),
       '750 bob www-data',
     );
+    const app = await running.asUser(
+      'bob',
+      'mkdir -m 755 /home/bob/public_html/app && echo bob-db-password > /home/bob/public_html/app/wp-config.php && chmod 644 /home/bob/public_html/app/wp-config.php && echo made',
+    );
+    assert.match(app.stdout, /made/);
+    const direct = await running.asUser(
+      'alice',
+      'cat /home/bob/public_html/app/wp-config.php 2>&1; echo end',
+    );
+    assert.doesNotMatch(direct.stdout, /bob-db/);
     const seen = (path = '/') => ftps(...SWAP, path);
     const neither = (path = '/') => {
       const got = seen(path);
-      assert.doesNotMatch(got.body, /bob-secret|root:x:|\bvar\b|\betc\b|ftp-page/, `${path}: ${got.body}`);
+      assert.doesNotMatch(
+        got.body,
+        /bob-secret|bob-db|root:x:|\bvar\b|\betc\b|ftp-page/,
+        `${path}: ${got.body}`,
+      );
       return got;
     };
     // The directory renamed away and a link to bob's public_html in its place: still its own.
@@ -284,11 +299,11 @@ describe('FTP accounts, in the sandbox', () => {
     assert.equal(remade.status, 200, remade.body.info);
     const planted = await running.asUser(
       'alice',
-      'cd /home/alice/public_html && rmdir sub && ln -s /home/bob/public_html sub && echo swapped',
+      'cd /home/alice/public_html && rmdir sub && ln -s /home/bob/public_html/app sub && echo swapped',
     );
     assert.match(planted.stdout, /swapped/);
     assert.equal(neither().body.trim(), '');
-    assert.equal(neither('/bob-secret.html').ok, false);
+    assert.equal(neither('/wp-config.php').ok, false);
     // bob's shell neither lists the pinned directories nor reaches alice's through them.
     const snoop = await running.asUser(
       'bob',

@@ -78,7 +78,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const password = await ensurePortalPassword(services.store.db, services.crypt);
   for (const line of await recoverInterruptedCalls(services))
     log.warn({ recovery: line }, 'recovered an interrupted call');
-  for (const failure of (await services.driver.resume?.(await ownAccounts(services))) ?? [])
+  for (const failure of (await services.driver.resume?.(await ownAccounts(services), (user) =>
+    objectsOf(services.store.db, user),
+  )) ?? [])
     log.error({ account: failure }, 'could not start what runs for an account');
   const claimed = await claimUnplacedAccounts(services);
   if (claimed > 0)

@@ -152,6 +152,8 @@ export interface LinuxConfig {
   ftpConfig: string;
   /** The FTP accounts' lines, `<user>` each (root's alone), joined into ftpUsers. */
   ftpUserDir: string;
+  /** Where each FTP account's directory is pinned (bind-mounted) for its chroot, `<user>/<login>`. */
+  ftpRootDir: string;
   /** Pure-FTPd's virtual users (pure-pw's passwd format), compiled into ftpDatabase. */
   ftpUsers: string;
   /** The PureDB file Pure-FTPd reads at every login. */
@@ -260,6 +262,7 @@ export function linuxDefaults(): LinuxConfig {
     reloadSsh: ['/usr/bin/pkill', '-HUP', '--pidfile', '/run/sshd.pid'],
     ftpConfig: '/etc/pure-ftpd/berth.conf',
     ftpUserDir: '/etc/berth/ftp',
+    ftpRootDir: '/var/lib/berth/ftp-roots',
     ftpUsers: '/etc/pure-ftpd/berth.passwd',
     ftpDatabase: '/etc/pure-ftpd/berth.pdb',
     ftpAddress: '*',
@@ -351,6 +354,7 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.reload_ssh': ['linux.reloadSsh', command],
   'linux.ftp_config': ['linux.ftpConfig', absolutePath],
   'linux.ftp_user_dir': ['linux.ftpUserDir', absolutePath],
+  'linux.ftp_root_dir': ['linux.ftpRootDir', absolutePath],
   'linux.ftp_users': ['linux.ftpUsers', absolutePath],
   'linux.ftp_database': ['linux.ftpDatabase', absolutePath],
   'linux.ftp_address': ['linux.ftpAddress', (v) => (v === '*' ? '*' : listenAddress(v))],

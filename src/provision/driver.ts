@@ -200,7 +200,10 @@ export interface Driver {
   /** Makes the server-wide files the driver needs (serve, before the first call). */
   prepare?(): Promise<void>;
   /** Starts what runs for each of this server's accounts (their PHP), when `serve` starts. */
-  resume?(accounts: readonly Account[]): Promise<string[]>;
+  resume?(
+    accounts: readonly Account[],
+    objectsOf?: (user: string) => Promise<AccountObjects>,
+  ): Promise<string[]>;
   /** Brings what each account made since under its disk quota (the linux driver's btrfs homes). */
   enforceQuotas?(accounts: readonly Account[]): Promise<void>;
   /** Work beside the calls while serving (certificates: obtained and renewed); close() stops it. */

@@ -1,11 +1,24 @@
 // FTP accounts on the linux driver, in a throwaway system root (CONTRACT §14): each account's
 // virtual users in a root-only file of pure-pw's passwd format (the store's hash, the account's
 // uid, the directory as chroot), joined and compiled by the real pure-pw into Pure-FTPd's PureDB;
-// the directory made without following a link; suspension takes the logins away and unsuspension
+// the directory made without following a link and pinned where the login lands (a directory of
+// root's below root's own, the PureDB home: the bind mount itself is the sandbox's test, a live
+// system's); suspension takes the logins away and unsuspension
 // brings them back; a failing step puts every file back; removal removes them; doctor finds drift.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { ApiError } from '../../src/core/errors.ts';
@@ -67,10 +80,16 @@ describe('FTP accounts on the linux driver', () => {
     assert.equal(mode(users), 0o600);
     assert.equal(
       read(users),
-      `designer@vera.example:${stored!.passwordHash}:${uid}:${uid}::/home/vera/public_html/shop/./:::::::104857600:::::\n`,
+      `designer@vera.example:${stored!.passwordHash}:${uid}:${uid}::/var/lib/berth/ftp-roots/vera/designer/./:::::::104857600:::::\n`,
     );
     assert.equal(read('etc/pure-ftpd/berth.passwd'), read(users));
-    assert.deepEqual(listed(), ['designer@vera.example /home/vera/public_html/shop/./']);
+    assert.deepEqual(listed(), ['designer@vera.example /var/lib/berth/ftp-roots/vera/designer/./']);
+    // Where the login lands: root's, empty until the directory is bound on it; above it root's alone.
+    const pin = lstatSync(file('var/lib/berth/ftp-roots/vera/designer'));
+    assert.deepEqual([pin.isDirectory(), pin.uid, pin.mode & 0o7777], [true, 0, 0o755]);
+    assert.equal(mode('var/lib/berth/ftp-roots/vera'), 0o700);
+    assert.equal(mode('var/lib/berth/ftp-roots'), 0o700);
+    assert.deepEqual(readdirSync(file('var/lib/berth/ftp-roots/vera/designer')), []);
     const shown = execFileSync(
       '/usr/bin/pure-pw',
       ['show', 'designer@vera.example', '-f', file('etc/pure-ftpd/berth.passwd')],
@@ -85,8 +104,8 @@ describe('FTP accounts on the linux driver', () => {
     assert.ok(!h.inputs.some((input) => input.includes('Str0ng-Secret')));
     await add({ login: 'backup', password: 'An0ther-Secret' });
     assert.deepEqual(listed(), [
-      'backup@vera.example /home/vera/./',
-      'designer@vera.example /home/vera/public_html/shop/./',
+      'backup@vera.example /var/lib/berth/ftp-roots/vera/backup/./',
+      'designer@vera.example /var/lib/berth/ftp-roots/vera/designer/./',
     ]);
   });
 
@@ -101,6 +120,7 @@ describe('FTP accounts on the linux driver', () => {
     assert.ok(lstatSync(file('home/vera/public_html/away')).isSymbolicLink());
     assert.equal((await ftpAccountsOf(h.services.store.db, 'vera')).length, 2);
     assert.ok(!read(users).includes('sneaky'));
+    assert.equal(existsSync(file('var/lib/berth/ftp-roots/vera/sneaky')), false);
   });
 
   it('a failing step puts the files back and adds no login; the directory it made goes again', async () => {
@@ -116,6 +136,8 @@ describe('FTP accounts on the linux driver', () => {
     }
     assert.deepEqual([read(users), read('etc/pure-ftpd/berth.passwd')], before);
     assert.equal(existsSync(file('home/vera/late')), false);
+    // Its pin went with it.
+    assert.equal(existsSync(file('var/lib/berth/ftp-roots/vera/late')), false);
     assert.equal((await ftpAccountsOf(h.services.store.db, 'vera')).length, 2);
   });
 
@@ -172,6 +194,39 @@ describe('FTP accounts on the linux driver', () => {
       await objectsOf(h.services.store.db, 'vera'),
     );
     assert.deepEqual(await inspect(h.services), []);
+    // A pin gone (a reboot, on a live system: the mount) and one of no FTP account.
+    rmdirSync(file('var/lib/berth/ftp-roots/vera/backup'));
+    mkdirSync(file('var/lib/berth/ftp-roots/vera/stray'));
+    mkdirSync(file('var/lib/berth/ftp-roots/ghost'));
+    const pins = await inspect(h.services);
+    assert.ok(
+      pins.some((d) => /^vera: FTP account backup is not pinned: its login sees an empty directory/.test(d)),
+      pins.join('\n'),
+    );
+    assert.ok(
+      pins.some((d) => /^vera: FTP root stray pinned for no FTP account/.test(d)),
+      pins.join('\n'),
+    );
+    assert.ok(
+      pins.some((d) => d === 'ghost: FTP roots /var/lib/berth/ftp-roots/ghost with no account in the store'),
+      pins.join('\n'),
+    );
+    assert.ok(
+      pins.some((d) => d.includes('empty directory /var/lib/berth/ftp-roots/vera/backup (the home)')),
+      pins.join('\n'),
+    );
+    rmdirSync(file('var/lib/berth/ftp-roots/ghost'));
+    // Berth's start pins every FTP account again, and takes away what no login has; logins that
+    // an earlier Berth chrooted below the home itself are written again, to their pins.
+    const current = read(users);
+    writeFileSync(file(users), current.replace('/var/lib/berth/ftp-roots/vera/backup/./', '/home/vera/./'));
+    await h.services.driver.resume?.([(await findAccount(h.services.store.db, 'vera'))!], (user) =>
+      objectsOf(h.services.store.db, user),
+    );
+    assert.deepEqual(await inspect(h.services), []);
+    assert.equal(existsSync(file('var/lib/berth/ftp-roots/vera/stray')), false);
+    assert.equal(read(users), current);
+    assert.ok(listed().includes('backup@vera.example /var/lib/berth/ftp-roots/vera/backup/./'));
     // A configuration changed by hand (TLS no longer required) is Berth's no more.
     const config = read('etc/pure-ftpd/berth.conf');
     writeFileSync(file('etc/pure-ftpd/berth.conf'), config.replace(/^TLS\s+3$/m, 'TLS 0'));
@@ -188,11 +243,22 @@ describe('FTP accounts on the linux driver', () => {
 
   it('remove_ftp_account takes the login out; removeacct removes every FTP user of the account', async () => {
     await callForHolder(h, 'vera', 'remove_ftp_account', { login: 'designer@vera.example' });
-    assert.deepEqual(listed(), ['backup@vera.example /home/vera/./']);
+    assert.deepEqual(listed(), ['backup@vera.example /var/lib/berth/ftp-roots/vera/backup/./']);
+    assert.equal(existsSync(file('var/lib/berth/ftp-roots/vera/designer')), false);
     // Its files stay: they are the account's.
     assert.ok(existsSync(file('home/vera/public_html/shop')));
+    // A removal that fails on the way pins the FTP accounts again, and their logins are back.
+    h.failAt.step = 'system user';
+    try {
+      assert.notEqual((await h.call('removeacct', { user: 'vera' })).statusCode, 200);
+    } finally {
+      h.failAt.step = null;
+    }
+    assert.ok(lstatSync(file('var/lib/berth/ftp-roots/vera/backup')).isDirectory());
+    assert.deepEqual(listed(), ['backup@vera.example /var/lib/berth/ftp-roots/vera/backup/./']);
     assert.equal((await h.call('removeacct', { user: 'vera' })).statusCode, 200);
     assert.equal(existsSync(file(users)), false);
+    assert.equal(existsSync(file('var/lib/berth/ftp-roots/vera')), false);
     assert.deepEqual(listed(), []);
     assert.deepEqual(await inspect(h.services), []);
   });
@@ -221,5 +287,6 @@ describe('FTP accounts moving to another server', () => {
     assert.ok(lines(to.root).startsWith(`designer@wren.example:${objects.ftp_accounts[0]!.passwordHash}:`));
     assert.equal(readFileSync(join(to.root, 'etc/pure-ftpd/berth.passwd'), 'utf8'), lines(from.root));
     assert.ok(statSync(join(to.root, 'home/wren/public_html/site')).isDirectory());
+    assert.ok(statSync(join(to.root, 'var/lib/berth/ftp-roots/wren/designer')).isDirectory());
   });
 });

@@ -4,7 +4,9 @@
 // directory (`..`, absolute paths, links alice's shell planted towards /etc and bob's home), bob's
 // credentials and logins reaching none of alice's files, an FTP account's own quota, the ftp limit,
 // the session in alice's control group, suspension refusing every login and ending open sessions,
-// removal; the account's own login over FTPS too, confined to its home.
+// removal; the account's own login over FTPS too, confined to its home; an FTP account's
+// directory swapped for a link to bob's public_html or to / after it was made: the login stays in
+// its own (pinned) directory.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -64,7 +66,7 @@ describe('FTP accounts, in the sandbox', () => {
       package: 'default',
       password: 'Alice-pass-1234',
       shell: '1',
-      ftp: '2',
+      ftp: '3',
     });
     assert.equal(alice.status, 200, alice.info);
     const made = await asHolder('alice', 'add_ftp_account', {
@@ -184,7 +186,7 @@ describe('FTP accounts, in the sandbox', () => {
     assert.ok(ftps('alice', 'Alice-pass-1234', '/public_html/own.txt', ['-T', local('own.txt', 'own\n')]).ok);
     assert.equal(await exec(['/usr/bin/stat', '-c', '%U', '/home/alice/public_html/own.txt']), 'alice');
     const info = await asHolder('alice', 'account_info');
-    assert.deepEqual((info.body.data as { limits: { ftp: unknown } }).limits.ftp, { used: 1, limit: '2' });
+    assert.deepEqual((info.body.data as { limits: { ftp: unknown } }).limits.ftp, { used: 1, limit: '3' });
   });
 
   it('an FTP account’s quota stops an upload past it; the limit stops one more account', async () => {
@@ -199,10 +201,120 @@ describe('FTP accounts, in the sandbox', () => {
     assert.ok(ftps('small@alice.example', 'Small-pass-1234', '/a.bin', ['-T', blob]).ok);
     assert.equal(ftps('small@alice.example', 'Small-pass-1234', '/b.bin', ['-T', blob]).ok, false);
     const third = await asHolder('alice', 'add_ftp_account', { login: 'third', password: 'Third-pass-1234' });
-    assert.equal(third.status, 400);
-    assert.equal((third.body.data as { code: string }).code, 'limit_reached');
+    assert.equal(third.status, 200, third.body.info);
+    const fourth = await asHolder('alice', 'add_ftp_account', {
+      login: 'fourth',
+      password: 'Third-pass-1234',
+    });
+    assert.equal(fourth.status, 400);
+    assert.equal((fourth.body.data as { code: string }).code, 'limit_reached');
+    assert.equal((await asHolder('alice', 'remove_ftp_account', { login: 'third' })).status, 200);
     assert.equal((await asHolder('alice', 'remove_ftp_account', { login: 'small' })).status, 200);
     assert.equal(ftps('small@alice.example', 'Small-pass-1234', '/').ok, false);
+  });
+
+  it('an FTP account stays in its own directory whatever alice puts in its place later: a link to bob’s public_html, to /', async () => {
+    const SWAP = ['swap@alice.example', 'Swap-pass-1234'] as const;
+    const made = await asHolder('alice', 'add_ftp_account', {
+      login: 'swap',
+      password: SWAP[1],
+      directory: 'public_html/sub',
+    });
+    assert.equal(made.status, 200, made.body.info);
+    assert.ok(ftps(...SWAP, '/mine.txt', ['-T', local('mine.txt', 'mine\n')]).ok);
+    // The login's chroot is a bind mount of the directory, at a path of root's.
+    assert.match(
+      await exec(['/bin/cat', '/proc/self/mountinfo']),
+      / \/var\/lib\/berth\/ftp-roots\/alice\/swap /,
+    );
+    assert.equal(await exec(['/usr/bin/stat', '-c', '%a %U', '/var/lib/berth/ftp-roots/alice']), '700 root');
+    // bob's public_html is bob's and the web server's alone (0750): alice's shell cannot reach it,
+    // nor the application in it whose configuration any user could read once inside.
+    assert.equal(
+      await exec(['/usr/bin/stat', '-c', '%a %U %G', '/home/bob/public_html']),
+      '750 bob www-data',
+    );
+    const app = await running.asUser(
+      'bob',
+      'mkdir -m 755 /home/bob/public_html/app && echo bob-db-password > /home/bob/public_html/app/wp-config.php && chmod 644 /home/bob/public_html/app/wp-config.php && echo made',
+    );
+    assert.match(app.stdout, /made/);
+    const direct = await running.asUser(
+      'alice',
+      'cat /home/bob/public_html/app/wp-config.php 2>&1; echo end',
+    );
+    assert.doesNotMatch(direct.stdout, /bob-db/);
+    const seen = (path = '/') => ftps(...SWAP, path);
+    const neither = (path = '/') => {
+      const got = seen(path);
+      assert.doesNotMatch(
+        got.body,
+        /bob-secret|bob-db|root:x:|\bvar\b|\betc\b|ftp-page/,
+        `${path}: ${got.body}`,
+      );
+      return got;
+    };
+    // The directory renamed away and a link to bob's public_html in its place: still its own.
+    const renamed = await running.asUser(
+      'alice',
+      'cd /home/alice/public_html && mv sub sub-old && ln -s /home/bob/public_html sub && echo swapped',
+    );
+    assert.match(renamed.stdout, /swapped/);
+    assert.match(neither().body, /mine\.txt/);
+    assert.match(neither('/bob-secret.html').body, /^$/);
+    // A link to / in its place: still its own directory.
+    const root = await running.asUser(
+      'alice',
+      'cd /home/alice/public_html && rm sub && ln -s / sub && echo swapped',
+    );
+    assert.match(root.stdout, /swapped/);
+    assert.match(neither().body, /mine\.txt/);
+    neither('/etc/passwd');
+    // The directory removed: the login is left in nothing, and writes nowhere.
+    const gone = await running.asUser('alice', 'rm -rf /home/alice/public_html/sub-old && echo removed');
+    assert.match(gone.stdout, /removed/);
+    assert.equal(neither().body.trim(), '');
+    for (const path of ['/var/tmp/swap.txt', '/../var/tmp/swap.txt', '/tmp/swap.txt', '/swap.txt'])
+      assert.equal(
+        ftps(...SWAP, path, ['-T', local('swap.txt', 'x\n'), '--ftp-create-dirs']).ok,
+        false,
+        path,
+      );
+    assert.equal(await exec(['/bin/sh', '-c', 'ls /var/tmp /tmp | grep -c swap.txt || true']), '0');
+    // The brief's own way: the directory made again then swapped for a link to bob's directory.
+    const again = await asHolder('alice', 'remove_ftp_account', { login: 'swap' });
+    assert.equal(again.status, 200);
+    assert.equal(
+      await exec(['/bin/sh', '-c', 'ls /var/lib/berth/ftp-roots/alice 2>&1 || true']).then((l) =>
+        l.includes('swap'),
+      ),
+      false,
+    );
+    await running.asUser('alice', 'rm -f /home/alice/public_html/sub');
+    const remade = await asHolder('alice', 'add_ftp_account', {
+      login: 'swap',
+      password: SWAP[1],
+      directory: 'public_html/sub',
+    });
+    assert.equal(remade.status, 200, remade.body.info);
+    const planted = await running.asUser(
+      'alice',
+      'cd /home/alice/public_html && rmdir sub && ln -s /home/bob/public_html/app sub && echo swapped',
+    );
+    assert.match(planted.stdout, /swapped/);
+    assert.equal(neither().body.trim(), '');
+    assert.equal(neither('/wp-config.php').ok, false);
+    // bob's shell neither lists the pinned directories nor reaches alice's through them.
+    const snoop = await running.asUser(
+      'bob',
+      'ls /var/lib/berth/ftp-roots /var/lib/berth/ftp-roots/alice 2>&1; echo end',
+    );
+    assert.doesNotMatch(snoop.stdout, /alice\n|swap|designer/);
+    // No mount (a reboot, before Berth pins again): the login is in an empty directory of root's.
+    await exec(['/usr/bin/umount', '--lazy', '/var/lib/berth/ftp-roots/alice/swap']);
+    assert.equal(neither().body.trim(), '');
+    assert.equal(ftps(...SWAP, '/x.txt', ['-T', local('x.txt', 'x\n')]).ok, false);
+    assert.equal((await asHolder('alice', 'remove_ftp_account', { login: 'swap' })).status, 200);
   });
 
   it('an FTP session runs in alice’s control group; suspension ends it and refuses every login; unsuspension restores them', async () => {
@@ -254,6 +366,14 @@ describe('FTP accounts, in the sandbox', () => {
     assert.equal(ftps(...DESIGNER, '/').ok, false);
     assert.equal(ftps('alice', 'Alice-pass-1234', '/').ok, false);
     assert.equal(await exec(['/bin/sh', '-c', 'grep -c alice /etc/pure-ftpd/berth.passwd || true']), '0');
+    // Its pins went with it.
+    assert.doesNotMatch(await exec(['/bin/cat', '/proc/self/mountinfo']), /ftp-roots\/alice/);
+    assert.equal(
+      await exec(['/bin/sh', '-c', 'ls /var/lib/berth/ftp-roots/alice 2>&1 || true']).then((l) =>
+        l.includes('No such file'),
+      ),
+      true,
+    );
     assert.ok(ftps('bob', 'Bob-pass-1234', '/').ok);
   });
 });

@@ -300,7 +300,7 @@ export interface Component {
   /** What goes only with the account, in removeacct's last step, which cannot be undone (logs). */
   forget?(account: Account, objects?: AccountObjects): Promise<void>;
   /** Starts what runs for the account (after a restart of Berth or of the server). */
-  resume?(account: Account): Promise<void>;
+  resume?(account: Account, objects?: AccountObjects): Promise<void>;
   /** Makes the system match the stored account (crash recovery); services reload afterwards. */
   reconcile?(account: Account, objects?: AccountObjects): Promise<void>;
   /** Removes what it made for an account the store does not have. */

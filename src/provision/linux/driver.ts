@@ -124,9 +124,11 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       checkIdentifiers(account);
       return backupsHere.backup(account, objects, record);
     },
-    restore: (account, objects, snapshot, request) => {
+    restore: async (account, objects, snapshot, request) => {
       checkIdentifiers(account);
-      return backupsHere.restore(account, objects, snapshot, request);
+      await backupsHere.restore(account, objects, snapshot, request);
+      // A directory put back is another: FTP pins follow it (one now a link stays empty: doctor).
+      await ftp?.resume?.(account, objects).catch(() => {});
     },
   };
   const sweepTimers: NodeJS.Timeout[] = [];
@@ -339,13 +341,15 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       );
     },
 
-    async resume(accounts) {
+    async resume(accounts, objectsOf) {
       const failures: string[] = [];
-      for (const account of accounts)
+      for (const account of accounts) {
+        const objects = (await objectsOf?.(account.user)) ?? mainObjects(account);
         for (const component of components)
-          await component.resume?.(account).catch((error: unknown) => {
+          await component.resume?.(account, objects).catch((error: unknown) => {
             failures.push(`${account.user}: ${component.name}: ${(error as Error).message}`);
           });
+      }
       return failures;
     },
 

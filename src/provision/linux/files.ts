@@ -200,6 +200,15 @@ export function removeDirectory(path: string): void {
   }
 }
 
+/** Removes an empty directory if it is there; one that is not empty (or a mount point) throws. */
+export function removeEmptyDirectory(path: string): void {
+  try {
+    rmdirSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
 /**
  * Runs `work` with a directory of root's alone (0700, a name no one can guess in the system's
  * temporary directory), removed afterwards whatever happens.

@@ -13,6 +13,7 @@ import {
   constants,
   fchmodSync,
   fchownSync,
+  fstatSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -94,6 +95,14 @@ function withPath<T>(home: string, components: readonly string[], use: (fd: numb
   } finally {
     closeSync(fd);
   }
+}
+
+/** The device and inode of `<home>/<components…>`, opened as openPath opens it (no link followed). */
+export function identityOf(home: string, components: readonly string[]): { dev: number; ino: number } {
+  return withPath(home, components, (fd) => {
+    const { dev, ino } = fstatSync(fd);
+    return { dev, ino };
+  });
 }
 
 /** Sets owner and mode on an open descriptor: explicit, whatever the umask made. */

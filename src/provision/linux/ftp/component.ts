@@ -2,10 +2,11 @@
 // account's own login over FTPS too (docs/linux-driver.md, FTP). Each account with FTP accounts,
 // while not suspended, has one root-only file <ftp_user_dir>/<user> of lines in pure-pw's passwd
 // format (`<login>@<main domain>`, the store's SHA-512 crypt hash, the account's uid and gid, the
-// directory as its chroot); every change writes it whole from the store, joins every account's file
-// into ftp_users and compiles that with `pure-pw mkdb` into the PureDB file Pure-FTPd reads at each
-// login. No password reaches a command line or this file: only hashes, which never leave root's
-// files. The account's own login goes through PAM, which Berth lets accounts alone through.
+// directory's pin, pins.ts, as its chroot); every change writes it whole from the store, joins
+// every account's file into ftp_users and compiles that with `pure-pw mkdb` into the PureDB file
+// Pure-FTPd reads at each login. No password reaches a command line or this file: only hashes,
+// which never leave root's files. The account's own login goes through PAM, which Berth lets
+// accounts alone through.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
@@ -24,22 +25,26 @@ import { makeDirectories, removeMadeDirectories, UnsafePath } from '../home.ts';
 import { SESSION_HOOK, SFTP_GROUP, SHELL_GROUP } from '../shell/component.ts';
 import { render } from '../templates.ts';
 import { PUBLIC_HTML_MODE } from '../user/component.ts';
+import { componentsOf, ftpPins, pinPath } from './pins.ts';
 import { placeFtpSessions } from './sessions.ts';
 
 const PURE_PW = '/usr/bin/pure-pw';
 const MB = 1024 * 1024;
 
-/** An FTP account's directory as the driver reaches it: its names below the home. */
-const componentsOf = (ftp: FtpAccount) => (ftp.directory === '' ? [] : ftp.directory.split('/'));
-
 /**
- * One virtual user in pure-pw's passwd format: login, hash, uid, gid, gecos, home (`/./` marks the
- * chroot), then bandwidths, ratios, connections and file quota (empty), the size quota in bytes,
- * and the address and time restrictions (empty). Every value was checked before: no `:` or line
+ * One virtual user in pure-pw's passwd format: login, hash, uid, gid, gecos, home (its pin, a path
+ * of root's, `<ftp_root_dir>/<user>/<login>`; `/./` marks the chroot), then bandwidths, ratios,
+ * connections and file quota (empty), the size quota in bytes, and the address and time
+ * restrictions (empty). Every value was checked before: no `:` or line
  * break can be in one.
  */
-export function ftpUserLine(account: Account, ids: { uid: number; gid: number }, ftp: FtpAccount): string {
-  const home = [account.homedir, ...componentsOf(ftp)].join('/');
+export function ftpUserLine(
+  rootDir: string,
+  account: Account,
+  ids: { uid: number; gid: number },
+  ftp: FtpAccount,
+): string {
+  const home = pinPath(rootDir, account.user, ftp.login);
   const quota = ftp.quota === null ? '' : String(ftp.quota * MB);
   const fields = [ftpLoginName(account, ftp), ftp.passwordHash, ids.uid, ids.gid, '', `${home}/./`];
   const line = [...fields, '', '', '', '', '', '', quota, '', '', '', '', ''].join(':');
@@ -55,6 +60,7 @@ export interface FtpComponent extends Component {
 
 export function ftpComponent(ctx: LinuxContext, certificate: string): FtpComponent {
   const { linux } = ctx;
+  const pins = ftpPins(ctx);
   const ftpOf = (objects?: AccountObjects) => objects?.ftp_accounts ?? [];
   const userFile = (user: string) => ctx.path(join(linux.ftpUserDir, user));
 
@@ -62,7 +68,7 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): FtpCompone
   const linesOf = (account: Account, list: readonly FtpAccount[], removing = false): string | null => {
     if (removing || account.suspension !== null || list.length === 0) return null;
     const ids = ctx.systemUser(account.user);
-    return list.map((ftp) => `${ftpUserLine(account, ids, ftp)}\n`).join('');
+    return list.map((ftp) => `${ftpUserLine(linux.ftpRootDir, account, ids, ftp)}\n`).join('');
   };
 
   /** Every account's lines, joined in the order of their names. */
@@ -129,12 +135,52 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): FtpCompone
       async () => removeMadeDirectories(home, made),
     );
   };
+  /**
+   * Pins the FTP account's directory where its login lands (pins.ts); undone by taking the pin
+   * away. A link the account planted since the directory was made is refused, never followed.
+   */
+  const pinStep = (account: Account, ftp: FtpAccount): LinuxStep =>
+    ctx.step(
+      `FTP root of ${ftp.login}`,
+      async () => {
+        try {
+          await pins.pin(account, ftp);
+        } catch (error) {
+          if (error instanceof UnsafePath)
+            throw new StepRefused('directory', `${ftp.directory}: ${error.message}, which is never followed`);
+          throw error;
+        }
+      },
+      () => pins.unpin(account.user, ftp.login),
+    );
+  /** Takes the pin of an FTP account that goes away; undone by pinning it again. */
+  const unpinStep = (account: Account, ftp: FtpAccount): LinuxStep =>
+    ctx.step(
+      `FTP root of ${ftp.login} removed`,
+      () => pins.unpin(account.user, ftp.login),
+      () => pins.pin(account, ftp),
+    );
+  /** Every FTP account of the store pinned, and the pins of logins it no longer has taken away. */
+  const settlePins = async (account: Account, list: readonly FtpAccount[]) => {
+    const failures: string[] = [];
+    for (const ftp of list)
+      await pins.pin(account, ftp).catch((error: unknown) => {
+        failures.push(`${ftp.login}: ${(error as Error).message}`);
+      });
+    const known = new Set(list.map((ftp) => ftp.login));
+    for (const login of pins.pinned(account.user))
+      if (!known.has(login)) await pins.unpin(account.user, login);
+    if (failures.length > 0)
+      throw new Error(`FTP roots not pinned (their logins see an empty directory): ${failures.join('; ')}`);
+  };
   const sameUsers = (account: Account, a: readonly FtpAccount[], b: readonly FtpAccount[]) =>
     a.length === b.length &&
     a.every((ftp, i) => {
       const other = b[i]!;
       return (
-        ftpUserLine(account, { uid: 0, gid: 0 }, ftp) === ftpUserLine(account, { uid: 0, gid: 0 }, other)
+        ftpUserLine(linux.ftpRootDir, account, { uid: 0, gid: 0 }, ftp) ===
+          ftpUserLine(linux.ftpRootDir, account, { uid: 0, gid: 0 }, other) &&
+        ftp.directory === other.directory
       );
     });
 
@@ -179,28 +225,62 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): FtpCompone
     create(account, _origin, objects) {
       const list = ftpOf(objects);
       if (list.length === 0) return [];
-      return [...list.map((ftp) => directoryStep(account, ftp)), write(account, list)];
+      return [
+        ...list.flatMap((ftp) => [directoryStep(account, ftp), pinStep(account, ftp)]),
+        write(account, list),
+      ];
     },
     suspend: (account, objects) => (ftpOf(objects).length > 0 ? [write(account, ftpOf(objects))] : []),
     unsuspend: (account, objects) => (ftpOf(objects).length > 0 ? [write(account, ftpOf(objects))] : []),
-    remove: (account) => (existsSync(userFile(account.user)) ? [write(account, [], true)] : []),
+    remove(account, objects) {
+      const steps = existsSync(userFile(account.user)) ? [write(account, [], true)] : [];
+      if (ftpOf(objects).length === 0 && pins.pinned(account.user).length === 0) return steps;
+      // Every pin of the account's, the store's or not; undone by pinning the store's again.
+      const unpin = ctx.step(
+        'FTP roots removed',
+        () => pins.unpinAll(account.user),
+        async () => {
+          for (const ftp of ftpOf(objects)) await pins.pin(account, ftp);
+        },
+      );
+      return [...steps, unpin];
+    },
     changeObjects(account, before, after) {
       const was = ftpOf(before);
       const now = ftpOf(after);
       if (sameUsers(account, was, now)) return [];
       const known = new Set(was.map((ftp) => ftp.login));
+      const kept = new Set(now.map((ftp) => ftp.login));
       return [
-        ...now.filter((ftp) => !known.has(ftp.login)).map((ftp) => directoryStep(account, ftp)),
+        ...now
+          .filter((ftp) => !known.has(ftp.login))
+          .flatMap((ftp) => [directoryStep(account, ftp), pinStep(account, ftp)]),
         write(account, now),
+        // Once no login names them: a session still inside keeps its pin until it ends.
+        ...was.filter((ftp) => !kept.has(ftp.login)).map((ftp) => unpinStep(account, ftp)),
       ];
+    },
+
+    // Mounts do not outlive a reboot: each start pins every FTP account's directory again, and
+    // writes the account's logins again where they differ (a server's logins of an earlier Berth,
+    // chrooted below the home itself).
+    async resume(account, objects) {
+      const list = ftpOf(objects);
+      try {
+        await settlePins(account, list);
+      } finally {
+        if (readIfExists(userFile(account.user)) !== linesOf(account, list)) await write(account, list).run();
+      }
     },
 
     async reconcile(account, objects) {
       await write(account, ftpOf(objects)).run();
+      await settlePins(account, ftpOf(objects));
     },
 
     async purge(account) {
       await write(account, [], true).run();
+      await pins.unpinAll(account.user);
     },
 
     async inspect(accounts, _sites, objects) {
@@ -220,6 +300,11 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): FtpCompone
                 : "its FTP users differ from the store's FTP accounts";
         differences.push(`${account.user}: ${what} (${join(linux.ftpUserDir, account.user)})`);
       }
+      for (const account of accounts)
+        differences.push(...pinDifferences(account, ftpOf(objects.get(account.user))));
+      for (const name of pins.users())
+        if (!known.has(name))
+          differences.push(`${name}: FTP roots ${join(linux.ftpRootDir, name)} with no account in the store`);
       const dir = ctx.path(linux.ftpUserDir);
       if (existsSync(dir))
         for (const name of readdirSync(dir))
@@ -242,6 +327,29 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): FtpCompone
       return differences;
     },
   };
+
+  /** Each FTP account's pin that is missing or pins another directory, and pins of no login. */
+  function pinDifferences(account: Account, list: readonly FtpAccount[]): string[] {
+    const found: string[] = [];
+    for (const ftp of list) {
+      // As the logins see it: in Pure-FTPd's mount namespace.
+      const state = pins.state(account, ftp, 'ftpd');
+      const where = `${pinPath(linux.ftpRootDir, account.user, ftp.login)} (${ftp.directory || 'the home'})`;
+      if (state === 'missing')
+        found.push(
+          `${account.user}: FTP account ${ftp.login} is not pinned: its login sees an empty directory ${where}`,
+        );
+      else if (state === 'other')
+        found.push(
+          `${account.user}: FTP account ${ftp.login} is pinned to another directory than its own ${where}`,
+        );
+    }
+    const known = new Set(list.map((ftp) => ftp.login));
+    for (const login of pins.pinned(account.user))
+      if (!known.has(login))
+        found.push(`${account.user}: FTP root ${login} pinned for no FTP account of the store`);
+    return found;
+  }
 
   /**
    * Whether the PureDB file is what ftp_users compiles to (pure-pw's output is the same each time),

@@ -7,7 +7,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ApiError } from '../../src/core/errors.ts';
 import { mailingListsOf } from '../../src/store/mailing-lists.ts';
-import { callForHolder, createAccount, refused, suiteHarness } from '../helpers.ts';
+import {
+  assertEventsSent,
+  callForHolder,
+  createAccount,
+  refused,
+  succeededAudit,
+  suiteHarness,
+} from '../helpers.ts';
 
 interface List {
   email: string;
@@ -207,24 +214,13 @@ describe('the mailing lists of an account, as its holder makes them', () => {
     );
     assert.equal(made.statusCode, 200, JSON.stringify(made.body));
     assert.equal((made.body as { data: List[] }).data.length, 2);
-    const { db } = h.services.store;
-    const audit = await db
-      .selectFrom('audit_log')
-      .selectAll()
-      .where('operation', 'like', '%list%')
-      .where('status', '=', 200)
-      .execute();
+    const audit = await succeededAudit(h, '%list%');
     assert.ok(audit.some((row) => row.acting_for === 'alice' && row.operation === 'add_mailing_list'));
-    const events = await db.selectFrom('events').select(['type', 'payload']).execute();
-    for (const type of [
+    await assertEventsSent(h, [
       'mailing_list.added',
       'mailing_list.removed',
       'mailing_list.member_added',
       'mailing_list.member_removed',
-    ])
-      assert.ok(
-        events.some((e) => e.type === type),
-        type,
-      );
+    ]);
   });
 });

@@ -254,6 +254,11 @@ export function suiteHarness(
   });
 }
 
+/** A webhook that takes `events`, so that they are kept (it is never reached). */
+export function webhookTaking(events: readonly string[]) {
+  return { url: 'http://127.0.0.1:9/hook', secret: 'webhook-secret-0123456789', events: [...events] };
+}
+
 /** Adds an API user as `berth api-user add` would: from anywhere and for no reseller unless given. */
 export function addApiUser(
   services: Pick<Services, 'store' | 'crypt'>,

@@ -14,6 +14,7 @@ import {
   refusal,
   refused,
   suiteHarness,
+  webhookTaking,
 } from '../helpers.ts';
 
 interface Job {
@@ -79,13 +80,7 @@ describe('the cron jobs of an account, as its holder adds and removes them', () 
     config: {
       cronJobs: 3,
       // A webhook that takes the jobs' events, so that they are kept (it is never reached).
-      webhooks: [
-        {
-          url: 'http://127.0.0.1:9/hook',
-          secret: 'webhook-secret-0123456789',
-          events: ['cron_job.added', 'cron_job.removed'],
-        },
-      ],
+      webhooks: [webhookTaking(['cron_job.added', 'cron_job.removed'])],
     },
     prepare: async (h) => {
       await createAccount(h, 'alice', { domain: 'alice.example' });

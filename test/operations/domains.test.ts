@@ -14,19 +14,14 @@ import {
   refusal,
   refused,
   suiteHarness,
+  webhookTaking,
 } from '../helpers.ts';
 
 describe('the domains of an account, as its holder adds and removes them', () => {
   const h = suiteHarness({
     // A webhook that takes the domains' events, so that they are kept (it is never reached).
     config: {
-      webhooks: [
-        {
-          url: 'http://127.0.0.1:9/hook',
-          secret: 'webhook-secret-0123456789',
-          events: ['domain.added', 'domain.removed'],
-        },
-      ],
+      webhooks: [webhookTaking(['domain.added', 'domain.removed'])],
     },
     prepare: async (h) => {
       await createAccount(h, 'alice', {

@@ -14,6 +14,7 @@ import {
   refusal,
   refused,
   suiteHarness,
+  webhookTaking,
 } from '../helpers.ts';
 
 interface Ftp {
@@ -26,13 +27,7 @@ interface Ftp {
 describe('the FTP accounts of an account, as its holder adds, changes and removes them', () => {
   const h = suiteHarness({
     config: {
-      webhooks: [
-        {
-          url: 'http://127.0.0.1:9/hook',
-          secret: 'webhook-secret-0123456789',
-          events: ['ftp_account.added', 'ftp_account.password_changed', 'ftp_account.removed'],
-        },
-      ],
+      webhooks: [webhookTaking(['ftp_account.added', 'ftp_account.password_changed', 'ftp_account.removed'])],
     },
     prepare: async (h) => {
       await createAccount(h, 'alice', { domain: 'alice.example', ftp: '5' });

@@ -14,27 +14,25 @@ import {
   refused,
   succeededAudit,
   suiteHarness,
+  webhookTaking,
 } from '../helpers.ts';
 
 const SECRET = 'Mailbox-Secret-7';
 
+/** The events the mailboxes and forwarders send. */
+const EVENTS = [
+  'mailbox.added',
+  'mailbox.removed',
+  'mailbox.password_changed',
+  'mailbox.quota_changed',
+  'forwarder.added',
+  'forwarder.removed',
+];
+
 describe('the mailboxes and forwarders of an account, as its holder makes them', () => {
   const h = suiteHarness({
     config: {
-      webhooks: [
-        {
-          url: 'http://127.0.0.1:9/hook',
-          secret: 'webhook-secret-0123456789',
-          events: [
-            'mailbox.added',
-            'mailbox.removed',
-            'mailbox.password_changed',
-            'mailbox.quota_changed',
-            'forwarder.added',
-            'forwarder.removed',
-          ],
-        },
-      ],
+      webhooks: [webhookTaking(EVENTS)],
     },
     prepare: async (h) => {
       await createAccount(h, 'alice', {
@@ -273,14 +271,7 @@ describe('the mailboxes and forwarders of an account, as its holder makes them',
     const audit = await succeededAudit(h, '%_mailbox%');
     assert.ok(audit.some((row) => row.api_user === 'customer:alice' && row.target === 'alice'));
     assert.ok(audit.some((row) => row.acting_for === 'alice' && row.target === 'alice'));
-    const events = await assertEventsSent(h, [
-      'mailbox.added',
-      'mailbox.removed',
-      'mailbox.password_changed',
-      'mailbox.quota_changed',
-      'forwarder.added',
-      'forwarder.removed',
-    ]);
+    const events = await assertEventsSent(h, EVENTS);
     const everything = JSON.stringify([audit, events]);
     for (const secret of [SECRET, 'Another-Secret-8', '$6$']) assert.ok(!everything.includes(secret), secret);
   });

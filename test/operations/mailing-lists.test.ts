@@ -14,6 +14,7 @@ import {
   refused,
   succeededAudit,
   suiteHarness,
+  webhookTaking,
 } from '../helpers.ts';
 
 interface List {
@@ -24,21 +25,18 @@ interface List {
   created: string;
 }
 
+/** The events the mailing lists send. */
+const EVENTS = [
+  'mailing_list.added',
+  'mailing_list.removed',
+  'mailing_list.member_added',
+  'mailing_list.member_removed',
+];
+
 describe('the mailing lists of an account, as its holder makes them', () => {
   const h = suiteHarness({
     config: {
-      webhooks: [
-        {
-          url: 'http://127.0.0.1:9/hook',
-          secret: 'webhook-secret-0123456789',
-          events: [
-            'mailing_list.added',
-            'mailing_list.removed',
-            'mailing_list.member_added',
-            'mailing_list.member_removed',
-          ],
-        },
-      ],
+      webhooks: [webhookTaking(EVENTS)],
     },
     prepare: async (h) => {
       await createAccount(h, 'alice', {
@@ -216,11 +214,6 @@ describe('the mailing lists of an account, as its holder makes them', () => {
     assert.equal((made.body as { data: List[] }).data.length, 2);
     const audit = await succeededAudit(h, '%list%');
     assert.ok(audit.some((row) => row.acting_for === 'alice' && row.operation === 'add_mailing_list'));
-    await assertEventsSent(h, [
-      'mailing_list.added',
-      'mailing_list.removed',
-      'mailing_list.member_added',
-      'mailing_list.member_removed',
-    ]);
+    await assertEventsSent(h, EVENTS);
   });
 });

@@ -22,6 +22,7 @@ import { customerOperations } from '../src/operations/registry.ts';
 import type { Driver, Step } from '../src/provision/driver.ts';
 import { recordDriver } from '../src/provision/record/driver.ts';
 import { createLogger, openServices, type Services } from '../src/services.ts';
+import { findAccount } from '../src/store/accounts.ts';
 import type { ApiUser } from '../src/store/api-users.ts';
 import { checkAnswer } from './answers.ts';
 
@@ -253,6 +254,11 @@ export function suiteHarness(
   });
 }
 
+/** A webhook that takes `events`, so that they are kept (it is never reached). */
+export function webhookTaking(events: readonly string[]) {
+  return { url: 'http://127.0.0.1:9/hook', secret: 'webhook-secret-0123456789', events: [...events] };
+}
+
 /** Adds an API user as `berth api-user add` would: from anywhere and for no reseller unless given. */
 export function addApiUser(
   services: Pick<Services, 'store' | 'crypt'>,
@@ -289,6 +295,67 @@ export function callForHolder(
     identify: async () => ADMIN_PRINCIPAL,
     actingFor: user,
   });
+}
+
+/**
+ * Calls an operation of the account holder's side through the one pipeline as `user`'s holder
+ * itself, logged in with the account's password from 192.0.2.9; an ApiError when refused.
+ */
+export async function callAsOwnHolder(
+  h: { services: Services },
+  user: string,
+  op: string,
+  params: Record<string, string> = {},
+): Promise<Result> {
+  const operation = customerOperations.find(op);
+  if (!operation) throw new Error(`${op} is no operation of the account holder's side`);
+  const account = await findAccount(h.services.store.db, user);
+  if (!account) throw new Error(`no account ${user}`);
+  const holder = {
+    kind: 'holder',
+    via: 'password',
+    account,
+    credential: null,
+    address: '192.0.2.9',
+  } as const;
+  return execute(h.services, {
+    operation,
+    params: new Map(Object.entries(params).map(([name, value]) => [name, [value]])),
+    address: holder.address,
+    claimedUser: `customer:${user}`,
+    identify: async () => holder,
+  });
+}
+
+/** The audit row of `operation` called by `user`'s holder itself (api_user customer:<user>). */
+export function holderAuditRow(h: { services: Services }, operation: string, user: string) {
+  return h.services.store.db
+    .selectFrom('audit_log')
+    .selectAll()
+    .where('operation', '=', operation)
+    .where('api_user', '=', `customer:${user}`)
+    .executeTakeFirst();
+}
+
+/** The audit rows of the operations named like `pattern` (SQL LIKE) that succeeded. */
+export function succeededAudit(h: { services: Services }, pattern: string) {
+  return h.services.store.db
+    .selectFrom('audit_log')
+    .selectAll()
+    .where('operation', 'like', pattern)
+    .where('status', '=', 200)
+    .execute();
+}
+
+/** Every event sent, after failing the test unless one of each of `types` is among them. */
+export async function assertEventsSent(h: { services: Services }, types: readonly string[]) {
+  const events = await h.services.store.db.selectFrom('events').select(['type', 'payload']).execute();
+  for (const type of types)
+    assert.ok(
+      events.some((e) => e.type === type),
+      type,
+    );
+  return events;
 }
 
 /**

@@ -5,11 +5,17 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { cronFields, parseCronSchedule } from '../../src/core/cron.ts';
 import { ApiError } from '../../src/core/errors.ts';
-import { execute } from '../../src/operations/execute.ts';
-import { customerOperations } from '../../src/operations/registry.ts';
-import { findAccount } from '../../src/store/accounts.ts';
 import { cronJobsOf } from '../../src/store/cron-jobs.ts';
-import { callForHolder, createAccount, refusal, refused, suiteHarness } from '../helpers.ts';
+import {
+  callAsOwnHolder,
+  callForHolder,
+  createAccount,
+  holderAuditRow,
+  refusal,
+  refused,
+  suiteHarness,
+  webhookTaking,
+} from '../helpers.ts';
 
 interface Job {
   id: string;
@@ -74,13 +80,7 @@ describe('the cron jobs of an account, as its holder adds and removes them', () 
     config: {
       cronJobs: 3,
       // A webhook that takes the jobs' events, so that they are kept (it is never reached).
-      webhooks: [
-        {
-          url: 'http://127.0.0.1:9/hook',
-          secret: 'webhook-secret-0123456789',
-          events: ['cron_job.added', 'cron_job.removed'],
-        },
-      ],
+      webhooks: [webhookTaking(['cron_job.added', 'cron_job.removed'])],
     },
     prepare: async (h) => {
       await createAccount(h, 'alice', { domain: 'alice.example' });
@@ -170,31 +170,15 @@ describe('the cron jobs of an account, as its holder adds and removes them', () 
   });
 
   it('the holder adds to its own account alone, audited as customer:<user>', async () => {
-    const account = (await findAccount(h.services.store.db, 'bob'))!;
-    const holder = {
-      kind: 'holder',
-      via: 'password',
-      account,
-      credential: null,
-      address: '192.0.2.9',
-    } as const;
-    const params = { schedule: '0 0 * * *', command: 'date', user: 'alice' };
-    const made = await execute(h.services, {
-      operation: customerOperations.find('add_cron_job')!,
-      params: new Map(Object.entries(params).map(([name, value]) => [name, [value]])),
-      address: holder.address,
-      claimedUser: 'customer:bob',
-      identify: async () => holder,
+    const made = await callAsOwnHolder(h, 'bob', 'add_cron_job', {
+      schedule: '0 0 * * *',
+      command: 'date',
+      user: 'alice',
     });
     const id = (made.data as Job).id;
     assert.ok((await cronJobsOf(h.services.store.db, 'bob')).some((j) => j.id === id));
     assert.ok(!(await cronJobsOf(h.services.store.db, 'alice')).some((j) => j.id === id));
-    const row = await h.services.store.db
-      .selectFrom('audit_log')
-      .selectAll()
-      .where('operation', '=', 'add_cron_job')
-      .where('api_user', '=', 'customer:bob')
-      .executeTakeFirst();
+    const row = await holderAuditRow(h, 'add_cron_job', 'bob');
     assert.deepEqual([row?.api_user, row?.target, row?.status], ['customer:bob', 'bob', 200]);
   });
 

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { ApiError } from '../../src/core/errors.ts';
 import { databasesOf, databaseUsersOf } from '../../src/store/databases.ts';
-import { callForHolder, createAccount, refused, suiteHarness } from '../helpers.ts';
+import { callForHolder, createAccount, refused, suiteHarness, webhookTaking } from '../helpers.ts';
 
 const SECRET = 'Database-Secret-7';
 const nativeHash = (password: string) =>
@@ -18,16 +18,12 @@ describe('the databases of an account, as its holder makes them', () => {
     config: {
       databaseUsers: 5,
       webhooks: [
-        {
-          url: 'http://127.0.0.1:9/hook',
-          secret: 'webhook-secret-0123456789',
-          events: [
-            'database.added',
-            'database_user.added',
-            'database_user.password_changed',
-            'database.granted',
-          ],
-        },
+        webhookTaking([
+          'database.added',
+          'database_user.added',
+          'database_user.password_changed',
+          'database.granted',
+        ]),
       ],
     },
     prepare: async (h) => {

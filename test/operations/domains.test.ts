@@ -4,23 +4,24 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ApiError } from '../../src/core/errors.ts';
-import { execute } from '../../src/operations/execute.ts';
-import { customerOperations } from '../../src/operations/registry.ts';
-import { findAccount } from '../../src/store/accounts.ts';
 import { domainsOf } from '../../src/store/domains.ts';
-import { callCreateacct, callForHolder, createAccount, refusal, refused, suiteHarness } from '../helpers.ts';
+import {
+  callAsOwnHolder,
+  callCreateacct,
+  callForHolder,
+  createAccount,
+  holderAuditRow,
+  refusal,
+  refused,
+  suiteHarness,
+  webhookTaking,
+} from '../helpers.ts';
 
 describe('the domains of an account, as its holder adds and removes them', () => {
   const h = suiteHarness({
     // A webhook that takes the domains' events, so that they are kept (it is never reached).
     config: {
-      webhooks: [
-        {
-          url: 'http://127.0.0.1:9/hook',
-          secret: 'webhook-secret-0123456789',
-          events: ['domain.added', 'domain.removed'],
-        },
-      ],
+      webhooks: [webhookTaking(['domain.added', 'domain.removed'])],
     },
     prepare: async (h) => {
       await createAccount(h, 'alice', {
@@ -212,31 +213,15 @@ describe('the domains of an account, as its holder adds and removes them', () =>
   });
 
   it('the holder adds to its own account alone, audited as customer:<user>', async () => {
-    const account = (await findAccount(h.services.store.db, 'bob'))!;
-    const holder = {
-      kind: 'holder',
-      via: 'password',
-      account,
-      credential: null,
-      address: '192.0.2.9',
-    } as const;
-    const params = { domain: 'bob-own.example', type: 'addon', user: 'alice' };
-    const made = await execute(h.services, {
-      operation: customerOperations.find('add_domain')!,
-      params: new Map(Object.entries(params).map(([name, value]) => [name, [value]])),
-      address: holder.address,
-      claimedUser: 'customer:bob',
-      identify: async () => holder,
+    const made = await callAsOwnHolder(h, 'bob', 'add_domain', {
+      domain: 'bob-own.example',
+      type: 'addon',
+      user: 'alice',
     });
     assert.equal((made.data as { domain: string }).domain, 'bob-own.example');
     // `user` is no parameter of the holder's: the domain went to bob's own account.
     assert.ok((await domainsOf(h.services.store.db, 'bob')).some((d) => d.domain === 'bob-own.example'));
-    const row = await h.services.store.db
-      .selectFrom('audit_log')
-      .selectAll()
-      .where('operation', '=', 'add_domain')
-      .where('api_user', '=', 'customer:bob')
-      .executeTakeFirst();
+    const row = await holderAuditRow(h, 'add_domain', 'bob');
     assert.deepEqual([row?.api_user, row?.target, row?.status], ['customer:bob', 'bob', 200]);
   });
 

@@ -5,11 +5,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ApiError } from '../../src/core/errors.ts';
-import { execute } from '../../src/operations/execute.ts';
-import { customerOperations } from '../../src/operations/registry.ts';
-import { findAccount } from '../../src/store/accounts.ts';
 import { ftpAccountsOf } from '../../src/store/ftp-accounts.ts';
-import { callForHolder, createAccount, refusal, refused, suiteHarness } from '../helpers.ts';
+import {
+  callAsOwnHolder,
+  callForHolder,
+  createAccount,
+  holderAuditRow,
+  refusal,
+  refused,
+  suiteHarness,
+  webhookTaking,
+} from '../helpers.ts';
 
 interface Ftp {
   login: string;
@@ -21,13 +27,7 @@ interface Ftp {
 describe('the FTP accounts of an account, as its holder adds, changes and removes them', () => {
   const h = suiteHarness({
     config: {
-      webhooks: [
-        {
-          url: 'http://127.0.0.1:9/hook',
-          secret: 'webhook-secret-0123456789',
-          events: ['ftp_account.added', 'ftp_account.password_changed', 'ftp_account.removed'],
-        },
-      ],
+      webhooks: [webhookTaking(['ftp_account.added', 'ftp_account.password_changed', 'ftp_account.removed'])],
     },
     prepare: async (h) => {
       await createAccount(h, 'alice', { domain: 'alice.example', ftp: '5' });
@@ -153,21 +153,10 @@ describe('the FTP accounts of an account, as its holder adds, changes and remove
   });
 
   it('the holder adds to its own account alone, audited as customer:<user>, events without passwords', async () => {
-    const account = (await findAccount(h.services.store.db, 'bob'))!;
-    const holder = {
-      kind: 'holder',
-      via: 'password',
-      account,
-      credential: null,
-      address: '192.0.2.9',
-    } as const;
-    const params = { login: 'mine', password: 'Str0ng-Secret', user: 'alice' };
-    const made = await execute(h.services, {
-      operation: customerOperations.find('add_ftp_account')!,
-      params: new Map(Object.entries(params).map(([name, value]) => [name, [value]])),
-      address: holder.address,
-      claimedUser: 'customer:bob',
-      identify: async () => holder,
+    const made = await callAsOwnHolder(h, 'bob', 'add_ftp_account', {
+      login: 'mine',
+      password: 'Str0ng-Secret',
+      user: 'alice',
     });
     assert.equal((made.data as Ftp).login, 'mine@bob.example');
     assert.ok(!(await ftpAccountsOf(h.services.store.db, 'alice')).some((f) => f.login === 'mine'));
@@ -183,12 +172,7 @@ describe('the FTP accounts of an account, as its holder adds, changes and remove
     assert.ok(events.some((e) => e.type === 'ftp_account.password_changed'));
     assert.ok(events.some((e) => e.type === 'ftp_account.removed'));
     for (const e of events) assert.ok(!e.payload.includes('Secret'), e.payload);
-    const row = await db
-      .selectFrom('audit_log')
-      .selectAll()
-      .where('operation', '=', 'add_ftp_account')
-      .where('api_user', '=', 'customer:bob')
-      .executeTakeFirst();
+    const row = await holderAuditRow(h, 'add_ftp_account', 'bob');
     assert.deepEqual([row?.target, row?.status], ['bob', 200]);
   });
 });

@@ -6,27 +6,33 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ApiError } from '../../src/core/errors.ts';
 import { mailboxesOf } from '../../src/store/mailboxes.ts';
-import { callForHolder, createAccount, refusal, refused, suiteHarness } from '../helpers.ts';
+import {
+  assertEventsSent,
+  callForHolder,
+  createAccount,
+  refusal,
+  refused,
+  succeededAudit,
+  suiteHarness,
+  webhookTaking,
+} from '../helpers.ts';
 
 const SECRET = 'Mailbox-Secret-7';
+
+/** The events the mailboxes and forwarders send. */
+const EVENTS = [
+  'mailbox.added',
+  'mailbox.removed',
+  'mailbox.password_changed',
+  'mailbox.quota_changed',
+  'forwarder.added',
+  'forwarder.removed',
+];
 
 describe('the mailboxes and forwarders of an account, as its holder makes them', () => {
   const h = suiteHarness({
     config: {
-      webhooks: [
-        {
-          url: 'http://127.0.0.1:9/hook',
-          secret: 'webhook-secret-0123456789',
-          events: [
-            'mailbox.added',
-            'mailbox.removed',
-            'mailbox.password_changed',
-            'mailbox.quota_changed',
-            'forwarder.added',
-            'forwarder.removed',
-          ],
-        },
-      ],
+      webhooks: [webhookTaking(EVENTS)],
     },
     prepare: async (h) => {
       await createAccount(h, 'alice', {
@@ -262,28 +268,10 @@ describe('the mailboxes and forwarders of an account, as its holder makes them',
     });
     assert.equal(made.statusCode, 200, JSON.stringify(made.body));
     assert.ok((await mailboxesOf(h.services.store.db, 'alice')).some((m) => m.email === 'own@alice.example'));
-    const { db } = h.services.store;
-    const audit = await db
-      .selectFrom('audit_log')
-      .selectAll()
-      .where('operation', 'like', '%_mailbox%')
-      .where('status', '=', 200)
-      .execute();
+    const audit = await succeededAudit(h, '%_mailbox%');
     assert.ok(audit.some((row) => row.api_user === 'customer:alice' && row.target === 'alice'));
     assert.ok(audit.some((row) => row.acting_for === 'alice' && row.target === 'alice'));
-    const events = await db.selectFrom('events').select(['type', 'payload']).execute();
-    for (const type of [
-      'mailbox.added',
-      'mailbox.removed',
-      'mailbox.password_changed',
-      'mailbox.quota_changed',
-      'forwarder.added',
-      'forwarder.removed',
-    ])
-      assert.ok(
-        events.some((e) => e.type === type),
-        type,
-      );
+    const events = await assertEventsSent(h, EVENTS);
     const everything = JSON.stringify([audit, events]);
     for (const secret of [SECRET, 'Another-Secret-8', '$6$']) assert.ok(!everything.includes(secret), secret);
   });

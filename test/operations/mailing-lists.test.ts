@@ -7,7 +7,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ApiError } from '../../src/core/errors.ts';
 import { mailingListsOf } from '../../src/store/mailing-lists.ts';
-import { callForHolder, createAccount, refused, suiteHarness } from '../helpers.ts';
+import {
+  assertEventsSent,
+  callForHolder,
+  createAccount,
+  refused,
+  succeededAudit,
+  suiteHarness,
+  webhookTaking,
+} from '../helpers.ts';
 
 interface List {
   email: string;
@@ -17,21 +25,18 @@ interface List {
   created: string;
 }
 
+/** The events the mailing lists send. */
+const EVENTS = [
+  'mailing_list.added',
+  'mailing_list.removed',
+  'mailing_list.member_added',
+  'mailing_list.member_removed',
+];
+
 describe('the mailing lists of an account, as its holder makes them', () => {
   const h = suiteHarness({
     config: {
-      webhooks: [
-        {
-          url: 'http://127.0.0.1:9/hook',
-          secret: 'webhook-secret-0123456789',
-          events: [
-            'mailing_list.added',
-            'mailing_list.removed',
-            'mailing_list.member_added',
-            'mailing_list.member_removed',
-          ],
-        },
-      ],
+      webhooks: [webhookTaking(EVENTS)],
     },
     prepare: async (h) => {
       await createAccount(h, 'alice', {
@@ -207,24 +212,8 @@ describe('the mailing lists of an account, as its holder makes them', () => {
     );
     assert.equal(made.statusCode, 200, JSON.stringify(made.body));
     assert.equal((made.body as { data: List[] }).data.length, 2);
-    const { db } = h.services.store;
-    const audit = await db
-      .selectFrom('audit_log')
-      .selectAll()
-      .where('operation', 'like', '%list%')
-      .where('status', '=', 200)
-      .execute();
+    const audit = await succeededAudit(h, '%list%');
     assert.ok(audit.some((row) => row.acting_for === 'alice' && row.operation === 'add_mailing_list'));
-    const events = await db.selectFrom('events').select(['type', 'payload']).execute();
-    for (const type of [
-      'mailing_list.added',
-      'mailing_list.removed',
-      'mailing_list.member_added',
-      'mailing_list.member_removed',
-    ])
-      assert.ok(
-        events.some((e) => e.type === type),
-        type,
-      );
+    await assertEventsSent(h, EVENTS);
   });
 });

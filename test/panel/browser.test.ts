@@ -4,82 +4,32 @@
 // phone, the keyboard alone, and axe-core on every page and refused form (at 1280, 390 and 320 px
 // and in the dark scheme). Screenshots go to test-artifacts/panel/.
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { FORM, tempDir } from '../helpers.ts';
-import { auditPage, launchChromium } from '../portal/audit-page.ts';
-import { berth, post, type Served, serve } from '../process.ts';
+import { before, describe, it } from 'node:test';
+import type { BrowserContext, Page } from 'playwright-core';
+import { browserPanel } from './browser-harness.ts';
 
-const ARTIFACTS = new URL('../../test-artifacts/panel/', import.meta.url).pathname;
-const API = 'apiuser=billing&apiauth=billing-password-1';
-const PASSWORD = 'holder-Password-1';
 /** A domain of long labels: it must wrap, not widen the page. */
 const LONG_DOMAIN = `${'a'.repeat(40)}-${'b'.repeat(20)}.${'c'.repeat(40)}.example`;
 
 describe('the panel in a real browser', () => {
-  const dataDir = tempDir('berth-panel-');
-  let server: Served;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
-  let base: string;
-
-  const api = async (op: string, body: string) => {
-    const reply = await post(dataDir, server.adminPort, `/api/v1/${op}/`, {
-      headers: FORM,
-      body: `${API}&${body}`,
-    });
-    assert.equal(reply.status, 200, `${op}: ${reply.body}`);
-    return reply.json() as { data: Record<string, unknown> };
-  };
-  const createacct = (user: string, extra = '') =>
-    api(
-      'createacct',
-      `user=${user}&domain=${user}-panel.example&email=${user}%40example.org&package=default&password=${PASSWORD}${extra}`,
-    );
-  const shot = (name: string) => page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
-  const audit = (name: string) => auditPage(page, name, ARTIFACTS);
-  const logIn = async (user: string, password = PASSWORD) => {
-    await context.clearCookies();
-    await page.goto(`${base}/login`);
-    await page.getByLabel('Username', { exact: true }).fill(user);
-    await page.getByLabel('Password', { exact: true }).fill(password);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForLoadState();
-  };
-  const logOut = () => context.clearCookies();
-
-  before(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    server = await serve(dataDir);
-    await berth(
-      ['api-user', 'create', 'billing', '--password-stdin', '--data-dir', dataDir],
-      'billing-password-1',
-    );
-    base = `https://localhost:${server.customerPort}`;
+  const panel = browserPanel('berth-panel-', async ({ api }) => {
+    const createacct = (user: string, extra = '') => panel.createacct(user, `${user}-panel.example`, extra);
     await createacct('alice', '&addondomains=1&parkeddomains=1&subdomains=1');
     await createacct('bob');
     await api('suspendacct', 'user=bob&reason=Unpaid');
     await createacct('dora', '&language=de&theme=dark');
     await createacct('long', `&addondomains=2`);
     await createacct('dbs', '&sql=1');
-    browser = await launchChromium();
-    // The pages allow no script; axe-core is injected past the policy.
-    context = await browser.newContext({
-      ignoreHTTPSErrors: true,
-      bypassCSP: true,
-      viewport: { width: 1280, height: 900 },
-    });
-    page = await context.newPage();
   });
-
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+  const { api, shot, audit, logIn } = panel;
+  let context: BrowserContext;
+  let page: Page;
+  let base: string;
+  const logOut = () => context.clearCookies();
+  before(() => {
+    ({ context, page, base } = panel);
   });
 
   it('refuses a wrong password and a suspended account, then logs a holder in with its password', async () => {

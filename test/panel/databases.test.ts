@@ -3,27 +3,22 @@
 // explained beside Database name, another account's database out of reach, removal, and every
 // refusal in the words of its labels.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { mariadbPasswordHash } from '../../src/core/databases.ts';
 import { databasesOf, databaseUsersOf } from '../../src/store/databases.ts';
-import { createAccount } from '../helpers.ts';
-import { get, HOLDER_PASSWORD, holderSession, type PanelHarness, panelHarness, postForm } from './pages.ts';
+import { get, type HolderSession, type PanelHarness, panelSuite } from './pages.ts';
 
 describe('the panel’s Databases page', () => {
+  const suite = panelSuite({ alice: { sql: '1' }, bob: {} });
   let h: PanelHarness;
-  let alice: { cookie: string; csrf: string };
-  let bob: { cookie: string; csrf: string };
-  const post = (who: { cookie: string; csrf: string }, url: string, fields: Record<string, string>) =>
-    postForm(h, url, { _csrf: who.csrf, ...fields }, who.cookie);
-
-  before(async () => {
-    h = await panelHarness();
-    await createAccount(h, 'alice', { password: HOLDER_PASSWORD, sql: '1' });
-    await createAccount(h, 'bob', { password: HOLDER_PASSWORD });
-    alice = await holderSession(h, 'alice');
-    bob = await holderSession(h, 'bob');
+  let alice: HolderSession;
+  let bob: HolderSession;
+  const post = (who: HolderSession, url: string, fields: Record<string, string>) =>
+    suite.post(url, fields, who);
+  before(() => {
+    ({ h } = suite);
+    ({ alice, bob } = suite.holders);
   });
-  after(async () => h.close());
 
   it('is in the navigation, with its labels, and says there is nothing yet', async () => {
     const page = await get(h, '/databases', alice.cookie);

@@ -3,33 +3,17 @@
 // its password and quota changed, a forwarder, a mailing list and its members, a cron job; the
 // keyboard alone through a form; a 375 px phone; axe-core on every page and refused form. Screenshots go to test-artifacts/panel/.
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { FORM, tempDir } from '../helpers.ts';
-import { auditPage, launchChromium } from '../portal/audit-page.ts';
-import { berth, post, type Served, serve } from '../process.ts';
-
-const ARTIFACTS = new URL('../../test-artifacts/panel/', import.meta.url).pathname;
-const API = 'apiuser=billing&apiauth=billing-password-1';
-const PASSWORD = 'holder-Password-1';
+import { before, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { ARTIFACTS, browserPanel } from './browser-harness.ts';
 
 describe('the panel’s Email and Cron jobs pages in a real browser', () => {
-  const dataDir = tempDir('berth-panel-email-');
-  let server: Served;
-  let browser: Browser;
-  let context: BrowserContext;
+  const panel = browserPanel('berth-panel-email-', ({ createacct }) =>
+    createacct('mara', 'mara-panel.example', '&email_accounts=1&maillist=2'),
+  );
+  const { audit } = panel;
   let page: Page;
   let base: string;
-
-  const api = async (op: string, body: string) => {
-    const reply = await post(dataDir, server.adminPort, `/api/v1/${op}/`, {
-      headers: FORM,
-      body: `${API}&${body}`,
-    });
-    assert.equal(reply.status, 200, `${op}: ${reply.body}`);
-  };
-  const audit = (name: string) => auditPage(page, name, ARTIFACTS);
   const field = (label: string) => page.getByLabel(label, { exact: true });
   const submit = async (button: string) => {
     await page.getByRole('button', { name: button, exact: true }).click();
@@ -37,34 +21,8 @@ describe('the panel’s Email and Cron jobs pages in a real browser', () => {
   };
 
   before(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    server = await serve(dataDir);
-    await berth(
-      ['api-user', 'create', 'billing', '--password-stdin', '--data-dir', dataDir],
-      'billing-password-1',
-    );
-    base = `https://localhost:${server.customerPort}`;
-    await api(
-      'createacct',
-      `user=mara&domain=mara-panel.example&email=mara%40example.org&package=default&password=${PASSWORD}&email_accounts=1&maillist=2`,
-    );
-    browser = await launchChromium();
-    context = await browser.newContext({
-      ignoreHTTPSErrors: true,
-      bypassCSP: true,
-      viewport: { width: 1280, height: 900 },
-    });
-    page = await context.newPage();
-    await page.goto(`${base}/login`);
-    await field('Username').fill('mara');
-    await field('Password').fill(PASSWORD);
-    await submit('Log in');
-  });
-
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    ({ page, base } = panel);
+    await panel.logIn('mara');
   });
 
   it('creates a mailbox with the contract’s labels, explains the limit, and changes its password and quota', async () => {

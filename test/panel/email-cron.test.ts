@@ -5,42 +5,23 @@
 // account on the next one's pages.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { listAudit } from '../../src/store/audit.ts';
 import { cronJobsOf } from '../../src/store/cron-jobs.ts';
 import { mailboxesOf } from '../../src/store/mailboxes.ts';
-import { createAccount } from '../helpers.ts';
-import {
-  get,
-  HOLDER_PASSWORD,
-  holderSession,
-  type Page,
-  type PanelHarness,
-  panelHarness,
-  postForm,
-} from './pages.ts';
+import { get, type HolderSession, type Page, type PanelHarness, panelSuite } from './pages.ts';
 
 describe('the panel’s Email and Cron jobs pages', () => {
+  const suite = panelSuite({ alice: { email_accounts: '2' }, bob: {} });
   let h: PanelHarness;
-  let alice: { cookie: string; csrf: string };
-  let bob: { cookie: string; csrf: string };
-  const post = (path: string, fields: Record<string, string>, as = alice) =>
-    postForm(h, path, { _csrf: as.csrf, ...fields }, as.cookie);
-  /** The page a redirect leads to, with the notice it carried. */
-  const follow = (redirect: Page, as = alice) => {
-    assert.equal(redirect.status, 303, redirect.body);
-    const location = String(redirect.headers.location);
-    return get(h, location, `${as.cookie}; ${redirect.headers['set-cookie']}`.replace(/;\s*Path=.*$/, ''));
-  };
-
-  before(async () => {
-    h = await panelHarness();
-    await createAccount(h, 'alice', { password: HOLDER_PASSWORD, email_accounts: '2' });
-    await createAccount(h, 'bob', { password: HOLDER_PASSWORD });
-    alice = await holderSession(h, 'alice');
-    bob = await holderSession(h, 'bob');
+  let alice: HolderSession;
+  let bob: HolderSession;
+  const post = (path: string, fields: Record<string, string>, as = alice) => suite.post(path, fields, as);
+  const follow = (redirect: Page, as = alice) => suite.follow(redirect, as);
+  before(() => {
+    ({ h } = suite);
+    ({ alice, bob } = suite.holders);
   });
-  after(async () => h.close());
 
   it('shows the mailbox form with the contract’s labels, and a link to webmail where servers run it', async () => {
     // The record driver serves no webmail: no link to one.
@@ -231,12 +212,8 @@ describe('the panel’s Email and Cron jobs pages', () => {
   });
 
   it('refuses a form without the session’s CSRF token', async () => {
-    const page = await postForm(
-      h,
-      '/cron',
-      { _csrf: 'wrong', schedule: '* * * * *', command: 'true' },
-      alice.cookie,
-    );
+    // The session's cookie, with another token.
+    const page = await post('/cron', { _csrf: 'wrong', schedule: '* * * * *', command: 'true' });
     assert.equal(page.status, 403);
   });
 

@@ -4,74 +4,21 @@
 // limit explained beside Username; removal; the page in German; a 375 px phone and the keyboard
 // alone; axe-core on the page and its refused form. Screenshots go to test-artifacts/panel/.
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { FORM, tempDir } from '../helpers.ts';
-import { auditPage, launchChromium } from '../portal/audit-page.ts';
-import { berth, post, type Served, serve } from '../process.ts';
-
-const ARTIFACTS = new URL('../../test-artifacts/panel/', import.meta.url).pathname;
-const API = 'apiuser=billing&apiauth=billing-password-1';
-const PASSWORD = 'holder-Password-1';
+import { before, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { auditPage } from '../portal/audit-page.ts';
+import { ARTIFACTS, browserPanel } from './browser-harness.ts';
 
 describe('the panel’s FTP page in a real browser', () => {
-  const dataDir = tempDir('berth-panel-ftp-');
-  let server: Served;
-  let browser: Browser;
-  let context: BrowserContext;
+  const panel = browserPanel('berth-panel-ftp-', async ({ createacct }) => {
+    await createacct('erin', 'erin-ftp.example', '&ftp=1');
+    await createacct('dora', 'dora-ftp.example', '&ftp=2&language=de');
+  });
+  const { logIn, fill } = panel;
   let page: Page;
   let base: string;
-
-  const api = async (op: string, body: string) => {
-    const reply = await post(dataDir, server.adminPort, `/api/v1/${op}/`, {
-      headers: FORM,
-      body: `${API}&${body}`,
-    });
-    assert.equal(reply.status, 200, `${op}: ${reply.body}`);
-  };
-  const logIn = async (user: string) => {
-    await context.clearCookies();
-    await page.goto(`${base}/login`);
-    await page.getByLabel('Username', { exact: true }).fill(user);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForLoadState();
-  };
-  const fill = async (values: Record<string, string>) => {
-    for (const [label, value] of Object.entries(values))
-      await page.getByLabel(label, { exact: true }).fill(value);
-  };
-
-  before(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    server = await serve(dataDir);
-    await berth(
-      ['api-user', 'create', 'billing', '--password-stdin', '--data-dir', dataDir],
-      'billing-password-1',
-    );
-    base = `https://localhost:${server.customerPort}`;
-    for (const [user, extra] of [
-      ['erin', '&ftp=1'],
-      ['dora', '&ftp=2&language=de'],
-    ] as const)
-      await api(
-        'createacct',
-        `user=${user}&domain=${user}-ftp.example&email=${user}%40example.org&package=default&password=${PASSWORD}${extra}`,
-      );
-    browser = await launchChromium();
-    context = await browser.newContext({
-      ignoreHTTPSErrors: true,
-      bypassCSP: true,
-      viewport: { width: 1280, height: 900 },
-    });
-    page = await context.newPage();
-  });
-
-  after(async () => {
-    await browser?.close();
-    await server?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+  before(() => {
+    ({ page, base } = panel);
   });
 
   it('adds an FTP account, refuses a directory out of the home and the used-up limit beside their fields, and removes it', async () => {

@@ -3,42 +3,23 @@
 // own page, the list removed; each action through the one pipeline as the holder (audited
 // `customer:<user>`, via the panel); and nothing of one account's lists on the next one's pages.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { listAudit } from '../../src/store/audit.ts';
 import { mailingListsOf } from '../../src/store/mailing-lists.ts';
-import { createAccount } from '../helpers.ts';
-import {
-  get,
-  HOLDER_PASSWORD,
-  holderSession,
-  type Page,
-  type PanelHarness,
-  panelHarness,
-  postForm,
-} from './pages.ts';
+import { get, type HolderSession, type Page, type PanelHarness, panelSuite } from './pages.ts';
 
 describe('the panel’s mailing lists', () => {
+  const suite = panelSuite({ alice: { maillist: '2' }, bob: { maillist: 'unlimited' } });
   let h: PanelHarness;
-  let alice: { cookie: string; csrf: string };
-  let bob: { cookie: string; csrf: string };
-  const post = (path: string, fields: Record<string, string>, as = alice) =>
-    postForm(h, path, { _csrf: as.csrf, ...fields }, as.cookie);
-  /** The page a redirect leads to, with the notice it carried. */
-  const follow = (redirect: Page, as = alice) => {
-    assert.equal(redirect.status, 303, redirect.body);
-    const location = String(redirect.headers.location);
-    return get(h, location, `${as.cookie}; ${redirect.headers['set-cookie']}`.replace(/;\s*Path=.*$/, ''));
-  };
+  let alice: HolderSession;
+  let bob: HolderSession;
+  const post = (path: string, fields: Record<string, string>, as = alice) => suite.post(path, fields, as);
+  const follow = (redirect: Page, as = alice) => suite.follow(redirect, as);
   const listsOf = async (user: string) => mailingListsOf(h.services.store.db, user);
-
-  before(async () => {
-    h = await panelHarness();
-    await createAccount(h, 'alice', { password: HOLDER_PASSWORD, maillist: '2' });
-    await createAccount(h, 'bob', { password: HOLDER_PASSWORD, maillist: 'unlimited' });
-    alice = await holderSession(h, 'alice');
-    bob = await holderSession(h, 'bob');
+  before(() => {
+    ({ h } = suite);
+    ({ alice, bob } = suite.holders);
   });
-  after(async () => h.close());
 
   it('shows the list form after the forwarders, with the contract’s labels and the limit in use', async () => {
     const page = await get(h, '/email', alice.cookie);
@@ -207,12 +188,12 @@ describe('the panel’s mailing lists', () => {
   });
 
   it('refuses a form without the session’s CSRF token', async () => {
-    const page = await postForm(
-      h,
-      '/email/list/members',
-      { _csrf: 'wrong', list: 'news@alice.example.com', email: 'x@example.org' },
-      alice.cookie,
-    );
+    // The session's cookie, with another token.
+    const page = await post('/email/list/members', {
+      _csrf: 'wrong',
+      list: 'news@alice.example.com',
+      email: 'x@example.org',
+    });
     assert.equal(page.status, 403);
     const news = (await listsOf('alice')).find((l) => l.email === 'news@alice.example.com');
     assert.deepEqual(news!.members, ['two@example.net']);

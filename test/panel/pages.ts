@@ -1,8 +1,10 @@
 // Calls the holder's panel in-process as a browser would: pages, forms with their CSRF token, a
 // login with the account's user name and password.
+import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
-import { type Harness, setup } from '../helpers.ts';
+import { createAccount, type Harness, setup } from '../helpers.ts';
 import { cookieValue, csrfOf, getFrom, type Page, postFormTo } from '../portal/pages.ts';
 
 export { cookieValue, csrfOf, type Page } from '../portal/pages.ts';
@@ -59,11 +61,57 @@ export async function login(
   return { page, cookie: cookieValue(page.headers, 'berth_panel_session') };
 }
 
+/** A logged-in holder: the session's cookie and the CSRF token its forms carry. */
+export interface HolderSession {
+  cookie: string;
+  csrf: string;
+}
+
 /** A logged-in holder of `user`: the session's cookie and the CSRF token its forms carry. */
-export async function holderSession(
-  h: PanelHarness,
-  user: string,
-): Promise<{ cookie: string; csrf: string }> {
+export async function holderSession(h: PanelHarness, user: string): Promise<HolderSession> {
   const { cookie } = await login(h, user);
   return { cookie, csrf: csrfOf((await get(h, '/', cookie)).body) };
+}
+
+export interface PanelSuite<User extends string> {
+  h: PanelHarness;
+  /** Each account's logged-in holder, by user name. */
+  holders: Record<User, HolderSession>;
+  /** Posts a form as `as`, with its CSRF token. */
+  post(path: string, fields: Record<string, string>, as: HolderSession): Promise<Page>;
+  /** The page a redirect leads to, with the notice it carried. */
+  follow(redirect: Page, as: HolderSession): Promise<Page>;
+}
+
+/**
+ * Registers the suite's before() and after(): a panelHarness, and each account of `accounts`
+ * created with the holder's password and its own parameters, then logged in. The fields are set
+ * once before() has run.
+ */
+export function panelSuite<User extends string>(
+  accounts: Record<User, Record<string, string>>,
+): PanelSuite<User> {
+  const suite = {
+    holders: {} as Record<User, HolderSession>,
+    post: (path: string, fields: Record<string, string>, as: HolderSession) =>
+      postForm(suite.h, path, { _csrf: as.csrf, ...fields }, as.cookie),
+    follow: (redirect: Page, as: HolderSession) => {
+      assert.equal(redirect.status, 303, redirect.body);
+      const location = String(redirect.headers.location);
+      return get(
+        suite.h,
+        location,
+        `${as.cookie}; ${redirect.headers['set-cookie']}`.replace(/;\s*Path=.*$/, ''),
+      );
+    },
+  } as PanelSuite<User>;
+  before(async () => {
+    suite.h = await panelHarness();
+    for (const [user, params] of Object.entries<Record<string, string>>(accounts))
+      await createAccount(suite.h, user, { password: HOLDER_PASSWORD, ...params });
+    for (const user of Object.keys(accounts) as User[])
+      suite.holders[user] = await holderSession(suite.h, user);
+  });
+  after(async () => suite.h.close());
+  return suite;
 }

@@ -13,27 +13,12 @@ import { runDueBackups } from '../../src/operations/backup-jobs.ts';
 import { findJob } from '../../src/store/backup-jobs.ts';
 import { callForHolder, createAccount, errorOf, forSuite } from '../helpers.ts';
 import { get, HOLDER_PASSWORD, holderSession, type PanelHarness, postForm } from '../panel/pages.ts';
-import { startMariadb, type TestMariadb } from './mariadb.ts';
-import { linuxSetup } from './system-root.ts';
+import { linuxWithMariadb } from './mariadb.ts';
 
 const SECRET = 'Database-Secret-7';
 
 describe('databases in backups on the linux driver, against a real MariaDB', () => {
-  let mariadb: TestMariadb;
-  const h = forSuite(async () => {
-    let started: Promise<TestMariadb> | null = null;
-    const harness = await linuxSetup((root) => {
-      started = startMariadb(root);
-    });
-    mariadb = await started!;
-    return {
-      ...harness,
-      close: async () => {
-        await mariadb.stop();
-        await harness.close();
-      },
-    };
-  });
+  const h = forSuite(linuxWithMariadb);
   const call = (user: string, op: string, params: Record<string, string> = {}) =>
     callForHolder(h, user, op, params);
   const as = (user: string, database?: string, password = SECRET) => ({ user, password, database });
@@ -47,7 +32,7 @@ describe('databases in backups on the linux driver, against a real MariaDB', () 
     return done!.snapshot!;
   };
   /** The rows of a query, as the account's database user reads them. */
-  const read = (sql: string, database = 'alice_wp') => mariadb.sql(sql, as('alice_wp', database));
+  const read = (sql: string, database = 'alice_wp') => h.mariadb.sql(sql, as('alice_wp', database));
   const refusal = async (promise: Promise<unknown>) => {
     try {
       await promise;
@@ -201,16 +186,16 @@ describe('databases in backups on the linux driver, against a real MariaDB', () 
   });
 
   it('a removed account is made again with its databases, users, hashes and grants', async () => {
-    const grants = mariadb.sql("SHOW GRANTS FOR 'alice_wp'@'localhost'");
+    const grants = h.mariadb.sql("SHOW GRANTS FOR 'alice_wp'@'localhost'");
     assert.equal((await h.call('removeacct', { user: 'alice' })).statusCode, 200);
-    assert.equal(mariadb.sql("SELECT COUNT(*) FROM mysql.user WHERE User LIKE 'alice\\_%'"), '0\n');
-    assert.equal(mariadb.sql("SHOW DATABASES LIKE 'alice\\_%'"), '');
+    assert.equal(h.mariadb.sql("SELECT COUNT(*) FROM mysql.user WHERE User LIKE 'alice\\_%'"), '0\n');
+    assert.equal(h.mariadb.sql("SHOW DATABASES LIKE 'alice\\_%'"), '');
     const reply = await h.call('restoreacct', { user: 'alice', snapshot });
     assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
     // The old password logs in; the data is the snapshot's; the grants are as they were.
     assert.equal(read('SELECT title FROM posts'), 'hello\n');
     assert.equal(read('SELECT id FROM orders', 'alice_shop'), '101\n');
-    assert.equal(mariadb.sql("SHOW GRANTS FOR 'alice_wp'@'localhost'"), grants);
+    assert.equal(h.mariadb.sql("SHOW GRANTS FOR 'alice_wp'@'localhost'"), grants);
     assert.deepEqual(readdirSync(join(h.dataDir, 'restore-staging')), []);
     assert.equal(existsSync(join(h.dataDir, 'backup-staging/alice')), false);
   });

@@ -12,34 +12,19 @@ import { inspect } from '../../src/operations/maintenance.ts';
 import { findAccount } from '../../src/store/accounts.ts';
 import { objectsOf } from '../../src/store/objects.ts';
 import { callForHolder, createAccount, forSuite } from '../helpers.ts';
-import { startMariadb, type TestMariadb } from './mariadb.ts';
-import { linuxSetup } from './system-root.ts';
+import { linuxWithMariadb } from './mariadb.ts';
 
 const SECRET = 'Database-Secret-7';
 
 describe('databases on the linux driver, against a real MariaDB', () => {
-  let mariadb: TestMariadb;
-  const h = forSuite(async () => {
-    let started: Promise<TestMariadb> | null = null;
-    const harness = await linuxSetup((root) => {
-      started = startMariadb(root);
-    });
-    mariadb = await started!;
-    return {
-      ...harness,
-      close: async () => {
-        await mariadb.stop();
-        await harness.close();
-      },
-    };
-  });
+  const h = forSuite(linuxWithMariadb);
   const call = (user: string, op: string, params: Record<string, string> = {}) =>
     callForHolder(h, user, op, params);
   const as = (user: string, password = SECRET, database?: string) => ({ user, password, database });
   /** Whether `user` may log in with `password` (and use `database`). */
   const canLogIn = (user: string, password = SECRET, database?: string) => {
     try {
-      mariadb.sql('SELECT 1', as(user, password, database));
+      h.mariadb.sql('SELECT 1', as(user, password, database));
       return true;
     } catch {
       return false;
@@ -52,15 +37,15 @@ describe('databases on the linux driver, against a real MariaDB', () => {
     await call('alice', 'add_database', { name: 'wp' });
     await call('alice', 'add_database_user', { name: 'wp', password: SECRET });
     await call('alice', 'grant_database', { database: 'wp', dbuser: 'wp' });
-    assert.equal(mariadb.sql("SELECT Host FROM mysql.user WHERE User = 'alice_wp'"), 'localhost\n');
-    mariadb.sql(
+    assert.equal(h.mariadb.sql("SELECT Host FROM mysql.user WHERE User = 'alice_wp'"), 'localhost\n');
+    h.mariadb.sql(
       'CREATE TABLE posts (id INT PRIMARY KEY, title TEXT); INSERT INTO posts VALUES (1, "hello")',
       as('alice_wp', SECRET, 'alice_wp'),
     );
-    assert.equal(mariadb.sql('SELECT title FROM posts', as('alice_wp', SECRET, 'alice_wp')), 'hello\n');
+    assert.equal(h.mariadb.sql('SELECT title FROM posts', as('alice_wp', SECRET, 'alice_wp')), 'hello\n');
     // Its own database alone; no privilege on *.*.
-    assert.equal(mariadb.sql('SHOW DATABASES', as('alice_wp')), 'alice_wp\ninformation_schema\n');
-    const grants = mariadb.sql("SHOW GRANTS FOR 'alice_wp'@'localhost'");
+    assert.equal(h.mariadb.sql('SHOW DATABASES', as('alice_wp')), 'alice_wp\ninformation_schema\n');
+    const grants = h.mariadb.sql("SHOW GRANTS FOR 'alice_wp'@'localhost'");
     assert.match(grants, /GRANT USAGE ON \*\.\* TO `alice_wp`@`localhost`/);
     assert.match(grants, /WITH MAX_USER_CONNECTIONS 10/);
     assert.match(grants, /GRANT ALL PRIVILEGES ON `alice\\+_wp`\.\*/);
@@ -71,11 +56,11 @@ describe('databases on the linux driver, against a real MariaDB', () => {
   });
 
   it('the grant is escaped: alice_wp covers neither alice1wp nor a neighbour’s aliceXwp', async () => {
-    mariadb.sql('CREATE DATABASE alice1wp; CREATE DATABASE aliceXwp; CREATE TABLE alice1wp.t (x INT)');
+    h.mariadb.sql('CREATE DATABASE alice1wp; CREATE DATABASE aliceXwp; CREATE TABLE alice1wp.t (x INT)');
     assert.equal(canLogIn('alice_wp', SECRET, 'alice1wp'), false);
     assert.equal(canLogIn('alice_wp', SECRET, 'aliceXwp'), false);
-    assert.throws(() => mariadb.sql('SELECT * FROM alice1wp.t', as('alice_wp')), /denied/);
-    mariadb.sql('DROP DATABASE alice1wp; DROP DATABASE aliceXwp');
+    assert.throws(() => h.mariadb.sql('SELECT * FROM alice1wp.t', as('alice_wp')), /denied/);
+    h.mariadb.sql('DROP DATABASE alice1wp; DROP DATABASE aliceXwp');
   });
 
   it("bob's user reaches none of alice's databases, and sees only his own", async () => {
@@ -83,7 +68,7 @@ describe('databases on the linux driver, against a real MariaDB', () => {
     await call('bob', 'add_database_user', { name: 'shop', password: SECRET });
     await call('bob', 'grant_database', { database: 'shop', dbuser: 'shop' });
     assert.equal(canLogIn('bob_shop', SECRET, 'alice_wp'), false);
-    assert.equal(mariadb.sql('SHOW DATABASES', as('bob_shop')), 'bob_shop\ninformation_schema\n');
+    assert.equal(h.mariadb.sql('SHOW DATABASES', as('bob_shop')), 'bob_shop\ninformation_schema\n');
     assert.equal(canLogIn('alice_wp', 'wrong-password-1'), false);
   });
 
@@ -106,7 +91,7 @@ describe('databases on the linux driver, against a real MariaDB', () => {
     // A connection open when the account is suspended is ended.
     const open = spawn(
       '/usr/bin/mariadb',
-      ['--no-defaults', `--socket=${mariadb.socket}`, '--user=alice_wp'],
+      ['--no-defaults', `--socket=${h.mariadb.socket}`, '--user=alice_wp'],
       {
         env: { ...process.env, MYSQL_PWD: SECRET },
         stdio: ['pipe', 'ignore', 'ignore'],
@@ -115,7 +100,7 @@ describe('databases on the linux driver, against a real MariaDB', () => {
     const ended = new Promise((resolve) => open.on('exit', resolve));
     open.stdin.write('SELECT 1;\n');
     const connections = () =>
-      mariadb.sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'alice_wp'").trim();
+      h.mariadb.sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'alice_wp'").trim();
     for (let i = 0; i < 50 && connections() === '0'; i++) await new Promise((r) => setTimeout(r, 100));
     assert.equal(connections(), '1');
     assert.equal((await h.call('suspendacct', { user: 'alice', reason: 'unpaid' })).statusCode, 200);
@@ -129,7 +114,7 @@ describe('databases on the linux driver, against a real MariaDB', () => {
   });
 
   it('berth doctor finds a stored database or user missing, and one with the prefix the store lacks', async () => {
-    mariadb.sql(
+    h.mariadb.sql(
       "DROP USER 'bob_shop'@'localhost'; CREATE DATABASE alice_stray; CREATE USER 'alice_ghost'@'localhost'",
     );
     const found = await inspect(h.services);
@@ -146,20 +131,20 @@ describe('databases on the linux driver, against a real MariaDB', () => {
     // A user the store lacks goes (it holds no data); a database the store lacks stays, reported.
     const alice = (await findAccount(h.services.store.db, 'alice'))!;
     await h.services.driver.reconcile(alice, await objectsOf(h.services.store.db, 'alice'));
-    assert.equal(mariadb.sql("SELECT User FROM mysql.user WHERE User = 'alice_ghost'"), '');
-    assert.equal(mariadb.sql("SHOW DATABASES LIKE 'alice\\_stray'"), 'alice_stray\n');
+    assert.equal(h.mariadb.sql("SELECT User FROM mysql.user WHERE User = 'alice_ghost'"), '');
+    assert.equal(h.mariadb.sql("SHOW DATABASES LIKE 'alice\\_stray'"), 'alice_stray\n');
   });
 
   it('berth doctor warns when one account could hold half of MariaDB connections or more', async () => {
     const warning = (found: string[]) => found.filter((line) => line.startsWith('MariaDB: one account'));
     assert.deepEqual(warning(await inspect(h.services)), [], 'the defaults fit Debian’s 151');
-    mariadb.sql('SET GLOBAL max_connections = 60');
+    h.mariadb.sql('SET GLOBAL max_connections = 60');
     try {
       assert.deepEqual(warning(await inspect(h.services)), [
         'MariaDB: one account may hold 50 of its 60 connections (database_users × database_user_connections): raise max_connections to 100 or more, or lower those',
       ]);
     } finally {
-      mariadb.sql('SET GLOBAL max_connections = 151');
+      h.mariadb.sql('SET GLOBAL max_connections = 151');
     }
   });
 
@@ -170,7 +155,7 @@ describe('databases on the linux driver, against a real MariaDB', () => {
     const exported = (await driver.exportAccount(account))!;
     assert.match(exported.databases!.alice_wp!, /INSERT INTO `posts` VALUES/);
     // As on a new server: nothing of alice's in MariaDB, then the account made from the export.
-    mariadb.sql("DROP DATABASE alice_wp; DROP USER 'alice_wp'@'localhost'");
+    h.mariadb.sql("DROP DATABASE alice_wp; DROP USER 'alice_wp'@'localhost'");
     const steps = driver
       .receiveAccount(
         account,
@@ -179,15 +164,15 @@ describe('databases on the linux driver, against a real MariaDB', () => {
       )
       .filter((step) => /database/.test(step.name));
     for (const step of steps) await step.run();
-    assert.equal(mariadb.sql('SELECT title FROM posts', as('alice_wp', SECRET, 'alice_wp')), 'hello\n');
+    assert.equal(h.mariadb.sql('SELECT title FROM posts', as('alice_wp', SECRET, 'alice_wp')), 'hello\n');
   });
 
   it('remove_database drops its data; removeacct drops every database and user with the prefix', async () => {
     await call('bob', 'remove_database', { name: 'shop' });
-    assert.equal(mariadb.sql("SHOW DATABASES LIKE 'bob\\_%'"), '');
+    assert.equal(h.mariadb.sql("SHOW DATABASES LIKE 'bob\\_%'"), '');
     assert.equal((await h.call('removeacct', { user: 'alice' })).statusCode, 200);
-    assert.equal(mariadb.sql("SHOW DATABASES LIKE 'alice\\_%'"), '');
-    assert.equal(mariadb.sql("SELECT User FROM mysql.user WHERE User LIKE 'alice\\_%'"), '');
+    assert.equal(h.mariadb.sql("SHOW DATABASES LIKE 'alice\\_%'"), '');
+    assert.equal(h.mariadb.sql("SELECT User FROM mysql.user WHERE User LIKE 'alice\\_%'"), '');
     assert.equal(canLogIn('alice_wp'), false);
   });
 });

@@ -4,6 +4,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../helpers.ts';
+import { type LinuxHarness, linuxSetup } from './system-root.ts';
 
 export interface TestMariadb {
   socket: string;
@@ -71,6 +72,23 @@ export async function startMariadb(root: string): Promise<TestMariadb> {
       server.kill('SIGTERM');
       await exited;
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The linux driver in a throwaway root with a MariaDB of its own, stopped when the suite closes. */
+export async function linuxWithMariadb(): Promise<LinuxHarness & { mariadb: TestMariadb }> {
+  let started: Promise<TestMariadb> | null = null;
+  const harness = await linuxSetup((root) => {
+    started = startMariadb(root);
+  });
+  const mariadb = await started!;
+  return {
+    ...harness,
+    mariadb,
+    close: async () => {
+      await mariadb.stop();
+      await harness.close();
     },
   };
 }

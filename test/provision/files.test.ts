@@ -1,10 +1,10 @@
 // System files the driver writes keep their modes whatever the process's umask: under a service
 // unit's UMask=0077, a zone written 0600 would be unreadable to BIND, a challenge file to nginx.
 import assert from 'node:assert/strict';
-import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { removeDirectory, writeFileAtomic } from '../../src/provision/linux/files.ts';
+import { makeServiceDirectory, removeDirectory, writeFileAtomic } from '../../src/provision/linux/files.ts';
 import { execRunner } from '../../src/provision/linux/run.ts';
 import { tempDir } from '../helpers.ts';
 
@@ -54,5 +54,19 @@ describe('removeDirectory', () => {
     writeFileAtomic(join(dir, 'notes.txt'), 'kept\n', 0o644);
     assert.throws(() => removeDirectory(dir), /ENOTEMPTY/);
     assert.equal(existsSync(join(dir, 'notes.txt')), true);
+  });
+});
+
+describe('makeServiceDirectory', () => {
+  it("refuses a link a service's user put in the directory's place, and changes nothing it points at", () => {
+    const dir = tempDir();
+    const target = join(dir, 'target');
+    mkdirSync(target);
+    chmodSync(target, 0o755);
+    symlinkSync(target, join(dir, 'temp'));
+    assert.throws(() => makeServiceDirectory(join(dir, 'temp'), 0, 0, 0o700), /is not a directory/);
+    assert.equal(statSync(target).mode & 0o7777, 0o755);
+    makeServiceDirectory(join(dir, 'made'), 0, 0, 0o700);
+    assert.equal(statSync(join(dir, 'made')).mode & 0o7777, 0o700);
   });
 });

@@ -75,9 +75,20 @@ export function makePrivateDirectory(dir: string): void {
 export function makeServiceDirectory(dir: string, uid: number, gid: number, mode: number): void {
   makeDirectory(dirname(dir));
   mkdirSync(dir, { recursive: true });
-  if (!lstatSync(dir).isDirectory()) throw new Error(`${dir} is not a directory`);
-  lchownSync(dir, uid, gid);
-  chmodSync(dir, mode);
+  // Owner and mode set on what was opened without following a link: a service's user that swaps
+  // the directory for a link meanwhile gets a refusal, never root's chmod of the link's target.
+  let fd: number;
+  try {
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch {
+    throw new Error(`${dir} is not a directory`);
+  }
+  try {
+    fchownSync(fd, uid, gid);
+    fchmodSync(fd, mode);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -153,6 +153,9 @@ export function changeMembers(
   owner: ListsUser,
 ): Saved {
   const saved: Saved = new Map();
+  // The list's directories are the lists user's: each made again, a link in its place refused.
+  ownDirectory(dir, owner);
+  ownDirectory(join(dir, 'subscribers.d'), owner);
   const safe = (address: string) => SAFE_ADDRESS.test(address);
   const files = new Set([...add, ...remove].filter(safe).map((a) => fileOf(dir, a)));
   for (const file of files) {

@@ -94,8 +94,11 @@ jail)
   # MariaDB's socket where the job's clients look for it, read-only (a socket still connects).
   mysqld={{mariadb_dir}}
   if [ -d "$mysqld" ]; then
+    # Each check on its own line: under set -e a failed test inside an && list would not stop us.
+    [ ! -L "$root/run" ] || exit 1
     mkdir -p -m 0755 -- "$root$mysqld"
-    [ ! -L "$root/run" ] && [ ! -L "$root$mysqld" ] && [ "$(stat -c %u -- "$root/run")" = 0 ]
+    [ ! -L "$root$mysqld" ] || exit 1
+    [ "$(stat -c %u -- "$root/run")" = 0 ] || exit 1
     mount --bind -- "$mysqld" "$root$mysqld"
     mount -o remount,bind,ro,nosuid,nodev,noexec -- "$root$mysqld"
   fi

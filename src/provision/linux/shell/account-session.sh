@@ -32,8 +32,11 @@ proc)
   # MariaDB's socket where the jail's clients look for it, read-only (a socket still connects).
   mysqld={{mariadb_dir}}
   if [ -d "$mysqld" ]; then
+    # Each check on its own line: under set -e a failed test inside an && list would not stop us.
+    [ ! -L "$home/run" ] || exit 1
     /usr/bin/mkdir -p -m 0755 -- "$home$mysqld"
-    [ ! -L "$home/run" ] && [ ! -L "$home$mysqld" ] && [ "$(/usr/bin/stat -c %u -- "$home/run")" = 0 ]
+    [ ! -L "$home$mysqld" ] || exit 1
+    [ "$(/usr/bin/stat -c %u -- "$home/run")" = 0 ] || exit 1
     /usr/bin/mount --bind -- "$mysqld" "$home$mysqld"
     /usr/bin/mount -o remount,bind,ro,nosuid,nodev,noexec -- "$home$mysqld"
   fi

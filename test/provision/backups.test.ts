@@ -156,6 +156,10 @@ describe('backups on the linux driver', () => {
     assert.ok(lstatSync(home('public_html')).isDirectory());
     assert.equal(readFileSync(home('public_html/index.html'), 'utf8'), 'first page\n');
     assert.deepEqual(readdir(outside), []);
+    // What root keeps in the home (its logs directory) is never restored into the account's hands.
+    const logs = await restore({ snapshot: first, what: 'files', path: 'logs' });
+    assert.deepEqual(errorOf(logs), { status: 400, code: 'invalid_parameter', param: 'path' });
+    assert.equal(statSync(home('logs')).uid, 0);
   });
 
   it('a link inside the snapshot is restored as a link, and nothing is written through it', async () => {
@@ -350,7 +354,10 @@ describe('backups on the linux driver', () => {
       names.some((line) => / -> .*home\/bella$/.test(line)),
       listing,
     );
-    assert.ok(!listing.includes('first page'));
+    // What the archive holds is dora's alone: the link to bella's home is a link, not her files.
+    const contents = execFileSync('/usr/bin/tar', ['-xzO'], { input: download.rawPayload }).toString();
+    assert.match(contents, /^dora$/m);
+    assert.doesNotMatch(contents, /first page/);
     // Another account's snapshot is no download of dora's.
     const theirs = (await h.services.driver.backups!.snapshots('bella')).at(-1)!.id;
     const refused = await h.customer.inject({

@@ -150,6 +150,18 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
       if (kind === 'link' || kind === 'file' || kind === 'other')
         throw new StepRefused('path', `${components.slice(0, i).join('/')} is not a directory of the home`);
     }
+    // What root keeps directly in the home (logs, a jail's run, bin, home …) and what is in it is
+    // not the account's to have back: restored, it would become the account's. A jail's home of
+    // the account (home/<user>) is the account's.
+    let first: ReturnType<typeof lstatSync> | null = null;
+    try {
+      first = lstatSync(join(home, components[0]!));
+    } catch {
+      first = null;
+    }
+    const ownJailHome = components[0] === 'home' && components[1] === account.user;
+    if (first !== null && !first.isSymbolicLink() && first.uid === 0 && !ownJailHome)
+      throw new StepRefused('path', `${components.join('/')} is the system's in the home, not restored`);
     let stat: ReturnType<typeof lstatSync> | null = null;
     try {
       stat = lstatSync(join(staged, ...components));

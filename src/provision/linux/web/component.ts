@@ -331,7 +331,7 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
       for (const name of readdirSync(sitesDir))
         if (!name.startsWith('.') && !expected.has(name))
           differences.push(
-            `${name}: a site directory ${join(linux.sitesDir, name)} with no account in the store`,
+            `${name}: site directory ${join(linux.sitesDir, name)} with no account in the store`,
           );
       return differences;
     },

@@ -42,15 +42,13 @@ export interface LinuxConfig {
   systemRoot: string;
   /** The parts of the hosting stack this server runs (`user` always). */
   components: LinuxComponentName[];
+  /** The directory of server blocks nginx reads: Berth writes `berth-sites.conf` there, every site's. */
   nginxDir: string;
-  /**
-   * A file nginx reads inside its http block, where Berth sizes the server-name hash so that any
-   * valid domain (up to 253 characters) can be served; empty when the administrator sets it.
-   */
+  /** A file nginx reads inside its http block, with Berth's settings for it; empty when the administrator sets them. */
   nginxHttpSettings: string;
   zoneDir: string;
   dkimDir: string;
-  /** `<domain>/access.log` and `error.log` per site, readable by root and the account's group only. */
+  /** `<domain>/access.log` per site, readable by root and the account's group only. */
   logDir: string;
   /** Berth's logrotate file for the sites' logs; empty when the administrator rotates them. */
   logrotateConfig: string;
@@ -88,10 +86,11 @@ export interface LinuxConfig {
   /** Where nginx serves /.well-known/acme-challenge/ from, for every domain. */
   acmeChallengeDir: string;
   /**
-   * One empty file per suspended account, named after its user, which nginx looks for on every
-   * request of the account's sites: a suspension needs no reload.
+   * A directory of root's per site (domain), which nginx finds by the request's host name: links
+   * to the document root, PHP socket and certificate, and the suspension file. Adding, changing
+   * and suspending a site changes files there and reloads nothing.
    */
-  suspendedDir: string;
+  sitesDir: string;
   /**
    * How disk quotas are enforced: Linux user quotas (`setquota`), btrfs qgroups (a subvolume per
    * home), none, or `auto`: btrfs when the home base is on btrfs, else Linux quotas when
@@ -229,7 +228,7 @@ export function linuxDefaults(): LinuxConfig {
     accountMemory: 2048,
     certDir: '/etc/berth/certs',
     acmeChallengeDir: '/var/www/berth-acme',
-    suspendedDir: '/var/www/berth-suspended',
+    sitesDir: '/var/www/berth-sites',
     quota: 'auto',
     quotaFilesystem: null,
     quotaInodesPerMb: 100,
@@ -323,7 +322,7 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.account_memory': ['linux.accountMemory', unlimitedOr(wholeNumber(64, 1_048_576))],
   'linux.cert_dir': ['linux.certDir', absolutePath],
   'linux.acme_challenge_dir': ['linux.acmeChallengeDir', absolutePath],
-  'linux.suspended_dir': ['linux.suspendedDir', absolutePath],
+  'linux.sites_dir': ['linux.sitesDir', absolutePath],
   'linux.quota': ['linux.quota', oneOf(...QUOTA_SETTINGS)],
   'linux.quota_filesystem': ['linux.quotaFilesystem', (v) => (v === '' ? null : absolutePath(v))],
   'linux.quota_inodes_per_mb': ['linux.quotaInodesPerMb', positive],

@@ -432,7 +432,7 @@ describe('a fleet of three linux-driver servers on one PostgreSQL store', () => 
       }),
     );
     const addonFiles = [
-      'etc/nginx/sites-enabled/peggy-shop.example.conf',
+      'var/www/berth-sites/peggy-shop.example/root',
       'etc/bind/zones/peggy-shop.example.db',
       'etc/berth/certs/peggy-shop.example/certificate.pem',
       'etc/berth/mail/peggy-shop.example.json',

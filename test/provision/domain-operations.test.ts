@@ -16,13 +16,13 @@ import { domainsOf } from '../../src/store/domains.ts';
 import { objectsByUser } from '../../src/store/objects.ts';
 import { dnsServer } from '../dns-server.ts';
 import { callForHolder, createAccount, forSuite, refused } from '../helpers.ts';
-import { linuxSetup, nginxAccepts } from './system-root.ts';
+import { linuxSetup, nginxAccepts, siteOf } from './system-root.ts';
 
 describe('domains added and removed by the holder on the linux driver', () => {
   const h = forSuite(linuxSetup);
   const file = (path: string) => join(h.root, path);
   const read = (path: string) => readFileSync(file(path), 'utf8');
-  const block = (domain: string) => read(`etc/nginx/sites-enabled/${domain}.conf`);
+  const siteRoot = (domain: string) => siteOf(h.root, domain)?.root;
   const zone = (domain: string) => read(`etc/bind/zones/${domain}.db`);
   const table = (name: string) => read(`etc/postfix/berth/${name}`);
   const add = (params: Record<string, string>) => callForHolder(h, 'uma', 'add_domain', params);
@@ -35,7 +35,8 @@ describe('domains added and removed by the holder on the linux driver', () => {
   /** Every file a domain could have, and whether each is there. */
   const traces = (domain: string) =>
     [
-      `etc/nginx/sites-enabled/${domain}.conf`,
+      `var/www/berth-sites/${domain}`,
+      `var/www/berth-sites/www.${domain}`,
       `etc/bind/zones/${domain}.db`,
       `etc/berth/certs/${domain}/certificate.pem`,
       `etc/berth/mail/${domain}.json`,
@@ -51,14 +52,14 @@ describe('domains added and removed by the holder on the linux driver', () => {
     const uma = findSystemUser(h.root, 'uma')!;
     const web = findSystemUser(h.root, 'www-data')!;
     assert.deepEqual([root.uid, root.gid, root.mode & 0o777], [uma.uid, web.gid, 0o750]);
-    assert.ok(block('uma-shop.example').includes(`root ${file('home/uma/public_html/uma-shop.example')};`));
+    assert.equal(siteRoot('uma-shop.example'), file('home/uma/public_html/uma-shop.example'));
     assert.match(zone('uma-shop.example'), /^\$ORIGIN uma-shop\.example\.$/m);
     assert.match(zone('uma-shop.example'), /default\._domainkey IN TXT/);
     assert.match(read('etc/bind/named.conf.berth'), /zone "uma-shop\.example" /);
     assert.ok(existsSync(file('etc/berth/certs/uma-shop.example/certificate.pem')));
     assert.match(table('domains'), /^uma-shop\.example OK$/m);
     assert.match(table('mailboxes'), /^uma@uma-shop\.example OK$/m);
-    assert.equal(traces('uma-shop.example').length, 5);
+    assert.equal(traces('uma-shop.example').length, 6);
     assert.match(
       read('etc/opendkim/berth/signing'),
       /^\*@uma-shop\.example default\._domainkey\.uma-shop\.example$/m,
@@ -81,7 +82,8 @@ describe('domains added and removed by the holder on the linux driver', () => {
       dns.close();
     }
     assert.deepEqual(traces('uma-corp.example'), [
-      'etc/nginx/sites-enabled/uma-corp.example.conf',
+      'var/www/berth-sites/uma-corp.example',
+      'var/www/berth-sites/www.uma-corp.example',
       'etc/bind/zones/uma-corp.example.db',
       'etc/berth/certs/uma-corp.example/certificate.pem',
       'var/log/nginx/uma-corp.example',
@@ -95,7 +97,7 @@ describe('domains added and removed by the holder on the linux driver', () => {
 
   it('a parked domain serves the main site, with its own zone, certificate and mail domain', async () => {
     await add({ domain: 'uma.example.net', type: 'parked' });
-    assert.ok(block('uma.example.net').includes(`root ${file('home/uma/public_html')};`));
+    assert.equal(siteRoot('uma.example.net'), file('home/uma/public_html'));
     assert.match(zone('uma.example.net'), /^\$ORIGIN uma\.example\.net\.$/m);
     assert.ok(existsSync(file('etc/berth/certs/uma.example.net/certificate.pem')));
     assert.match(table('domains'), /^uma\.example\.net OK$/m);
@@ -114,7 +116,7 @@ describe('domains added and removed by the holder on the linux driver', () => {
     assert.match(zone('uma.example'), /default\._domainkey IN TXT/);
     assert.equal(existsSync(file('etc/bind/zones/blog.uma.example.db')), false);
     assert.ok(statSync(file('home/uma/sites/blog')).isDirectory());
-    assert.ok(block('blog.uma.example').includes(`root ${file('home/uma/sites/blog')};`));
+    assert.equal(siteRoot('blog.uma.example'), file('home/uma/sites/blog'));
     assert.ok(existsSync(file('etc/berth/certs/blog.uma.example/certificate.pem')));
     assert.doesNotMatch(table('domains'), /blog\.uma\.example/);
     await add({ domain: 'news.uma-shop.example', type: 'subdomain' });
@@ -137,8 +139,7 @@ describe('domains added and removed by the holder on the linux driver', () => {
   it('suspension makes every added domain answer 503 and keeps its mail domain', async () => {
     await h.call('suspendacct', { user: 'uma', reason: 'unpaid' });
     for (const domain of ['uma-shop.example', 'uma.example.net', 'blog.uma.example'])
-      assert.match(block(domain), /if \(-e \S+\/berth-suspended\/uma\) \{\n\s+return 503;/, domain);
-    assert.equal(existsSync(file('var/www/berth-suspended/uma')), true);
+      assert.equal(siteOf(h.root, domain)?.suspended, true, domain);
     assert.match(table('senders'), /^@uma-shop\.example suspended:$/m);
     await h.call('unsuspendacct', { user: 'uma' });
     assert.match(table('senders'), /^@uma-shop\.example uma, uma@uma\.example/m);

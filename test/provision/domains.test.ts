@@ -1,5 +1,5 @@
 // Every domain of an account on the linux driver, in a throwaway system root (CONTRACT §14): an
-// addon domain gets its own server block serving its docroot through the account's PHP pool, its
+// addon domain gets its own site serving its docroot through the account's PHP pool, its
 // own zone and certificate; a parked domain serves the main site, with its own zone and
 // certificate; a subdomain serves its docroot and has its records in its parent's zone. Suspension
 // makes every one answer 503, removal removes them all, and a failure undoes every file and row.
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type Domain, domainsOf, insertDomain } from '../../src/store/domains.ts';
 import { callCreateacct, forSuite } from '../helpers.ts';
-import { linuxSetup, nginxAccepts } from './system-root.ts';
+import { linuxSetup, nginxAccepts, siteOf } from './system-root.ts';
 
 const at = new Date('2026-04-05T06:07:08.000Z');
 
@@ -39,28 +39,39 @@ function filesUnder(dir: string): string[] {
 describe('the domains of an account on the linux driver', () => {
   const h = forSuite(linuxSetup);
   const file = (path: string) => join(h.root, path);
-  const block = (domain: string) => readFileSync(file(`etc/nginx/sites-enabled/${domain}.conf`), 'utf8');
+  const site = (domain: string) => siteOf(h.root, domain);
   const zone = (domain: string) => readFileSync(file(`etc/bind/zones/${domain}.db`), 'utf8');
 
-  it('createacct makes a server block, a zone and a certificate for each domain, and subdomain records in the parent zone', async () => {
+  it('createacct makes a site, a zone and a certificate for each domain, and subdomain records in the parent zone', async () => {
     for (const domain of extraDomains('olga')) await insertDomain(h.services.store.db, 'olga', domain);
     const reply = await callCreateacct(h, 'olga', { domain: 'olga.example', email: 'o@example.org' });
     assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
 
     assert.deepEqual(
-      filesUnder(file('etc/nginx/sites-enabled')).filter((f) => f.includes('olga')),
-      ['blog.olga.example.conf', 'olga-shop.example.conf', 'olga.example.conf', 'olga.example.net.conf'],
+      readdirSync(file('var/www/berth-sites'))
+        .filter((f) => f.includes('olga'))
+        .sort(),
+      [
+        'blog.olga.example',
+        'olga-shop.example',
+        'olga.example',
+        'olga.example.net',
+        'www.blog.olga.example',
+        'www.olga-shop.example',
+        'www.olga.example',
+        'www.olga.example.net',
+      ],
     );
-    const shop = block('olga-shop.example');
-    assert.match(shop, /server_name olga-shop\.example www\.olga-shop\.example;/);
-    assert.ok(shop.includes(`root ${file('home/olga/public_html/olga-shop.example')};`), shop);
-    assert.ok(shop.includes(`ssl_certificate ${file('etc/berth/certs/olga-shop.example/certificate.pem')};`));
-    // The account's own PHP pool, as the main site's.
-    const socket = /fastcgi_pass unix:(\S+);/.exec(block('olga.example'))?.[1];
-    assert.ok(socket);
-    assert.ok(shop.includes(`fastcgi_pass unix:${socket};`));
-    assert.ok(block('olga.example.net').includes(`root ${file('home/olga/public_html')};`));
-    assert.ok(block('blog.olga.example').includes(`root ${file('home/olga/blog')};`));
+    // Each with its document root, its certificate and the account's own PHP pool, as the main site's.
+    assert.deepEqual(site('olga-shop.example'), {
+      root: file('home/olga/public_html/olga-shop.example'),
+      php: site('olga.example')!.php,
+      certificate: file('etc/berth/certs/olga-shop.example/certificate.pem'),
+      suspended: false,
+    });
+    assert.equal(site('olga.example.net')!.root, file('home/olga/public_html'));
+    assert.equal(site('blog.olga.example')!.root, file('home/olga/blog'));
+    assert.deepEqual(site('www.olga-shop.example'), site('olga-shop.example'));
     nginxAccepts(h.root);
 
     assert.deepEqual(
@@ -97,24 +108,26 @@ describe('the domains of an account on the linux driver', () => {
 
   it('suspendacct makes every domain answer 503, unsuspendacct serves them again', async () => {
     const domains = ['olga.example', 'olga-shop.example', 'olga.example.net', 'blog.olga.example'];
-    // Every block answers 503 while the account's suspension file exists.
-    for (const domain of domains)
-      assert.match(block(domain), /if \(-e \S+\/berth-suspended\/olga\) \{\n\s+return 503;/, domain);
+    // Every site answers 503 while its suspension file exists.
     assert.equal((await h.call('suspendacct', { user: 'olga', reason: 'unpaid' })).statusCode, 200);
-    assert.equal(existsSync(file('var/www/berth-suspended/olga')), true);
+    for (const domain of domains) assert.equal(site(domain)!.suspended, true, domain);
     nginxAccepts(h.root);
     assert.equal((await h.call('unsuspendacct', { user: 'olga' })).statusCode, 200);
-    assert.equal(existsSync(file('var/www/berth-suspended/olga')), false);
+    for (const domain of domains) assert.equal(site(domain)!.suspended, false, domain);
   });
 
   it('removeacct removes the files of every domain, and its rows', async () => {
     assert.equal((await h.call('removeacct', { user: 'olga' })).statusCode, 200);
-    for (const dir of ['etc/nginx/sites-enabled', 'etc/bind/zones', 'etc/berth/certs', 'var/log/nginx'])
+    for (const dir of ['etc/bind/zones', 'etc/berth/certs', 'var/log/nginx'])
       assert.deepEqual(
         filesUnder(file(dir)).filter((f) => f.includes('olga')),
         [],
         dir,
       );
+    assert.deepEqual(
+      readdirSync(file('var/www/berth-sites')).filter((f) => f.includes('olga')),
+      [],
+    );
     assert.doesNotMatch(readFileSync(file('etc/bind/named.conf.berth'), 'utf8'), /olga/);
     assert.deepEqual(await domainsOf(h.services.store.db, 'olga'), []);
   });
@@ -122,9 +135,8 @@ describe('the domains of an account on the linux driver', () => {
   it('a failure in a later step undoes the files of every domain and puts the rows back', async () => {
     for (const domain of extraDomains('pia')) await insertDomain(h.services.store.db, 'pia', domain);
     const rows = await domainsOf(h.services.store.db, 'pia');
-    const before = ['etc/nginx/sites-enabled', 'etc/bind/zones', 'etc/berth/certs'].map((d) =>
-      filesUnder(file(d)),
-    );
+    const sites = () => readdirSync(file('var/www/berth-sites')).sort();
+    const before = [...['etc/bind/zones', 'etc/berth/certs'].map((d) => filesUnder(file(d))), sites()];
     h.failAt.step = 'mail domain';
     try {
       const reply = await callCreateacct(h, 'pia', { domain: 'pia.example', email: 'p@example.org' });
@@ -132,9 +144,7 @@ describe('the domains of an account on the linux driver', () => {
     } finally {
       h.failAt.step = null;
     }
-    const after = ['etc/nginx/sites-enabled', 'etc/bind/zones', 'etc/berth/certs'].map((d) =>
-      filesUnder(file(d)),
-    );
+    const after = [...['etc/bind/zones', 'etc/berth/certs'].map((d) => filesUnder(file(d))), sites()];
     assert.deepEqual(after, before);
     assert.deepEqual(await domainsOf(h.services.store.db, 'pia'), rows);
   });

@@ -68,7 +68,7 @@ describe('berth serve with the linux driver', () => {
     assert.equal(verifySha512Crypt('Frank-pass-2', shadowPassword(root, 'frank')!), true);
     await call('suspendacct', 'user=frank&reason=Unpaid');
     assert.match(shadowPassword(root, 'frank')!, /^!/);
-    assert.ok(existsSync(join(root, 'var/www/berth-suspended/frank')), 'its sites answer 503');
+    assert.ok(existsSync(join(root, 'var/www/berth-sites/frank.example/suspended')), 'its sites answer 503');
     await doctor();
     await call('unsuspendacct', 'user=frank');
     await call('editquota', 'user=frank&quota=300');
@@ -81,7 +81,7 @@ describe('berth serve with the linux driver', () => {
     assert.equal(findSystemUser(root, 'frank'), undefined);
     for (const path of [
       'home/frank',
-      'etc/nginx/sites-enabled/frank.example.conf',
+      'var/www/berth-sites/frank.example',
       'etc/bind/zones/frank.example.db',
       'etc/berth/dkim/frank.example.private',
     ]) {
@@ -92,9 +92,9 @@ describe('berth serve with the linux driver', () => {
 
   it('doctor reports a difference with a non-zero status', async () => {
     await call('createacct', 'user=gina&domain=gina.example&email=g%40example.com&package=default');
-    rmSync(join(root, 'etc/nginx/sites-enabled/gina.example.conf'));
+    rmSync(join(root, 'var/www/berth-sites/gina.example'), { recursive: true });
     const result = await berth(['doctor', '--driver', 'linux', '--system-root', root, '--data-dir', dataDir]);
     assert.equal(result.code, 1);
-    assert.equal(result.stdout, 'gina: no web server block\n');
+    assert.equal(result.stdout, 'gina: no site directory /var/www/berth-sites/gina.example\n');
   });
 });

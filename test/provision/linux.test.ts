@@ -7,6 +7,8 @@ import {
   chmodSync,
   chownSync,
   existsSync,
+  lstatSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -69,7 +71,7 @@ describe('the linux driver through a whole account lifecycle', () => {
   });
   after(() => h.close());
 
-  it('createacct makes the system user, its password, home, web server block, zone and DKIM key', async () => {
+  it('createacct makes the system user, its password, home, site, zone and DKIM key', async () => {
     const reply = await callCreateacct(h, 'alice', {
       email: 'a@example.org',
       package: 'shell',
@@ -103,15 +105,17 @@ describe('the linux driver through a whole account lifecycle', () => {
       [uid, findSystemUser(h.root, 'www-data')!.gid, 0o750],
     );
     assert.ok(!h.commands.flat().includes('Alice-pass-1'), 'the password reached a command line');
-    // The site's logs: root's, read by the account's group only, in a directory no one else lists.
-    for (const [path, mode] of [
-      ['var/log/nginx/alice.example.com', 0o750],
-      ['var/log/nginx/alice.example.com/access.log', 0o640],
-      ['var/log/nginx/alice.example.com/error.log', 0o640],
+    // The site's log: nginx's workers write it, the account's group reads it, in a directory no
+    // one else lists; www.'s requests are logged there too.
+    const webUid = findSystemUser(h.root, 'www-data')!.uid;
+    for (const [path, owner, mode] of [
+      ['var/log/nginx/alice.example.com', 0, 0o751],
+      ['var/log/nginx/alice.example.com/access.log', webUid, 0o640],
     ] as const) {
       const stat = statSync(file(path));
-      assert.deepEqual([stat.uid, stat.gid, stat.mode & 0o777], [0, user.gid, mode], path);
+      assert.deepEqual([stat.uid, stat.gid, stat.mode & 0o777], [owner, user.gid, mode], path);
     }
+    assert.equal(readlinkSync(file('var/log/nginx/www.alice.example.com')), 'alice.example.com');
     assert.match(
       readFileSync(file('etc/logrotate.d/berth-sites'), 'utf8'),
       /\/var\/log\/nginx\/\*\/access\.log .*\n(.*\n)*\s+copytruncate\n/,
@@ -137,19 +141,38 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.equal(tmp.uid, uid);
     assert.equal(tmp.mode & 0o777, 0o700);
 
-    const block = readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8');
-    assert.match(block, /return 301 https:\/\/\$host:\d+\$request_uri;/);
+    // One configuration serves every site: it names none of them.
+    const sites = readFileSync(file('etc/nginx/sites-enabled/berth-sites.conf'), 'utf8');
+    assert.doesNotMatch(sites, /alice/);
+    assert.match(sites, /return 301 https:\/\/\$host:\d+\$request_uri;/);
     assert.match(
-      block,
+      sites,
       /location \^~ \/\.well-known\/acme-challenge\/ \{\n\s+alias [^\n]*\/var\/www\/berth-acme\/;/,
     );
-    assert.match(block, /listen 127\.0\.0\.1:\d+ ssl;/);
-    assert.match(block, /index index\.php index\.html index\.htm;/);
-    assert.match(block, /fastcgi_pass unix:[^\n]*\/run\/berth\/php\/berth-alice\.sock;/);
-    assert.match(block, /disable_symlinks if_not_owner/);
+    assert.match(sites, /listen 127\.0\.0\.1:\d+ ssl;/);
+    assert.match(sites, /index index\.php index\.html index\.htm;/);
+    assert.match(sites, /fastcgi_pass unix:\$berth_site\/php;/);
+    assert.match(sites, /disable_symlinks if_not_owner from=\S+\/var\/www\/berth-sites;/);
+    // The site: a directory of root's that nginx's workers alone may read, with its links.
+    const site = file('var/www/berth-sites/alice.example.com');
+    const webGid = findSystemUser(h.root, 'www-data')!.gid;
+    for (const dir of [file('var/www/berth-sites'), site]) {
+      const stat = statSync(dir);
+      assert.deepEqual([stat.uid, stat.gid, stat.mode & 0o777], [0, webGid, 0o750], dir);
+    }
+    assert.equal(readlinkSync(join(site, 'php')), file('run/berth/php/berth-alice.sock'));
+    assert.equal(
+      readlinkSync(join(site, 'certificate.pem')),
+      file('etc/berth/certs/alice.example.com/certificate.pem'),
+    );
+    assert.equal(readlinkSync(join(site, 'root')), file('home/alice/public_html'));
+    // The root's link is the account's: nginx follows it only to what the account owns.
+    assert.equal(lstatSync(join(site, 'root')).uid, uid);
+    assert.equal(readlinkSync(file('var/www/berth-sites/www.alice.example.com')), 'alice.example.com');
 
+    // nginx's workers read the certificate and its key on each handshake: the web server's group.
     const certificate = file('etc/berth/certs/alice.example.com/certificate.pem');
-    assert.equal(statSync(certificate).mode & 0o777, 0o600);
+    assert.deepEqual([statSync(certificate).mode & 0o777, statSync(certificate).gid], [0o640, webGid]);
     const pem = readFileSync(certificate, 'utf8');
     const leaf = new X509Certificate(pem);
     assert.equal(leaf.checkHost('www.alice.example.com'), 'www.alice.example.com');
@@ -187,11 +210,11 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.match(page.body, /<dt>Certificate<\/dt><dd class="certificate">[\s\S]*?Waiting for ACME/);
   });
 
-  it('writes a server block that nginx -t accepts, rooted at public_html', () => {
-    const block = readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8');
-    assert.match(block, /server_name alice\.example\.com www\.alice\.example\.com;/);
-    assert.match(block, new RegExp(`root ${file('home/alice/public_html')};`));
-    assert.match(block, /listen 127\.0\.0\.1:\d+;/);
+  it('writes a configuration that nginx -t accepts, listening on every address a site may have', () => {
+    const sites = readFileSync(file('etc/nginx/sites-enabled/berth-sites.conf'), 'utf8');
+    assert.match(sites, /root \$berth_site\/root;/);
+    for (const address of ['127\\.0\\.0\\.1', '127\\.0\\.0\\.10', '\\[::1\\]'])
+      assert.match(sites, new RegExp(`listen ${address}:\\d+;`));
     nginxAccepts(h.root);
   });
 
@@ -306,8 +329,9 @@ describe('the linux driver through a whole account lifecycle', () => {
   });
 
   it('suspendacct locks the user, takes its shell and answers 503 for the site; unsuspendacct restores it', async () => {
-    const activeBlock = readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8');
-    assert.match(activeBlock, /if \(-e \S+\/var\/www\/berth-suspended\/alice\) \{\n\s+return 503;/);
+    const sites = readFileSync(file('etc/nginx/sites-enabled/berth-sites.conf'), 'utf8');
+    assert.match(sites, /if \(-e \$berth_site\/suspended\) \{\n\s+return 503;/);
+    const flag = file('var/www/berth-sites/alice.example.com/suspended');
     assert.equal((await h.call('suspendacct', { user: 'alice', reason: 'Unpaid' })).statusCode, 200);
     assert.match(shadowPassword(h.root, 'alice')!, /^!\$6\$/);
     assert.equal(findSystemUser(h.root, 'alice')?.shell, '/usr/sbin/nologin');
@@ -320,9 +344,9 @@ describe('the linux driver through a whole account lifecycle', () => {
     // Its domain is still guarded, with no login that may send as it (a session already open too).
     assert.deepEqual(lines('etc/postfix/berth/senders'), ['@alice.example.com suspended:']);
     assert.deepEqual(members('berth-suspended'), ['alice']);
-    // Its sites answer 503 while its suspension file exists; the block itself is unchanged.
-    assert.equal(existsSync(file('var/www/berth-suspended/alice')), true);
-    assert.equal(readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8'), activeBlock);
+    // Its sites answer 503 while its suspension file exists; the configuration is unchanged.
+    assert.equal(existsSync(flag), true);
+    assert.equal(readFileSync(file('etc/nginx/sites-enabled/berth-sites.conf'), 'utf8'), sites);
     nginxAccepts(h.root);
     assert.deepEqual(await inspect(h.services), []);
     assert.equal((await h.call('passwd', { user: 'alice', password: 'Alice-pass-3' })).statusCode, 200);
@@ -336,8 +360,8 @@ describe('the linux driver through a whole account lifecycle', () => {
     ]);
     assert.deepEqual(members('berth-suspended'), []);
     assert.equal(findSystemUser(h.root, 'alice')?.shell, '/etc/berth/confine');
-    assert.equal(existsSync(file('var/www/berth-suspended/alice')), false);
-    assert.equal(readFileSync(file('etc/nginx/sites-enabled/alice.example.com.conf'), 'utf8'), activeBlock);
+    assert.equal(existsSync(flag), false);
+    assert.equal(readFileSync(file('etc/nginx/sites-enabled/berth-sites.conf'), 'utf8'), sites);
     assert.deepEqual(await inspect(h.services), []);
   });
 
@@ -392,7 +416,7 @@ describe('the linux driver through a whole account lifecycle', () => {
     assertRefused(reply, 400, 'invalid_parameter', 'user');
   });
 
-  it('a dedicated address goes into the server block and the zone', async () => {
+  it('a dedicated address goes into the zone (the sites listen on every address of the pool)', async () => {
     const reply = await callCreateacct(h, 'bob', {
       domain: 'bob.example',
       email: 'b@example.org',
@@ -402,10 +426,7 @@ describe('the linux driver through a whole account lifecycle', () => {
       mailserver: 'remote',
     });
     assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
-    const block = readFileSync(file('etc/nginx/sites-enabled/bob.example.conf'), 'utf8');
-    assert.match(block, /listen 127\.0\.0\.10:\d+;/);
-    assert.match(block, /listen \[::1\]:\d+;/);
-    nginxAccepts(h.root);
+    assert.equal(readlinkSync(file('var/www/berth-sites/bob.example/root')), file('home/bob/public_html'));
     const zone = readFileSync(file('etc/bind/zones/bob.example.db'), 'utf8');
     assert.match(zone, /@\s+IN A\s+127\.0\.0\.10/);
     assert.match(zone, /@\s+IN AAAA\s+::1/);
@@ -425,7 +446,9 @@ describe('the linux driver through a whole account lifecycle', () => {
     for (const path of [
       'home/alice',
       'home/bob',
-      'etc/nginx/sites-enabled/alice.example.com.conf',
+      'var/www/berth-sites/alice.example.com',
+      'var/www/berth-sites/www.alice.example.com',
+      'var/log/nginx/www.alice.example.com',
       'etc/bind/zones/alice.example.com.db',
       'etc/berth/dkim/alice.example.com.private',
       'etc/berth/dkim/alice.example.com.txt',
@@ -443,7 +466,7 @@ describe('the linux driver through a whole account lifecycle', () => {
     writeFileSync(file('etc/berth/mail/stray.example.json'), '{}', { mode: 0o600 });
     chmodSync(file('etc/postfix/berth/senders'), 0o644);
     execFileSync('/usr/sbin/usermod', ['--prefix', h.root, '-G', '', '--', 'carol']);
-    writeFileSync(file('etc/nginx/sites-enabled/stray.example.conf'), '');
+    mkdirSync(file('var/www/berth-sites/stray.example'));
     execFileSync('/usr/sbin/useradd', ['--prefix', h.root, '-M', '-c', 'Berth ghost.example', '--', 'ghost']);
     assert.deepEqual(await inspect(h.services), [
       '/etc/postfix/berth/senders: readable by every user (mode 0644)',
@@ -452,7 +475,7 @@ describe('the linux driver through a whole account lifecycle', () => {
       'carol: not in the group berth-sftp',
       'ghost: system user with no account in the store',
       'stray.example: mail domain /etc/berth/mail/stray.example.json with no account in the store',
-      'stray.example: web server block /etc/nginx/sites-enabled/stray.example.conf with no account in the store',
+      'stray.example: site directory /var/www/berth-sites/stray.example with no account in the store',
     ]);
   });
 });
@@ -465,7 +488,7 @@ describe('a failure at any step of createacct', () => {
     'DKIM key',
     'DNS zone',
     'DNS zone check',
-    'web server block',
+    'site',
     'Maildir',
     'mail domain',
     'SSH access',
@@ -543,9 +566,9 @@ describe('recovery of a removeacct cut short', () => {
       // As if removeacct had died after its last step and before its commit.
       execFileSync('/usr/sbin/userdel', ['--prefix', h.root, '--', 'frank']);
       rmSync(join(h.root, 'home/frank'), { recursive: true });
-      journalUnfinished(h, 'frank', 'web server block');
+      journalUnfinished(h, 'frank', 'site');
       assert.deepEqual(await recoverInterruptedCalls(h.services), [
-        'frank: repaired to match the store after an interrupted "web server block"',
+        'frank: repaired to match the store after an interrupted "site"',
       ]);
       const user = findSystemUser(h.root, 'frank')!;
       for (const [dir, owner, mode] of [

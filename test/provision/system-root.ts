@@ -1,6 +1,16 @@
 // A throwaway system root for the linux driver's tests, and nginx's own check of what is in it.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { sha512Crypt } from '../../src/auth/sha512-crypt.js';
 import type { Config } from '../../src/config/index.ts';
@@ -49,6 +59,23 @@ export function makeSystemRoot(): string {
     ].join('\n'),
   );
   return root;
+}
+
+/** What nginx finds for a site (`domain`): where its links point, and its suspension file; null for none. */
+export function siteOf(
+  root: string,
+  domain: string,
+): { root: string; php: string | null; certificate: string | null; suspended: boolean } | null {
+  const dir = join(root, 'var/www/berth-sites', domain);
+  if (!existsSync(dir)) return null;
+  const link = (name: string) =>
+    lstatSync(join(dir, name), { throwIfNoEntry: false }) ? readlinkSync(join(dir, name)) : null;
+  return {
+    root: readlinkSync(join(dir, 'root')),
+    php: link('php'),
+    certificate: link('certificate.pem'),
+    suspended: existsSync(join(dir, 'suspended')),
+  };
 }
 
 export function nginxAccepts(root: string): void {

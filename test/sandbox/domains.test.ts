@@ -151,10 +151,7 @@ describe('domains added by the holder, in the sandbox', () => {
       `https://blog.alice.example:${sandbox.https_port}/`,
     ]);
     assert.notEqual(page.body, 'blog\n');
-    for (const path of [
-      '/etc/nginx/sites-enabled/blog.alice.example.conf',
-      '/etc/berth/certs/blog.alice.example',
-    ])
+    for (const path of ['/var/www/berth-sites/blog.alice.example', '/etc/berth/certs/blog.alice.example'])
       assert.equal((await running.exec(['/usr/bin/test', '-e', path])).code, 1, path);
     // The holder's files stay in the home.
     assert.equal((await running.exec(['/usr/bin/test', '-f', '/home/alice/blog/index.html'])).code, 0);

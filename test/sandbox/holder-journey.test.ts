@@ -160,7 +160,7 @@ describe('the holder’s side from billing to the browser, in the sandbox', () =
       '/usr/bin/ls',
       '/etc/berth/certs',
       '/etc/bind/zones',
-      '/etc/nginx/sites-enabled',
+      '/var/www/berth-sites',
     ]);
     assert.doesNotMatch(left.stdout, /journey/);
   });

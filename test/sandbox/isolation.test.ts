@@ -189,7 +189,7 @@ echo shell_exec('ls /tmp');
 
   it('lets no account list the directories whose entries name the tenants', async () => {
     const dirs = [
-      '/etc/nginx/sites-enabled',
+      '/var/www/berth-sites',
       '/etc/bind/zones',
       '/var/log/nginx',
       '/etc/berth/certs',
@@ -207,7 +207,7 @@ echo shell_exec('cat /etc/bind/named.conf.berth 2>&1');
     assert.doesNotMatch(page, /bob/);
     assert.match(page, /named\.conf\.berth: Permission denied/);
     // Root still lists them: the server's own tools are unchanged.
-    assert.match(await exec(['/usr/bin/ls', '/etc/nginx/sites-enabled']), /bob\.example/);
+    assert.match(await exec(['/usr/bin/ls', '/var/www/berth-sites']), /bob\.example/);
   });
 
   it("keeps PHP's error log in the account's home, under its quota, out of the web server's log", async () => {
@@ -224,7 +224,7 @@ echo shell_exec('cat /etc/bind/named.conf.berth 2>&1');
     const [size, owner, group, mode] = own.trim().split(' ');
     assert.ok(Number(size) >= 50 * 8000, `alice's log holds it: ${own}`);
     assert.deepEqual([owner, group, mode], ['root', 'alice', '660']);
-    const web = await exec(['/usr/bin/cat', '/var/log/nginx/alice.example/error.log']);
+    const web = await exec(['/usr/bin/cat', '/var/log/nginx/error.log']);
     assert.doesNotMatch(web, /BBBBBBBB/, "nothing of it in the web server's log");
   });
 

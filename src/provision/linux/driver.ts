@@ -214,9 +214,8 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     // Only a server writes server-wide files: doctor, certs and usage look without writing.
     async prepare() {
       // The directories whose entries name the tenants: others pass through, never list them.
-      const { nginxDir, zoneDir, logDir, certDir, dkimDir, phpSocketDir } = config.linux;
+      const { zoneDir, logDir, certDir, dkimDir, phpSocketDir } = config.linux;
       const unlisted = [
-        [web, nginxDir],
         [web, logDir],
         [dns, zoneDir],
         [dns, dkimDir],
@@ -420,8 +419,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       }
       // Certificates are obtained only on a live system: below a test root there is no nginx.
       if (!tls || !web || !ctx.live || keeper) return;
-      const nginx = web.services![0]!;
-      keeper = certificateKeeper(ctx, tls, nginx, store, log);
+      keeper = certificateKeeper(ctx, tls, store, log);
       tls.onCertificate = (account) => keeper?.watch(account);
     },
 

@@ -111,12 +111,13 @@ export function giveSocket(path: string, uid: number, gid: number, mode: number)
 }
 
 /** Writes a file whole with exactly `mode`, whatever the umask. */
-export function writeFileAtomic(path: string, content: string, mode: number): void {
+export function writeFileAtomic(path: string, content: string, mode: number, gid?: number): void {
   const dir = dirname(path);
   makeDirectory(dir);
   const temporary = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
   const fd = openSync(temporary, 'wx', mode);
   try {
+    if (gid !== undefined) fchownSync(fd, 0, gid);
     fchmodSync(fd, mode);
     writeSync(fd, content);
     fsyncSync(fd);
@@ -247,17 +248,6 @@ export function writeGroupFile(path: string, content: string, gid: number, mode:
   chmodSync(path, mode);
 }
 
-/** Makes `link` (in a directory of root's) a symbolic link to `target`, replacing what is there. */
-export function placeLink(link: string, target: string): void {
-  try {
-    if (lstatSync(link).isSymbolicLink() && readlinkSync(link) === target) return;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  removeFile(link);
-  symlinkSync(target, link);
-}
-
 /**
  * Removes a service's directory (never a customer's) and all in it, when there: a link in it is
  * removed, never followed.
@@ -276,31 +266,35 @@ export function restoreFile(path: string, content: string | null, mode: number):
  * Gives a system file (in a directory only root can write, never below a home) to a service's
  * user: OpenDKIM reads the keys it signs with as its own user. A link there is refused.
  */
-export function giveFile(path: string, uid: number, gid: number): void {
+export function giveFile(path: string, uid: number, gid: number, mode?: number): void {
   if (!lstatSync(path).isFile()) throw new Error(`${path} is not a file: not given to a service`);
   lchownSync(path, uid, gid);
+  if (mode !== undefined) chmodSync(path, mode);
 }
 
 /** A site's logs, in its log directory. */
-export const SITE_LOGS = ['access.log', 'error.log'] as const;
+export const SITE_LOGS = ['access.log'] as const;
 
 /** A site's log directory (a system path): `<log_dir>/<domain>`. */
 export function siteLogDir(logDir: string, domain: string): string {
   return join(logDir, domainFile(domain, ''));
 }
 
-/** A site's log directory: its owner (root) and the account's group may list it, nobody else. */
-export const SITE_LOG_DIRECTORY_MODE = 0o750;
-/** A site's logs: root writes them (nginx's master opens them), the account's group reads them. */
+/**
+ * A site's log directory: root's with the account's group, which may list it; others may only pass
+ * through it (nginx's workers, as `web_user`, open the log by its name), never list it.
+ */
+export const SITE_LOG_DIRECTORY_MODE = 0o751;
+/** A site's log: nginx's workers write it (as `web_user`), the account's group reads it. */
 export const SITE_LOG_MODE = 0o640;
 
 /**
- * Makes a site's log directory and its log files, root's with the account's group, before nginx
- * opens them: nginx and logrotate (`copytruncate`) keep an existing file's owner and mode. The
- * directory is root's alone to write, so nothing in it can be a link someone planted; a link is
- * refused all the same.
+ * Makes a site's log directory and its log, the log `writer`'s (nginx's workers open it by a name
+ * made of the request's host) with the account's group, before nginx opens it: nginx and
+ * logrotate (`copytruncate`) keep an existing file's owner and mode. The directory is root's alone
+ * to write, so nothing in it can be a link someone planted; a link is refused all the same.
  */
-export function prepareSiteLogs(dir: string, files: readonly string[], gid: number): void {
+export function prepareSiteLogs(dir: string, writer: number, gid: number): void {
   makeDirectory(dirname(dir));
   try {
     mkdirSync(dir, { mode: 0o700 });
@@ -310,14 +304,14 @@ export function prepareSiteLogs(dir: string, files: readonly string[], gid: numb
   if (!lstatSync(dir).isDirectory()) throw new Error(`${dir} is not a directory: no logs written there`);
   lchownSync(dir, 0, gid);
   chmodSync(dir, SITE_LOG_DIRECTORY_MODE);
-  for (const name of files) {
+  for (const name of SITE_LOGS) {
     const fd = openSync(
       join(dir, name),
       constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW,
       0o600,
     );
     try {
-      fchownSync(fd, 0, gid);
+      fchownSync(fd, writer, gid);
       fchmodSync(fd, SITE_LOG_MODE);
     } finally {
       closeSync(fd);
@@ -325,7 +319,40 @@ export function prepareSiteLogs(dir: string, files: readonly string[], gid: numb
   }
 }
 
-/** Removes a site's log directory with its logs, rotated ones included. */
+/**
+ * Makes `path` a link to `target`, in place of what is there (a link, a file; a directory is an
+ * error), as root in a directory only root writes: made beside it and renamed over it, so that a
+ * reader finds the old link or the new one. `owner`, when given, owns the link itself (nginx
+ * serves through a link only to what its owner owns). The target is never looked at.
+ */
+export function placeLink(path: string, target: string, owner?: { uid: number; gid: number }): void {
+  try {
+    const found = lstatSync(path);
+    const owned = !owner || (found.uid === owner.uid && found.gid === owner.gid);
+    if (found.isSymbolicLink() && readlinkSync(path) === target && owned) return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const temporary = join(dirname(path), `.${randomBytes(6).toString('hex')}.tmp`);
+  symlinkSync(target, temporary);
+  try {
+    if (owner) lchownSync(temporary, owner.uid, owner.gid);
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+}
+
+/** The link at `path` points to, or null when there is none (nothing, or something else). */
+export function linkTarget(path: string): string | null {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return null;
+  }
+}
+
 export function removeSiteLogs(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }

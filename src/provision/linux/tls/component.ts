@@ -1,10 +1,11 @@
 // The tls component: the certificate of every domain of every account, as one file nginx reads for both the chain and
-// the key (`<cert_dir>/<domain>/certificate.pem`, 0600), swapped whole by rename so that nginx never
-// sees a key beside another certificate. createacct writes a fallback certificate at once (HTTPS
+// the key (`<cert_dir>/<domain>/certificate.pem`, 0640 with the web server's group: nginx's workers
+// read it on each TLS handshake), swapped whole by rename so that nginx never sees a key beside
+// another certificate, and a renewed one is served from the next handshake on, with no reload. createacct writes a fallback certificate at once (HTTPS
 // answers when the call does); the certificate keeper (keeper.ts) then obtains one through ACME
 // after the call has answered, and renews it. Each domain's state is in `state.json` beside it.
 import { X509Certificate } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import type { CertificateState } from '../../driver.ts';
@@ -12,6 +13,7 @@ import { type Component, type LinuxContext, type Site, sitesOf, strayFiles } fro
 import { nameFits } from '../dns/dkim.ts';
 import {
   domainFile,
+  giveFile,
   readIfExists,
   removeDirectory,
   removeFile,
@@ -67,13 +69,20 @@ export function tlsComponent(ctx: LinuxContext): TlsComponent {
     return made;
   }
 
+  /** Writes the domain's certificate and key, for nginx's workers (the web server's group) to read. */
+  function writeCertificate(domain: string, pem: string | null): void {
+    const file = ctx.path(certificateFile(domain));
+    if (pem === null) removeFile(file);
+    else writeFileAtomic(file, pem, 0o640, ctx.systemUser(linux.webUser).gid);
+  }
+
   function writeState(domain: string, state: CertificateState): void {
     writeFileAtomic(stateFile(domain), `${JSON.stringify(state, null, 2)}\n`, 0o644);
   }
 
   async function writeFallback(account: Account): Promise<void> {
     const pem = await issueFallback(await ensureCa(), names(account.domain));
-    writeFileAtomic(ctx.path(certificateFile(account.domain)), pem, 0o600);
+    writeCertificate(account.domain, pem);
     const now = new Date().toISOString();
     writeState(account.domain, {
       state: 'fallback',
@@ -96,8 +105,8 @@ export function tlsComponent(ctx: LinuxContext): TlsComponent {
         removeDirectory(ctx.path(dirOf(account.domain)));
       },
       async () => {
-        for (const [i, file] of files.entries())
-          restoreFile(file, before[i] ?? null, i === 0 ? 0o600 : 0o644);
+        writeCertificate(account.domain, before[0] ?? null);
+        restoreFile(files[1]!, before[1] ?? null, 0o644);
       },
     );
   }
@@ -135,7 +144,7 @@ export function tlsComponent(ctx: LinuxContext): TlsComponent {
     },
     install(domain, pem, state) {
       if (!existsSync(ctx.path(dirOf(domain)))) return false;
-      writeFileAtomic(ctx.path(certificateFile(domain)), pem, 0o600);
+      writeCertificate(domain, pem);
       writeState(domain, state);
       return true;
     },
@@ -149,7 +158,7 @@ export function tlsComponent(ctx: LinuxContext): TlsComponent {
           kept ? 'certificate' : 'fallback certificate',
           async () => {
             if (kept) {
-              writeFileAtomic(ctx.path(certificateFile(account.domain)), kept.pem, 0o600);
+              writeCertificate(account.domain, kept.pem);
               writeState(account.domain, kept.state);
             } else await writeFallback(account);
             component.onCertificate?.(account);
@@ -176,6 +185,16 @@ export function tlsComponent(ctx: LinuxContext): TlsComponent {
           .map(({ site, named }) => removeStep(site, named('certificate'))),
         ...added.filter((s) => !was.has(s.site.domain)).map(fallbackStep),
       ];
+    },
+    async resume(account, objects) {
+      // A certificate written when nginx's master read them all (root's alone) is given to its workers.
+      const gid = ctx.systemUser(linux.webUser).gid;
+      for (const { site } of sitesOf(account, objects)) {
+        const file = ctx.path(certificateFile(site.domain));
+        const found = lstatSync(file, { throwIfNoEntry: false });
+        if (found?.isFile() && (found.gid !== gid || (found.mode & 0o777) !== 0o640))
+          giveFile(file, 0, gid, 0o640);
+      }
     },
     async reconcile(account, objects) {
       for (const { site } of sitesOf(account, objects))

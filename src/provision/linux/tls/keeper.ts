@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import * as acme from 'acme-client';
 import type { Account } from '../../../store/accounts.ts';
 import type { AccountSource, BackgroundLog } from '../../driver.ts';
-import type { LinuxContext, Service } from '../context.ts';
+import type { LinuxContext } from '../context.ts';
 import { makePrivateDirectory, readIfExists, removeFile, writeFileAtomic } from '../files.ts';
 import { describeCertificate, type TlsComponent } from './component.ts';
 
@@ -50,7 +50,6 @@ export interface CertificateKeeper {
 export function certificateKeeper(
   ctx: LinuxContext,
   tls: TlsComponent,
-  nginx: Service,
   store: AccountSource,
   log: BackgroundLog,
 ): CertificateKeeper {
@@ -123,20 +122,15 @@ export function certificateKeeper(
       });
       const described = describeCertificate(chain);
       const next = new Date(Date.parse(described.notAfter) - RENEW_BEFORE).toISOString();
-      // Not while nginx reads its files: it reads the certificate and the key from the file apart.
-      const install = async () =>
-        tls.install(domain, `${chain.trim()}\n${key.toString().trim()}\n`, {
-          state: 'valid',
-          ...described,
-          attempts: 0,
-          nextAttempt: next,
-          lastError: null,
-        });
-      const { result: installed, carriedBy } = nginx.writing
-        ? await nginx.writing(install)
-        : { result: await install(), carriedBy: null };
+      // Renamed over the fallback: nginx's workers read it from the next handshake on, no reload.
+      const installed = tls.install(domain, `${chain.trim()}\n${key.toString().trim()}\n`, {
+        state: 'valid',
+        ...described,
+        attempts: 0,
+        nextAttempt: next,
+        lastError: null,
+      });
       if (!installed) return;
-      await (carriedBy !== null && nginx.reloadCarrying ? nginx.reloadCarrying(carriedBy) : nginx.reload());
       due.set(domain, { user: account.user, at: Date.parse(next), watched: null });
       log.info({ domain, issuer: described.issuer, notAfter: described.notAfter }, 'certificate obtained');
     } catch (error) {

@@ -1,38 +1,35 @@
-// The web component: nginx server blocks for each domain of the account and its www, one file per
-// domain: the main domain and a subdomain serve their own docroot, an addon domain its own, a
-// parked domain the main site's, all through the account's PHP pool. With the tls component, HTTP
-// answers ACME challenges (from a directory Berth owns) and redirects everything else to HTTPS;
-// HTTPS serves public_html with index.php first, PHP through the account's own pool (php
-// component), dotfiles refused, links followed only where their owner owns the target. A suspended
-// account's sites answer 503 on both (but for ACME challenges): every block looks on each request
-// for the account's file in `suspended_dir`, so suspendacct and unsuspendacct make or remove one
-// file and reload nothing. nginx is reloaded, never restarted, and a reload is waited for: the
-// call answers once nginx's new workers serve the change, and fails when its master refuses the
-// files (it says why in its error log, and serves on with what it had).
-import { readFileSync } from 'node:fs';
+// The web component: every site of every account in one nginx configuration that stays the same
+// as sites come and go (`<nginx_dir>/berth-sites.conf`, written when Berth starts). A site is a
+// directory of root's in `sites_dir`, named after the domain, which nginx finds by the request's
+// host name on each request: `root`, a link owned by the account to the document root (the main
+// domain and a parked domain serve public_html, an addon domain or a subdomain its own); `php`, a
+// link to the account's PHP-FPM socket; `certificate.pem`, a link to the domain's certificate and
+// key, read on each TLS handshake; and `suspended`, an empty file while the account is suspended
+// (503 on both ports, but for ACME challenges). `www.<domain>` is a link to the domain's directory.
+// createacct, add_domain, suspendacct, removeacct and a renewed certificate change files there and
+// reload nothing: a change costs the same whatever the number of sites, and no request in flight
+// is cut. With the tls component, HTTP answers ACME challenges and redirects the rest to HTTPS.
+// HTTPS serves the document root with index.php first, PHP through the account's own pool, dotfiles
+// refused, links followed only where their owner owns the target. nginx is reloaded only when Berth
+// starts with a configuration that differs from what it has.
+import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import type { AccountObjects } from '../../../store/objects.ts';
 import { StepRefused } from '../../driver.ts';
+import { type Component, type LinuxContext, type Site, sitesOf } from '../context.ts';
+import { nameFits } from '../dns/dkim.ts';
 import {
-  type Component,
-  type LinuxContext,
-  type Service,
-  type Site,
-  sitesOf,
-  strayFiles,
-} from '../context.ts';
-import {
-  appendedSince,
   domainFile,
-  makeUnlistedDirectory,
+  linkTarget,
+  makeServiceDirectory,
+  placeLink,
   prepareSiteLogs,
   readIfExists,
   removeFile,
+  removeServiceDirectory,
   removeSiteLogs,
-  SITE_LOGS,
   siteLogDir,
-  sizeOf,
   writeFileAtomic,
 } from '../files.ts';
 import { makeDirectories, removeMadeDirectories, UnsafePath } from '../home.ts';
@@ -40,187 +37,115 @@ import { phpSocket } from '../php/component.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
 import { PUBLIC_HTML_MODE } from '../user/component.ts';
-import { childrenOf, waitFor } from '../wait.ts';
+import { nginxService } from './nginx.ts';
 
-/** How long a reloaded nginx may take to have new workers, at most. */
-const NGINX_TAKES_MS = 120_000;
-/** How long its master may rest, using no CPU and starting no workers, before the reload has failed. */
-const NGINX_RESTING_MS = 3_000;
-
-/** The CPU time a process has used (user and system, in clock ticks); -1 once it has gone. */
-function cpuTime(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    // After the command's closing parenthesis: state is field 3, utime 14 and stime 15.
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return -1;
-  }
-}
-
-class NginxResting extends Error {
-  constructor() {
-    super('nginx did not take the new configuration: its master started no new workers');
-  }
-}
-
-/** The first `[emerg]` line of nginx's master among lines of its error log: why it refused a configuration. */
-function refusal(lines: string, master: number): string | null {
-  const line = new RegExp(`\\[emerg\\] ${master}#\\d+: ([^\\n]*)`).exec(lines);
-  return line ? line[1]! : null;
-}
-
-/** The worker processes of nginx's master, and whether each is winding down after a reload. */
-function workers(master: number): Map<number, boolean> {
-  const found = new Map<number, boolean>();
-  for (const pid of childrenOf(master)) {
-    try {
-      found.set(pid, readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('shutting down'));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
+/** The file in `nginx_dir` with every site's servers. */
+export const SITES_FILE = 'berth-sites.conf';
+/** The first line of the per-domain server blocks Berth wrote before, removed when it starts. */
+const OLD_BLOCK = '# Managed by Berth for the account ';
+/**
+ * A site's directory and the directory of sites, root's with the web server's group: nginx's
+ * workers open them (`disable_symlinks` opens every directory on the way); no account may.
+ */
+const SITES_MODE = 0o750;
 
 export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: boolean): Component {
   const { linux, config } = ctx;
-  const blockFile = (domain: string) => ctx.path(join(linux.nginxDir, domainFile(domain, '.conf')));
-  /** The site's logs, in a directory of their own that only root and the account's group may read. */
+  const sitesDir = ctx.path(linux.sitesDir);
+  const nameOf = (domain: string) => domainFile(domain, '');
+  const siteDir = (domain: string) => join(sitesDir, nameOf(domain));
+  /** The www name served with the domain, when DNS can hold it. */
+  const aliasOf = (domain: string) => (nameFits('www', domain) ? `www.${domain}` : null);
+  /** The site's logs, in a directory of their own that only root and the account's group may list. */
   const logDir = (domain: string) => ctx.path(siteLogDir(linux.logDir, domain));
-  /** The file whose presence suspends every site of the account. */
-  const suspendedFile = (user: string) => ctx.path(join(linux.suspendedDir, user));
-  /** What a block says at `indent` to answer 503 while the account is suspended. */
-  const suspendedCheck = (user: string, indent: string) =>
-    [
-      `${indent}# Suspended while this file exists (suspendacct makes it; no reload is needed).`,
-      `${indent}if (-e ${suspendedFile(user)}) {`,
-      `${indent}    return 503;`,
-      `${indent}}`,
-    ].join('\n');
-  /** Makes or removes the account's suspension file; undone by the opposite. */
-  const suspendedStep = (account: Account, suspended: boolean) => {
-    const apply = (on: boolean) => async () => {
-      if (on) writeFileAtomic(suspendedFile(account.user), '', 0o644);
-      else removeFile(suspendedFile(account.user));
-    };
-    return ctx.step(suspended ? 'sites suspended' : 'sites unsuspended', apply(suspended), apply(!suspended));
-  };
-  /** Where logs were before they had a directory of their own (removed with the account). */
-  const flatLog = (account: Account) =>
-    ctx.path(join(linux.logDir, domainFile(account.domain, '.access.log')));
-  const logsStep = (account: Account, undo: boolean, name = 'site logs') =>
-    ctx.step(
-      name,
-      async () => prepareSiteLogs(logDir(account.domain), SITE_LOGS, ctx.systemUser(account.user).gid),
-      async () => {
-        if (undo) removeSiteLogs(logDir(account.domain));
-      },
-    );
+  const nginx = nginxService(ctx);
 
-  const nginx: Service = {
-    name: 'nginx',
-    async reload() {
-      const pidText = readIfExists(ctx.path(linux.nginxPidFile));
-      const master = pidText === null ? null : Number(pidText.trim()) || null;
-      // A running master whose error log is known tests the files itself: it parses them once on
-      // SIGHUP, and one that refuses them logs why and serves on with what it had. `nginx -t`
-      // first would parse every site (every certificate) a second time.
-      const errorLog =
-        master && linux.nginxErrorLog && linux.reloadWeb.length > 0 ? ctx.path(linux.nginxErrorLog) : null;
-      if (!errorLog && linux.testWeb.length > 0) await ctx.runner.run(linux.testWeb);
-      if (linux.reloadWeb.length === 0) return;
-      const before = master ? [...workers(master).keys()] : [];
-      let logged = errorLog ? sizeOf(errorLog) : 0;
-      await ctx.runner.run(linux.reloadWeb);
-      if (!master) return;
-      // New connections go to new workers once the old ones have closed their listeners (they
-      // say "shutting down"); until then a request could still see the old configuration. The
-      // master parses every site first (about 1.3 s of CPU at 1,000), so it is waited for as long
-      // as it works; one that rests without new workers has not taken the reload (it refused the
-      // files, or it is stopped) and serves the old configuration.
-      let cpu = cpuTime(master);
-      let working = Date.now();
-      try {
-        await waitFor(
-          'nginx to take the new configuration',
-          () => {
-            const now = workers(master);
-            const fresh = [...now.keys()].some((pid) => !before.includes(pid));
-            if (fresh && before.every((pid) => !now.has(pid) || now.get(pid) === true)) return true;
-            if (errorLog) {
-              const appended = appendedSince(errorLog, logged);
-              logged = appended.next;
-              const refused = refusal(appended.lines, master);
-              if (refused) throw new Error(`nginx refused the new configuration: ${refused}`);
-            }
-            const spent = cpuTime(master);
-            if (spent !== cpu || fresh) {
-              cpu = spent;
-              working = Date.now();
-            } else if (Date.now() - working > NGINX_RESTING_MS) throw new NginxResting();
-            return false;
-          },
-          NGINX_TAKES_MS,
-        );
-      } catch (error) {
-        // A master that rests without saying why: `nginx -t` says what is wrong with the files,
-        // if anything is.
-        if (error instanceof NginxResting && errorLog && linux.testWeb.length > 0)
-          await ctx.runner.run(linux.testWeb);
-        throw error;
-      }
-    },
+  /**
+   * Makes `alias` in `dir` a link to `target` (a domain's directory there), unless a site of that
+   * very name has a directory of its own; removing it puts nothing else there.
+   */
+  const placeAlias = (dir: string, alias: string | null, target: string) => {
+    if (!alias) return;
+    const path = join(dir, nameOf(alias));
+    try {
+      if (lstatSync(path).isDirectory()) return;
+    } catch {
+      // nothing there yet
+    }
+    placeLink(path, nameOf(target));
+  };
+  const removeAlias = (dir: string, alias: string | null, target: string) => {
+    if (alias && linkTarget(join(dir, nameOf(alias))) === nameOf(target))
+      removeFile(join(dir, nameOf(alias)));
+  };
+  const hasDirectory = (path: string) => lstatSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
+  /** A site named www.<domain> gone from `dir`: the domain's own www link again, if it is a site here. */
+  const restoreAliasFor = (dir: string, domain: string) => {
+    const bare = domain.slice(4);
+    if (domain.startsWith('www.') && hasDirectory(join(dir, nameOf(bare)))) placeAlias(dir, domain, bare);
   };
 
-  function serverBlock(account: Account, docroot = 'public_html'): string {
-    const ipv4 = account.dedicatedIpv4 ?? config.sharedIpv4;
-    const ipv6 = account.dedicatedIpv6 ?? config.sharedIpv6;
-    const listen = (port: number, extra: string) =>
-      [ipv4, ...(ipv6 ? [`[${ipv6}]`] : [])]
-        .map((address) => `    listen ${address}:${port}${extra};`)
-        .join('\n');
-    const values = {
-      user: account.user,
-      domain: account.domain,
-      access_log: join(logDir(account.domain), 'access.log'),
-      error_log: join(logDir(account.domain), 'error.log'),
-      https_port: linux.httpsPort === 443 ? '' : `:${linux.httpsPort}`,
-      certificate: tls ? ctx.path(tls.certificateFile(account.domain)) : '',
-    };
-    const blocks = {
-      http_listen: listen(linux.httpPort, ''),
-      https_listen: listen(linux.httpsPort, ' ssl'),
-      challenge: tls ? render('web/challenge.conf', { challenge_dir: ctx.path(linux.acmeChallengeDir) }) : '',
-    };
-    const publicHtml = ctx.path(join(account.homedir, docroot));
-    const phpLocation = php
-      ? render('web/php-location.conf', { php_socket: ctx.path(phpSocket(ctx, account.user)) })
-      : '';
-    const site = render(
-      'web/site.conf',
-      { public_html: publicHtml, home: ctx.path(account.homedir) },
-      { php: phpLocation, fallback: php ? '/index.php?$args' : '=404' },
-    );
-    return render(tls ? 'web/server.conf' : 'web/server-http.conf', values, {
-      ...blocks,
-      site,
-      suspended: suspendedCheck(account.user, '    '),
-      // In the HTTP server's redirect alone: its ACME challenges are answered while suspended.
-      suspended_redirect: suspendedCheck(account.user, '        '),
-    });
+  /** Makes the site's directory and its links, as the account is now (suspended or not). */
+  function placeSite({ site, docroot }: Site, suspended: boolean): void {
+    const dir = siteDir(site.domain);
+    makeServiceDirectory(dir, 0, ctx.systemUser(linux.webUser).gid, SITES_MODE);
+    const owner = ctx.systemUser(site.user);
+    placeLink(join(dir, 'root'), ctx.path(join(site.homedir, docroot)), { uid: owner.uid, gid: owner.gid });
+    if (php) placeLink(join(dir, 'php'), ctx.path(phpSocket(ctx, site.user)));
+    if (tls) placeLink(join(dir, 'certificate.pem'), ctx.path(tls.certificateFile(site.domain)));
+    flag(site.domain, suspended);
+    placeAlias(sitesDir, aliasOf(site.domain), site.domain);
+  }
+  function removeSite(domain: string): void {
+    removeAlias(sitesDir, aliasOf(domain), domain);
+    if (hasDirectory(siteDir(domain))) removeServiceDirectory(siteDir(domain));
+    restoreAliasFor(sitesDir, domain);
+  }
+  /** Makes or removes the site's suspension file. */
+  function flag(domain: string, suspended: boolean): void {
+    const file = join(siteDir(domain), 'suspended');
+    if (suspended) {
+      if (readIfExists(file) === null) writeFileAtomic(file, '', 0o644);
+    } else removeFile(file);
+  }
+  function placeLogs(site: Account): void {
+    prepareSiteLogs(logDir(site.domain), ctx.systemUser(linux.webUser).uid, ctx.systemUser(site.user).gid);
+    placeAlias(ctx.path(linux.logDir), aliasOf(site.domain), site.domain);
+  }
+  function removeLogs(domain: string): void {
+    removeAlias(ctx.path(linux.logDir), aliasOf(domain), domain);
+    removeSiteLogs(logDir(domain));
+    restoreAliasFor(ctx.path(linux.logDir), domain);
   }
 
-  const writeBlock = ({ site, docroot, named }: Site) =>
-    ctx.fileStep(
-      named('web server block'),
-      blockFile(site.domain),
-      0o644,
-      () => serverBlock(site, docroot),
-      nginx,
+  const logsStep = ({ site, named }: Site, made: boolean) =>
+    ctx.step(
+      named('site logs'),
+      async () => placeLogs(site),
+      async () => {
+        if (made) removeLogs(site.domain);
+      },
     );
-  const removeBlock = ({ site, named }: Site) =>
-    ctx.fileStep(named('web server block'), blockFile(site.domain), 0o644, () => null, nginx);
+  /** The site's directory; undone by removing it, unless it was there before. */
+  const siteStep = (s: Site) => {
+    let existed = false;
+    return ctx.step(
+      s.named('site'),
+      async () => {
+        existed = hasDirectory(siteDir(s.site.domain));
+        placeSite(s, false);
+      },
+      async () => {
+        if (!existed) removeSite(s.site.domain);
+      },
+    );
+  };
+  const removeSiteStep = (s: Site, suspended: boolean) =>
+    ctx.step(
+      s.named('site'),
+      async () => removeSite(s.site.domain),
+      async () => placeSite(s, suspended),
+    );
   /**
    * The document root of an addon domain or subdomain, made as public_html is (the account's, with
    * the web server's group) where it is missing, as root that follows no link on the way: one the
@@ -247,68 +172,101 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
   };
   /** What a site needs made below the home: an addon domain's or a subdomain's document root. */
   const docrootSteps = (s: Site) => (s.kind === 'addon' || s.kind === 'subdomain' ? [docrootStep(s)] : []);
-  /** The site's logs and its block, for each domain; the logs made anew are removed on undo. */
-  const writeSites = (sites: Site[], made: boolean) =>
-    sites.flatMap((s) => [logsStep(s.site, made, s.named('site logs')), writeBlock(s)]);
+  /** The site's logs and its directory, for each domain; the logs made anew are removed on undo. */
+  const placeSites = (sites: Site[]) => sites.flatMap((s) => [logsStep(s, true), siteStep(s)]);
   const others = (sites: Site[]) => sites.filter((s) => s.kind !== 'main');
-  /**
-   * A suspension's or unsuspension's steps: the account's file, the logs' owner and mode made
-   * again (a site made before had a log anyone could read), and a block only where it is not
-   * what Berth writes now (one written before blocks looked for the file): nginx is reloaded
-   * only then.
-   */
-  const suspensionSteps = (account: Account, objects: AccountObjects | undefined, suspended: boolean) => {
-    const sites = sitesOf(account, objects);
-    return [
-      ...sites.map((s) => logsStep(s.site, false, s.named('site logs'))),
-      ...sites
-        .filter((s) => readIfExists(blockFile(s.site.domain)) !== serverBlock(s.site, s.docroot))
-        .map(writeBlock),
-      suspendedStep(account, suspended),
+  /** A suspension's or unsuspension's steps: each site's file, made or removed; undone by the opposite. */
+  const suspensionStep = (account: Account, objects: AccountObjects | undefined, suspended: boolean) => {
+    const domains = sitesOf(account, objects).map((s) => s.site.domain);
+    const apply = (on: boolean) => async () => {
+      for (const domain of domains) if (hasDirectory(siteDir(domain))) flag(domain, on);
+    };
+    return ctx.step(suspended ? 'sites suspended' : 'sites unsuspended', apply(suspended), apply(!suspended));
+  };
+
+  /** Every site's servers: on HTTP (a redirect to HTTPS, or the site without tls) and HTTPS. */
+  function sitesConfiguration(): string {
+    // Every address a site may listen on: the shared ones and the pool's dedicated ones.
+    const addresses = [
+      ...new Set([
+        ...[config.sharedIpv4, ...config.ipPool.ipv4].filter((a) => a !== ''),
+        ...[config.sharedIpv6, ...config.ipPool.ipv6].filter((a) => a !== '').map((a) => `[${a}]`),
+      ]),
     ];
+    const listen = (port: number, extra: string) =>
+      addresses.map((address) => `    listen ${address}:${port}${extra};`).join('\n');
+    const values = { sites_dir: sitesDir, log_dir: ctx.path(linux.logDir) };
+    const site = render('web/site.conf', values, {
+      fallback: php ? '/index.php?$args' : '=404',
+      php: php ? render('web/php-location.conf', {}) : '',
+    });
+    const server = (port: number, extra: string, tlsLines: string, body: string) =>
+      render('web/site-server.conf', values, { listen: listen(port, extra), tls: tlsLines, body });
+    const servers = tls
+      ? [
+          server(
+            linux.httpPort,
+            '',
+            '',
+            render('web/redirect.conf', {
+              challenge_dir: ctx.path(linux.acmeChallengeDir),
+              https_port: linux.httpsPort === 443 ? '' : `:${linux.httpsPort}`,
+            }),
+          ),
+          server(linux.httpsPort, ' ssl', render('web/tls.conf', values), site),
+        ]
+      : [server(linux.httpPort, '', '', site)];
+    const defaultListen = addresses
+      .flatMap((address) => [
+        `    listen ${address}:${linux.httpPort} default_server;`,
+        `    listen ${address}:${linux.httpsPort} ssl default_server;`,
+      ])
+      .join('\n');
+    return render('web/sites.conf', values, { default_listen: defaultListen, servers: servers.join('') });
+  }
+
+  /** Writes `file` when it differs; whether it did. */
+  const writeIfChanged = (file: string, content: string) => {
+    if (readIfExists(file) === content) return false;
+    writeFileAtomic(file, content, 0o644);
+    return true;
   };
 
   return {
     name: 'web',
     services: [nginx],
     async prepare() {
-      // nginx's workers look for an account's file here; the account next door may not list it.
-      makeUnlistedDirectory(ctx.path(linux.suspendedDir));
-      // nginx's default server-name hash holds names of some 45 characters: one longer domain
-      // beside another would fail nginx -t for every site. Sized here for 253-character names.
-      if (linux.nginxHttpSettings === '') return;
-      // Every address a site may listen on: the shared ones and the pool's dedicated ones.
-      const addresses = [
-        ...[config.sharedIpv4, ...config.ipPool.ipv4].filter((a) => a !== ''),
-        ...[config.sharedIpv6, ...config.ipPool.ipv6].filter((a) => a !== '').map((a) => `[${a}]`),
-      ];
-      const defaultListen = [...new Set(addresses)]
-        .flatMap((address) => [
-          `    listen ${address}:${linux.httpPort} default_server;`,
-          `    listen ${address}:${linux.httpsPort} ssl default_server;`,
-        ])
-        .join('\n');
-      const settings = render('web/http.conf', {}, { default_listen: defaultListen });
-      const file = ctx.path(linux.nginxHttpSettings);
-      if (readIfExists(file) !== settings) writeFileAtomic(file, settings, 0o644);
-      if (linux.logrotateConfig !== '') {
-        const rotation = render('web/logrotate.conf', { log_dir: ctx.path(linux.logDir) });
-        const rotateFile = ctx.path(linux.logrotateConfig);
-        if (readIfExists(rotateFile) !== rotation) writeFileAtomic(rotateFile, rotation, 0o644);
+      makeServiceDirectory(sitesDir, 0, ctx.systemUser(linux.webUser).gid, SITES_MODE);
+      const nginxDir = ctx.path(linux.nginxDir);
+      let changed = writeIfChanged(join(nginxDir, SITES_FILE), sitesConfiguration());
+      // The server blocks of each domain Berth wrote before all sites were served by one.
+      for (const name of readdirSync(nginxDir)) {
+        const file = join(nginxDir, name);
+        if (name.endsWith('.conf') && readIfExists(file)?.startsWith(OLD_BLOCK)) {
+          removeFile(file);
+          changed = true;
+        }
       }
+      if (linux.nginxHttpSettings !== '')
+        changed = writeIfChanged(ctx.path(linux.nginxHttpSettings), render('web/http.conf', {})) || changed;
+      if (linux.logrotateConfig !== '')
+        writeIfChanged(
+          ctx.path(linux.logrotateConfig),
+          render('web/logrotate.conf', { log_dir: ctx.path(linux.logDir) }),
+        );
+      if (changed && ctx.live) await nginx.reload();
     },
     create(account, _origin, objects) {
       const sites = sitesOf(account, objects);
-      return [...sites.flatMap(docrootSteps), ...writeSites(sites, true)];
+      return [...sites.flatMap(docrootSteps), ...placeSites(sites)];
     },
-    remove: (account, objects) => sitesOf(account, objects).map(removeBlock),
+    remove: (account, objects) =>
+      sitesOf(account, objects).map((s) => removeSiteStep(s, account.suspension !== null)),
     async forget(account, objects) {
-      for (const { site } of sitesOf(account, objects)) removeSiteLogs(logDir(site.domain));
-      removeFile(flatLog(account));
-      removeFile(suspendedFile(account.user));
+      for (const { site } of sitesOf(account, objects)) removeLogs(site.domain);
     },
-    suspend: (account, objects) => suspensionSteps(account, objects, true),
-    unsuspend: (account, objects) => suspensionSteps(account, objects, false),
+    suspend: (account, objects) => [suspensionStep(account, objects, true)],
+    unsuspend: (account, objects) => [suspensionStep(account, objects, false)],
     changeObjects(account, before, after) {
       const now = new Set(after.domains.map((d) => d.domain));
       const was = new Set(before.domains.map((d) => d.domain));
@@ -316,53 +274,66 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
       return [
         ...others(sitesOf(account, before))
           .filter((s) => !now.has(s.site.domain))
-          .map(removeBlock),
+          .map((s) => removeSiteStep(s, account.suspension !== null)),
         ...added.flatMap(docrootSteps),
-        ...writeSites(added, true),
+        ...placeSites(added),
       ];
     },
     async forgetObjects(account, before, after) {
       const now = new Set(after.domains.map((d) => d.domain));
       for (const { site } of others(sitesOf(account, before)))
-        if (!now.has(site.domain)) removeSiteLogs(logDir(site.domain));
+        if (!now.has(site.domain)) removeLogs(site.domain);
+    },
+    async resume(account, objects) {
+      // A server whose sites were served by blocks of their own gets their directories here.
+      for (const s of sitesOf(account, objects)) {
+        if (hasDirectory(siteDir(s.site.domain))) continue;
+        placeLogs(s.site);
+        placeSite(s, account.suspension !== null);
+      }
     },
     async reconcile(account, objects) {
-      for (const { site, docroot } of sitesOf(account, objects)) {
-        prepareSiteLogs(logDir(site.domain), SITE_LOGS, ctx.systemUser(account.user).gid);
-        writeFileAtomic(blockFile(site.domain), serverBlock(site, docroot), 0o644);
+      for (const s of sitesOf(account, objects)) {
+        placeLogs(s.site);
+        placeSite(s, account.suspension !== null);
       }
-      await suspendedStep(account, account.suspension !== null).run();
     },
     async purge(account) {
-      removeFile(suspendedFile(account.user));
-      removeFile(blockFile(account.domain));
-      removeSiteLogs(logDir(account.domain));
-      removeFile(flatLog(account));
+      removeSite(account.domain);
+      removeLogs(account.domain);
     },
     async purgeDomain(domain) {
-      removeFile(blockFile(domain));
-      removeSiteLogs(logDir(domain));
+      removeSite(domain);
+      removeLogs(domain);
     },
     inspect(accounts, sites) {
       const differences: string[] = [];
-      for (const { site, kind } of sites) {
+      const suspendedUsers = new Set(accounts.filter((a) => a.suspension !== null).map((a) => a.user));
+      const expected = new Set<string>();
+      for (const { site, kind, docroot } of sites) {
         const whose = kind === 'main' ? site.user : `${site.user} (${site.domain})`;
-        if (readIfExists(blockFile(site.domain)) === null) differences.push(`${whose}: no web server block`);
-      }
-      for (const account of accounts) {
-        const flagged = readIfExists(suspendedFile(account.user)) !== null;
-        if (flagged !== (account.suspension !== null))
+        expected.add(nameOf(site.domain));
+        const alias = aliasOf(site.domain);
+        if (alias) expected.add(nameOf(alias));
+        const dir = siteDir(site.domain);
+        if (!hasDirectory(dir)) {
+          differences.push(`${whose}: no site directory ${join(linux.sitesDir, nameOf(site.domain))}`);
+          continue;
+        }
+        if (linkTarget(join(dir, 'root')) !== ctx.path(join(site.homedir, docroot)))
+          differences.push(`${whose}: the site's root does not point to ${join(site.homedir, docroot)}`);
+        const flagged = readIfExists(join(dir, 'suspended')) !== null;
+        if (flagged !== suspendedUsers.has(site.user))
           differences.push(
-            `${account.user}: ${account.suspension ? 'sites still served while suspended (no suspension file)' : 'sites answer 503 for an active account (a suspension file)'}`,
+            `${whose}: ${flagged ? 'the site answers 503 for an active account (a suspension file)' : 'the site is still served while suspended (no suspension file)'}`,
           );
       }
-      const expected = new Set(sites.map((s) => domainFile(s.site.domain, '.conf')));
-      const users = new Set(accounts.map((a) => a.user));
-      return [
-        ...differences,
-        ...strayFiles(ctx, linux.nginxDir, expected, '.conf', 'web server block'),
-        ...strayFiles(ctx, linux.suspendedDir, users, '', 'suspension file'),
-      ];
+      for (const name of readdirSync(sitesDir))
+        if (!name.startsWith('.') && !expected.has(name))
+          differences.push(
+            `${name}: site directory ${join(linux.sitesDir, name)} with no account in the store`,
+          );
+      return differences;
     },
   };
 }

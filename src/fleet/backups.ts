@@ -60,6 +60,9 @@ export function remoteBackups(calls: PeerCalls, server: string): Backups {
     async applyRetention() {
       throw new Error(`retention is applied by ${server} itself`);
     },
+    async check() {
+      throw new Error(`${server} checks its repository itself`);
+    },
   };
 }
 

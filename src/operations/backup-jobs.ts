@@ -3,7 +3,7 @@
 // never inside a call. A failed attempt is logged, counted in the metrics and tried again later
 // (1 minute, 5, 30, 2 hours), the job failing for good after its last attempt; `berth doctor` and
 // the portal show where each account stands. After each scheduled round, retention (`backup_keep`,
-// `backup_keep_removed`) forgets what is no longer kept.
+// `backup_keep_removed`) forgets what is no longer kept, and restic checks the repository.
 import { cronMatcher, lastFiring } from '../core/cron.ts';
 import type { Backups } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
@@ -19,6 +19,7 @@ import {
 } from '../store/backup-jobs.ts';
 import { objectsOf } from '../store/objects.ts';
 import { type Db, OBJECT_TABLES } from '../store/schema.ts';
+import { backupCheckWarnings, checkRepository } from './backup-check.ts';
 
 const MINUTE = 60_000;
 export const BACKUP_RETRIES = [MINUTE, 5 * MINUTE, 30 * MINUTE, 120 * MINUTE];
@@ -69,8 +70,9 @@ async function accountsHere(services: Services): Promise<Account[]> {
 const STALE_GRACE_MS = 6 * 60 * MINUTE;
 
 /**
- * What `berth doctor` says about this server's backups: an account whose last attempts failed, and
- * one with no good backup since the schedule last fired (allowing STALE_GRACE_MS for the round).
+ * What `berth doctor` says about this server's backups: the repository's last check (failed, or
+ * none since the last round), an account whose last attempts failed, and one with no good backup
+ * since the schedule last fired (allowing STALE_GRACE_MS for the round).
  */
 export async function backupWarnings(services: Services, accounts: readonly Account[]): Promise<string[]> {
   if (!backupsOf(services)) return [];
@@ -79,7 +81,10 @@ export async function backupWarnings(services: Services, accounts: readonly Acco
     services.config.backup.schedule,
     new Date(services.now().getTime() - STALE_GRACE_MS),
   );
-  const warnings: string[] = [];
+  const warnings: string[] = backupCheckWarnings(
+    services,
+    accounts.some((a) => statuses.get(a.user)?.lastSuccess),
+  );
   for (const account of accounts) {
     const status = statuses.get(account.user);
     if (status && status.failuresSince > 0)
@@ -163,13 +168,20 @@ export async function runDueBackups(services: Services): Promise<number> {
   return jobs.length;
 }
 
-/** Forgets, in this server's repository, what retention no longer keeps. */
+/**
+ * Forgets, in this server's repository, what retention no longer keeps; then, whatever that gave,
+ * checks the repository (backup-check.ts), so that damage is found before a restore needs it.
+ */
 export async function applyRetention(services: Services): Promise<void> {
   const backups = backupsOf(services);
   if (!backups) return;
-  // The fleet's accounts, not this server's alone: a shared repository holds every server's.
-  const users = new Set((await listAccounts(services.store.db, null)).map((a) => a.user));
-  await backups.applyRetention(users, services.now());
+  try {
+    // The fleet's accounts, not this server's alone: a shared repository holds every server's.
+    const users = new Set((await listAccounts(services.store.db, null)).map((a) => a.user));
+    await backups.applyRetention(users, services.now());
+  } finally {
+    await checkRepository(services);
+  }
 }
 
 export interface BackupWorker {

@@ -126,10 +126,11 @@ export interface Backups {
   homeArchive(user: string, snapshot: string): Promise<Readable>;
   /**
    * Forgets what retention does not keep: of each account in `accounts`, per `backup_keep`; of
-   * every other, all once its last snapshot is older than `backup_keep_removed`; then checks the
-   * repository (restic check), throwing what it finds.
+   * every other, all once its last snapshot is older than `backup_keep_removed`.
    */
   applyRetention(accounts: ReadonlySet<string>, now: Date): Promise<void>;
+  /** Checks the repository (restic check, its structure), throwing what it finds. */
+  check(): Promise<void>;
 }
 
 export interface Driver {

@@ -334,7 +334,10 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
         }
       }
       if (forgot) await repository.prune();
-      // Once a round: a damaged repository is found before a restore needs it.
+    },
+
+    async check() {
+      await repository.ensure();
       await repository.check();
     },
   };

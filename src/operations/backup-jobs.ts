@@ -8,6 +8,7 @@ import { cronMatcher, lastFiring } from '../core/cron.ts';
 import type { Backups } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import { type Account, findAccount, listAccounts } from '../store/accounts.ts';
+import { noteBackupHolder } from '../store/backup-holders.ts';
 import {
   type BackupJob,
   backupStatuses,
@@ -152,6 +153,7 @@ export async function runBackupJob(services: Services, job: BackupJob): Promise<
     );
     const summary = await backups.backup(account, await objectsOf(db, account.user), record);
     await finishJob(db, job.id, summary.snapshot, services.now());
+    await noteBackupHolder(db, account.user, services.config.nodeName, services.now());
     services.log.info(
       { user: account.user, job: job.id, snapshot: summary.snapshot, added: summary.bytesAdded },
       'backup made',

@@ -6,18 +6,22 @@
 // restored of it, as a tar stream), extracted there and copied in as any restore is.
 // Both sides are here: the Backups a caller holds for another server, and what a server answers.
 import type { Readable } from 'node:stream';
+import { nodeUnavailable } from '../core/errors.ts';
 import { type Backups, type HeldElsewhere, type RestoreRequest, StepRefused } from '../provision/driver.ts';
 import { toAccount, toRow } from '../store/accounts.ts';
 import { fromObjectRows, toObjectRows } from '../store/objects.ts';
 import type { AccountRow } from '../store/schema.ts';
 import { FLEET_PATHS, MOVE_TIMEOUT_MS, type PeerCalls, STEPS_TIMEOUT_MS } from './calls.ts';
-import { streamFromPeer } from './client.ts';
+import { streamFromPeer, Unreachable } from './client.ts';
 
 /** The Backups of another server: each read and restore asked of it. */
 export function remoteBackups(calls: PeerCalls, server: string): Backups {
   const ask = async (body: Record<string, unknown>, timeoutMs = STEPS_TIMEOUT_MS) => {
-    const peer = await calls.peer(server, typeof body.user === 'string' ? body.user : undefined);
-    const { status, answer } = await calls.post(peer, FLEET_PATHS.backups, body, timeoutMs);
+    const user = typeof body.user === 'string' ? body.user : undefined;
+    const peer = await calls.peer(server, user);
+    const { status, answer } = await reachable(server, user, () =>
+      calls.post(peer, FLEET_PATHS.backups, body, timeoutMs),
+    );
     if (status === 422 && typeof answer.param === 'string')
       throw new StepRefused(answer.param, String(answer.reason ?? 'refused'));
     if (status !== 200)
@@ -57,12 +61,9 @@ export function remoteBackups(calls: PeerCalls, server: string): Backups {
     },
     async homeArchive(user, snapshot): Promise<Readable> {
       const peer = await calls.peer(server, user);
-      return streamFromPeer(
-        peer,
-        FLEET_PATHS.backupArchive,
-        { user, snapshot },
-        await calls.signer(peer.name),
-        MOVE_TIMEOUT_MS,
+      const sign = await calls.signer(peer.name);
+      return reachable(server, user, () =>
+        streamFromPeer(peer, FLEET_PATHS.backupArchive, { user, snapshot }, sign, MOVE_TIMEOUT_MS),
       );
     },
     async applyRetention() {
@@ -83,13 +84,20 @@ export async function partsOn(
   request: RestoreRequest,
 ): Promise<Readable> {
   const peer = await calls.peer(server, user);
-  return streamFromPeer(
-    peer,
-    FLEET_PATHS.backupParts,
-    { user, snapshot, request },
-    await calls.signer(peer.name),
-    MOVE_TIMEOUT_MS,
+  const sign = await calls.signer(peer.name);
+  return reachable(server, user, () =>
+    streamFromPeer(peer, FLEET_PATHS.backupParts, { user, snapshot, request }, sign, MOVE_TIMEOUT_MS),
   );
+}
+
+/** A server that cannot be reached holds the snapshots out of reach: 503 node_unavailable. */
+async function reachable<T>(server: string, user: string | undefined, ask: () => Promise<T>): Promise<T> {
+  try {
+    return await ask();
+  } catch (error) {
+    if (error instanceof Unreachable) throw nodeUnavailable({ server, user });
+    throw error;
+  }
 }
 
 /** A restore request as another server sent it, or null when it is not one. */

@@ -220,4 +220,14 @@ describe('backups on a fleet of two linux-driver servers', () => {
     assert.equal(existsSync(home(B, 'gone')), false);
     assert.equal(findSystemUser(roots[B]!, 'gone'), undefined);
   });
+
+  it('answers 503 node_unavailable, naming it, while a server holding snapshots is down', async () => {
+    await nodes[A]!.stop();
+    const reply = await call(B, 'listbackups', 'user=mover');
+    assert.equal(reply.status, 503, reply.body);
+    assert.equal((reply.json().data as { code: string }).code, 'node_unavailable');
+    assert.match(reply.body, /\ba\b/);
+    const restore = await call(B, 'restoreacct', `user=mover&snapshot=${first}&what=files`);
+    assert.equal(restore.status, 503, restore.body);
+  });
 });

@@ -6,6 +6,7 @@
 // take them, which makes the account again on the one that did. A snapshot id of one user never
 // reaches another's data.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, lchownSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -13,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { findSystemUser } from '../../src/provision/linux/passwd.ts';
 import { postgresForTest, tempDir } from '../helpers.ts';
+import { csrfOf } from '../portal/pages.ts';
 import { berth, type HttpsReply, post, type Served, serve } from '../process.ts';
 import { makeSystemRoot } from '../provision/system-root.ts';
 
@@ -125,7 +127,7 @@ describe('backups on a fleet of two linux-driver servers', () => {
       call(
         A,
         'createacct',
-        'user=mover&domain=mover-fleet.example&email=m%40example.org&package=default&server=a',
+        'user=mover&domain=mover-fleet.example&email=m%40example.org&package=default&server=a&password=Mover-pass-1234',
       ),
     );
     write(A, 'mover', 'public_html/index.html', 'before the move\n');
@@ -219,6 +221,33 @@ describe('backups on a fleet of two linux-driver servers', () => {
     );
     assert.equal(existsSync(home(B, 'gone')), false);
     assert.equal(findSystemUser(roots[B]!, 'gone'), undefined);
+  });
+
+  it('the panel on b gives the holder a’s snapshot of its home as a .tar.gz, and no other account’s', async () => {
+    const jar = join(dirs[B]!, 'panel-cookies');
+    const panel = (path: string, args: string[] = []) =>
+      execFileSync(
+        '/usr/bin/curl',
+        ['-sS', '-k', '-b', jar, '-c', jar, ...args, `https://localhost:${nodes[B]!.customerPort}${path}`],
+        { maxBuffer: 64 * 1024 * 1024 },
+      );
+    const shown = panel('/login').toString();
+    panel('/login', [
+      '--data',
+      new URLSearchParams({
+        _csrf: csrfOf(shown),
+        username: 'mover',
+        password: 'Mover-pass-1234',
+      }).toString(),
+    ]);
+    const archive = panel(`/backups/download?snapshot=${first}`, ['--fail']);
+    const page = execFileSync('/usr/bin/tar', ['-xzO', '--wildcards', '*/public_html/index.html'], {
+      input: archive,
+    }).toString();
+    assert.equal(page, 'before the move\n');
+    const gone = (await list(A, 'gone'))[0]!.id;
+    const refused = panel(`/backups/download?snapshot=${gone}`, ['-o', '/dev/null', '-w', '%{http_code}']);
+    assert.equal(refused.toString(), '404');
   });
 
   it('answers 503 node_unavailable, naming it, while a server holding snapshots is down', async () => {

@@ -752,6 +752,8 @@ export interface OperationResults {
       time: string;
       /** What restoring it gives, in MB (two decimals) */
       size: number;
+      /** The server whose repository holds it (another than the account's after a move); any server restores it */
+      server: string;
     }[];
   };
   'restoreacct': string;
@@ -932,6 +934,8 @@ export interface HolderOperationResults {
       time: string;
       /** What restoring it gives, in MB (two decimals) */
       size: number;
+      /** The server whose repository holds it (another than the account's after a move); any server restores it */
+      server: string;
     }[];
   };
   'restore_backup': string;

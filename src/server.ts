@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { ensurePortalPassword, PORTAL_PASSWORD_FILE, portalPasswordNotice } from './auth/portal-password.ts';
+import { readBackupEnvironment } from './config/backup-environment.ts';
 import type { Config } from './config/index.ts';
 import { profileOf } from './fleet/servers.ts';
 import { loadCertificate } from './http/tls.ts';
@@ -74,6 +75,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   await services.store.startBackgroundWork((error) => log.error({ error }, 'the store cannot be written'));
   if (!config.tls) log.warn('TLS is off (--no-tls): serve only behind a TLS-terminating proxy');
   const tls = config.tls ? await loadCertificate(config) : null;
+  // Credentials others could read are refused before anything runs with them.
+  if (services.driver.backups) readBackupEnvironment(config.backup.environmentFile);
   await services.driver.prepare?.();
   const password = await ensurePortalPassword(services.store.db, services.crypt);
   for (const line of await recoverInterruptedCalls(services))

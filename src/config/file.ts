@@ -67,6 +67,7 @@ const SETTINGS: Record<string, [field: string, read: Reader]> = {
   backup_schedule: ['backup.schedule', cronScheduleValue],
   backup_keep: ['backup.keep', retentionValue],
   backup_keep_removed: ['backup.keepRemovedDays', wholeNumber(0, 36_500)],
+  backup_environment_file: ['backup.environmentFile', absolutePath],
   trusted_proxies: ['trustedProxies', listOf(addressRange())],
   trusted_addresses: ['trustedAddresses', listOf(addressRange())],
   'tls.enabled': ['tls', onOff],
@@ -146,6 +147,7 @@ const TEMPLATE_EXAMPLES: Record<string, unknown> = {
   'linux.quota_filesystem': '/home',
   backup_repository: '/var/lib/berth/backups',
   backup_keep: '7 daily, 4 weekly',
+  backup_environment_file: '/etc/berth/backup.env',
 };
 
 /** The keys of berth.toml, for the docs and their test. */

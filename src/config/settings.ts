@@ -88,6 +88,11 @@ export interface BackupConfig {
   keep: Record<string, number>;
   /** Days a removed account's snapshots are kept after its last one. */
   keepRemovedDays: number;
+  /**
+   * A file of root's (mode 0600) of KEY=VALUE lines handed to restic in its environment: the
+   * credentials of an s3:, rest:, sftp:… repository (config/backup-environment.ts); null: none.
+   */
+  environmentFile: string | null;
 }
 
 /** Protection against slow or greedy clients. Times in seconds. */
@@ -191,6 +196,7 @@ export function defaults(dataDir: string): Config {
       schedule: '0 3 * * *',
       keep: { daily: 7, weekly: 4 },
       keepRemovedDays: 30,
+      environmentFile: null,
     },
     uids: { min: 10000, max: 59999 },
     trustedProxies: [],

@@ -19,6 +19,7 @@ export const FLEET_PATHS = {
   files: '/fleet/v1/files',
   backups: '/fleet/v1/backups',
   backupArchive: '/fleet/v1/backup-archive',
+  backupParts: '/fleet/v1/backup-parts',
 } as const;
 
 /** Steps may reload services: they get this long to answer. */

@@ -12,12 +12,12 @@
 import type { Readable } from 'node:stream';
 import type { Principal } from '../operations/principal.ts';
 import type { SystemChange } from '../provision/changes.ts';
-import type { AccountExport, Backups } from '../provision/driver.ts';
+import type { AccountExport, Backups, HeldElsewhere, RestoreRequest } from '../provision/driver.ts';
 import type { Account } from '../store/accounts.ts';
 import type { AccountObjects } from '../store/objects.ts';
 import type { Db } from '../store/schema.ts';
 import type { HostingProfile } from '../store/servers.ts';
-import { remoteBackups } from './backups.ts';
+import { partsOn, remoteBackups } from './backups.ts';
 import { PeerCalls } from './calls.ts';
 import type { FleetDeps } from './context.ts';
 import { ChangeForwarding } from './forwarding.ts';
@@ -76,6 +76,37 @@ export class Fleet {
   backupsOn(server: string | null): Backups | null {
     if (server === null || server === this.self) return this.#driver.backups ?? null;
     return this.#driver.backups ? remoteBackups(this.#calls, server) : null;
+  }
+
+  /**
+   * A snapshot `server`'s repository holds, for a restore on this one: its parts asked of it;
+   * undefined when `server` is this one (the restore reads its own repository).
+   */
+  heldOn(server: string, user: string, snapshot: string, request: RestoreRequest): HeldElsewhere | undefined {
+    if (server === this.self) return undefined;
+    return { server, parts: () => partsOn(this.#calls, server, user, snapshot, request) };
+  }
+
+  /**
+   * Restores into the account, on its own server, from a snapshot `holder`'s repository holds
+   * (it may be another server than the account's: the restore then takes its parts from there).
+   */
+  restoreFrom(
+    holder: string,
+    account: Account,
+    objects: AccountObjects,
+    snapshot: string,
+    request: RestoreRequest,
+  ): Promise<void> {
+    const server = account.server ?? this.self;
+    const backups = this.backupsOn(server);
+    if (!backups) throw new Error('this server keeps no backups');
+    // The account's server, when it is another, asks the holder for the parts itself.
+    const held: HeldElsewhere | undefined =
+      holder === server
+        ? undefined
+        : { server: holder, parts: () => partsOn(this.#calls, holder, account.user, snapshot, request) };
+    return backups.restore(account, objects, snapshot, request, held);
   }
 
   // Changes on another server, kept open until settled (forwarding.ts).

@@ -11,7 +11,7 @@ import type { Services } from '../services.ts';
 import { inScope, toAccount } from '../store/accounts.ts';
 import { fromObjectRows, mainObjects } from '../store/objects.ts';
 import type { AccountRow } from '../store/schema.ts';
-import { answerBackups } from './backups.ts';
+import { answerBackups, restoreRequestOf } from './backups.ts';
 import { FLEET_PATHS, MOVE_TIMEOUT_MS, NotHere, STEPS_TIMEOUT_MS } from './calls.ts';
 import { SeenNonces, verifySignature } from './client.ts';
 
@@ -177,7 +177,7 @@ export function registerFleet(app: FastifyInstance, services: Services): void {
     if (!backups) return reply.code(409).send({ error: 'this server keeps no backups' });
     patient(request, MOVE_TIMEOUT_MS);
     try {
-      const { status, answer } = await answerBackups(backups, body);
+      const { status, answer } = await answerBackups(backups, body, (...held) => fleet.heldOn(...held));
       return reply.code(status).send(answer);
     } catch (error) {
       log.error({ err: error, user: body.user }, "could not answer about an account's backups");
@@ -200,6 +200,29 @@ export function registerFleet(app: FastifyInstance, services: Services): void {
       return reply.type('application/x-tar').send(archive);
     } catch (error) {
       log.error({ err: error, user }, "could not read a snapshot's home");
+      return reply.code(404).send({ error: 'no such snapshot of the account' });
+    }
+  });
+
+  // What a restore on another server needs of a snapshot here (backups.ts): the account's own
+  // snapshot alone, found by its user's tag before anything is read.
+  app.post(FLEET_PATHS.backupParts, async (request, reply) => {
+    const body = await signed(request, reply);
+    if (!body) return reply;
+    const user = userOf(body);
+    const { snapshot } = body;
+    const wanted = restoreRequestOf(body.request);
+    if (!user || typeof snapshot !== 'string' || !/^[0-9a-f]{8,64}$/.test(snapshot) || !wanted)
+      return reply.code(400).send({ error: 'not a snapshot' });
+    const backups = services.driver.backups;
+    if (!backups) return reply.code(409).send({ error: 'this server keeps no backups' });
+    patient(request, MOVE_TIMEOUT_MS);
+    try {
+      const parts = await backups.parts(user, snapshot, wanted);
+      parts.on('error', (error) => log.error({ err: error, user }, "could not read a snapshot's parts"));
+      return reply.type('application/x-tar').send(parts);
+    } catch (error) {
+      log.error({ err: error, user }, "could not read a snapshot's parts");
       return reply.code(404).send({ error: 'no such snapshot of the account' });
     }
   });

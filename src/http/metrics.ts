@@ -1,9 +1,11 @@
 // GET /metrics on the admin listener: Prometheus text, for an API account of the administrator's
 // (HTTP Basic, as Prometheus's basic_auth sends it, or the X-API-* headers) or a portal session.
+
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { clientAddress } from '../auth/access.ts';
 import type { Credentials } from '../auth/authenticate.ts';
 import { ApiError, apiError } from '../core/errors.ts';
+import { lastBackupCheck } from '../operations/backup-check.ts';
 import { currentSession, parseCookies, SESSION_COOKIE } from '../portal/session.ts';
 import type { Services } from '../services.ts';
 import { sendError } from './api.ts';
@@ -40,6 +42,12 @@ export function registerMetrics(app: FastifyInstance, services: Services): void 
     }
     return reply
       .type('text/plain; version=0.0.4; charset=utf-8')
-      .send(await services.metrics.render(services.store.db, services.driver.reloadCounts?.()));
+      .send(
+        await services.metrics.render(
+          services.store.db,
+          services.driver.reloadCounts?.(),
+          services.driver.backups ? lastBackupCheck(services.config.dataDir) : undefined,
+        ),
+      );
   });
 }

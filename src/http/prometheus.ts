@@ -59,7 +59,12 @@ export class Metrics {
   }
 
   /** The Prometheus text exposition, with the accounts counted in the store now. */
-  async render(db: Db, reloads: ReadonlyMap<string, number> = new Map()): Promise<string> {
+  /** `check`: the repository's last restic check (null: none yet; undefined: no backups here). */
+  async render(
+    db: Db,
+    reloads: ReadonlyMap<string, number> = new Map(),
+    check?: { time: Date; ok: boolean } | null,
+  ): Promise<string> {
     const out: string[] = [];
     const family = (name: string, type: string, help: string) =>
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -120,6 +125,18 @@ export class Metrics {
         out.push(
           `berth_backup_last_success_seconds${labels({ user })} ${Math.floor(status.lastSuccess.getTime() / 1000)}`,
         );
+    if (check !== undefined) {
+      family('berth_backup_check_ok', 'gauge', "1 when the backup repository's last restic check passed.");
+      out.push(`berth_backup_check_ok ${check?.ok ? 1 : 0}`);
+      if (check) {
+        family(
+          'berth_backup_last_check_seconds',
+          'gauge',
+          "When the repository's last check ended, in Unix seconds.",
+        );
+        out.push(`berth_backup_last_check_seconds ${Math.floor(check.time.getTime() / 1000)}`);
+      }
+    }
     family('berth_accounts', 'gauge', 'Hosting accounts in the store, by state.');
     out.push(`berth_accounts${labels({ state: 'active' })} ${all - suspended}`);
     out.push(`berth_accounts${labels({ state: 'suspended' })} ${suspended}`);

@@ -6,8 +6,9 @@ import type { Backups, RestoreRequest, RestoreWhat } from '../provision/driver.t
 import { StepRefused } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import type { Account } from '../store/accounts.ts';
+import { backupHoldersOf } from '../store/backup-holders.ts';
 import type { AccountObjects } from '../store/objects.ts';
-import type { AccountRow } from '../store/schema.ts';
+import type { AccountRow, Db } from '../store/schema.ts';
 import type { ValueKind } from './operation.ts';
 import { type Principal, resellerOf } from './principal.ts';
 
@@ -75,34 +76,74 @@ export function requireBackups(services: Services, server: string | null = null)
   return backups;
 }
 
-/** The account's snapshot that `given` names (a whole id or its start), or 400 object_not_found. */
-export async function findSnapshot(backups: Backups, user: string, given: string): Promise<string> {
-  const found = (await backups.snapshots(user)).filter((s) => s.id.startsWith(given));
-  if (found.length !== 1) throw apiError('object_not_found', { kind: 'snapshot', name: given }, 'snapshot');
-  return found[0]!.id;
+/** One of a user's snapshots, with the server whose repository holds it. */
+export interface HeldSnapshot {
+  id: string;
+  time: string;
+  server: string;
 }
 
-/** The account's snapshots as listbackups answers them, oldest first, sizes in MB. */
-export async function listedSnapshots(backups: Backups, user: string) {
-  const snapshots = await backups.snapshots(user);
+/**
+ * Every snapshot of the user, oldest first, in the repositories of the servers that hold some:
+ * the account's own server (`current`, null for a removed account), then each that ever took one
+ * (backup_holders: before a move, before a removal), then, for a removed account, this one. A
+ * snapshot two servers list (one repository shared by the fleet) is the first's.
+ */
+export async function heldSnapshots(
+  services: Services,
+  db: Db,
+  user: string,
+  current: string | null,
+): Promise<HeldSnapshot[]> {
+  const servers = [
+    ...new Set([
+      ...(current ? [current] : []),
+      ...(await backupHoldersOf(db, user)),
+      ...(current ? [] : [services.config.nodeName]),
+    ]),
+  ];
+  const found = new Map<string, HeldSnapshot>();
+  for (const server of servers) {
+    const backups = services.fleet.backupsOn(server);
+    if (!backups) continue;
+    for (const { id, time } of await backups.snapshots(user))
+      if (!found.has(id)) found.set(id, { id, time, server });
+  }
+  return [...found.values()].sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+}
+
+/** The snapshot that `given` names (a whole id or its start), or 400 object_not_found. */
+export function findSnapshot(held: readonly HeldSnapshot[], given: string): HeldSnapshot {
+  const found = held.filter((s) => s.id.startsWith(given));
+  if (found.length !== 1) throw apiError('object_not_found', { kind: 'snapshot', name: given }, 'snapshot');
+  return found[0]!;
+}
+
+/** The snapshots as listbackups answers them, oldest first, sizes in MB, each with its server. */
+export async function listedSnapshots(services: Services, held: readonly HeldSnapshot[]) {
   const sized = [];
-  for (const { id, time } of snapshots)
-    sized.push({ id, time, size: Math.round((await backups.size(id)) / 10_485.76) / 100 });
+  for (const { id, time, server } of held) {
+    const size = await requireBackups(services, server).size(id);
+    sized.push({ id, time, size: Math.round(size / 10_485.76) / 100, server });
+  }
   return { snapshots: sized };
 }
 
-/** Restores into an existing account; a link planted on the way is 400 invalid_parameter. */
+/**
+ * Restores into an existing account, on its own server, from the snapshot wherever it is held; a
+ * link planted on the way is 400 invalid_parameter.
+ */
 export async function restoreInto(
-  backups: Backups,
+  services: Services,
   account: Account,
   objects: AccountObjects,
-  snapshot: string,
+  snapshot: HeldSnapshot,
   request: RestoreRequest,
 ): Promise<void> {
   if (request.path && request.what !== 'files' && request.what !== 'all')
     throw invalid('path', 'a path is restored with what=files');
   try {
-    await backups.restore(account, objects, snapshot, request);
+    await services.fleet.restoreFrom(snapshot.server, account, objects, snapshot.id, request);
   } catch (error) {
     if (error instanceof StepRefused) throw invalid(error.param, error.message);
     throw error;
@@ -136,15 +177,16 @@ export function parseRecord(text: string, user: string): RecordFile {
  */
 export async function removedAccountInScope(
   principal: Principal,
-  backups: Backups,
+  services: Services,
+  held: readonly HeldSnapshot[],
   user: string,
 ): Promise<string> {
-  const snapshots = await backups.snapshots(user);
   const notFound = () => apiError('account_not_found', { user }, 'user');
-  if (snapshots.length === 0) throw notFound();
+  const newest = held.at(-1);
+  if (!newest) throw notFound();
   const reseller = resellerOf(principal);
   if (reseller === null) return user;
-  const record = parseRecord(await backups.record(user, snapshots.at(-1)!.id), user);
+  const record = parseRecord(await requireBackups(services, newest.server).record(user, newest.id), user);
   if (record.account.owner !== reseller.user) throw notFound();
   return user;
 }

@@ -3,11 +3,12 @@
 // never inside a call. A failed attempt is logged, counted in the metrics and tried again later
 // (1 minute, 5, 30, 2 hours), the job failing for good after its last attempt; `berth doctor` and
 // the portal show where each account stands. After each scheduled round, retention (`backup_keep`,
-// `backup_keep_removed`) forgets what is no longer kept.
+// `backup_keep_removed`) forgets what is no longer kept, and restic checks the repository.
 import { cronMatcher, lastFiring } from '../core/cron.ts';
 import type { Backups } from '../provision/driver.ts';
 import type { Services } from '../services.ts';
 import { type Account, findAccount, listAccounts } from '../store/accounts.ts';
+import { noteBackupHolder } from '../store/backup-holders.ts';
 import {
   type BackupJob,
   backupStatuses,
@@ -19,6 +20,7 @@ import {
 } from '../store/backup-jobs.ts';
 import { objectsOf } from '../store/objects.ts';
 import { type Db, OBJECT_TABLES } from '../store/schema.ts';
+import { backupCheckWarnings, checkRepository } from './backup-check.ts';
 
 const MINUTE = 60_000;
 export const BACKUP_RETRIES = [MINUTE, 5 * MINUTE, 30 * MINUTE, 120 * MINUTE];
@@ -69,8 +71,9 @@ async function accountsHere(services: Services): Promise<Account[]> {
 const STALE_GRACE_MS = 6 * 60 * MINUTE;
 
 /**
- * What `berth doctor` says about this server's backups: an account whose last attempts failed, and
- * one with no good backup since the schedule last fired (allowing STALE_GRACE_MS for the round).
+ * What `berth doctor` says about this server's backups: the repository's last check (failed, or
+ * none since the last round), an account whose last attempts failed, and one with no good backup
+ * since the schedule last fired (allowing STALE_GRACE_MS for the round).
  */
 export async function backupWarnings(services: Services, accounts: readonly Account[]): Promise<string[]> {
   if (!backupsOf(services)) return [];
@@ -79,7 +82,10 @@ export async function backupWarnings(services: Services, accounts: readonly Acco
     services.config.backup.schedule,
     new Date(services.now().getTime() - STALE_GRACE_MS),
   );
-  const warnings: string[] = [];
+  const warnings: string[] = backupCheckWarnings(
+    services,
+    accounts.some((a) => statuses.get(a.user)?.lastSuccess),
+  );
   for (const account of accounts) {
     const status = statuses.get(account.user);
     if (status && status.failuresSince > 0)
@@ -147,6 +153,7 @@ export async function runBackupJob(services: Services, job: BackupJob): Promise<
     );
     const summary = await backups.backup(account, await objectsOf(db, account.user), record);
     await finishJob(db, job.id, summary.snapshot, services.now());
+    await noteBackupHolder(db, account.user, services.config.nodeName, services.now());
     services.log.info(
       { user: account.user, job: job.id, snapshot: summary.snapshot, added: summary.bytesAdded },
       'backup made',
@@ -163,13 +170,20 @@ export async function runDueBackups(services: Services): Promise<number> {
   return jobs.length;
 }
 
-/** Forgets, in this server's repository, what retention no longer keeps. */
+/**
+ * Forgets, in this server's repository, what retention no longer keeps; then, whatever that gave,
+ * checks the repository (backup-check.ts), so that damage is found before a restore needs it.
+ */
 export async function applyRetention(services: Services): Promise<void> {
   const backups = backupsOf(services);
   if (!backups) return;
-  // The fleet's accounts, not this server's alone: a shared repository holds every server's.
-  const users = new Set((await listAccounts(services.store.db, null)).map((a) => a.user));
-  await backups.applyRetention(users, services.now());
+  try {
+    // The fleet's accounts, not this server's alone: a shared repository holds every server's.
+    const users = new Set((await listAccounts(services.store.db, null)).map((a) => a.user));
+    await backups.applyRetention(users, services.now());
+  } finally {
+    await checkRepository(services);
+  }
 }
 
 export interface BackupWorker {

@@ -1,5 +1,5 @@
 // list_backups (CONTRACT §14, §15): the holder's own snapshots, as listbackups gives them.
-import { listedSnapshots, requireBackups } from './backup-common.ts';
+import { heldSnapshots, listedSnapshots, requireBackups } from './backup-common.ts';
 import { holderAccount } from './common.ts';
 import { defineOperation } from './operation.ts';
 import { results } from './results.ts';
@@ -15,8 +15,10 @@ export const listBackupsOfHolder = defineOperation({
   errors: [],
   async run(ctx) {
     const account = await holderAccount(ctx.db, ctx.principal);
-    const backups = requireBackups(ctx.services, account.server);
-    const data = await listedSnapshots(backups, account.user);
+    requireBackups(ctx.services, account.server);
+    const current = account.server ?? ctx.services.config.nodeName;
+    const held = await heldSnapshots(ctx.services, ctx.db, account.user, current);
+    const data = await listedSnapshots(ctx.services, held);
     return { data, info: `${data.snapshots.length} backup(s) of ${account.user}` };
   },
 });

@@ -1,6 +1,8 @@
 // What runs beside the API: comparing the store with the system (`berth doctor`, and at start), and
 // refreshing the accounts' usage (`berth usage refresh`, and every 15 minutes while serving).
+
 import { sql } from 'kysely';
+import { backupEnvironmentProblem } from '../config/backup-environment.ts';
 import { PublicSuffixes, publicSuffixesAt } from '../core/domain-claims.ts';
 import type { Services } from '../services.ts';
 import { type Account, findAccount, listAccounts } from '../store/accounts.ts';
@@ -37,8 +39,11 @@ export async function inspect(services: Services): Promise<string[]> {
     differences.push(
       `${entry.user}: "${entry.operation}" was interrupted (${entry.startedAt}); serve finishes it when it starts`,
     );
-  if (services.driver.backups)
+  if (services.driver.backups) {
+    const problem = backupEnvironmentProblem(services.config);
+    if (problem) differences.push(problem);
     differences.push(...(await backupWarnings(services, await ownAccounts(services))));
+  }
   // Only a driver with something to compare loads the accounts (start-up stays fast).
   differences.push(
     ...(await services.driver.inspect(

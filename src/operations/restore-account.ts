@@ -2,10 +2,12 @@
 // one of its snapshots, answering once the data is in place. An account removed since is made
 // again as the snapshot had it, from the record and objects the snapshot keeps (password hashes
 // included: its login, its mailboxes' logins), as an account arriving from another server is made;
-// then everything it had is restored into it. A reseller reaches a removed account's snapshots
-// only when the snapshot names it as the owner.
+// then everything it had is restored into it, on the server whose repository holds the snapshot. A
+// reseller reaches a removed account's snapshots only when the snapshot names it as the owner. The
+// snapshot may be held by another server than the account's own (taken before a move): the
+// account's server restores from what that one gives of it (fleet/backups.ts).
 import { apiError, invalid } from '../core/errors.ts';
-import type { Backups, RestoreRequest } from '../provision/driver.ts';
+import type { RestoreRequest } from '../provision/driver.ts';
 import {
   type Account,
   findAccount,
@@ -19,6 +21,8 @@ import { type Db, OBJECT_TABLES } from '../store/schema.ts';
 import {
   backupKinds,
   findSnapshot,
+  type HeldSnapshot,
+  heldSnapshots,
   parseRecord,
   type RecordFile,
   removedAccountInScope,
@@ -30,15 +34,16 @@ import { changeState, targetAccount } from './common.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
 import { results } from './results.ts';
 
-/** Makes the removed account again, in the store and on this server's system. */
+/** Makes the removed account again, in the store and on `server`'s system. */
 async function recreate(
   ctx: Parameters<typeof restoreAccount.run>[0],
   record: RecordFile,
+  server: string,
 ): Promise<{ account: Account; objects: AccountObjects }> {
   const { password_hash: storeHash, ...row } = record.account;
   const passwordHash = record.system_password_hash ?? storeHash;
   if (!passwordHash) throw invalid('snapshot', 'it keeps no password hash for the account');
-  const account = toAccount({ ...row, server: ctx.services.config.nodeName });
+  const account = toAccount({ ...row, server });
   const objects = fromObjectRows(record.objects);
   if (!objects) throw invalid('snapshot', "its record of the account's objects is not one Berth can read");
   await changeState(ctx, async (db: Db, system) => {
@@ -57,7 +62,7 @@ async function recreate(
     await noteAccount(db, account.user);
     await db
       .insertInto('accounts')
-      .values({ ...record.account, server: ctx.services.config.nodeName })
+      .values({ ...record.account, server })
       .execute();
     for (const table of OBJECT_TABLES) {
       const rows = record.objects[table] ?? [];
@@ -99,27 +104,32 @@ export const restoreAccount = defineOperation({
     const existing = await findAccount(ctx.db, input.user);
     let account: Account;
     let objects: AccountObjects;
-    let snapshot: string;
-    let backups: Backups;
+    let snapshot: HeldSnapshot;
     if (existing) {
       account = await targetAccount(ctx.db, ctx.principal, input.user);
-      backups = requireBackups(ctx.services, account.server);
-      snapshot = await findSnapshot(backups, account.user, input.snapshot);
+      requireBackups(ctx.services, account.server);
+      const current = account.server ?? ctx.services.config.nodeName;
+      snapshot = findSnapshot(
+        await heldSnapshots(ctx.services, ctx.db, account.user, current),
+        input.snapshot,
+      );
       objects = await objectsOf(ctx.db, account.user);
     } else {
       // Removed: its snapshots say whose it was; outside the caller's scope it does not exist.
-      const kept = ctx.services.fleet.backupsOn(null);
-      if (!kept) throw apiError('account_not_found', { user: input.user }, 'user');
-      backups = kept;
-      await removedAccountInScope(ctx.principal, backups, input.user);
-      snapshot = await findSnapshot(backups, input.user, input.snapshot);
-      const record = parseRecord(await backups.record(input.user, snapshot), input.user);
-      ({ account, objects } = await recreate(ctx, record));
+      if (!ctx.services.fleet.backupsOn(null))
+        throw apiError('account_not_found', { user: input.user }, 'user');
+      const held = await heldSnapshots(ctx.services, ctx.db, input.user, null);
+      await removedAccountInScope(ctx.principal, ctx.services, held, input.user);
+      snapshot = findSnapshot(held, input.snapshot);
+      const backups = requireBackups(ctx.services, snapshot.server);
+      const record = parseRecord(await backups.record(input.user, snapshot.id), input.user);
+      // Made again on the server whose repository holds the snapshot: the restore reads it there.
+      ({ account, objects } = await recreate(ctx, record, snapshot.server));
       request = { what: 'all' };
     }
-    await restoreInto(backups, account, objects, snapshot, request);
+    await restoreInto(ctx.services, account, objects, snapshot, request);
     if (existing) await ctx.recordSuccess(ctx.db);
-    const message = restoredMessage(account.user, snapshot, request);
+    const message = restoredMessage(account.user, snapshot.id, request);
     return { data: message, info: message };
   },
 });

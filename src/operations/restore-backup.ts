@@ -3,7 +3,14 @@
 // one of its snapshots; it answers once the data is in place.
 import { invalid } from '../core/errors.ts';
 import { objectsOf } from '../store/objects.ts';
-import { backupKinds, findSnapshot, requireBackups, restoredMessage, restoreInto } from './backup-common.ts';
+import {
+  backupKinds,
+  findSnapshot,
+  heldSnapshots,
+  requireBackups,
+  restoredMessage,
+  restoreInto,
+} from './backup-common.ts';
 import { holderAccount } from './common.ts';
 import { findDatabase } from './database-objects.ts';
 import { defineOperation, kinds, optional, required } from './operation.ts';
@@ -30,7 +37,7 @@ export const restoreBackup = defineOperation({
   errors: ['object_not_found'],
   async run(ctx, input) {
     const account = await holderAccount(ctx.db, ctx.principal);
-    const backups = requireBackups(ctx.services, account.server);
+    requireBackups(ctx.services, account.server);
     const objects = await objectsOf(ctx.db, account.user);
     if (input.path && input.what !== 'files') throw invalid('path', 'a path is restored with what=files');
     if (input.email && input.what !== 'mail') throw invalid('email', 'a mailbox is restored with what=mail');
@@ -46,16 +53,20 @@ export const restoreBackup = defineOperation({
     if (input.what === 'databases' && !input.database)
       throw invalid('database', 'name the database to restore');
     const database = input.database && findDatabase(account, objects, 'database', input.database).name;
-    const snapshot = await findSnapshot(backups, account.user, input.snapshot);
+    const current = account.server ?? ctx.services.config.nodeName;
+    const snapshot = findSnapshot(
+      await heldSnapshots(ctx.services, ctx.db, account.user, current),
+      input.snapshot,
+    );
     const request = {
       what: input.what,
       ...(input.path && { path: input.path }),
       ...(input.email && { email: input.email }),
       ...(database && { database }),
     };
-    await restoreInto(backups, account, objects, snapshot, request);
+    await restoreInto(ctx.services, account, objects, snapshot, request);
     await ctx.recordSuccess(ctx.db);
-    const message = restoredMessage(account.user, snapshot, request);
+    const message = restoredMessage(account.user, snapshot.id, request);
     return { data: message, info: message };
   },
 });

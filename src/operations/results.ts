@@ -228,6 +228,9 @@ export const results = {
         id: text('The snapshot id restoreacct and restore_backup take'),
         time: text('When it was taken, ISO 8601'),
         size: { type: 'number', minimum: 0, description: 'What restoring it gives, in MB (two decimals)' },
+        server: text(
+          "The server whose repository holds it (another than the account's after a move); any server restores it",
+        ),
       }),
     },
   }),

@@ -1,11 +1,12 @@
 // Backups: the account's snapshots (list_backups), a restore of its files, one path of them, its
 // mail or one of its databases (restore_backup), and a snapshot of the home as a .tar.gz download, streamed from the
 // repository: restic writes the home's own tree alone, links as links, so nothing from outside the
-// home is in it. A snapshot is found among the account's own before anything is read.
+// home is in it. A snapshot is found among the account's own (on every server that holds some)
+// before anything is read.
 import { createGzip } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors.ts';
-import { findSnapshot } from '../operations/backup-common.ts';
+import { findSnapshot, type HeldSnapshot, heldSnapshots } from '../operations/backup-common.ts';
 import { type FormErrors, type FormSpec, formView } from '../web-kit/form.ts';
 import { formatDate } from '../web-kit/format.ts';
 import type { Translate } from './i18n.ts';
@@ -119,17 +120,27 @@ export function registerBackupsPage(app: FastifyInstance, panel: Panel, withHold
   app.get(
     '/backups/download',
     withHolder(async (request, reply, holder) => {
-      const backups = panel.services.fleet.backupsOn(holder.account.server);
       const given = (request.query as Record<string, unknown>).snapshot;
-      if (!backups || typeof given !== 'string' || !/^[0-9a-f]{8,64}$/.test(given))
+      if (
+        !panel.services.fleet.backupsOn(holder.account.server) ||
+        typeof given !== 'string' ||
+        !/^[0-9a-f]{8,64}$/.test(given)
+      )
         return reply.code(404).type('text/plain').send('Not found');
-      let id: string;
+      let snapshot: HeldSnapshot;
       try {
-        id = await findSnapshot(backups, holder.account.user, given);
+        const { account } = holder;
+        const current = account.server ?? panel.services.config.nodeName;
+        snapshot = findSnapshot(
+          await heldSnapshots(panel.services, panel.services.store.db, account.user, current),
+          given,
+        );
       } catch {
         return reply.code(404).type('text/plain').send('Not found');
       }
-      const tar = await backups.homeArchive(holder.account.user, id);
+      const { id } = snapshot;
+      // From the repository that holds it: this server's, or another's over the fleet's calls.
+      const tar = await panel.services.fleet.backupsOn(snapshot.server)!.homeArchive(holder.account.user, id);
       const name = `${holder.account.user}-${id.slice(0, 8)}.tar.gz`;
       return reply
         .type('application/gzip')

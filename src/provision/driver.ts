@@ -99,6 +99,12 @@ export interface BackupSnapshot {
 }
 
 /** An account's backups on its server (CONTRACT §15; the linux driver's backup component). */
+/** A snapshot held by another server's repository: the server, and its parts (Backups.parts) asked of it. */
+export interface HeldElsewhere {
+  server: string;
+  parts(): Promise<Readable>;
+}
+
 export interface Backups {
   /**
    * Takes a snapshot of the account: its files, mail, zones and what every kind adds (a database
@@ -115,21 +121,32 @@ export interface Backups {
   size(snapshot: string): Promise<number>;
   /** The `record` a snapshot holds. */
   record(user: string, snapshot: string): Promise<string>;
-  /** Puts back what the request names from the snapshot, exactly as it was there. */
+  /**
+   * Puts back what the request names from the snapshot, exactly as it was there: one in this
+   * server's repository, or, with `held`, one another server's holds, whose `parts` it takes.
+   */
   restore(
     account: Account,
     objects: AccountObjects,
     snapshot: string,
     request: RestoreRequest,
+    held?: HeldElsewhere,
   ): Promise<void>;
+  /**
+   * What a restore of `request` needs of one of the user's snapshots here, for another server to
+   * restore from: a tar stream of `home/` (what of the home the request names) and `meta/` (the
+   * record, zones and what each kind of object added).
+   */
+  parts(user: string, snapshot: string, request: RestoreRequest): Promise<Readable>;
   /** The account's home as it was in the snapshot, as a tar stream (nothing from outside it). */
   homeArchive(user: string, snapshot: string): Promise<Readable>;
   /**
    * Forgets what retention does not keep: of each account in `accounts`, per `backup_keep`; of
-   * every other, all once its last snapshot is older than `backup_keep_removed`; then checks the
-   * repository (restic check), throwing what it finds.
+   * every other, all once its last snapshot is older than `backup_keep_removed`.
    */
   applyRetention(accounts: ReadonlySet<string>, now: Date): Promise<void>;
+  /** Checks the repository (restic check, its structure), throwing what it finds. */
+  check(): Promise<void>;
 }
 
 export interface Driver {

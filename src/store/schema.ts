@@ -314,6 +314,14 @@ export interface FtpAccountTable {
 }
 
 /** A backup run (CONTRACT §15): queued, running, done or failed (after its last attempt). */
+/** A server whose repository holds snapshots of a user (kept after a move and after removal). */
+export interface BackupHolderTable {
+  user: string;
+  server: string;
+  /** ISO time of the first snapshot it took. */
+  first_at: string;
+}
+
 export interface BackupJobTable {
   /** Lower-case base32, unique across the store. */
   id: string;
@@ -379,6 +387,7 @@ export interface Database {
   database_users: DatabaseUserTable;
   ftp_accounts: FtpAccountTable;
   backup_jobs: BackupJobTable;
+  backup_holders: BackupHolderTable;
   api_tokens: ApiTokenTable;
   portal_sessions: PortalSessionTable;
   sso_tokens: SsoTokenTable;

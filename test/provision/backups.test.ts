@@ -298,7 +298,9 @@ describe('backups on the linux driver', () => {
       node: h.services.config.nodeName,
     };
     assert.equal(await backupCommand.run(['list', 'bella'], flags, io), 0);
-    assert.match(out.join(''), /^ID +TIME +SIZE \(MB\)$/m);
+    assert.match(out.join(''), /^ID +TIME +SIZE \(MB\) +SERVER$/m);
+    // Each snapshot names the server whose repository holds it: this one.
+    assert.match(out.join(''), new RegExp(`^[0-9a-f]{8} .* ${h.services.config.nodeName}$`, 'm'));
     rmSync(home('public_html/index.html'));
     assert.equal(
       await backupCommand.run(['restore', 'bella'], { ...flags, path: 'public_html/index.html' }, io),

@@ -83,18 +83,19 @@ export const backupCommand: Command = {
       }
       const user = positional(args, 1, 'user name');
       const listed = (await runAsAdministrator(services, 'listbackups', { user })).data as {
-        snapshots: { id: string; time: string; size: number }[];
+        snapshots: { id: string; time: string; size: number; server: string }[];
       };
       if (action === 'list') {
         printListing(
           io,
           flags,
           listed,
-          ['ID', 'TIME', 'SIZE (MB)'],
+          ['ID', 'TIME', 'SIZE (MB)', 'SERVER'],
           listed.snapshots.map((s) => [
             s.id.slice(0, 8),
             s.time.slice(0, 19).replace('T', ' '),
             String(s.size),
+            s.server,
           ]),
         );
         return 0;

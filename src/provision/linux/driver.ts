@@ -124,9 +124,9 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       checkIdentifiers(account);
       return backupsHere.backup(account, objects, record);
     },
-    restore: async (account, objects, snapshot, request) => {
+    restore: async (account, objects, snapshot, request, held) => {
       checkIdentifiers(account);
-      await backupsHere.restore(account, objects, snapshot, request);
+      await backupsHere.restore(account, objects, snapshot, request, held);
       // A directory put back is another: FTP pins follow it (one now a link stays empty: doctor).
       await ftp?.resume?.(account, objects).catch(() => {});
     },

@@ -11,7 +11,7 @@ export interface CommandRunner {
    */
   run(
     argv: readonly string[],
-    options?: { input?: string; umask?: number; timeoutMs?: number },
+    options?: { input?: string; umask?: number; timeoutMs?: number; env?: Readonly<Record<string, string>> },
   ): Promise<{ stdout: string; stderr: string }>;
 }
 
@@ -36,7 +36,7 @@ export function execRunner(): CommandRunner {
               shell: false,
               timeout: options.timeoutMs ?? 60_000,
               maxBuffer: 4 * 1024 * 1024,
-              env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' },
+              env: { ...options.env, PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' },
             },
             (error, stdout, stderr) => {
               if (error) {
@@ -63,12 +63,13 @@ export function execRunner(): CommandRunner {
 export function streamCommand(
   argv: readonly string[],
   input?: Readable,
+  env: Readonly<Record<string, string>> = {},
 ): { output: Readable; done: Promise<void> } {
   const [binary, ...args] = argv;
   if (!binary?.startsWith('/')) throw new CommandFailed(`not an absolute command path: ${binary}`);
   const child = spawn(binary, args, {
     shell: false,
-    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' },
+    env: { ...env, PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' },
     stdio: [input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

@@ -23,6 +23,7 @@ import * as databases from './0019-databases.ts';
 import * as ftpAccounts from './0020-ftp-accounts.ts';
 import * as mailingLists from './0021-mailing-lists.ts';
 import * as backupJobs from './0022-backup-jobs.ts';
+import * as backupHolders from './0023-backup-holders.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -52,6 +53,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0020-ftp-accounts': ftpAccounts,
   '0021-mailing-lists': mailingLists,
   '0022-backup-jobs': backupJobs,
+  '0023-backup-holders': backupHolders,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

@@ -9,13 +9,16 @@
 // account's snapshot id never reaches another's data.
 //
 // A restore never writes as root in a home: restic restores the snapshot into a fresh staging
-// directory root alone may enter, tar reads what was asked for there, and tar running as the
+// directory root alone may enter (or, for a snapshot another server's repository holds, tar
+// extracts there what that server's `parts` restored from it: backups.ts of the fleet), tar
+// reads what was asked for there, and tar running as the
 // account's own user (setpriv) writes it into the home; what the request names is first removed
 // from the home through home.ts's helpers, which never follow a link. A link the holder planted on
 // the way to a path asked for refuses the restore; one in place of what is restored is removed,
 // never followed; and whatever the holder changes meanwhile, the writes are the account's own,
 // which reach nothing outside what the account may write anyway.
-import { lstatSync, readdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, lstatSync, readdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { retentionFlags } from '../../../core/retention.ts';
@@ -195,6 +198,61 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
     await copyIn(account, staged, components);
   }
 
+  /** A new directory of root's alone below restoreRoot, for one restore's staged parts. */
+  function freshStage(user: string): string {
+    makePrivateDirectory(restoreRoot);
+    const stage = join(restoreRoot, `${user}-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`);
+    makePrivateDirectory(stage);
+    return stage;
+  }
+
+  /**
+   * Restores what `request` needs of the snapshot into `stage`, as `home` (what of the home it
+   * names) and `meta` (the record, zones and parts), whatever paths the snapshot had them at.
+   */
+  async function stageParts(
+    snapshot: Snapshot,
+    user: string,
+    stage: string,
+    request: RestoreRequest,
+  ): Promise<void> {
+    const oldHome = homeOf(snapshot, user);
+    const wanted = request.path ? join(oldHome, ...request.path) : oldHome;
+    const includes = request.what === 'databases' ? [metaDir(user)] : [wanted, metaDir(user)];
+    const restored = join(stage, 'restic');
+    makePrivateDirectory(restored);
+    await repository.restore(snapshot.id, restored, includes);
+    for (const [from, to] of [
+      [oldHome, 'home'],
+      [metaDir(user), 'meta'],
+    ] as const)
+      if (existsSync(join(restored, from))) renameSync(join(restored, from), join(stage, to));
+    await removeHome(restored);
+  }
+
+  /**
+   * Extracts the parts another server's repository gave (`parts` there) into `stage`, as root in a
+   * directory no one else may enter: owners and modes as they were, for the copy-in that follows.
+   * GNU tar keeps every name below the directory (no absolute name, no ..) and makes a link that
+   * could lead out only once every file is written.
+   */
+  async function unpackParts(input: Readable, stage: string): Promise<void> {
+    const { output, done } = streamCommand(
+      [
+        '/usr/bin/tar',
+        '--extract',
+        '--file=-',
+        `--directory=${stage}`,
+        '--numeric-owner',
+        '--same-owner',
+        '--preserve-permissions',
+      ],
+      input,
+    );
+    output.resume();
+    await done;
+  }
+
   /** What a request names, as paths below the home; `staged` lists the snapshot's. */
   function targets(account: Account, staged: string, request: RestoreRequest): string[][] {
     if (request.path) return [[...request.path]];
@@ -287,23 +345,19 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
       return output;
     },
 
-    async restore(account, objects, id, request) {
-      const snapshot = await own(account.user, id);
+    async restore(account, objects, id, request, held) {
       const restoring = parts.filter((p) => request.what === 'all' || p.name === request.what);
       if (request.what === 'databases' && restoring.length === 0)
         throw new StepRefused('what', 'this server keeps no databases in its backups');
-      const oldHome = homeOf(snapshot, account.user);
-      makePrivateDirectory(restoreRoot);
-      const stage = join(restoreRoot, `${account.user}-${Date.now().toString(36)}`);
-      await removeHome(stage);
-      makePrivateDirectory(stage);
+      // The snapshot is the account's own here, or was found so by the server that holds it.
+      const snapshot = held ? null : await own(account.user, id);
+      const stage = freshStage(account.user);
       try {
-        const wanted = request.path ? join(oldHome, ...request.path) : oldHome;
-        const includes =
-          request.what === 'databases' ? [metaDir(account.user)] : [wanted, metaDir(account.user)];
-        await repository.restore(snapshot.id, stage, includes);
-        const staged = join(stage, oldHome);
-        const partDir = (part: BackupPart) => join(stage, metaDir(account.user), part.name);
+        if (snapshot) await stageParts(snapshot, account.user, stage, request);
+        else await unpackParts(await held!.parts(), stage);
+        // From here on, one restore whichever repository the snapshot came from.
+        const staged = join(stage, 'home');
+        const partDir = (part: BackupPart) => join(stage, 'meta', part.name);
         // What a part would refuse is refused before any file is put back.
         for (const part of restoring) part.check(account, objects, partDir(part), request.database);
         if (request.what !== 'databases')
@@ -312,6 +366,32 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
       } finally {
         await removeHome(stage);
       }
+    },
+
+    async parts(user, id, request) {
+      const snapshot = await own(user, id);
+      const stage = freshStage(user);
+      try {
+        await stageParts(snapshot, user, stage, request);
+      } catch (error) {
+        await removeHome(stage);
+        throw error;
+      }
+      const names = ['home', 'meta'].filter((name) => existsSync(join(stage, name)));
+      const { output, done } = streamCommand([
+        '/usr/bin/tar',
+        '--create',
+        '--file=-',
+        `--directory=${stage}`,
+        '--numeric-owner',
+        '--',
+        ...names,
+      ]);
+      done
+        .catch((error: unknown) => output.destroy(error as Error))
+        .finally(() => removeHome(stage))
+        .catch(() => {});
+      return output;
     },
 
     async applyRetention(accounts, now) {
@@ -334,7 +414,10 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
         }
       }
       if (forgot) await repository.prune();
-      // Once a round: a damaged repository is found before a restore needs it.
+    },
+
+    async check() {
+      await repository.ensure();
       await repository.check();
     },
   };

@@ -3,10 +3,12 @@
 // that file's name, never as a value; its cache is <data-dir>/backup-cache. A repository that is a
 // directory is made root's alone (0700), so that no account reads, lists or changes it. restic's own
 // lock keeps two runs on one repository apart; a lock a killed run left is cleared by `unlock`,
-// which removes only stale locks.
+// which removes only stale locks. The credentials of a repository elsewhere (s3:, rest:…) come from
+// `backup_environment_file`, in restic's environment alone (config/backup-environment.ts).
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { readBackupEnvironment } from '../../../config/backup-environment.ts';
 import type { Config } from '../../../config/index.ts';
 import { makePrivateDirectory, readIfExists, writeFileAtomic } from '../files.ts';
 import { type CommandRunner, streamCommand } from '../run.ts';
@@ -69,8 +71,10 @@ export function resticRepository(config: Config, runner: CommandRunner): Reposit
   const passwordFile = join(config.dataDir, 'backup-password');
   const cacheDir = join(config.dataDir, 'backup-cache');
   const base = () => ['--repo', location, '--password-file', passwordFile, '--cache-dir', cacheDir];
+  // Read at each run: a changed file (new credentials) counts from the next one.
+  const env = () => readBackupEnvironment(config.backup.environmentFile);
   const restic = (args: string[], timeoutMs = READ_TIMEOUT_MS) =>
-    runner.run([RESTIC, ...base(), ...args], { timeoutMs, umask: 0o077 });
+    runner.run([RESTIC, ...base(), ...args], { timeoutMs, umask: 0o077, env: env() });
   let ready: Promise<void> | null = null;
 
   async function ensure(): Promise<void> {
@@ -152,7 +156,7 @@ export function resticRepository(config: Config, runner: CommandRunner): Reposit
     },
 
     dump(id, path) {
-      return streamCommand([RESTIC, ...base(), 'dump', '--no-lock', id, path]);
+      return streamCommand([RESTIC, ...base(), 'dump', '--no-lock', id, path], undefined, env());
     },
 
     async keep(tags, policy) {

@@ -4,7 +4,7 @@
 // the scenarios so named (the functions below) and nothing else.
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -443,7 +443,8 @@ async function benchSandbox() {
   const port = Number(new URL(info.api).port);
   return {
     sandbox,
-    onStack: (op: string, body: string) => postForm(port, `/api/v1/${op}/`, body, auth),
+    /** An operation of the API (`path`, below /api/, for another than /api/v1/<op>/). */
+    onStack: (op: string, body: string, path = `v1/${op}`) => postForm(port, `/api/${path}/`, body, auth),
   };
 }
 
@@ -469,15 +470,17 @@ async function wholeStack(): Promise<void> {
     `user=s${i}x&domain=s${i}x.example.com&email=o%40example.com&package=default&password=Stack-pass-${i}1234`;
   const dataDir = await prepare(0);
   const berthServer = await startBerth(dataDir);
-  const baseline = await sequentialCreates(count, (i) =>
-    post(dataDir, berthServer.adminPort, '/api/v1/createacct/', body(i)),
-  );
+  const onRecord = (op: string, body: string) => post(dataDir, berthServer.adminPort, `/api/${op}/`, body);
+  const baseline = await sequentialCreates(count, (i) => onRecord('v1/createacct', body(i)));
+  const baselineOps = await customerOperations(count, onRecord);
   await berthServer.stop();
 
   const { sandbox, onStack } = await benchSandbox();
   let stack: number[];
+  let stackOps: Record<string, number[]>;
   try {
     stack = await sequentialCreates(count, (i) => onStack('createacct', body(i)));
+    stackOps = await customerOperations(count, (op, body) => onStack(op.replace(/^v1\//, ''), body, op));
   } catch (error) {
     process.stderr.write(
       `the sandbox said:\n${sandbox.output()}\nberth's log in it:\n${await sandbox.log()}\n`,
@@ -504,6 +507,75 @@ async function wholeStack(): Promise<void> {
     target: { absolute: 1000, text: 'under a second' },
     errors: 0,
   });
+  const targets: Record<string, number> = { add_domain: 300, add_mailbox: 100, add_database: 100 };
+  for (const [op, target] of Object.entries(targets))
+    measurements.push({
+      scenario: `6c. ${op} by the holder (through the API's account path), whole stack, one at a time, ${count} calls`,
+      metric: 'median latency, ms',
+      berth: median(stackOps[op]!),
+      baseline: median(baselineOps[op]!),
+      higherIsBetter: false,
+      target: { absolute: target, text: `≤ ${target} ms` },
+      errors: 0,
+    });
+}
+
+/**
+ * Milliseconds of the holder's add_domain, add_mailbox and add_database, one call at a time, one
+ * of each for each of `count` accounts made by wholeStack (`call(path, body)`, path below /api/).
+ */
+async function customerOperations(
+  count: number,
+  call: (path: string, body: string) => Promise<string>,
+): Promise<Record<string, number[]>> {
+  const times: Record<string, number[]> = { add_domain: [], add_mailbox: [], add_database: [] };
+  const params = (i: number): Record<string, string> => ({
+    add_domain: `domain=shop${i}.example.net&type=addon`,
+    add_mailbox: `email=info%40s${i}x.example.com&password=Mailbox-pass-${i}x9`,
+    add_database: `name=shop${i}`,
+  });
+  for (let i = 0; i < count; i++)
+    for (const [op, body] of Object.entries(params(i))) {
+      const started = performance.now();
+      const reply = JSON.parse(await call(`account/${op}`, `user=s${i}x&${body}`)) as {
+        status: number;
+        info: string;
+      };
+      if (reply.status !== 200) throw new Error(`${op}: ${reply.info}`);
+      times[op]!.push(performance.now() - started);
+    }
+  for (const list of Object.values(times)) list.sort((a, b) => a - b);
+  return times;
+}
+
+/**
+ * The memory of a process and every process below it: the sum of their proportional set sizes
+ * (shared pages divided among their users), in MB.
+ */
+function stackMemory(rootPid: number): number {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let kb = 0;
+  const todo = [rootPid];
+  while (todo.length > 0) {
+    const pid = todo.pop()!;
+    todo.push(...(children.get(pid) ?? []));
+    try {
+      kb += Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return kb / 1024;
 }
 
 /** Calls `call(i)` for i below `count` from `clients` callers at once; each answer's milliseconds. */
@@ -574,6 +646,7 @@ async function bulkChanges(): Promise<void> {
       await onStack('createacct', 'user=steady&domain=steady.example&email=o%40example.com&package=default'),
     ) as { status: number; info: string };
     if (steady.status !== 200) throw new Error(`createacct steady: ${steady.info}`);
+    // A static page, and a PHP page that takes two seconds, as a slow application's would.
     const page = await sandbox.exec([
       '/usr/sbin/runuser',
       '-u',
@@ -581,22 +654,32 @@ async function bulkChanges(): Promise<void> {
       '--',
       '/bin/sh',
       '-c',
-      'echo up > ~/public_html/index.html',
+      'echo up > ~/public_html/index.html; echo "<?php sleep(2); echo \'done\';" > ~/public_html/slow.php',
     ]);
     if (page.code !== 0) throw new Error(`the steady site's page: ${page.stderr}`);
     // What a reload of nginx would cost, by the number of sites: one parse of the whole
     // configuration, as nginx -t makes it. No call reloads nginx; the parse shows that the
     // configuration stays the same size as sites come.
     const nginxTest = async () => {
-      const test = await sandbox.exec(['/bin/bash', '-c', 'TIMEFORMAT=%R; time /usr/sbin/nginx -t -q']);
-      if (test.code !== 0) throw new Error(`nginx -t: ${test.stderr}`);
-      return Number(test.stderr.trim().split('\n').at(-1));
+      // The median of five: one parse is a few milliseconds, which the machine's load moves.
+      const times: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const test = await sandbox.exec(['/bin/bash', '-c', 'TIMEFORMAT=%R; time /usr/sbin/nginx -t -q']);
+        if (test.code !== 0) throw new Error(`nginx -t: ${test.stderr}`);
+        times.push(Number(test.stderr.trim().split('\n').at(-1)));
+      }
+      return median(times.sort((a, b) => a - b));
     };
     const nginxTestAlone = await nginxTest();
+    const emptyMemory = stackMemory(info.namespace_pid);
 
-    const creates = await parallel(count, clients, (i) => onStack('createacct', create(i)));
-    const nginxTestFull = await nginxTest();
+    // Another account's site throughout: static requests, and two clients of its slow PHP page.
     const load = steadyLoad(info, 'steady.example');
+    const slow = [1, 2].map(() => steadyLoad(info, 'steady.example', 200, '/slow.php'));
+    const createReloads = await sandboxReloads(info);
+    const creates = await parallel(count, clients, (i) => onStack('createacct', create(i)));
+    const createdReloads = await sandboxReloads(info);
+    const nginxTestFull = await nginxTest();
     const bursts = [];
     for (const op of OPS) {
       const before = await sandboxReloads(info);
@@ -605,6 +688,10 @@ async function bulkChanges(): Promise<void> {
       bursts.push({ op, ...burst, reloads: (after.nginx ?? 0) - (before.nginx ?? 0) });
     }
     const seen = await load.stop();
+    const seenSlow = await Promise.all(slow.map((s) => s.stop()));
+    // The accounts made above, every one of them idle now (the suspended ones unsuspended).
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    const idleMemory = stackMemory(info.namespace_pid);
 
     const n = count.toLocaleString('en');
     measurements.push({
@@ -647,13 +734,50 @@ async function bulkChanges(): Promise<void> {
       });
     });
     measurements.push({
-      scenario: "7e. another account's site over HTTPS during 7c and 7d",
+      scenario: `7a′. nginx reloads for those ${n} calls`,
+      metric: 'reloads (baseline: calls)',
+      berth: (createdReloads.nginx ?? 0) - (createReloads.nginx ?? 0),
+      baseline: count,
+      higherIsBetter: false,
+      target: { absolute: 0, text: 'none: no call reloads nginx' },
+      errors: 0,
+    });
+    measurements.push({
+      scenario: "7e. another account's static page over HTTPS, a new connection each, during 7a, 7c and 7d",
       metric: 'failed requests (baseline: requests)',
       berth: seen.errors.length,
       baseline: seen.requests,
       higherIsBetter: false,
       target: { absolute: 0, text: 'none fails' },
       errors: seen.errors.length,
+    });
+    measurements.push({
+      scenario: '7e′. the same, p99 of a request (a full TLS handshake each)',
+      metric: 'p99 latency, ms',
+      berth: p99(seen.latencies),
+      baseline: seen.latencies[0] ?? 0,
+      higherIsBetter: false,
+      target: { absolute: 50, text: 'p99 under 50 ms (baseline: the fastest)' },
+      errors: 0,
+    });
+    const slowFailures = seenSlow.flatMap((s) => s.errors);
+    measurements.push({
+      scenario: "7g. another account's PHP requests of 2 s during 7a, 7c and 7d, two clients",
+      metric: 'failed or cut requests (baseline: requests)',
+      berth: slowFailures.length,
+      baseline: seenSlow.reduce((sum, s) => sum + s.requests, 0),
+      higherIsBetter: false,
+      target: { absolute: 0, text: 'none fails, none is cut' },
+      errors: slowFailures.length,
+    });
+    measurements.push({
+      scenario: `7h. memory of the whole stack (PSS of every process) with ${n} idle accounts, above the empty server`,
+      metric: 'MB (baseline: the empty server)',
+      berth: idleMemory - emptyMemory,
+      baseline: emptyMemory,
+      higherIsBetter: false,
+      target: { absolute: 1024, text: 'at most 1 GB' },
+      errors: 0,
     });
     measurements.push({
       scenario: `7f. one parse of nginx's configuration (nginx -t) with ${(count + 1).toLocaleString('en')} sites`,

@@ -417,30 +417,34 @@ export async function sandboxReloads(sandbox: SandboxInfo): Promise<Record<strin
 }
 
 /**
- * GETs a sandbox site's page over HTTPS, one request after another, until `stop()`: the answers
- * that were not `expect` (or failed) are the errors.
+ * GETs a sandbox site's page (`path`) over HTTPS, one request after another on a new connection
+ * each (a full TLS handshake), until `stop()`: the answers that were not `expect` (or failed, or
+ * were cut) are the errors; each answer's milliseconds are kept.
  */
-export function steadyLoad(sandbox: SandboxInfo, domain: string, expect = 200) {
+export function steadyLoad(sandbox: SandboxInfo, domain: string, expect = 200, path = '/') {
   let stopped = false;
   let requests = 0;
   const errors: string[] = [];
+  const latencies: number[] = [];
   const running = (async () => {
     while (!stopped) {
       requests++;
+      const sent = performance.now();
       try {
-        const { status } = await insecureRequest(sandbox.https_port, '/', { servername: domain });
+        const { status } = await insecureRequest(sandbox.https_port, path, { servername: domain });
         if (status !== expect) errors.push(`HTTP ${status}`);
       } catch (error) {
         errors.push((error as Error).message);
       }
+      latencies.push(performance.now() - sent);
     }
   })();
-  let result: Promise<{ requests: number; errors: string[] }> | null = null;
+  let result: Promise<{ requests: number; errors: string[]; latencies: number[] }> | null = null;
   return {
     /** Ends the load (again: the same answer). */
     stop() {
       stopped = true;
-      result ??= running.then(() => ({ requests, errors }));
+      result ??= running.then(() => ({ requests, errors, latencies: latencies.sort((a, b) => a - b) }));
       return result;
     },
   };

@@ -391,8 +391,9 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     startBackgroundWork(store, log) {
       // Whatever an account made since that its quota does not count yet (a btrfs subvolume of its
       // own inside its home) is brought under it, and what each account has waiting in Postfix's
-      // queue is counted. Each sweep starts again only once it has ended.
+      // queue is counted. Each sweep starts again only once it has ended. DKIM keys are made ahead.
       if (ctx.live && sweepTimers.length === 0) {
+        dns?.keyPool.start();
         const sweeps: [string, number, () => Promise<void>][] = [
           ['quota enforcement', QUOTA_SWEEP_MS, async () => user.enforce(await store.accounts())],
         ];
@@ -442,7 +443,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     close: async () => {
       for (const timer of sweepTimers.splice(0)) clearInterval(timer);
       await mail?.close();
-      await keeper?.close();
+      await Promise.all([keeper?.close(), dns?.keyPool.close()]);
       keeper = null;
     },
   };

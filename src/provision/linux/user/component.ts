@@ -203,18 +203,23 @@ export function userComponent(ctx: LinuxContext): UserComponent {
 
     create(account, origin) {
       const home = ctx.path(account.homedir);
+      // A moved account keeps its hash as it was, locked while it is suspended. A new one's is
+      // computed in a worker thread while useradd runs, and set by the next step.
+      let hashing: Promise<string> | null = null;
+      const hash = () =>
+        'moved' in origin
+          ? Promise.resolve(origin.moved.passwordHash)
+          : (hashing ??= ctx.hashPassword(origin.password));
       return [
         ctx.step(
           'system user',
-          async () => void (await useradd(account)),
+          async () => {
+            hash().catch(() => {});
+            await useradd(account);
+          },
           async () => void (await userdel(account.user)),
         ),
-        ctx.step('password', async () => {
-          // A moved account keeps its hash as it was, locked while it is suspended.
-          const hash =
-            'moved' in origin ? origin.moved.passwordHash : await ctx.hashPassword(origin.password);
-          await setPasswordField(account.user, hash);
-        }),
+        ctx.step('password', async () => setPasswordField(account.user, await hash())),
         ctx.step(
           'home directory',
           async () => {

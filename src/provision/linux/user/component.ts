@@ -206,10 +206,11 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       // A moved account keeps its hash as it was, locked while it is suspended. A new one's is
       // computed in a worker thread while useradd runs, and set by the next step.
       let hashing: Promise<string> | null = null;
-      const hash = () =>
-        'moved' in origin
-          ? Promise.resolve(origin.moved.passwordHash)
-          : (hashing ??= ctx.hashPassword(origin.password));
+      const hash = () => {
+        if ('moved' in origin) return Promise.resolve(origin.moved.passwordHash);
+        hashing ??= ctx.hashPassword(origin.password);
+        return hashing;
+      };
       return [
         ctx.step(
           'system user',

@@ -468,7 +468,6 @@ describe('a failure at any step of createacct', () => {
     'web server block',
     'Maildir',
     'mail domain',
-    'SSH access',
     'SSH keys directory',
     'jail',
   ];

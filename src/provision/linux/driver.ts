@@ -82,13 +82,13 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   const { config } = options;
   const ctx = linuxContext(config, options.runner, options.hashPassword, options.failAt);
   const enabled = new Set(config.linux.components);
-  const user = userComponent(ctx);
+  const shell = enabled.has('shell') ? shellComponent(ctx) : null;
+  const user = userComponent(ctx, shell?.groupsOf);
   const php = enabled.has('php') ? phpComponent(ctx) : null;
   const tls = enabled.has('tls') ? tlsComponent(ctx) : null;
   const web = enabled.has('web') ? webComponent(ctx, tls, php !== null) : null;
   const dns = enabled.has('dns') ? dnsComponent(ctx) : null;
   const mail = enabled.has('mail') ? mailComponent(ctx, tls) : null;
-  const shell = enabled.has('shell') ? shellComponent(ctx) : null;
   const cron = enabled.has('cron') ? cronComponent(ctx) : null;
   // The mailing lists are the mail component's Postfix's: none without it.
   const lists = enabled.has('lists') && mail ? listsComponent(ctx, mail) : null;

@@ -47,7 +47,11 @@ export interface UserComponent extends Component {
   diskUsage(accounts: readonly Account[]): Promise<Map<string, number>>;
 }
 
-export function userComponent(ctx: LinuxContext): UserComponent {
+/** `groupsOf`: the groups the user is made in (the shell component's, whose sshd rules apply). */
+export function userComponent(
+  ctx: LinuxContext,
+  groupsOf: (account: Account) => string[] = () => [],
+): UserComponent {
   const { config, linux, runner, prefix, root } = ctx;
   /**
    * A shell account logs in through Berth's confinement (confine/confine.ts), which runs
@@ -74,8 +78,9 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       throw error;
     }
   };
-  const runUseradd = (account: Account, ids: string[]) =>
-    runner.run([
+  const runUseradd = (account: Account, ids: string[]) => {
+    const groups = groupsOf(account);
+    return runner.run([
       '/usr/sbin/useradd',
       ...prefix,
       // No subordinate ids: an account has no use for user namespaces of its own, and /etc/subuid
@@ -86,6 +91,7 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       'SUB_GID_COUNT=0',
       '-M',
       ...ids,
+      ...(groups.length > 0 ? ['-G', groups.join(',')] : []),
       '-d',
       account.homedir,
       '-s',
@@ -95,6 +101,7 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       '--',
       account.user,
     ]);
+  };
   /**
    * Removes the user, and its group (userdel leaves it when login.defs says USERGROUPS_ENAB no);
    * either gone already is no failure.

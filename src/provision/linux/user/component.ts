@@ -62,20 +62,21 @@ export function userComponent(
   const usermod = (user: string, args: string[]) =>
     runner.run(['/usr/sbin/usermod', ...prefix, ...args, '--', user]);
   /**
-   * Makes the system user with the account's uid, and its group with the same number as its gid
-   * (groupadd first: useradd -U would quietly take another gid were that one a group's). Both tools
-   * refuse an id the system already has. An account made before uids were kept (uid null) gets
-   * whatever useradd picks, as it did then.
+   * Makes the system user with the account's uid, and its group with the same number as its gid,
+   * in one useradd: -U gives the group the uid's number when no group has it, as the store chose
+   * it. A group that has it (made since) would leave the user another gid: that user is removed
+   * and the step fails, as groupadd -g would have refused it. useradd refuses a uid the system
+   * has. An account made before uids were kept (uid null) gets whatever useradd picks, as it did
+   * then.
    */
   const useradd = async (account: Account) => {
     const { uid } = account;
     if (uid === null) return void (await runUseradd(account, ['-U']));
-    await runner.run(['/usr/sbin/groupadd', ...prefix, '-g', String(uid), '--', account.user]);
-    try {
-      await runUseradd(account, ['-u', String(uid), '-g', String(uid)]);
-    } catch (error) {
-      await runner.run(['/usr/sbin/groupdel', ...prefix, '--', account.user]);
-      throw error;
+    await runUseradd(account, ['-u', String(uid), '-U']);
+    const made = findSystemUser(root, account.user);
+    if (made?.gid !== uid) {
+      await userdel(account.user);
+      throw new Error(`group id ${uid} is taken: ${account.user} would have had ${made?.gid}`);
     }
   };
   const runUseradd = (account: Account, ids: string[]) => {

@@ -27,7 +27,7 @@ import { DkimKeyPool } from './dkim-pool.ts';
 const ZONE = '.db';
 
 export interface DnsComponent extends Component {
-  /** The DKIM keys made ahead (refilled while serving, see startKeyPool). */
+  /** The DKIM keys made ahead (refilled while serving: the driver starts it with its background work). */
   keyPool: DkimKeyPool;
 }
 

@@ -491,7 +491,6 @@ describe('a failure at any step of createacct', () => {
     'site',
     'Maildir',
     'mail domain',
-    'SSH access',
     'SSH keys directory',
     'jail',
   ];

@@ -318,12 +318,27 @@ function btrfsInNamespace() {
 
     it('makes each home a subvolume whose qgroup limits its exclusive space to the quota', async () => {
       for (const user of ['quinn', 'rhea']) {
+        const from = h.commands.length;
         const reply = await callCreateacct(h, user, {
           domain: `${user}.example`,
           email: 'q@example.org',
           package: 'small',
         });
         assert.equal(reply.statusCode, 200, JSON.stringify(reply.body));
+        // Made in its qgroup, then limited: no id looked up, no assign, no limit of the home's own.
+        const gid = String(statSync(home(user)).gid);
+        assert.deepEqual(
+          h.commands
+            .slice(from)
+            .filter(
+              (argv) => argv[0] === BTRFS && argv.some((arg) => arg === home(user) || arg === `1/${gid}`),
+            ),
+          [
+            [BTRFS, 'qgroup', 'create', `1/${gid}`, join(h.root, 'home')],
+            [BTRFS, 'subvolume', 'create', '-i', `1/${gid}`, '--', home(user)],
+            [BTRFS, 'qgroup', 'limit', '-e', String(10 * 1024 * 1024), `1/${gid}`, join(h.root, 'home')],
+          ],
+        );
         assert.ok(isSubvolume(home(user)), `${user}'s home is a subvolume`);
         assert.equal(limitOf(home(user)), String(10 * 1024 * 1024));
         // The home is in the account's qgroup, and carries no limit of its own.

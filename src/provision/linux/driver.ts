@@ -82,13 +82,13 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   const { config } = options;
   const ctx = linuxContext(config, options.runner, options.hashPassword, options.failAt);
   const enabled = new Set(config.linux.components);
-  const user = userComponent(ctx);
+  const shell = enabled.has('shell') ? shellComponent(ctx) : null;
+  const user = userComponent(ctx, shell?.groupsOf);
   const php = enabled.has('php') ? phpComponent(ctx) : null;
   const tls = enabled.has('tls') ? tlsComponent(ctx) : null;
   const web = enabled.has('web') ? webComponent(ctx, tls, php !== null) : null;
   const dns = enabled.has('dns') ? dnsComponent(ctx) : null;
   const mail = enabled.has('mail') ? mailComponent(ctx, tls) : null;
-  const shell = enabled.has('shell') ? shellComponent(ctx) : null;
   const cron = enabled.has('cron') ? cronComponent(ctx) : null;
   // The mailing lists are the mail component's Postfix's: none without it.
   const lists = enabled.has('lists') && mail ? listsComponent(ctx, mail) : null;
@@ -390,8 +390,9 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     startBackgroundWork(store, log) {
       // Whatever an account made since that its quota does not count yet (a btrfs subvolume of its
       // own inside its home) is brought under it, and what each account has waiting in Postfix's
-      // queue is counted. Each sweep starts again only once it has ended.
+      // queue is counted. Each sweep starts again only once it has ended. DKIM keys are made ahead.
       if (ctx.live && sweepTimers.length === 0) {
+        dns?.keyPool.start();
         const sweeps: [string, number, () => Promise<void>][] = [
           ['quota enforcement', QUOTA_SWEEP_MS, async () => user.enforce(await store.accounts())],
         ];
@@ -440,7 +441,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     close: async () => {
       for (const timer of sweepTimers.splice(0)) clearInterval(timer);
       await mail?.close();
-      await keeper?.close();
+      await Promise.all([keeper?.close(), dns?.keyPool.close()]);
       keeper = null;
     },
   };

@@ -21,12 +21,19 @@ import {
 import { domainFile, giveFile, readIfExists, removeFile, restoreFile, writeFileAtomic } from '../files.ts';
 import { systemGroupId } from '../passwd.ts';
 import { render } from '../templates.ts';
-import { dkimKeyFile, dkimTxtStrings, generateDkimKey, nameFits, signsMail } from './dkim.ts';
+import { dkimKeyFile, dkimPoolDir, dkimTxtStrings, generateDkimKey, nameFits, signsMail } from './dkim.ts';
+import { DkimKeyPool } from './dkim-pool.ts';
 
 const ZONE = '.db';
 
-export function dnsComponent(ctx: LinuxContext): Component {
+export interface DnsComponent extends Component {
+  /** The DKIM keys made ahead (refilled while serving: the driver starts it with its background work). */
+  keyPool: DkimKeyPool;
+}
+
+export function dnsComponent(ctx: LinuxContext): DnsComponent {
   const { linux, config } = ctx;
+  const keyPool = new DkimKeyPool(ctx.path(dkimPoolDir(linux.dkimDir)));
   const zonePath = (account: Account) => ctx.path(join(linux.zoneDir, domainFile(account.domain, ZONE)));
   const dkimPaths = (account: Account) => ({
     key: ctx.path(dkimKeyFile(linux.dkimDir, account.domain)),
@@ -150,10 +157,10 @@ export function dnsComponent(ctx: LinuxContext): Component {
     );
   }
 
-  /** The account's DKIM public key: the existing one, or a new pair written now. */
+  /** The account's DKIM public key: the existing one, or a new pair (made ahead when there is one). */
   async function dkimKey(account: Account): Promise<string> {
     const keys = dkimPaths(account);
-    const existing = readIfExists(keys.key);
+    const existing = readIfExists(keys.key) ?? (keyPool.take(keys.key) ? readIfExists(keys.key) : null);
     let publicKey: string;
     if (existing)
       publicKey = createPublicKey(existing).export({ type: 'spki', format: 'der' }).toString('base64');
@@ -188,6 +195,7 @@ export function dnsComponent(ctx: LinuxContext): Component {
 
   return {
     name: 'dns',
+    keyPool,
     services: [bind],
     async prepare() {
       if (!existsSync(ctx.path(linux.zoneList))) writeZoneList();

@@ -51,3 +51,8 @@ export function signsMail(account: { dkim: boolean; domain: string }): boolean {
 export function dkimKeyFile(dkimDir: string, domain: string): string {
   return join(dkimDir, domainFile(domain, '.private'));
 }
+
+/** Where keys made ahead wait (DkimKeyPool): root's alone, inside the key directory, a dot name. */
+export function dkimPoolDir(dkimDir: string): string {
+  return join(dkimDir, '.pool');
+}

@@ -61,7 +61,12 @@ export const SESSION_HOOK = '/etc/berth/account-session';
 const NAMESPACE_CONF = '/etc/security/namespace.d/berth.conf';
 const PAM_BLOCK = /# BEGIN Berth[^\n]*\n[\s\S]*?# END Berth\n/;
 
-export function shellComponent(ctx: LinuxContext): Component {
+export interface ShellComponent extends Component {
+  /** The groups whose sshd rules apply to the account, which useradd gives it at createacct. */
+  groupsOf(account: Account): string[];
+}
+
+export function shellComponent(ctx: LinuxContext): ShellComponent {
   const { linux, runner, prefix, root } = ctx;
   const usermod = (user: string, args: string[]) =>
     runner.run(['/usr/sbin/usermod', ...prefix, ...args, '--', user]);
@@ -255,11 +260,9 @@ export function shellComponent(ctx: LinuxContext): Component {
       if (ctx.live) await ensureTemplate();
     },
 
-    create: (account) => [
-      groupsStep(account, []),
-      sshDirStep(account),
-      ...(account.shellEnabled ? [jailStep(account, true)] : []),
-    ],
+    groupsOf,
+    // The user is made in its groups (useradd -G): no login is ever without its rules.
+    create: (account) => [sshDirStep(account), ...(account.shellEnabled ? [jailStep(account, true)] : [])],
     suspend: (account) => [groupsStep(account, groupsOf({ ...account, suspension: null }))],
     unsuspend: (account) => [groupsStep(account, [...groupsOf(account), SUSPENDED_GROUP])],
     changeLimits(before, after) {

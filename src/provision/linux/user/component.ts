@@ -47,7 +47,11 @@ export interface UserComponent extends Component {
   diskUsage(accounts: readonly Account[]): Promise<Map<string, number>>;
 }
 
-export function userComponent(ctx: LinuxContext): UserComponent {
+/** `groupsOf`: the groups the user is made in (the shell component's, whose sshd rules apply). */
+export function userComponent(
+  ctx: LinuxContext,
+  groupsOf: (account: Account) => string[] = () => [],
+): UserComponent {
   const { config, linux, runner, prefix, root } = ctx;
   /**
    * A shell account logs in through Berth's confinement (confine/confine.ts), which runs
@@ -58,24 +62,26 @@ export function userComponent(ctx: LinuxContext): UserComponent {
   const usermod = (user: string, args: string[]) =>
     runner.run(['/usr/sbin/usermod', ...prefix, ...args, '--', user]);
   /**
-   * Makes the system user with the account's uid, and its group with the same number as its gid
-   * (groupadd first: useradd -U would quietly take another gid were that one a group's). Both tools
-   * refuse an id the system already has. An account made before uids were kept (uid null) gets
-   * whatever useradd picks, as it did then.
+   * Makes the system user with the account's uid, and its group with the same number as its gid,
+   * in one useradd: -U gives the group the uid's number when no group has it, as the store chose
+   * it. A group that has it (made since) would leave the user another gid: that user is removed
+   * and the step fails, as groupadd -g would have refused it. useradd refuses a uid the system
+   * has. An account made before uids were kept (uid null) gets whatever useradd picks, as it did
+   * then.
    */
   const useradd = async (account: Account) => {
     const { uid } = account;
     if (uid === null) return void (await runUseradd(account, ['-U']));
-    await runner.run(['/usr/sbin/groupadd', ...prefix, '-g', String(uid), '--', account.user]);
-    try {
-      await runUseradd(account, ['-u', String(uid), '-g', String(uid)]);
-    } catch (error) {
-      await runner.run(['/usr/sbin/groupdel', ...prefix, '--', account.user]);
-      throw error;
+    await runUseradd(account, ['-u', String(uid), '-U']);
+    const made = findSystemUser(root, account.user);
+    if (made?.gid !== uid) {
+      await userdel(account.user);
+      throw new Error(`group id ${uid} is taken: ${account.user} would have had ${made?.gid}`);
     }
   };
-  const runUseradd = (account: Account, ids: string[]) =>
-    runner.run([
+  const runUseradd = (account: Account, ids: string[]) => {
+    const groups = groupsOf(account);
+    return runner.run([
       '/usr/sbin/useradd',
       ...prefix,
       // No subordinate ids: an account has no use for user namespaces of its own, and /etc/subuid
@@ -86,6 +92,7 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       'SUB_GID_COUNT=0',
       '-M',
       ...ids,
+      ...(groups.length > 0 ? ['-G', groups.join(',')] : []),
       '-d',
       account.homedir,
       '-s',
@@ -95,6 +102,7 @@ export function userComponent(ctx: LinuxContext): UserComponent {
       '--',
       account.user,
     ]);
+  };
   /**
    * Removes the user, and its group (userdel leaves it when login.defs says USERGROUPS_ENAB no);
    * either gone already is no failure.
@@ -203,18 +211,24 @@ export function userComponent(ctx: LinuxContext): UserComponent {
 
     create(account, origin) {
       const home = ctx.path(account.homedir);
+      // A moved account keeps its hash as it was, locked while it is suspended. A new one's is
+      // computed in a worker thread while useradd runs, and set by the next step.
+      let hashing: Promise<string> | null = null;
+      const hash = () => {
+        if ('moved' in origin) return Promise.resolve(origin.moved.passwordHash);
+        hashing ??= ctx.hashPassword(origin.password);
+        return hashing;
+      };
       return [
         ctx.step(
           'system user',
-          async () => void (await useradd(account)),
+          async () => {
+            hash().catch(() => {});
+            await useradd(account);
+          },
           async () => void (await userdel(account.user)),
         ),
-        ctx.step('password', async () => {
-          // A moved account keeps its hash as it was, locked while it is suspended.
-          const hash =
-            'moved' in origin ? origin.moved.passwordHash : await ctx.hashPassword(origin.password);
-          await setPasswordField(account.user, hash);
-        }),
+        ctx.step('password', async () => setPasswordField(account.user, await hash())),
         ctx.step(
           'home directory',
           async () => {

@@ -26,6 +26,15 @@ function rootSubvolumes(home: string): string[] {
 /** Each home's subvolume id, by the home's path, with when that subvolume was made. */
 const homeIds = new Map<string, { made: string; id: string }>();
 
+/** Homes made in their account's qgroup and not yet limited (btrfs), by path, with when made. */
+const freshHomes = new Map<string, { made: string; group: string }>();
+
+/** When a subvolume was made, as its own (its device and birth time): another in its place differs. */
+const madeStamp = (home: string) => {
+  const { dev, birthtimeMs } = lstatSync(home);
+  return `${dev}:${birthtimeMs}`;
+};
+
 /** The backend for homes made in `homeBase` (a real path below the system root). */
 export function chooseQuotaBackend(linux: LinuxConfig, homeBase: string): QuotaBackendName {
   switch (linux.quota) {
@@ -234,8 +243,7 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
     parseQgroups((await runner.run([BTRFS, 'qgroup', 'show', '-pre', '--raw', '--', path])).stdout);
   /** The home's subvolume id, asked once for as long as the home is the same subvolume. */
   const homeId = async (home: string) => {
-    const { dev, birthtimeMs } = lstatSync(home);
-    const made = `${dev}:${birthtimeMs}`;
+    const made = madeStamp(home);
     const known = homeIds.get(home);
     if (known?.made === made) return known.id;
     const id = await idOf(home);
@@ -313,9 +321,24 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
   return {
     name: 'btrfs',
     async makeHome(home, owner, mode) {
+      // The home is made in the account's qgroup (its group's id, as groupOf will read it once
+      // settled): no assign afterwards, no id to look up. Where quotas are off the qgroup cannot
+      // be made: the home is then made alone, and setLimit says why no quota can be set.
+      const base = dirname(home);
+      const group = `1/${owner.gid}`;
+      const made = await runner.run([BTRFS, 'qgroup', 'create', group, base]).then(
+        () => true,
+        (error: Error) => (/exist/i.test(error.message) ? false : null),
+      );
       // Made root's, 0755 and empty: nothing can be in it before its owner and mode are set.
-      await runner.run([BTRFS, 'subvolume', 'create', '--', home]);
+      try {
+        await runner.run([BTRFS, 'subvolume', 'create', ...(made === null ? [] : ['-i', group]), '--', home]);
+      } catch (error) {
+        if (made) await runner.run([BTRFS, 'qgroup', 'destroy', group, base]).catch(() => {});
+        throw error;
+      }
       settleDirectory(home, [], owner, mode);
+      if (made !== null) freshHomes.set(home, { made: madeStamp(home), group });
     },
     async removeHome(home, gid) {
       const base = dirname(home);
@@ -345,13 +368,21 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
     async setLimit({ home }, quota) {
       subvolume(home);
       const group = groupOf(home);
-      const own = `0/${await idOf(home)}`;
       // Each command names the home base, not the home: one in a full home fails (EDQUOT).
       const base = dirname(home);
-      await idempotent([BTRFS, 'qgroup', 'create', group, base]);
-      await idempotent([BTRFS, 'qgroup', 'assign', own, group, base]);
-      // The limit is the account's qgroup's; the home's own carries none (an older Berth's did).
-      await runner.run([BTRFS, 'qgroup', 'limit', '-e', 'none', own, base]);
+      // A home makeHome just made in its qgroup has it, and its own qgroup no limit: only the
+      // limit is left to set. Any other (made by an older Berth, or before a restart) is brought
+      // into its qgroup first.
+      const known = freshHomes.get(home);
+      freshHomes.delete(home);
+      const fresh = known?.made === madeStamp(home) && known.group === group;
+      if (!fresh) {
+        const own = `0/${await idOf(home)}`;
+        await idempotent([BTRFS, 'qgroup', 'create', group, base]);
+        await idempotent([BTRFS, 'qgroup', 'assign', own, group, base]);
+        // The limit is the account's qgroup's; the home's own carries none (an older Berth's did).
+        await runner.run([BTRFS, 'qgroup', 'limit', '-e', 'none', own, base]);
+      }
       const limit = quota === null ? 'none' : String(quota * MB);
       await runner.run([BTRFS, 'qgroup', 'limit', '-e', limit, group, base]);
     },

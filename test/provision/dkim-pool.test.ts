@@ -1,0 +1,138 @@
+// DKIM keys made ahead: each taken once by a rename, the pool refilled off the call's path while
+// serving, an empty (or failing) pool no failure; and createacct in a throwaway root signing with a
+// key from the pool, which leaves it.
+import assert from 'node:assert/strict';
+import { createPublicKey } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type DkimKey, dkimPoolDir, generateDkimKey } from '../../src/provision/linux/dns/dkim.ts';
+import { DkimKeyPool } from '../../src/provision/linux/dns/dkim-pool.ts';
+import { createAccount, tempDir } from '../helpers.ts';
+import { type LinuxHarness, linuxSetup } from './system-root.ts';
+
+/** Keys numbered in the order made: which one a take gave is plain to see. */
+function counting(): { made: () => number; generate: () => Promise<DkimKey> } {
+  let made = 0;
+  return {
+    made: () => made,
+    generate: async () => {
+      made++;
+      return { privatePem: `key ${made}\n`, publicBase64: '' };
+    },
+  };
+}
+
+describe('the DKIM key pool', () => {
+  let dir: string;
+  before(() => {
+    dir = tempDir('berth-dkim-pool-');
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('fills to its size once started, root’s alone: a 0700 directory of 0600 keys', async () => {
+    const keys = counting();
+    const pool = new DkimKeyPool(join(dir, 'fill', '.pool'), 3, keys.generate);
+    pool.start();
+    await pool.fill();
+    assert.equal(pool.ready().length, 3);
+    assert.equal(keys.made(), 3);
+    assert.equal(statSync(join(dir, 'fill', '.pool')).mode & 0o777, 0o700);
+    for (const file of pool.ready())
+      assert.equal(statSync(join(dir, 'fill', '.pool', file)).mode & 0o777, 0o600);
+    await pool.close();
+  });
+
+  it('gives each key once, moving it out of the pool, and refills what was taken', async () => {
+    const keys = counting();
+    const pool = new DkimKeyPool(join(dir, 'take', '.pool'), 3, keys.generate);
+    pool.start();
+    await pool.fill();
+    const given: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const dest = join(dir, 'take', `domain${i}.private`);
+      assert.equal(pool.take(dest), true);
+      assert.equal(statSync(dest).mode & 0o777, 0o600);
+      given.push(readFileSync(dest, 'utf8'));
+    }
+    assert.equal(new Set(given).size, 3, 'no key given twice');
+    // The takes started a refill: the pool is full again, with none of the keys given.
+    await pool.fill();
+    const ready = pool.ready().map((file) => readFileSync(join(dir, 'take', '.pool', file), 'utf8'));
+    assert.equal(ready.length, 3);
+    assert.deepEqual(
+      ready.filter((key) => given.includes(key)),
+      [],
+    );
+    assert.equal(keys.made(), 6);
+    await pool.close();
+  });
+
+  it('answers false when empty, and refills only while serving (a CLI command takes what is there)', async () => {
+    const keys = counting();
+    const pool = new DkimKeyPool(join(dir, 'empty', '.pool'), 2, keys.generate);
+    mkdirSync(join(dir, 'empty'), { recursive: true });
+    const dest = join(dir, 'empty', 'a.private');
+    assert.equal(pool.take(dest), false);
+    assert.equal(existsSync(dest), false);
+    await pool.fill();
+    assert.equal(keys.made(), 0, 'not started: nothing made in the background');
+    pool.start();
+    await pool.fill();
+    assert.equal(pool.take(dest), true);
+    await pool.close();
+    // Closed: the take after it starts no refill.
+    const madeBefore = keys.made();
+    while (pool.ready().length > 0) assert.equal(pool.take(join(dir, 'empty', 'b.private')), true);
+    await pool.fill();
+    assert.equal(pool.ready().length, 0);
+    assert.equal(keys.made(), madeBefore);
+  });
+
+  it('stops a refill that fails, and takes nothing half written', async () => {
+    let calls = 0;
+    const pool = new DkimKeyPool(join(dir, 'failing', '.pool'), 2, async () => {
+      calls++;
+      throw new Error('no entropy');
+    });
+    pool.start();
+    await pool.fill();
+    assert.equal(calls, 1, 'one failure ends the refill');
+    // A key being written is a dot name until it is whole: never taken.
+    writeFileSync(join(dir, 'failing', '.pool', '.0123.tmp'), 'half a key');
+    assert.equal(pool.take(join(dir, 'failing', 'a.private')), false);
+    assert.equal(existsSync(join(dir, 'failing', 'a.private')), false);
+    await pool.close();
+  });
+});
+
+describe('createacct with DKIM keys made ahead (linux driver, throwaway root)', () => {
+  let h: LinuxHarness;
+  before(async () => {
+    h = await linuxSetup();
+  });
+  after(() => h.close());
+
+  it('signs with a key from the pool, which no longer holds it; an empty pool makes one on the spot', async () => {
+    const poolDir = join(h.root, dkimPoolDir('/etc/berth/dkim'));
+    const pool = new DkimKeyPool(poolDir, 1, generateDkimKey);
+    pool.start();
+    await pool.fill();
+    await pool.close();
+    const [file] = pool.ready();
+    const ready = readFileSync(join(poolDir, file!), 'utf8');
+    await createAccount(h, 'alice');
+    const keyFile = join(h.root, 'etc/berth/dkim/alice.example.com.private');
+    assert.equal(readFileSync(keyFile, 'utf8'), ready);
+    assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+    assert.deepEqual(readdirSync(poolDir), []);
+    const published = createPublicKey(ready).export({ type: 'spki', format: 'der' }).toString('base64');
+    const zone = readFileSync(join(h.root, 'etc/bind/zones/alice.example.com.db'), 'utf8');
+    assert.ok(zone.replace(/"\s*"/g, '').includes(`p=${published}`), 'the zone publishes the pool’s key');
+
+    await createAccount(h, 'bob');
+    const made = readFileSync(join(h.root, 'etc/berth/dkim/bob.example.com.private'), 'utf8');
+    assert.notEqual(made, ready);
+    assert.equal(createPublicKey(made).asymmetricKeyDetails?.modulusLength, 2048);
+  });
+});

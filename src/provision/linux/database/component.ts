@@ -42,8 +42,6 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
   const connections = ctx.config.databaseUserConnections;
   const databasesOf = (objects?: AccountObjects) => objects?.databases ?? [];
   const usersOf = (objects?: AccountObjects) => objects?.database_users ?? [];
-  const hasDatabase = (objects: AccountObjects | undefined, name: string) =>
-    databasesOf(objects).some((d) => d.name === name);
   const hasAny = (objects?: AccountObjects) => databasesOf(objects).length + usersOf(objects).length > 0;
   /** Whether MariaDB's socket is there: a server (or test root) without it has no databases. */
   const available = () => existsSync(ctx.path(ctx.linux.mariadbSocket));
@@ -254,6 +252,7 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
         const databases = everything.databases.filter(mine);
         const users = new Map([...everything.users].filter(([name]) => mine(name)));
         const own = objects.get(user);
+        const stored = databasesOf(own).map((d) => d.name);
         for (const { name } of databasesOf(own))
           if (!databases.includes(name)) differences.push(`${user}: database ${name} is missing in MariaDB`);
         for (const name of databases)
@@ -271,18 +270,13 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
         for (const name of users.keys())
           if (!usersOf(own).some((u) => u.name === name))
             differences.push(`${user}: database user ${name} in MariaDB is not in the store`);
-        differences.push(
-          ...(await storage.inspect(
-            account,
-            databases.filter((name) => hasDatabase(own, name)),
-          )),
-        );
+        differences.push(...(await storage.inspect(account, stored, new Set(databases))));
       }
       // Once for the server: where the homes are not on btrfs, no quota counts a database's files.
       const outside = accounts.filter(
         (a) => databasesOf(objects.get(a.user)).length > 0 && !storage.counted(a),
       );
-      if (ctx.live && outside.length > 0)
+      if (outside.length > 0)
         differences.push(
           `MariaDB: the databases of ${outside.length} account(s) are in ${await storage.datadir()}, outside every disk quota: only homes on btrfs hold their account's databases in its quota (docs/linux-driver.md, Databases)`,
         );

@@ -38,8 +38,11 @@ export interface DatabaseStorage {
   clear(account: Account, names: readonly string[]): Promise<void>;
   /** Removes the account's subvolume and every link of its databases (its databases dropped). */
   removeAll(account: Account): Promise<void>;
-  /** What doctor says of the account's stored databases: each one's place, the subvolume's qgroup. */
-  inspect(account: Account, names: readonly string[]): Promise<string[]>;
+  /**
+   * What doctor says of the account's stored databases (`seen`: those MariaDB lists): each one's
+   * place, whether MariaDB reaches it, the subvolume's qgroup and modes.
+   */
+  inspect(account: Account, names: readonly string[], seen: ReadonlySet<string>): Promise<string[]>;
 }
 
 export function databaseStorage(ctx: LinuxContext): DatabaseStorage {
@@ -128,7 +131,7 @@ export function databaseStorage(ctx: LinuxContext): DatabaseStorage {
       else if (entry(path)) await removeTree(ctx.runner, path);
     },
 
-    async inspect(account, names) {
+    async inspect(account, names, seen) {
       if (names.length === 0 || !counted(account)) return [];
       const say = (what: string) => `${account.user}: ${what}`;
       const differences: string[] = [];
@@ -148,6 +151,13 @@ export function databaseStorage(ctx: LinuxContext): DatabaseStorage {
           );
         else if (found?.isSymbolicLink() && !entry(placeOf(account, name))?.isDirectory())
           differences.push(say(`database ${name}'s directory ${placeOf(account, name)} is missing`));
+        // There, and yet not listed: MariaDB's service does not see the homes' filesystem.
+        else if (found?.isSymbolicLink() && !seen.has(name))
+          differences.push(
+            say(
+              `MariaDB does not reach database ${name} in ${placeOf(account, name)}: its service must see ${top(account)} (docs/running.md, MariaDB)`,
+            ),
+          );
       }
       const path = own(account);
       if (!isSubvolume(path)) {

@@ -4,7 +4,8 @@
 // the account next door and the server go on; the account's usage counts its databases and not its
 // neighbour's. The neighbour can neither list nor enter the databases' directory, nor put anything
 // in it; dropping a database gives the room back; doctor names a database's link that leads
-// elsewhere; removal leaves neither the subvolume nor a link.
+// elsewhere, a database outside the quota, a subvolume outside the account's qgroup; removal leaves
+// neither the subvolume nor a link.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
@@ -236,6 +237,30 @@ describe("databases in their account's disk quota, in the sandbox", () => {
     );
     await asRoot(['/usr/bin/ln', '-sfn', `${STORE}/tara/tara_two`, `${DATADIR}/tara_two`]);
     assert.doesNotMatch(await doctor(), /tara: .*(outside the|leads to)/);
+  });
+
+  it('doctor names a database in the data directory itself, and a subvolume outside the qgroup', async () => {
+    // As a database made before Berth kept databases in the quota: a directory of the data directory.
+    await asHolder('uwe', 'add_database', { name: 'old' });
+    await asRoot(['/usr/bin/mariadb', '-e', 'DROP DATABASE uwe_old; CREATE DATABASE uwe_old']);
+    const id = (await asRoot(['/usr/bin/btrfs', 'inspect-internal', 'rootid', `${STORE}/uwe`])).trim();
+    const group = `1/${await gidOf('uwe')}`;
+    await asRoot(['/usr/bin/btrfs', 'qgroup', 'remove', `0/${id}`, group, '/home']);
+    const said = await doctor();
+    assert.match(
+      said,
+      /^uwe: database uwe_old is in \/var\/lib\/mysql itself, outside the account's disk quota$/m,
+    );
+    assert.match(
+      said,
+      new RegExp(
+        `^uwe: the databases' subvolume ${STORE}/uwe is not in qgroup ${group}: outside the disk quota$`,
+        'm',
+      ),
+    );
+    await asRoot(['/usr/bin/btrfs', 'qgroup', 'assign', `0/${id}`, group, '/home']);
+    await asHolder('uwe', 'remove_database', { name: 'old' });
+    assert.doesNotMatch(await doctor(), /uwe: .*(outside the|leads to)/);
   });
 
   it('removal leaves neither the subvolume nor a link of the account', async () => {

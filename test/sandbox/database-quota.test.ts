@@ -5,7 +5,8 @@
 // neighbour's. The neighbour can neither list nor enter the databases' directory, nor put anything
 // in it; dropping a database gives the room back; doctor names a database's link that leads
 // elsewhere, a database outside the quota, a subvolume outside the account's qgroup; removal leaves
-// neither the subvolume nor a link.
+// neither the subvolume nor a link. A table's DATA DIRECTORY, which would put its files in the
+// neighbour's quota or in /tmp, is ignored (MariaDB's symbolic links off).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
@@ -215,6 +216,28 @@ describe("databases in their account's disk quota, in the sandbox", () => {
     for (const dir of [STORE, `${STORE}/tara`, `${STORE}/tara/tara_big`])
       assert.deepEqual(seen[dir], { list: false, read: false }, dir);
     assert.doesNotMatch(String(seen.shell ?? ''), /tara_big/);
+  });
+
+  it("puts no table's files outside its database's directory: DATA DIRECTORY is ignored", async () => {
+    // Into the neighbour's databases (his quota, not hers) and into /tmp (no quota at all).
+    for (const [engine, dir] of [
+      ['InnoDB', `${STORE}/tara/tara_big`],
+      ['MyISAM', `${STORE}/tara/tara_big`],
+      ['Aria', '/tmp'],
+    ] as const) {
+      const made = await client(
+        'uwe',
+        `CREATE TABLE uwe_big.away_${engine} (a INT) ENGINE=${engine} DATA DIRECTORY='${dir}' INDEX DIRECTORY='${dir}'`,
+      );
+      // InnoDB refuses INDEX DIRECTORY; the others make the table where it belongs.
+      if (engine !== 'InnoDB') assert.equal(made.code, 0, made.stderr);
+    }
+    const here = await asRoot(['/usr/bin/ls', `${STORE}/uwe/uwe_big`]);
+    assert.match(here, /^away_MyISAM\.MYD$/m);
+    assert.match(here, /^away_Aria\.MAD$/m);
+    assert.doesNotMatch(await asRoot(['/usr/bin/ls', '-A', `${STORE}/tara/tara_big`, '/tmp']), /away/);
+    assert.equal((await asRoot(['/usr/bin/find', `${STORE}/uwe/uwe_big`, '-type', 'l'])).trim(), '');
+    assert.doesNotMatch(await doctor(), /symbolic links/);
   });
 
   it('gives the room back when the database is removed, its directory and link gone', async () => {

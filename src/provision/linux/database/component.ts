@@ -245,6 +245,14 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
         differences.push(
           `MariaDB: one account may hold ${perAccount} of its ${max} connections (database_users × database_user_connections): raise max_connections to ${perAccount * 2} or more, or lower those`,
         );
+      // With symbolic links on, CREATE TABLE … DATA DIRECTORY (which needs no privilege beyond
+      // CREATE) puts a table's files wherever MariaDB's user may write: /tmp, another account's
+      // databases' directory. Off, MariaDB ignores it, and still follows a linked database directory.
+      const [[symlinks] = []] = await runSql(ctx, ['SELECT @@have_symlink']);
+      if (symlinks !== 'DISABLED')
+        differences.push(
+          `MariaDB: symbolic links are on (have_symlink ${symlinks}): an account's CREATE TABLE … DATA DIRECTORY puts the table's files wherever MariaDB may write, outside every quota: set symbolic-links = 0 (deploy/mariadb-berth.cnf)`,
+        );
       const everything = await found();
       for (const account of accounts) {
         const { user } = account;

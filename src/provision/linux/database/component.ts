@@ -225,6 +225,12 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
           createdAt: new Date(0),
         })),
       };
+      // Each stored database's place in the quota as it should be: the subvolume back in the
+      // account's qgroup, a link put back (one in the data directory itself is left, for doctor).
+      await storage.place(
+        account,
+        databasesOf(objects).map((d) => d.name),
+      );
       await apply(account, have, objects ?? none, false);
     },
 

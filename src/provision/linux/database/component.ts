@@ -226,7 +226,8 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
         })),
       };
       // Each stored database's place in the quota as it should be: the subvolume back in the
-      // account's qgroup, a link put back (one in the data directory itself is left, for doctor).
+      // account's qgroup, a missing link made again (a directory of the data directory, or a link
+      // that leads elsewhere, holds data: left, for doctor to name).
       await storage.place(
         account,
         databasesOf(objects).map((d) => d.name),

@@ -99,12 +99,13 @@ export function databaseStorage(ctx: LinuxContext): DatabaseStorage {
       for (const name of names) {
         const link = join(data, name);
         const found = entry(link);
-        if (found?.isDirectory()) continue;
         const target = placeOf(account, name);
+        const ours = found?.isSymbolicLink() === true && readlinkSync(link) === target;
+        // A directory of the data directory (a database made before) or a link elsewhere holds a
+        // database's files: left as it is, for doctor to name.
+        if (found && !ours) continue;
         makeServiceDirectory(target, server.uid, server.gid, OWN_MODE);
-        if (found?.isSymbolicLink() && readlinkSync(link) === target) continue;
-        if (found) removeFile(link);
-        symlinkSync(target, link);
+        if (!ours) symlinkSync(target, link);
       }
     },
 
@@ -181,7 +182,7 @@ export function databaseStorage(ctx: LinuxContext): DatabaseStorage {
         differences.push(say(`${path} is not MariaDB's user's alone (0700)`));
       const above = lstatSync(top(account));
       if (above.uid !== 0 || (above.mode & 0o7777) !== TOP_MODE)
-        differences.push(`${top(account)} is not root's, 0711`);
+        differences.push(say(`${top(account)} is not root's, 0711`));
       return differences;
     },
   };

@@ -292,5 +292,13 @@ describe("databases in their account's disk quota, in the sandbox", () => {
     assert.doesNotMatch(await asRoot(['/usr/bin/ls', '-A', DATADIR]), /^tara_/m);
     assert.ok(!(await qgroups()).some((row) => row.at(-1) === '.berth-databases/tara'));
     assert.equal((await client('uwe', 'SELECT COUNT(*) > 0 FROM uwe_big.t')).stdout, '1\n');
+    // What a removal cut short would leave, doctor names.
+    assert.doesNotMatch(await doctor(), /databases' directory of no account/);
+    await asRoot(['/usr/bin/mkdir', `${STORE}/ghost`]);
+    assert.match(
+      await doctor(),
+      new RegExp(`^${STORE}/ghost: the databases' directory of no account here`, 'm'),
+    );
+    await asRoot(['/usr/bin/rmdir', `${STORE}/ghost`]);
   });
 });

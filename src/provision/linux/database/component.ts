@@ -287,6 +287,10 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
             differences.push(`${user}: database user ${name} in MariaDB is not in the store`);
         differences.push(...(await storage.inspect(account, stored, new Set(databases))));
       }
+      for (const path of storage.strays(accounts))
+        differences.push(
+          `${path}: the databases' directory of no account here (remove it when its account is gone)`,
+        );
       // Once for the server: where the homes are not on btrfs, no quota counts a database's files.
       const outside = accounts.filter(
         (a) => databasesOf(objects.get(a.user)).length > 0 && !storage.counted(a),

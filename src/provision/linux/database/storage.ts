@@ -36,6 +36,11 @@ export interface DatabaseStorage {
   place(account: Account, names: readonly string[]): Promise<void>;
   /** Removes what dropped databases may have left: a link in the data directory, a directory. */
   clear(account: Account, names: readonly string[]): Promise<void>;
+  /**
+   * The databases' directories of no account here (a removal cut short): in the home base's
+   * `.berth-databases` and in those of these accounts' homes.
+   */
+  strays(accounts: readonly Account[]): string[];
   /** Removes the account's subvolume and every link of its databases (its databases dropped). */
   removeAll(account: Account): Promise<void>;
   /**
@@ -118,6 +123,17 @@ export function databaseStorage(ctx: LinuxContext): DatabaseStorage {
         // MariaDB's DROP DATABASE removes it; one left (a drop cut short) goes, links not followed.
         if (entry(own(account))?.isDirectory()) await removeTree(ctx.runner, placeOf(account, name));
       }
+    },
+
+    strays(accounts) {
+      const tops = new Set([join(ctx.path(ctx.config.homeBase), DATABASES_DIR), ...accounts.map(top)]);
+      const users = new Set(accounts.map((a) => a.user));
+      const found: string[] = [];
+      for (const dir of tops) {
+        if (!entry(dir)?.isDirectory()) continue;
+        for (const name of readdirSync(dir)) if (!users.has(name)) found.push(join(dir, name));
+      }
+      return found;
     },
 
     async removeAll(account) {

@@ -53,8 +53,19 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
       .map((d) => d.name);
   /** Runs converge's statements, each new database's place in the quota made first. */
   async function apply(account: Account, from: AccountObjects, to: AccountObjects, dropDatabases: boolean) {
-    await storage.place(account, added(from, to));
-    await runSql(ctx, converge(account, from, to, dropDatabases));
+    const fresh = await storage.place(account, added(from, to));
+    try {
+      await runSql(ctx, converge(account, from, to, dropDatabases));
+    } catch (error) {
+      // A failed step is not undone: each database whose place it made (MariaDB had none of that
+      // name) goes again, so that no empty database is left that the store does not have.
+      await runSql(
+        ctx,
+        fresh.map((name) => `DROP DATABASE IF EXISTS ${identifier(name)}`),
+      ).catch(() => {});
+      await storage.clear(account, fresh).catch(() => {});
+      throw error;
+    }
     if (dropDatabases) await storage.clear(account, added(to, from));
   }
 

@@ -32,8 +32,9 @@ export interface DatabaseStorage {
    * Makes a place for each of these databases in the account's quota, before CREATE DATABASE: the
    * account's subvolume (in its qgroup), the database's directory there, its link in the data
    * directory. A database already in the data directory itself is left there, for doctor to name.
+   * Answers the databases whose link it made (MariaDB had none of that name before).
    */
-  place(account: Account, names: readonly string[]): Promise<void>;
+  place(account: Account, names: readonly string[]): Promise<string[]>;
   /** Removes what dropped databases may have left: a link in the data directory, a directory. */
   clear(account: Account, names: readonly string[]): Promise<void>;
   /**
@@ -96,7 +97,8 @@ export function databaseStorage(ctx: LinuxContext): DatabaseStorage {
     datadir,
 
     async place(account, names) {
-      if (names.length === 0 || !counted(account)) return;
+      const made: string[] = [];
+      if (names.length === 0 || !counted(account)) return made;
       const data = await datadir();
       // MariaDB's user owns its data directory: the files in the account's subvolume are its too.
       const server = lstatSync(data);
@@ -110,8 +112,11 @@ export function databaseStorage(ctx: LinuxContext): DatabaseStorage {
         // database's files: left as it is, for doctor to name.
         if (found && !ours) continue;
         makeServiceDirectory(target, server.uid, server.gid, OWN_MODE);
-        if (!ours) symlinkSync(target, link);
+        if (ours) continue;
+        symlinkSync(target, link);
+        made.push(name);
       }
+      return made;
     },
 
     async clear(account, names) {

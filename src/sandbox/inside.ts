@@ -137,6 +137,8 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
           '--character-set-server=utf8mb4',
           '--collation-server=utf8mb4_unicode_ci',
           '--innodb-buffer-pool-size=32M',
+          // As deploy/mariadb-berth.cnf: no table's files outside its database's directory.
+          '--symbolic-links=0',
         ],
         stop: 'SIGTERM',
       },

@@ -15,6 +15,8 @@ import { callForHolder, createAccount, forSuite } from '../helpers.ts';
 import { linuxWithMariadb } from './mariadb.ts';
 
 const SECRET = 'Database-Secret-7';
+/** What doctor says once where the homes are not on btrfs (a test's system root). */
+const OUTSIDE = 'MariaDB: the databases of ';
 
 describe('databases on the linux driver, against a real MariaDB', () => {
   const h = forSuite(linuxWithMariadb);
@@ -108,7 +110,8 @@ describe('databases on the linux driver, against a real MariaDB', () => {
     open.stdin.end('SELECT 2;\n');
     await ended;
     assert.equal(canLogIn('alice_wp'), false);
-    assert.deepEqual(await inspect(h.services).then((d) => d.filter((l) => l.includes('database'))), []);
+    const drift = (d: string[]) => d.filter((l) => l.includes('database') && !l.startsWith('MariaDB: '));
+    assert.deepEqual(await inspect(h.services).then(drift), []);
     assert.equal((await h.call('unsuspendacct', { user: 'alice' })).statusCode, 200);
     assert.equal(canLogIn('alice_wp', SECRET, 'alice_wp'), true);
   });
@@ -133,6 +136,25 @@ describe('databases on the linux driver, against a real MariaDB', () => {
     await h.services.driver.reconcile(alice, await objectsOf(h.services.store.db, 'alice'));
     assert.equal(h.mariadb.sql("SELECT User FROM mysql.user WHERE User = 'alice_ghost'"), '');
     assert.equal(h.mariadb.sql("SHOW DATABASES LIKE 'alice\\_stray'"), 'alice_stray\n');
+  });
+
+  it('berth doctor says once that database data is outside the disk quota where homes are not on btrfs', async () => {
+    const said = (await inspect(h.services)).filter((line) => line.startsWith(OUTSIDE));
+    assert.equal(said.length, 1, said.join('\n'));
+    assert.match(
+      said[0]!,
+      /^MariaDB: the databases of 2 account\(s\) are in \/.+, outside every disk quota: only homes on btrfs/,
+    );
+  });
+
+  it('berth doctor warns while MariaDB has symbolic links on (DATA DIRECTORY would leave the quota)', async () => {
+    // The test's MariaDB runs as Debian's does by default, with symbolic links on.
+    assert.deepEqual(
+      (await inspect(h.services)).filter((line) => line.includes('symbolic links')),
+      [
+        "MariaDB: symbolic links are on (have_symlink YES): an account's CREATE TABLE … DATA DIRECTORY puts the table's files wherever MariaDB may write, outside every quota: set symbolic-links = 0 (deploy/mariadb-berth.cnf)",
+      ],
+    );
   });
 
   it('berth doctor warns when one account could hold half of MariaDB connections or more', async () => {

@@ -245,6 +245,9 @@ describe('backups in the sandbox', () => {
     assert.equal(restored.status, 200, restored.body.info);
     assert.equal(page('alice.example', '/db.php').body, 'title=kept row');
     assert.equal((await mariadb('SHOW TABLES')).stdout, 'posts\n');
+    // Made again where alice's disk quota counts it (homes on btrfs), not in MariaDB's data directory.
+    const place = await running.exec(['/usr/bin/readlink', '/var/lib/mysql/alice_wp']);
+    assert.equal(place.stdout, '/home/.berth-databases/alice/alice_wp\n', place.stderr);
   });
 
   it('a removed account is made again from its snapshot: site served, mailbox and login as before', async () => {

@@ -9,19 +9,22 @@
 // A restore puts back exactly the snapshot's content of a database: it is dropped, made again empty
 // and loaded from the dump (a table dropped since comes back, rows added since go). Only databases
 // the account has now are restored; every name is checked (the account's prefix, MariaDB's strict
-// pattern) before anything changes, and none reaches a shell.
+// pattern) before anything changes, and none reaches a shell. The dumps are taken and loaded through
+// MariaDB, wherever the database's files are: a restore larger than the account's quota stops there.
 import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { StepRefused } from '../../driver.ts';
 import type { BackupPart } from '../backup/component.ts';
 import type { LinuxContext } from '../context.ts';
-import { dumpDatabaseToFile, identifier, loadDumpFile, runSql } from './sql.ts';
+import { createStatements, dumpDatabaseToFile, identifier, loadDumpFile, runSql } from './sql.ts';
+import { databaseStorage } from './storage.ts';
 
 const NAME = /^[a-z0-9_]{1,64}$/;
 const SUFFIX = '.sql';
 
 export function databaseBackupPart(ctx: LinuxContext): BackupPart {
   const available = () => existsSync(ctx.path(ctx.linux.mariadbSocket));
+  const storage = databaseStorage(ctx);
 
   /** The dumps a snapshot's directory holds, by database name. */
   const dumped = (dir: string): string[] => {
@@ -72,10 +75,11 @@ export function databaseBackupPart(ctx: LinuxContext): BackupPart {
       if (names.length > 0 && !available())
         throw new Error(`MariaDB does not answer at ${ctx.linux.mariadbSocket}`);
       for (const each of names) {
-        await runSql(ctx, [
-          `DROP DATABASE IF EXISTS ${identifier(each)}`,
-          `CREATE DATABASE ${identifier(each)} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
-        ]);
+        // Made again where its account's quota counts it (storage.ts), as add_database makes it.
+        await runSql(ctx, [`DROP DATABASE IF EXISTS ${identifier(each)}`]);
+        await storage.clear(account, [each]);
+        await storage.place(account, [each]);
+        await runSql(ctx, createStatements(each));
         await loadDumpFile(ctx, each, join(dir, `${each}${SUFFIX}`));
       }
     },

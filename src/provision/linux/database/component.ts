@@ -5,13 +5,24 @@
 // else, and MAX_USER_CONNECTIONS from the configuration. While the account is suspended its users
 // are locked (ACCOUNT LOCK) and their connections ended; removing it drops every database and user
 // with its prefix. A removed database's data goes in the change's last step, which cannot be undone
-// (docs/linux-driver.md, Databases).
+// (docs/linux-driver.md, Databases). Where the homes are on btrfs, each database's files are in the
+// account's disk quota (storage.ts).
 import { existsSync } from 'node:fs';
 import type { Account } from '../../../store/accounts.ts';
 import type { DatabaseUser } from '../../../store/databases.ts';
 import { type AccountObjects, noObjects } from '../../../store/objects.ts';
 import type { Component, LinuxContext, LinuxStep } from '../context.ts';
-import { dumpDatabase, grantedDatabase, identifier, literal, loadDump, localUser, runSql } from './sql.ts';
+import {
+  createStatements,
+  dumpDatabase,
+  grantedDatabase,
+  identifier,
+  literal,
+  loadDump,
+  localUser,
+  runSql,
+} from './sql.ts';
+import { databaseStorage } from './storage.ts';
 
 /** What MariaDB has of an account. */
 interface Found {
@@ -34,6 +45,29 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
   const hasAny = (objects?: AccountObjects) => databasesOf(objects).length + usersOf(objects).length > 0;
   /** Whether MariaDB's socket is there: a server (or test root) without it has no databases. */
   const available = () => existsSync(ctx.path(ctx.linux.mariadbSocket));
+  const storage = databaseStorage(ctx);
+  /** `to`'s databases that `from` lacks. */
+  const added = (from: AccountObjects, to: AccountObjects) =>
+    databasesOf(to)
+      .filter((d) => !databasesOf(from).some((f) => f.name === d.name))
+      .map((d) => d.name);
+  /** Runs converge's statements, each new database's place in the quota made first. */
+  async function apply(account: Account, from: AccountObjects, to: AccountObjects, dropDatabases: boolean) {
+    const fresh = await storage.place(account, added(from, to));
+    try {
+      await runSql(ctx, converge(account, from, to, dropDatabases));
+    } catch (error) {
+      // A failed step is not undone: each database whose place it made (MariaDB had none of that
+      // name) goes again, so that no empty database is left that the store does not have.
+      await runSql(
+        ctx,
+        fresh.map((name) => `DROP DATABASE IF EXISTS ${identifier(name)}`),
+      ).catch(() => {});
+      await storage.clear(account, fresh).catch(() => {});
+      throw error;
+    }
+    if (dropDatabases) await storage.clear(account, added(to, from));
+  }
 
   /** A user as it should be: its password's hash, its limit, locked or not, its grants alone. */
   function userStatements(dbUser: DatabaseUser, locked: boolean): string[] {
@@ -65,12 +99,7 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
       .filter((u) => !toUsers.has(u.name))
       .map((u) => u.name);
     return [
-      ...databasesOf(to)
-        .filter((d) => !databasesOf(from).some((f) => f.name === d.name))
-        .map(
-          (d) =>
-            `CREATE DATABASE IF NOT EXISTS ${identifier(d.name)} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
-        ),
+      ...added(from, to).flatMap(createStatements),
       ...usersOf(to)
         .filter(
           (u) =>
@@ -151,8 +180,8 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
       const steps: LinuxStep[] = [
         ctx.step(
           'databases and their users',
-          async () => void (await runSql(ctx, converge(account, none, objects!, false))),
-          async () => void (await runSql(ctx, converge(account, objects!, none, true))),
+          () => apply(account, none, objects!, false),
+          () => apply(account, objects!, none, true),
         ),
       ];
       // An account arriving from another server: each database as it was dumped there.
@@ -168,29 +197,29 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
     remove: (_account, objects) => lockStep(objects, true),
 
     changeObjects(account, before, after) {
-      const forward = converge(account, before, after, false);
-      if (forward.length === 0) return [];
+      if (converge(account, before, after, false).length === 0) return [];
       return [
         ctx.step(
           'databases and their users',
-          async () => void (await runSql(ctx, forward)),
-          async () => void (await runSql(ctx, converge(account, after, before, true))),
+          () => apply(account, before, after, false),
+          () => apply(account, after, before, true),
         ),
       ];
     },
 
-    async forgetObjects(_account, before, after) {
-      const kept = new Set(databasesOf(after).map((d) => d.name));
-      const gone = databasesOf(before).filter((d) => !kept.has(d.name));
+    async forgetObjects(account, before, after) {
+      const gone = added(after, before);
       await runSql(
         ctx,
-        gone.map((d) => `DROP DATABASE IF EXISTS ${identifier(d.name)}`),
+        gone.map((name) => `DROP DATABASE IF EXISTS ${identifier(name)}`),
       );
+      await storage.clear(account, gone);
     },
 
     async forget(account, objects) {
       if (!available() && !hasAny(objects)) return;
       await dropEverything(account.user);
+      await storage.removeAll(account);
     },
 
     async reconcile(account, objects) {
@@ -207,7 +236,14 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
           createdAt: new Date(0),
         })),
       };
-      await runSql(ctx, converge(account, have, objects ?? none, false));
+      // Each stored database's place in the quota as it should be: the subvolume back in the
+      // account's qgroup, a missing link made again (a directory of the data directory, or a link
+      // that leads elsewhere, holds data: left, for doctor to name).
+      await storage.place(
+        account,
+        databasesOf(objects).map((d) => d.name),
+      );
+      await apply(account, have, objects ?? none, false);
     },
 
     async inspect(accounts, _sites, objects) {
@@ -227,6 +263,14 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
         differences.push(
           `MariaDB: one account may hold ${perAccount} of its ${max} connections (database_users × database_user_connections): raise max_connections to ${perAccount * 2} or more, or lower those`,
         );
+      // With symbolic links on, CREATE TABLE … DATA DIRECTORY (which needs no privilege beyond
+      // CREATE) puts a table's files wherever MariaDB's user may write: /tmp, another account's
+      // databases' directory. Off, MariaDB ignores it, and still follows a linked database directory.
+      const [[symlinks] = []] = await runSql(ctx, ['SELECT @@have_symlink']);
+      if (symlinks !== 'DISABLED')
+        differences.push(
+          `MariaDB: symbolic links are on (have_symlink ${symlinks}): an account's CREATE TABLE … DATA DIRECTORY puts the table's files wherever MariaDB may write, outside every quota: set symbolic-links = 0 (deploy/mariadb-berth.cnf)`,
+        );
       const everything = await found();
       for (const account of accounts) {
         const { user } = account;
@@ -234,6 +278,7 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
         const databases = everything.databases.filter(mine);
         const users = new Map([...everything.users].filter(([name]) => mine(name)));
         const own = objects.get(user);
+        const stored = databasesOf(own).map((d) => d.name);
         for (const { name } of databasesOf(own))
           if (!databases.includes(name)) differences.push(`${user}: database ${name} is missing in MariaDB`);
         for (const name of databases)
@@ -251,7 +296,20 @@ export function databaseComponent(ctx: LinuxContext): DatabaseComponent {
         for (const name of users.keys())
           if (!usersOf(own).some((u) => u.name === name))
             differences.push(`${user}: database user ${name} in MariaDB is not in the store`);
+        differences.push(...(await storage.inspect(account, stored, new Set(databases))));
       }
+      for (const path of storage.strays(accounts))
+        differences.push(
+          `${path}: the databases' directory of no account here (remove it when its account is gone)`,
+        );
+      // Once for the server: where the homes are not on btrfs, no quota counts a database's files.
+      const outside = accounts.filter(
+        (a) => databasesOf(objects.get(a.user)).length > 0 && !storage.counted(a),
+      );
+      if (outside.length > 0)
+        differences.push(
+          `MariaDB: the databases of ${outside.length} account(s) are in ${await storage.datadir()}, outside every disk quota: only homes on btrfs hold their account's databases in its quota (docs/linux-driver.md, Databases)`,
+        );
       return differences;
     },
   };

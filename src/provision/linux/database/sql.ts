@@ -29,6 +29,15 @@ export const identifier = (name: string) => `\`${checked(name).replaceAll('`', '
  */
 export const grantedDatabase = (name: string) => `\`${checked(name).replace(/[_%]/g, (c) => `\\${c}`)}\``;
 
+/**
+ * A new database: made if missing, then given its character set (ALTER: where the database's
+ * directory was made first, in the account's quota, CREATE … IF NOT EXISTS finds it and sets none).
+ */
+export const createStatements = (name: string) => [
+  `CREATE DATABASE IF NOT EXISTS ${identifier(name)} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
+  `ALTER DATABASE ${identifier(name)} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
+];
+
 /** A user at localhost, the only host an account's users have. */
 export const localUser = (name: string) => `'${checked(name)}'@'localhost'`;
 

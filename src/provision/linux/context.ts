@@ -284,6 +284,12 @@ export interface Component {
   /** Makes the server-wide files the component needs (when the driver starts). */
   prepare?(): Promise<void>;
   create?(account: Account, origin: Origin, objects?: AccountObjects): LinuxStep[];
+  /**
+   * createacct's last steps, after every component's and the reloads: each waits for what the
+   * component's own steps began and let run meanwhile (a PHP-FPM master starting while the rest of
+   * the account is made). The call answers only once they have.
+   */
+  settle?(account: Account): LinuxStep[];
   remove?(account: Account, objects?: AccountObjects): LinuxStep[];
   suspend?(account: Account, objects?: AccountObjects): LinuxStep[];
   unsuspend?(account: Account, objects?: AccountObjects): LinuxStep[];

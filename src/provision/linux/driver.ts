@@ -1,8 +1,9 @@
 // The `linux` driver: real hosting accounts on this server, made of the components of CONTRACT §10
-// (user, php, tls, web, dns, mail, shell, cron, lists, database, ftp, webmail), each in its own folder with its templates, steps, undo and doctor
-// checks. A call's steps are every enabled component's, in that order; the services those steps
-// changed are reloaded once, at the end, and again on undo. With a system root other than `/` (the
-// tests), everything happens below it and no service is reloaded.
+// (user, php, tls, web, dns, mail, shell, cron, lists, database, ftp, webmail), each in its own
+// folder with its templates, steps, undo and doctor checks. A call's steps are every enabled
+// component's, in that order; the services those steps changed are reloaded once, at the end, and
+// again on undo; createacct then waits for what its steps left running (a PHP-FPM master
+// starting). Below a system root other than `/` (the tests), no service is reloaded.
 import type { Config } from '../../config/index.ts';
 import { domainError } from '../../core/values.ts';
 import type { Account } from '../../store/accounts.ts';
@@ -97,20 +98,8 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
     ? ftpComponent(ctx, tls ? tls.hostCertificateFile : '/etc/ssl/certs/ssl-cert-snakeoil.pem')
     : null;
   const webmail = enabled.has('webmail') ? webmailComponent(ctx, web) : null;
-  const components: Component[] = [
-    user,
-    php,
-    tls,
-    web,
-    dns,
-    mail,
-    shell,
-    cron,
-    lists,
-    database,
-    ftp,
-    webmail,
-  ].filter((c): c is NonNullable<typeof c> => c !== null);
+  const all = [user, php, tls, web, dns, mail, shell, cron, lists, database, ftp, webmail];
+  const components: Component[] = all.filter((c): c is NonNullable<typeof c> => c !== null);
   const others = components.filter((c) => c !== user);
   const reloadCounts = new Map<string, number>();
   for (const service of new Set(components.flatMap((c) => c.services ?? [])))
@@ -235,7 +224,11 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
 
     createAccount(account, password, objects = mainObjects(account)) {
       checkIdentifiers(account);
-      return plan(each((c) => c.create?.(account, { password }, objects)));
+      const [create, settle] = [
+        each((c) => c.create?.(account, { password }, objects)),
+        each((c) => c.settle?.(account)),
+      ];
+      return plan(create, settle);
     },
 
     async exportAccount(account) {

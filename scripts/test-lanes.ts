@@ -31,7 +31,7 @@ interface Lane {
 const SLOW: Lane[] = [
   {
     name: 'sandbox',
-    files: ['test/sandbox.test.ts', 'test/sandbox/*.test.ts', 'test/postgres/sandbox-fleet.test.ts'],
+    files: ['test/sandbox.test.ts', 'test/sandbox/*.test.ts', 'test/postgres/sandbox-*.test.ts'],
     // Two at a time: a sandbox mostly waits on its services.
     concurrency: 2,
     minutes: 20,
@@ -46,8 +46,11 @@ const SLOW: Lane[] = [
   { name: 'whmcs', files: ['test/integrations/*.test.ts'], concurrency: 1, minutes: 8 },
 ];
 const FAST: Omit<Lane, 'files'> = { name: 'fast', concurrency: 2, minutes: 8 };
-/** How many files run at once, whatever their lanes: BERTH_TEST_SLOTS, else the machine's cores. */
-const SLOTS = Number(process.env.BERTH_TEST_SLOTS) || Math.max(2, availableParallelism());
+/**
+ * How many files run at once, whatever their lanes: BERTH_TEST_SLOTS, else one more than the
+ * machine's cores (at least three): a sandbox's file mostly waits on its services and its clients.
+ */
+const SLOTS = Number(process.env.BERTH_TEST_SLOTS) || Math.max(3, availableParallelism() + 1);
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -118,7 +121,7 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 /**
- * Every lane's files on a shared number of slots (the machine's cores: the hosting stack a sandbox
+ * Every lane's files on a shared number of slots (see SLOTS: the hosting stack a sandbox
  * starts needs them as much as the fast files do). A freed slot goes to the first lane, slowest
  * first, that has a file waiting and fewer than its own limit running: the long files start at
  * once, and the fast ones fill the slots beside them.

@@ -349,10 +349,7 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.mail_queue_limit': ['linux.mailQueueLimit', unlimitedOr(wholeNumber(1, 1_048_576))],
   'linux.mail_queue_messages': ['linux.mailQueueMessages', unlimitedOr(wholeNumber(1, 10_000_000))],
   'linux.mail_queue_list_limit': ['linux.mailQueueListLimit', unlimitedOr(wholeNumber(1, 1_048_576))],
-  'linux.mail_queue_list_messages': [
-    'linux.mailQueueListMessages',
-    unlimitedOr(wholeNumber(1, 10_000_000)),
-  ],
+  'linux.mail_queue_list_messages': ['linux.mailQueueListMessages', unlimitedOr(wholeNumber(1, 10_000_000))],
   'linux.lists_dir': ['linux.listsDir', absolutePath],
   'linux.lists_port': ['linux.listsPort', servicePort],
   'linux.reload_mail': ['linux.reloadMail', command],

@@ -11,7 +11,7 @@
 // its workers and whatever they run inherit: no btrfs subvolume escapes the quota. No change to one account restarts or reloads another's PHP. A suspended
 // account has no master: its PHP cannot run at all.
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, readlinkSync } from 'node:fs';
+import { closeSync, existsSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { CONFINE, writeConfine } from '../confine/confine.ts';
@@ -21,9 +21,15 @@ import { ensureGroupFile, openPath } from '../home.ts';
 import { render } from '../templates.ts';
 import { SHARED_WRITABLE } from '../user/leftovers.ts';
 import { waitFor } from '../wait.ts';
+import { bindCommand, refreshView } from './etc-view.ts';
 
 const TMP_MODE = 0o700;
 const POOL_PREFIX = 'berth-';
+/**
+ * The /etc each account's PHP sees (etc-view.ts), one directory an account: root's alone, and on
+ * /etc's own filesystem, so that its files are hard links of the system's.
+ */
+const ETC_VIEWS = '/etc/berth/php-etc';
 
 /** The socket nginx passes the account's PHP requests to. */
 export function phpSocket(ctx: LinuxContext, user: string): string {
@@ -33,6 +39,8 @@ export function phpSocket(ctx: LinuxContext, user: string): string {
 export interface PhpComponent extends Component {
   /** Whether the account's master runs. */
   running(account: Account): boolean;
+  /** Brings the /etc each running master sees up to date with the system's, if it changed. */
+  refreshEtc(accounts: readonly Account[]): Promise<void>;
 }
 
 export function phpComponent(ctx: LinuxContext): PhpComponent {
@@ -90,15 +98,50 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     return { pid: child.pid, exited: () => state.exited };
   };
 
+  const etcView = (user: string) => ctx.path(join(ETC_VIEWS, user));
+  /** The view of /etc for `user`, up to date (etc-view.ts), in a directory root alone may enter. */
+  const refreshEtcView = (user: string) => {
+    makePrivateDirectory(ctx.path(ETC_VIEWS));
+    makeDirectory(etcView(user));
+    return refreshView(ctx.path('/etc'), etcView(user), user);
+  };
+  /** When the system's /etc last had an entry made, renamed or removed (as refreshEtc saw it). */
+  let etcChanged: bigint | null = null;
+  const refreshEtc = async (accounts: readonly Account[]) => {
+    const changed = statSync(ctx.path('/etc'), { bigint: true }).mtimeNs;
+    if (changed === etcChanged) return;
+    for (const account of accounts) {
+      const pid = masterPid(account.user);
+      if (account.suspension || pid === null) continue;
+      const { made } = refreshEtcView(account.user);
+      // A directory the system's /etc has gained is bound in the running namespace, from the
+      // system's /etc as Berth's own root reaches it.
+      if (made.length > 0)
+        await ctx.runner.run([
+          '/usr/bin/nsenter',
+          `--target=${pid}`,
+          '--mount',
+          '--',
+          ...bindCommand(`/proc/${process.pid}/root/etc`, '/etc', made),
+        ]);
+    }
+    etcChanged = changed;
+  };
+
   /**
    * The view of the system the account's PHP has, made in a mount namespace of its own before
-   * any of its PHP runs: its tmp as /tmp, /var/tmp, /dev/shm and every other directory all users
-   * may write (SHARED_WRITABLE); a /proc that hides other users'
-   * processes; its home alone below the home base.
+   * any of its PHP runs: its own /etc (etc-view.ts: no other account in passwd or group); its tmp
+   * as /tmp, /var/tmp, /dev/shm and every other directory all users may write (SHARED_WRITABLE); a
+   * /proc that hides other users' processes; its home alone below the home base.
    */
   const privateView = async (account: Account, holder: number) => {
     const inside = (argv: string[]) =>
       ctx.runner.run(['/usr/bin/nsenter', `--target=${holder}`, '--mount', '--', ...argv]);
+    // The system's directories bound in the view while /etc is still the system's, then the view
+    // (with them) over /etc. The view is root's, in a directory of root's alone.
+    const etc = etcView(account.user);
+    await inside(bindCommand('/etc', etc, refreshEtcView(account.user).bound));
+    await inside(['/usr/bin/mount', '--rbind', etc, '/etc']);
     const home = ctx.path(account.homedir);
     const homeFd = openPath(home, []);
     const tmpFd = openPath(home, ['tmp']);
@@ -240,6 +283,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   return {
     name: 'php',
     running,
+    refreshEtc,
     // Root's alone: the pools name every account.
     async prepare() {
       makePrivateDirectory(ctx.path(linux.phpPoolDir));
@@ -250,6 +294,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     // The master's log, kept until the account is gone for good.
     async forget(account) {
       removeFile(ctx.path(logFile(account.user)));
+      rmSync(etcView(account.user), { recursive: true, force: true });
     },
     suspend: (account) => [stopStep(account)],
     unsuspend: (account) => [writePool(account), startStep(account)],
@@ -270,6 +315,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     async purge(account) {
       await stop(account);
       removeFile(poolFile(account));
+      rmSync(etcView(account.user), { recursive: true, force: true });
     },
     inspect(accounts) {
       const differences: string[] = [];

@@ -99,6 +99,11 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   };
 
   const etcView = (user: string) => ctx.path(join(ETC_VIEWS, user));
+  /**
+   * Where each namespace keeps the system's /etc (for directories it gains later), in a directory
+   * root alone may enter: the mount point itself takes the mode of the /etc bound on it.
+   */
+  const systemEtc = join(linux.phpSocketDir, 'etc', 'system');
   /** The view of /etc for `user`, up to date (etc-view.ts), in a directory root alone may enter. */
   const refreshEtcView = (user: string) => {
     makePrivateDirectory(ctx.path(ETC_VIEWS));
@@ -115,14 +120,14 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       if (account.suspension || pid === null) continue;
       const { made } = refreshEtcView(account.user);
       // A directory the system's /etc has gained is bound in the running namespace, from the
-      // system's /etc as Berth's own root reaches it.
+      // system's /etc as the namespace keeps it, where only root may go.
       if (made.length > 0)
         await ctx.runner.run([
           '/usr/bin/nsenter',
           `--target=${pid}`,
           '--mount',
           '--',
-          ...bindCommand(`/proc/${process.pid}/root/etc`, '/etc', made),
+          ...bindCommand(systemEtc, '/etc', made),
         ]);
     }
     etcChanged = changed;
@@ -140,6 +145,9 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     // The system's directories bound in the view while /etc is still the system's, then the view
     // (with them) over /etc. The view is root's, in a directory of root's alone.
     const etc = etcView(account.user);
+    makePrivateDirectory(ctx.path(dirname(systemEtc)));
+    makePrivateDirectory(ctx.path(systemEtc));
+    await inside(['/usr/bin/mount', '--bind', '/etc', systemEtc]);
     await inside(bindCommand('/etc', etc, refreshEtcView(account.user).bound));
     await inside(['/usr/bin/mount', '--rbind', etc, '/etc']);
     const home = ctx.path(account.homedir);

@@ -130,7 +130,8 @@ export function refreshView(etc: string, view: string, user: string): { bound: s
     if (want.kind === 'directory') {
       if (current?.isDirectory()) continue;
       if (current) unlinkSync(path);
-      mkdirSync(path, { mode: want.mode });
+      mkdirSync(path);
+      chmodSync(path, want.mode);
       if (want.bound) made.push(name);
       continue;
     }
@@ -187,7 +188,8 @@ export function bindCommand(etc: string, view: string, names: readonly string[])
   return [
     '/bin/sh',
     '-ec',
-    'etc=$1; view=$2; shift 2; for name do mount --bind -- "$etc/$name" "$view/$name"; done',
+    // A directory gone meanwhile stays an empty one in the view: its absence stops no PHP.
+    'etc=$1; view=$2; shift 2; for name do mount --bind -- "$etc/$name" "$view/$name" || true; done',
     'berth-etc-view',
     etc,
     view,

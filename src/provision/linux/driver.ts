@@ -395,8 +395,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
           ['quota enforcement', QUOTA_SWEEP_MS, async () => user.enforce(await store.accounts())],
         ];
         if (mail) sweeps.push(['counting the mail queue', QUEUE_SWEEP_MS, () => mail.listQueue()]);
-        if (php)
-          sweeps.push(["PHP's /etc", ETC_SWEEP_MS, async () => php.refreshEtc(await store.accounts())]);
+        if (php) sweeps.push(["PHP's /etc", ETC_SWEEP_MS, () => php.refreshEtc(() => store.accounts())]);
         if (ftp)
           sweeps.push([
             "moving FTP sessions into their accounts' groups",

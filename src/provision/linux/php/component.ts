@@ -39,8 +39,11 @@ export function phpSocket(ctx: LinuxContext, user: string): string {
 export interface PhpComponent extends Component {
   /** Whether the account's master runs. */
   running(account: Account): boolean;
-  /** Brings the /etc each running master sees up to date with the system's, if it changed. */
-  refreshEtc(accounts: readonly Account[]): Promise<void>;
+  /**
+   * Brings the /etc each running master sees up to date with the system's, if it changed since
+   * (then only are the accounts loaded).
+   */
+  refreshEtc(accounts: () => Promise<readonly Account[]>): Promise<void>;
 }
 
 export function phpComponent(ctx: LinuxContext): PhpComponent {
@@ -112,10 +115,10 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   };
   /** When the system's /etc last had an entry made, renamed or removed (as refreshEtc saw it). */
   let etcChanged: bigint | null = null;
-  const refreshEtc = async (accounts: readonly Account[]) => {
+  const refreshEtc = async (accounts: () => Promise<readonly Account[]>) => {
     const changed = statSync(ctx.path('/etc'), { bigint: true }).mtimeNs;
     if (changed === etcChanged) return;
-    for (const account of accounts) {
+    for (const account of await accounts()) {
       const pid = masterPid(account.user);
       if (account.suspension || pid === null) continue;
       const { made } = refreshEtcView(account.user);

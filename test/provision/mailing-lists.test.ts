@@ -203,7 +203,7 @@ describe('the lists milter', () => {
     assert.equal((await policy.mailFrom(envelope(40000, 'held+owner@a.example'))).action, 'tempfail');
   });
 
-  it('counts a list’s mail in a budget of the list’s own, never its account’s', async () => {
+  it('counts a list’s mail in a budget of the account’s lists, never the account’s own', async () => {
     const accountLimits = { bytes: null, messages: 5 };
     const budget = queueBudget(accountLimits, Date.now, { bytes: null, messages: 2 });
     const owners = senderOwners('lena lena, @a.example\n', 'host.example', new Set(['news@a.example']));
@@ -222,18 +222,19 @@ describe('the lists milter', () => {
         'continue',
       );
     }
-    assert.deepEqual(budget.usage('news@a.example'), { bytes: 200, messages: 2 });
+    assert.deepEqual(budget.usage("lena's mailing lists"), { bytes: 200, messages: 2 });
     assert.deepEqual(budget.usage('lena'), { bytes: 0, messages: 0 });
     const over = await budgeted.mailFrom(post);
     assert.equal(over.action, 'tempfail');
     assert.match(
       over.action === 'tempfail' ? over.reply : '',
-      /^452 4\.3\.1 Mail of news@a\.example waiting to be sent is at its limit \(2 messages\)/,
+      /^452 4\.3\.1 Mail of lena's mailing lists waiting to be sent is at its limit \(2 messages\)/,
     );
     // The account's own mail still has its whole budget.
     assert.equal(budget.allows('lena', 100), true);
     assert.equal(owners('lena@a.example'), 'lena');
-    assert.equal(owners('NEWS@A.example'), 'news@a.example');
+    assert.equal(owners('NEWS@A.example'), "lena's mailing lists");
+    assert.equal(owners('news+owner@other.example'), null);
   });
 
   it('writes nothing to the table for an address no list may have', () => {

@@ -72,16 +72,16 @@ describe('the queue budget', () => {
       logins: [],
       size: 10485967,
     });
-    // A mailing list's mail, out or back, and what waits to reach it, is the list's: never alice's.
+    // A mailing list's mail, out or back, and what waits to reach it, is alice's lists': never her own.
     const withList = senderOwners(LOCAL_SENDERS, 'host.example', new Set(['news@alice.example']));
-    const news = { id: '4F2A1', logins: ['news@alice.example'], size: 10485967 };
+    const news = { id: '4F2A1', logins: ["alice's mailing lists"], size: 10485967 };
     for (const [sender, recipient] of [
       ['news+bounces-3-x=[192.0.2.1]@alice.example', 'x@[192.0.2.1]'],
       ['', 'news+bounces-3-x=[192.0.2.1]@Alice.example'],
       ['bob@bob.example', 'news@alice.example'],
     ] as const) {
       const expected =
-        sender === 'bob@bob.example' ? { ...news, logins: ['bob', 'news@alice.example'] } : news;
+        sender === 'bob@bob.example' ? { ...news, logins: ['bob', "alice's mailing lists"] } : news;
       assert.deepEqual(queuedMessage(listed(sender, recipient), withList), expected, sender);
     }
     assert.deepEqual(queuedMessage(listed('newsletter@alice.example', 'x@[192.0.2.1]'), withList), alice);

@@ -1,8 +1,8 @@
 // A mailing list's mail waiting in the queue (CONTRACT §10, "Tenants are isolated"): in `berth
 // sandbox`, alice's list has members at a host that never answers, and the neighbour bob, a member,
 // posts big messages to it over and over, as anyone who knows one member's address could. Each
-// post fans out to the members and waits in Postfix's queue. The list's mail stops at the list's
-// own budget (mail_queue_list_limit, 20 MB) and is kept by mlmmj for later, and alice's own
+// post fans out to the members and waits in Postfix's queue. The list's mail stops at the budget of
+// alice's lists (mail_queue_lists_limit, 20 MB) and is kept by mlmmj for later, and alice's own
 // submission and PHP mail still go, to a host that never answers too: her budget is hers alone.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -114,7 +114,7 @@ describe('a mailing list’s mail waiting in the queue in the sandbox', () => {
     if (running.child.exitCode === null) await running.stop();
   });
 
-  it('stops the list’s mail at the list’s budget when a member’s posts fan out to hosts that never answer, and keeps the rest for later', async () => {
+  it('stops the list’s mail at the budget of alice’s lists when a member’s posts fan out to hosts that never answer, and keeps the rest for later', async () => {
     // Seven posts would put some 63 MB of the list's in the queue: more than alice's own 50 MB.
     const replies: string[] = [];
     for (let i = 0; i < 7; i++) {
@@ -124,11 +124,11 @@ describe('a mailing list’s mail waiting in the queue in the sandbox', () => {
     }
     const accepted = replies.filter((reply) => reply.startsWith('250 ')).length;
     assert.ok(accepted >= 2 && accepted <= 4, `accepted ${accepted}: ${replies}`);
-    // Once the list's budget is spent, a new post waits with its sender (its client tries again).
+    // Once the lists' budget is spent, a new post waits with its sender (its client tries again).
     for (const reply of replies.slice(accepted))
       assert.match(
         reply,
-        /^452 4\.2\.2 Mail for news@alice\.example waiting to be delivered is at its limit/,
+        /^452 4\.2\.2 Mail for alice's mailing lists waiting to be delivered is at its limit/,
       );
     const { list } = await settled();
     assert.ok(list.messages >= 6, `the list's first posts wait: ${JSON.stringify(list)}`);
@@ -138,13 +138,13 @@ describe('a mailing list’s mail waiting in the queue in the sandbox', () => {
     const log = await running.exec([
       '/usr/bin/grep',
       '-c',
-      'Mail of news@alice.example waiting to be sent is at its limit',
+      "Mail of alice's mailing lists waiting to be sent is at its limit",
       '/var/log/sandbox/postfix.log',
     ]);
     assert.ok(Number(log.stdout.trim()) > 0, 'the lists’ smtpd refused the list’s mail over its budget');
   });
 
-  it('lets alice’s own submission and PHP mail go while her list’s budget is full', async () => {
+  it('lets alice’s own submission and PHP mail go while her lists’ budget is full', async () => {
     // Big messages of hers to a host that never answers: they wait, counted in her budget alone.
     for (let i = 0; i < 4; i++) {
       const sent = await submit('alice', NOWHERE, `alice ${i}`, BIG);

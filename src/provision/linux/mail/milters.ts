@@ -33,7 +33,7 @@ export interface Milters {
    * Serves one more milter of Berth's at `name` (in `berth/`), its mail counted against its
    * senders' queue budgets and refused for now when over them (mailing lists: lists/component.ts).
    * `lists` are the mailing lists' addresses: mail to or from one of them (or its `+` addresses)
-   * counts against that list's own budget, never its account's.
+   * counts against the budget of its account's lists together, never the account's own.
    */
   serve(name: string, policy: MilterPolicy, lists?: () => Iterable<string>): Promise<void>;
   /** Learns what each account has waiting in the queue now. */
@@ -80,8 +80,8 @@ export async function startMilters(
     messages: linux.mailQueueMessages,
   };
   const listLimits: QueueLimits = {
-    bytes: linux.mailQueueListLimit === null ? null : linux.mailQueueListLimit * 1_048_576,
-    messages: linux.mailQueueListMessages,
+    bytes: linux.mailQueueListsLimit === null ? null : linux.mailQueueListsLimit * 1_048_576,
+    messages: linux.mailQueueListsMessages,
   };
   const budgeted = [limits, listLimits].some((l) => l.bytes !== null || l.messages !== null);
   const budget = queueBudget(limits, Date.now, listLimits);

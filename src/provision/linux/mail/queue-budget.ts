@@ -12,12 +12,14 @@
 // the system's users', mail from outside) is never counted nor refused. A bounce waiting in the
 // queue is the account's it returns to: what an account's mail brings back is its own too.
 //
-// A mailing list's mail is the list's, not its account's: its envelope sender is one of the list's
+// A mailing list's mail is not its account's own: its envelope sender is one of the list's
 // addresses (`<list>+bounces-…@<domain>`), in the account's domain, and a list sends to whoever its
 // members are at the word of anyone who posts as one of them. Counted against the account, a post
 // fanned out to members whose hosts do not answer would use up the account's budget and refuse the
-// account's own mail. So each list has a budget of its own (keyed by the list's address, which no
-// login is), and mail to or from a list's address counts there and nowhere else.
+// account's own mail. So an account's lists together have a budget of their own, beside the
+// account's (keyed `<login>'s mailing lists`, which no login is), and mail to or from a list's
+// address counts there and nowhere else. Together, not one a list: an account may have any number
+// of lists, and its mail waiting in the queue stays bounded.
 //
 // What is waiting is learnt from `postqueue -j` every few seconds; what the milters accepted since
 // that listing began is added to it, so that a burst between two listings is counted too.
@@ -33,8 +35,8 @@ export interface QueueLimits {
 }
 
 /**
- * Whose mail a sender address is: an account's login, a mailing list's address (its budget is the
- * list's own), or null when it is neither.
+ * Whose mail a sender address is: an account's login, its mailing lists' key (listsKey), or null
+ * when it is neither.
  */
 export type SenderOwner = (sender: string) => string | null;
 
@@ -47,8 +49,11 @@ export function baseAddress(address: string): string {
   return plus === -1 ? lower : `${lower.slice(0, plus)}${lower.slice(at)}`;
 }
 
-/** Whether a budget's key is a mailing list's (an address) rather than an account's (a login). */
-export const isListKey = (key: string) => key.includes('@');
+const LISTS = "'s mailing lists";
+/** The key of the budget of an account's mailing lists together. */
+export const listsKey = (login: string) => `${login}${LISTS}`;
+/** Whether a budget's key is an account's mailing lists' rather than an account's own (a login). */
+export const isListsKey = (key: string) => key.endsWith(LISTS);
 
 /**
  * The owner of each sender, from the local-senders table (`login login, @domain`, one line an
@@ -75,8 +80,10 @@ export function senderOwners(
   }
   return (sender) => {
     const lower = sender.toLowerCase();
-    const list = baseAddress(lower);
-    if (lists.has(list)) return list;
+    if (lists.has(baseAddress(lower))) {
+      const login = byDomain.get(lower.slice(lower.lastIndexOf('@') + 1));
+      return login === undefined ? null : listsKey(login);
+    }
     const domain = lower.includes('@') ? lower.slice(lower.lastIndexOf('@') + 1) : null;
     return byAddress.get(lower) ?? (domain === null ? null : (byDomain.get(domain) ?? null));
   };
@@ -146,14 +153,15 @@ export interface QueueBudget {
 }
 
 /**
- * The budgets: `limits` each account's, `listLimits` each mailing list's (the accounts' by default).
+ * The budgets: `limits` each account's, `listLimits` those of each account's mailing lists together
+ * (the accounts' by default).
  */
 export function queueBudget(
   limits: QueueLimits,
   now: () => number = Date.now,
   listLimits: QueueLimits = limits,
 ): QueueBudget {
-  const limitsOf = (key: string) => (isListKey(key) ? listLimits : limits);
+  const limitsOf = (key: string) => (isListsKey(key) ? listLimits : limits);
   let waiting: ReadonlyMap<string, QueueUsage> = new Map();
   let since: { login: string; size: number; id: string; at: number }[] = [];
   const usage = (login: string): QueueUsage => {

@@ -69,12 +69,24 @@ describe('the /etc of an account’s PHP', () => {
     writeFileSync(join(etc, 'shadow'), 'alice:$6$hash:1::::::\n', { mode: 0o640 });
     writeFileSync(join(etc, 'subuid'), 'alice:100000:65536\nbob:165536:65536\n');
     writeFileSync(join(etc, 'hosts'), '127.0.0.1 localhost\n');
+    // What useradd and vipw write beside the files for a moment: whole copies of them.
+    for (const name of ['passwd+', 'group+', 'passwd.lock', 'ptmp', 'nshadow', '.pwd.lock'])
+      writeFileSync(join(etc, name), PASSWD);
+    writeFileSync(join(etc, 'passwords.conf'), 'kept\n');
     symlinkSync('/usr/share/zoneinfo/Etc/UTC', join(etc, 'localtime'));
 
     const first = refreshView(etc, view, 'alice');
     assert.deepEqual(first.bound.sort(), ['ssl']);
     assert.deepEqual(first.made.sort(), ['ssl']);
-    assert.deepEqual(readdirSync(view).sort(), ['cron.d', 'group', 'hosts', 'localtime', 'passwd', 'ssl']);
+    assert.deepEqual(readdirSync(view).sort(), [
+      'cron.d',
+      'group',
+      'hosts',
+      'localtime',
+      'passwd',
+      'passwords.conf',
+      'ssl',
+    ]);
     assert.doesNotMatch(readFileSync(join(view, 'passwd'), 'utf8'), /bob/);
     assert.equal(lstatSync(join(view, 'hosts')).ino, lstatSync(join(etc, 'hosts')).ino);
     assert.equal(lstatSync(join(view, 'localtime')).isSymbolicLink(), true);
@@ -98,6 +110,7 @@ describe('the /etc of an account’s PHP', () => {
       'localtime',
       'mailname',
       'passwd',
+      'passwords.conf',
       'php',
       'ssl',
     ]);

@@ -37,10 +37,12 @@ import {
 import { join } from 'node:path';
 import { readIfExists, writeFileAtomic } from '../files.ts';
 
-/** Entries of /etc no account's view has: they name every account, or hold password hashes. */
-const OMITTED = new Set(
-  ['shadow', 'gshadow', 'subuid', 'subgid', 'passwd', 'group'].flatMap((name) => [`${name}-`, name]),
-);
+/**
+ * Entries of /etc no account's view has: they name every account, or hold password hashes. With
+ * them the files the tools that change them write beside them for a moment (`passwd+` and
+ * `passwd.lock` of shadow's tools, vipw's `ptmp`, `.pwd.lock`), whole copies of the files.
+ */
+const OMITTED = /^(?:n?(?:passwd|group|g?shadow)|subuid|subgid|[pg]tmp|\.pwd\.lock)(?:[^a-z0-9_]|$)/;
 /** Directories of /etc that are empty in the view: what they hold is named after the accounts. */
 const EMPTIED = new Set(['cron.d']);
 /** The first uid (and gid) of a user who is not the system's (Debian's FIRST_UID). */
@@ -84,7 +86,7 @@ type Wanted =
   | { kind: 'directory'; bound: boolean; mode: number; uid: number; gid: number };
 
 function wanted(etc: string, entry: Dirent): Wanted | null {
-  if (OMITTED.has(entry.name)) return null;
+  if (OMITTED.test(entry.name)) return null;
   const source = join(etc, entry.name);
   if (entry.isSymbolicLink()) return { kind: 'link', target: readlinkSync(source) };
   if (entry.isFile()) return { kind: 'file', source };
@@ -109,7 +111,7 @@ export function refreshView(etc: string, view: string, user: string): { bound: s
   const entries = readdirSync(etc, { withFileTypes: true });
   const expected = new Map<string, Wanted>();
   for (const entry of entries) {
-    const want = wanted(etc, entry);
+    const want = vanishing(() => wanted(etc, entry));
     if (want) expected.set(entry.name, want);
   }
   const passwd = viewPasswd(readIfExists(join(etc, 'passwd')) ?? '', user);
@@ -124,29 +126,30 @@ export function refreshView(etc: string, view: string, user: string): { bound: s
     .filter(([, want]) => want.kind === 'directory' && want.bound)
     .map(([name]) => name);
   const present = new Set(readdirSync(view));
-  for (const [name, want] of expected) {
+  const put = (name: string, want: Wanted) => {
     const path = join(view, name);
     const current = present.has(name) ? lstatSync(path) : null;
     if (want.kind === 'directory') {
-      if (current?.isDirectory()) continue;
+      if (current?.isDirectory()) return;
       if (current) unlinkSync(path);
       mkdirSync(path);
       chmodSync(path, want.mode);
       if (want.bound) made.push(name);
-      continue;
+      return;
     }
-    if (current?.isDirectory()) continue; // a directory the system replaced: left as it is.
+    if (current?.isDirectory()) return; // a directory the system replaced: left as it is.
     if (want.kind === 'text') {
       if (readIfExists(path) !== want.text) writeFileAtomic(path, want.text, 0o644);
     } else if (want.kind === 'link') {
-      if (current?.isSymbolicLink() && readlinkSync(path) === want.target) continue;
+      if (current?.isSymbolicLink() && readlinkSync(path) === want.target) return;
       replace(path, (temporary) => symlinkSync(want.target, temporary));
     } else {
       const source = lstatSync(want.source);
-      if (current && current.ino === source.ino && current.dev === source.dev) continue;
+      if (current && current.ino === source.ino && current.dev === source.dev) return;
       replace(path, (temporary) => copyOrLink(want.source, temporary, source.mode & 0o7777));
     }
-  }
+  };
+  for (const [name, want] of expected) vanishing(() => put(name, want));
   for (const name of present) {
     if (expected.has(name)) continue;
     const path = join(view, name);
@@ -156,6 +159,19 @@ export function refreshView(etc: string, view: string, user: string): { bound: s
     } catch {}
   }
   return { bound, made };
+}
+
+/**
+ * What `read` gives, or null when what it reads was removed meanwhile: the system changes /etc
+ * while the view is made (useradd's files come and go), and the next refresh sees the change.
+ */
+function vanishing<T>(read: () => T): T | null {
+  try {
+    return read();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
 }
 
 /** Puts what `make` makes at a temporary name in place of `path`, at once. */

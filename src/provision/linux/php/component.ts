@@ -4,7 +4,8 @@
 // by no other account and go with the master) and in a mount namespace of its own where every
 // directory all users may write (/tmp, /var/tmp, /dev/shm, /run/lock, /var/lib/php/sessions) is
 // the account's `<home>/tmp` (what PHP leaves there counts toward the quota and goes with the
-// home). Its one pool
+// home), and where /etc is a view of the system's whose passwd and group name no other account
+// (etc-view.ts). Its one pool
 // runs as the account's user with `pm = ondemand` (no process until a request comes),
 // `open_basedir` limited to the home and its temporary directory, and a socket only the web
 // server's user may use. The master starts under Berth's seccomp filter (confine/confine.ts), which

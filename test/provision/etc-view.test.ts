@@ -13,7 +13,14 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { bindCommand, refreshView, viewGroup, viewPasswd } from '../../src/provision/linux/php/etc-view.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  bindCommand,
+  etcSignature,
+  refreshView,
+  viewGroup,
+  viewPasswd,
+} from '../../src/provision/linux/php/etc-view.ts';
 import { tempDir } from '../helpers.ts';
 
 const PASSWD = [
@@ -56,7 +63,7 @@ describe('the /etc of an account’s PHP', () => {
     assert.doesNotMatch(`${passwd}${group}`, /bob|debian/);
   });
 
-  it('is the system’s /etc with passwd and group the account’s, and follows the system’s changes', () => {
+  it('is the system’s /etc with passwd and group the account’s, and follows the system’s changes', async () => {
     const root = tempDir('berth-etc-view-');
     const etc = join(root, 'etc');
     const view = join(root, 'view');
@@ -88,7 +95,9 @@ describe('the /etc of an account’s PHP', () => {
       'ssl',
     ]);
     assert.doesNotMatch(readFileSync(join(view, 'passwd'), 'utf8'), /bob/);
-    assert.equal(lstatSync(join(view, 'hosts')).ino, lstatSync(join(etc, 'hosts')).ino);
+    // A copy, not a hard link: Debian's cron ignores an /etc/crontab with more than one link.
+    assert.equal(readFileSync(join(view, 'hosts'), 'utf8'), '127.0.0.1 localhost\n');
+    assert.equal(lstatSync(join(etc, 'hosts')).nlink, 1);
     assert.equal(lstatSync(join(view, 'localtime')).isSymbolicLink(), true);
 
     // The system replaces files (useradd renames a new passwd over it), adds and removes some.
@@ -98,15 +107,25 @@ describe('the /etc of an account’s PHP', () => {
     renameSync(join(etc, 'hosts.new'), join(etc, 'hosts'));
     mkdirSync(join(etc, 'php'));
     writeFileSync(join(etc, 'mailname'), 'server.example\n');
+    writeFileSync(join(etc, 'hosts.allow'), 'ALL: LOCAL\n');
     const second = refreshView(etc, view, 'alice');
+    const signature = etcSignature(etc);
     assert.deepEqual(second.made, ['php']);
     assert.equal(readFileSync(join(view, 'hosts'), 'utf8'), '127.0.0.1 localhost server\n');
     assert.doesNotMatch(readFileSync(join(view, 'passwd'), 'utf8'), /carol/);
     assert.deepEqual(refreshView(etc, view, 'alice').made, []);
+    // A file changed in place is seen too: /etc's signature changes, and the copy follows.
+    assert.equal(etcSignature(etc), signature);
+    await sleep(20);
+    writeFileSync(join(etc, 'hosts.allow'), 'ALL: 192.0.2.0/24\n', { flag: 'r+' });
+    assert.notEqual(etcSignature(etc), signature);
+    refreshView(etc, view, 'alice');
+    assert.equal(readFileSync(join(view, 'hosts.allow'), 'utf8'), 'ALL: 192.0.2.0/24\n');
     assert.deepEqual(readdirSync(view).sort(), [
       'cron.d',
       'group',
       'hosts',
+      'hosts.allow',
       'localtime',
       'mailname',
       'passwd',

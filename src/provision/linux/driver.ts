@@ -41,7 +41,7 @@ import { webmailComponent } from './webmail/component.ts';
 /**
  * How often, while serving, what escaped an account's quota is brought under it (two commands),
  * what each account has waiting in Postfix's queue is counted (a listing of the whole queue), the
- * /etc of each account's PHP is brought up to date (php/etc-view.ts: one stat if nothing changed),
+ * /etc of each account's PHP is brought up to date (php/etc-view.ts: a listing of /etc),
  * and FTP accounts' sessions are moved into their accounts' control groups (ftp/sessions.ts).
  */
 const [QUOTA_SWEEP_MS, QUEUE_SWEEP_MS, ETC_SWEEP_MS, FTP_SWEEP_MS] = [1_000, 5_000, 2_000, 1_000];

@@ -12,7 +12,7 @@
 // its workers and whatever they run inherit: no btrfs subvolume escapes the quota. No change to one account restarts or reloads another's PHP. A suspended
 // account has no master: its PHP cannot run at all.
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, readlinkSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { CONFINE, writeConfine } from '../confine/confine.ts';
@@ -22,14 +22,11 @@ import { ensureGroupFile, openPath } from '../home.ts';
 import { render } from '../templates.ts';
 import { SHARED_WRITABLE } from '../user/leftovers.ts';
 import { waitFor } from '../wait.ts';
-import { bindCommand, refreshView } from './etc-view.ts';
+import { bindCommand, etcSignature, refreshView } from './etc-view.ts';
 
 const TMP_MODE = 0o700;
 const POOL_PREFIX = 'berth-';
-/**
- * The /etc each account's PHP sees (etc-view.ts), one directory an account: root's alone, and on
- * /etc's own filesystem, so that its files are hard links of the system's.
- */
+/** The /etc each account's PHP sees (etc-view.ts), one directory an account: root's alone. */
 const ETC_VIEWS = '/etc/berth/php-etc';
 
 /** The socket nginx passes the account's PHP requests to. */
@@ -114,11 +111,11 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     makeDirectory(etcView(user));
     return refreshView(ctx.path('/etc'), etcView(user), user);
   };
-  /** When the system's /etc last had an entry made, renamed or removed (as refreshEtc saw it). */
-  let etcChanged: bigint | null = null;
+  /** What the system's /etc was when refreshEtc last brought the views up to date. */
+  let etcSeen: string | null = null;
   const refreshEtc = async (accounts: () => Promise<readonly Account[]>) => {
-    const changed = statSync(ctx.path('/etc'), { bigint: true }).mtimeNs;
-    if (changed === etcChanged) return;
+    const changed = etcSignature(ctx.path('/etc'));
+    if (changed === etcSeen) return;
     for (const account of await accounts()) {
       const pid = masterPid(account.user);
       if (account.suspension || pid === null) continue;
@@ -134,7 +131,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
           ...bindCommand(systemEtc, '/etc', made),
         ]);
     }
-    etcChanged = changed;
+    etcSeen = changed;
   };
 
   /**

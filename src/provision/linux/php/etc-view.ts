@@ -11,28 +11,31 @@
 // - `cron.d` is an empty directory (its files are named after the accounts);
 // - every other directory is the system's own, bound into the view inside the namespace: what
 //   changes in it (PHP's settings, certificates) is seen at once;
-// - every other file is a hard link of the system's (a copy where /etc is on another filesystem),
-//   and every symbolic link the same link.
+// - every other file is a copy of the system's (its mode, owner and times), and every symbolic
+//   link the same link. Not a hard link: Debian's cron ignores /etc/crontab when it has more than
+//   one ("NUMBER OF HARD LINKS > 1"), and other tools may judge a file by its links too.
 //
 // A file bound over /etc/passwd alone would not do: the kernel drops a mount in other namespaces
 // when the file under it is replaced, and useradd replaces /etc/passwd (a new file renamed over
-// it) at every createacct. A directory is never replaced so. A file the system replaces (a new
-// /etc/hosts, passwd itself) is linked or written again when Berth next looks (refresh, every few
-// seconds while Berth serves): the view is behind the system by that much, and never shows more
-// than its own entries.
+// it) at every createacct. A directory is never replaced so. A file the system changes or
+// replaces (a new /etc/hosts, passwd itself) is copied or written again when Berth next looks
+// (refresh, every few seconds while Berth serves, when the signature of /etc has changed): the
+// view is behind the system by that much, and never shows more than its own entries.
 import {
   chmodSync,
+  chownSync,
   copyFileSync,
   type Dirent,
-  linkSync,
   lstatSync,
   mkdirSync,
   readdirSync,
   readlinkSync,
   renameSync,
   rmdirSync,
+  type Stats,
   symlinkSync,
   unlinkSync,
+  utimesSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { readIfExists, writeFileAtomic } from '../files.ts';
@@ -145,8 +148,8 @@ export function refreshView(etc: string, view: string, user: string): { bound: s
       replace(path, (temporary) => symlinkSync(want.target, temporary));
     } else {
       const source = lstatSync(want.source);
-      if (current && current.ino === source.ino && current.dev === source.dev) return;
-      replace(path, (temporary) => copyOrLink(want.source, temporary, source.mode & 0o7777));
+      if (current && sameFile(current, source)) return;
+      replace(path, (temporary) => copy(want.source, temporary, source));
     }
   };
   for (const [name, want] of expected) vanishing(() => put(name, want));
@@ -184,15 +187,36 @@ function replace(path: string, make: (temporary: string) => void): void {
   renameSync(temporary, path);
 }
 
-/** A hard link of `source`, or where it cannot be (another filesystem), a copy with its mode. */
-function copyOrLink(source: string, target: string, mode: number): void {
-  try {
-    linkSync(source, target);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
-    copyFileSync(source, target);
-    chmodSync(target, mode);
-  }
+/** Whether a copy is still the file it was copied from: its size, mode, owner and time. */
+const sameFile = (copy: Stats, source: Stats) =>
+  copy.isFile() &&
+  copy.size === source.size &&
+  copy.mtimeMs === source.mtimeMs &&
+  copy.mode === source.mode &&
+  copy.uid === source.uid &&
+  copy.gid === source.gid;
+
+/** A copy of `source` at `target` with its mode, owner and times (`stat`: the source's). */
+function copy(source: string, target: string, stat: Stats): void {
+  copyFileSync(source, target);
+  chownSync(target, stat.uid, stat.gid);
+  chmodSync(target, stat.mode & 0o7777);
+  utimesSync(target, stat.atime, stat.mtime);
+}
+
+/**
+ * What the entries of `etc` are now (their names, kinds, sizes and times): when it is what it was,
+ * no view needs a refresh. One lstat an entry.
+ */
+export function etcSignature(etc: string): string {
+  return readdirSync(etc)
+    .map((name) => {
+      const stat = vanishing(() => lstatSync(join(etc, name), { bigint: true }));
+      return stat
+        ? `${name}\0${stat.mode}\0${stat.size}\0${stat.mtimeNs}\0${stat.ino}\0${stat.uid}\0${stat.gid}`
+        : '';
+    })
+    .join('\n');
 }
 
 /**

@@ -131,6 +131,10 @@ export interface LinuxConfig {
   mailQueueLimit: number | null;
   /** The messages an account may have waiting in Postfix's queue; null for no bound. */
   mailQueueMessages: number | null;
+  /** The MB of mail an account's mailing lists together may have waiting in Postfix's queue; null for no bound. */
+  mailQueueListsLimit: number | null;
+  /** The messages an account's mailing lists together may have waiting in Postfix's queue; null for no bound. */
+  mailQueueListsMessages: number | null;
   /** The mailing lists' directories (mlmmj's), the lists user's alone. */
   listsDir: string;
   /** The port on 127.0.0.1 where Postfix takes the lists' outgoing mail (from the lists user only). */
@@ -249,6 +253,8 @@ export function linuxDefaults(): LinuxConfig {
     mailDnsServer: '',
     mailQueueLimit: 50,
     mailQueueMessages: 1000,
+    mailQueueListsLimit: 20,
+    mailQueueListsMessages: 1000,
     listsDir: '/var/spool/berth-lists',
     listsPort: 10026,
     reloadMail: ['/usr/sbin/postfix', 'reload'],
@@ -341,6 +347,11 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.mail_dns_server': ['linux.mailDnsServer', dnsServer],
   'linux.mail_queue_limit': ['linux.mailQueueLimit', unlimitedOr(wholeNumber(1, 1_048_576))],
   'linux.mail_queue_messages': ['linux.mailQueueMessages', unlimitedOr(wholeNumber(1, 10_000_000))],
+  'linux.mail_queue_lists_limit': ['linux.mailQueueListsLimit', unlimitedOr(wholeNumber(1, 1_048_576))],
+  'linux.mail_queue_lists_messages': [
+    'linux.mailQueueListsMessages',
+    unlimitedOr(wholeNumber(1, 10_000_000)),
+  ],
   'linux.lists_dir': ['linux.listsDir', absolutePath],
   'linux.lists_port': ['linux.listsPort', servicePort],
   'linux.reload_mail': ['linux.reloadMail', command],

@@ -203,19 +203,18 @@ describe('the lists milter', () => {
     assert.equal((await policy.mailFrom(envelope(40000, 'held+owner@a.example'))).action, 'tempfail');
   });
 
-  it('counts a list’s mail toward the queue budget of the account whose domain it is in', async () => {
-    const limits = { bytes: null, messages: 2 };
-    const budget = queueBudget(limits);
-    const owners = senderOwners('lena lena, @a.example\n', 'host.example');
+  it('counts a list’s mail in a budget of the account’s lists, never the account’s own', async () => {
+    const accountLimits = { bytes: null, messages: 5 };
+    const budget = queueBudget(accountLimits, Date.now, { bytes: null, messages: 2 });
+    const owners = senderOwners('lena lena, @a.example\n', 'host.example', new Set(['news@a.example']));
     // As the mail component serves it: every message counted, refused for now over the budget.
     const budgeted = withQueueBudget(
       policy,
       budget,
-      limits,
       () => owners,
       () => true,
     );
-    const post = envelope(40000, 'news+bounces-7@a.example');
+    const post = envelope(40000, 'news+bounces-7-x=nowhere.example@a.example');
     for (let i = 0; i < 2; i++) {
       assert.equal((await budgeted.mailFrom(post)).action, 'continue');
       assert.equal(
@@ -223,10 +222,19 @@ describe('the lists milter', () => {
         'continue',
       );
     }
-    assert.deepEqual(budget.usage('lena'), { bytes: 200, messages: 2 });
+    assert.deepEqual(budget.usage("lena's mailing lists"), { bytes: 200, messages: 2 });
+    assert.deepEqual(budget.usage('lena'), { bytes: 0, messages: 0 });
     const over = await budgeted.mailFrom(post);
     assert.equal(over.action, 'tempfail');
-    assert.match(over.action === 'tempfail' ? over.reply : '', /Mail of lena waiting/);
+    assert.match(
+      over.action === 'tempfail' ? over.reply : '',
+      /^452 4\.3\.1 Mail of lena's mailing lists waiting to be sent is at its limit \(2 messages\)/,
+    );
+    // The account's own mail still has its whole budget.
+    assert.equal(budget.allows('lena', 100), true);
+    assert.equal(owners('lena@a.example'), 'lena');
+    assert.equal(owners('NEWS@A.example'), "lena's mailing lists");
+    assert.equal(owners('news+owner@other.example'), null);
   });
 
   it('writes nothing to the table for an address no list may have', () => {

@@ -72,6 +72,19 @@ describe('the queue budget', () => {
       logins: [],
       size: 10485967,
     });
+    // A mailing list's mail, out or back, and what waits to reach it, is alice's lists': never her own.
+    const withList = senderOwners(LOCAL_SENDERS, 'host.example', new Set(['news@alice.example']));
+    const news = { id: '4F2A1', logins: ["alice's mailing lists"], size: 10485967 };
+    for (const [sender, recipient] of [
+      ['news+bounces-3-x=[192.0.2.1]@alice.example', 'x@[192.0.2.1]'],
+      ['', 'news+bounces-3-x=[192.0.2.1]@Alice.example'],
+      ['bob@bob.example', 'news@alice.example'],
+    ] as const) {
+      const expected =
+        sender === 'bob@bob.example' ? { ...news, logins: ['bob', "alice's mailing lists"] } : news;
+      assert.deepEqual(queuedMessage(listed(sender, recipient), withList), expected, sender);
+    }
+    assert.deepEqual(queuedMessage(listed('newsletter@alice.example', 'x@[192.0.2.1]'), withList), alice);
     assert.equal(queuedMessage('postqueue: warning: Mail system is down', owner), null);
     assert.equal(queuedMessage('{"sender": "alice@alice.example"}', owner), null);
   });
@@ -123,7 +136,7 @@ describe('the queue budget', () => {
   it('on SMTP holds back mail for an account whose mail waits at its limit, and counts what reaches it', async () => {
     const limits = { bytes: 20 * MB, messages: null };
     const budget = queueBudget(limits);
-    const policy = withQueueBudget(LET_BY, budget, limits, () => owner, submitted);
+    const policy = withQueueBudget(LET_BY, budget, () => owner, submitted);
     const to = (recipient: string, size: number) => ({
       ...envelope('x@example.net', size),
       recipients: [recipient],
@@ -143,7 +156,7 @@ describe('the queue budget', () => {
   it('tempfails an account over budget on submission, at MAIL FROM and at the end, and counts what it lets by', async () => {
     const limits = { bytes: 20 * MB, messages: null };
     const budget = queueBudget(limits);
-    const policy = withQueueBudget(LET_BY, budget, limits, () => owner, submitted);
+    const policy = withQueueBudget(LET_BY, budget, () => owner, submitted);
     assert.equal(policy.readsBody, true);
     assert.equal(
       reply(await policy.mailFrom(envelope('alice@alice.example', 0, login('alice')))),
@@ -177,7 +190,6 @@ describe('the queue budget', () => {
     const local = withQueueBudget(
       LET_BY,
       budget,
-      limits,
       () => owner,
       () => true,
       'reject',
@@ -213,7 +225,6 @@ describe('the queue budget', () => {
     const policy = withQueueBudget(
       refusing,
       queueBudget(limits),
-      limits,
       () => owner,
       () => true,
     );

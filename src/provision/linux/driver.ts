@@ -40,14 +40,12 @@ import { webComponent } from './web/component.ts';
 import { webmailComponent } from './webmail/component.ts';
 
 /**
- * How often, while serving, what escaped an account's quota is brought under it (a sweep of two
- * commands), and what each account has waiting in Postfix's queue is counted again (its mail
- * budget: a listing of the whole queue).
+ * How often, while serving, what escaped an account's quota is brought under it (two commands),
+ * what each account has waiting in Postfix's queue is counted (a listing of the whole queue), the
+ * /etc of each account's PHP is brought up to date (php/etc-view.ts: a listing of /etc),
+ * and FTP accounts' sessions are moved into their accounts' control groups (ftp/sessions.ts).
  */
-const QUOTA_SWEEP_MS = 1_000;
-const QUEUE_SWEEP_MS = 5_000;
-/** How often FTP accounts' sessions are moved into their accounts' control groups (ftp/sessions.ts). */
-const FTP_SWEEP_MS = 1_000;
+const [QUOTA_SWEEP_MS, QUEUE_SWEEP_MS, ETC_SWEEP_MS, FTP_SWEEP_MS] = [1_000, 5_000, 2_000, 1_000];
 
 export { gecosOf } from './user/component.ts';
 
@@ -390,6 +388,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
           ['quota enforcement', QUOTA_SWEEP_MS, async () => user.enforce(await store.accounts())],
         ];
         if (mail) sweeps.push(['counting the mail queue', QUEUE_SWEEP_MS, () => mail.listQueue()]);
+        if (php) sweeps.push(["PHP's /etc", ETC_SWEEP_MS, () => php.refreshEtc(() => store.accounts())]);
         if (ftp)
           sweeps.push([
             "moving FTP sessions into their accounts' groups",

@@ -6,13 +6,14 @@
 // an account's), which keeps each list in <lists_dir>/<domain>_<local>, that user's alone (0700).
 // mlmmj-send hands what the list sends to Postfix's lists smtpd on 127.0.0.1:<lists_port>, whose
 // milter (policy.ts) takes mail only from the lists user's sockets and only with a list's address
-// as envelope sender; that mail counts toward the queue budget of the list's account (its domain's),
-// and is never DKIM-signed.
+// as envelope sender; that mail counts toward a queue budget of the account's lists together
+// (never the account's own, whose mail a post fanned out to hosts that do not answer would
+// otherwise crowd out), and is never DKIM-signed.
 //
 // A list's record (root's, in /etc/berth/lists) holds its account and whether it is suspended; the
 // table is written whole from the records. While the account is suspended the table sends the
 // list's mail to `mlmmj-held`, mlmmj's transport again but in Postfix's defer_transports: it is
-// taken and waits in the queue (counted in the account's budget; returned to its sender after
+// taken and waits in the queue (counted in the lists' budget; returned to its sender after
 // maximal_queue_lifetime) and goes to mlmmj at Postfix's next try once unsuspended. The
 // members the holder added are written into mlmmj's subscribers.d; mlmmj-sub and mlmmj-unsub keep
 // those who come and go by mail there too. mlmmj-maintd runs every five minutes from cron as the
@@ -290,6 +291,8 @@ export function listsComponent(ctx: LinuxContext, mail: MailComponent): Componen
           listsPort: linux.listsPort,
           lists: () => new Map(records().map((r) => [r.email, !r.suspended])),
         }),
+        // The lists' mail is counted in a budget of the account's lists, never the account's own.
+        () => records().map((r) => r.email),
       );
     },
 

@@ -55,7 +55,7 @@ const RECORD_MODE = 0o600;
 
 export interface MailComponent extends Component {
   /** Serves one more milter of Berth's (Milters.serve); nothing below another system root. */
-  serveMilter(name: string, policy: MilterPolicy): Promise<void>;
+  serveMilter(name: string, policy: MilterPolicy, lists?: () => Iterable<string>): Promise<void>;
   /** Learns what each account has waiting in Postfix's queue (its budget: milters.ts). */
   listQueue(): Promise<void>;
   /** Stops Berth's milters (Postfix then tempfails mail until they are back). */
@@ -317,8 +317,8 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       ]);
     },
 
-    async serveMilter(name, policy) {
-      await milters?.serve(name, policy);
+    async serveMilter(name, policy, lists) {
+      await milters?.serve(name, policy, lists);
     },
 
     async listQueue() {

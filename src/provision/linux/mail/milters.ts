@@ -32,8 +32,10 @@ export interface Milters {
   /**
    * Serves one more milter of Berth's at `name` (in `berth/`), its mail counted against its
    * senders' queue budgets and refused for now when over them (mailing lists: lists/component.ts).
+   * `lists` are the mailing lists' addresses: mail to or from one of them (or its `+` addresses)
+   * counts against the budget of its account's lists together, never the account's own.
    */
-  serve(name: string, policy: MilterPolicy): Promise<void>;
+  serve(name: string, policy: MilterPolicy, lists?: () => Iterable<string>): Promise<void>;
   /** Learns what each account has waiting in the queue now. */
   listQueue(): Promise<void>;
   /** Stops serving (Postfix then tempfails mail until they are back). */
@@ -77,15 +79,25 @@ export async function startMilters(
     bytes: linux.mailQueueLimit === null ? null : linux.mailQueueLimit * 1_048_576,
     messages: linux.mailQueueMessages,
   };
-  const budgeted = limits.bytes !== null || limits.messages !== null;
-  const budget = queueBudget(limits);
+  const listLimits: QueueLimits = {
+    bytes: linux.mailQueueListsLimit === null ? null : linux.mailQueueListsLimit * 1_048_576,
+    messages: linux.mailQueueListsMessages,
+  };
+  const budgeted = [limits, listLimits].some((l) => l.bytes !== null || l.messages !== null);
+  const budget = queueBudget(limits, Date.now, listLimits);
   const origin = await postfixOrigin(ctx);
-  const owners = () => senderOwners(readIfExists(tables.localSenders) ?? '', origin);
+  let lists: () => Iterable<string> = () => [];
+  const owners = () =>
+    senderOwners(
+      readIfExists(tables.localSenders) ?? '',
+      origin,
+      new Set([...lists()].map((address) => address.toLowerCase())),
+    );
   const budgeting = (
     policy: MilterPolicy,
-    counts: Parameters<typeof withQueueBudget>[4],
+    counts: Parameters<typeof withQueueBudget>[3],
     refusal: Refusal = 'tempfail',
-  ) => (budgeted ? withQueueBudget(policy, budget, limits, owners, counts, refusal) : policy);
+  ) => (budgeted ? withQueueBudget(policy, budget, owners, counts, refusal) : policy);
 
   const senders = senderPolicy({
     senders: () => parseSenders(readIfExists(tables.senders) ?? ''),
@@ -99,7 +111,8 @@ export async function startMilters(
   served.push(await serve(ctx, LOCAL_SOCKET, postfix.gid, local));
 
   return {
-    async serve(name, policy) {
+    async serve(name, policy, addresses) {
+      if (addresses) lists = addresses;
       served.push(
         await serve(
           ctx,

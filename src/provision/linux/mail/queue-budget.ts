@@ -12,6 +12,15 @@
 // the system's users', mail from outside) is never counted nor refused. A bounce waiting in the
 // queue is the account's it returns to: what an account's mail brings back is its own too.
 //
+// A mailing list's mail is not its account's own: its envelope sender is one of the list's
+// addresses (`<list>+bounces-…@<domain>`), in the account's domain, and a list sends to whoever its
+// members are at the word of anyone who posts as one of them. Counted against the account, a post
+// fanned out to members whose hosts do not answer would use up the account's budget and refuse the
+// account's own mail. So an account's lists together have a budget of their own, beside the
+// account's (keyed `<login>'s mailing lists`, which no login is), and mail to or from a list's
+// address counts there and nowhere else. Together, not one a list: an account may have any number
+// of lists, and its mail waiting in the queue stays bounded.
+//
 // What is waiting is learnt from `postqueue -j` every few seconds; what the milters accepted since
 // that listing began is added to it, so that a burst between two listings is counted too.
 import { createInterface } from 'node:readline';
@@ -25,15 +34,37 @@ export interface QueueLimits {
   messages: number | null;
 }
 
-/** The account (login) whose mail a sender address is, or null when it is no account's. */
+/**
+ * Whose mail a sender address is: an account's login, its mailing lists' key (listsKey), or null
+ * when it is neither.
+ */
 export type SenderOwner = (sender: string) => string | null;
+
+/** An address without its extension: `news+bounces-12-x=y.example@x.example` is `news@x.example`. */
+export function baseAddress(address: string): string {
+  const lower = address.toLowerCase();
+  const at = lower.lastIndexOf('@');
+  if (at === -1) return lower;
+  const plus = lower.slice(0, at).indexOf('+');
+  return plus === -1 ? lower : `${lower.slice(0, plus)}${lower.slice(at)}`;
+}
+
+const LISTS = "'s mailing lists";
+/** The key of the budget of an account's mailing lists together. */
+export const listsKey = (login: string) => `${login}${LISTS}`;
+/** Whether a budget's key is an account's mailing lists' rather than an account's own (a login). */
+export const isListsKey = (key: string) => key.endsWith(LISTS);
 
 /**
  * The owner of each sender, from the local-senders table (`login login, @domain`, one line an
  * account): an address of one of its domains, or its login, bare (as sendmail gives it) or
  * completed with `origin` (Postfix's myorigin, as the queue has it).
  */
-export function senderOwners(localSenders: string, origin: string): SenderOwner {
+export function senderOwners(
+  localSenders: string,
+  origin: string,
+  lists: ReadonlySet<string> = new Set(),
+): SenderOwner {
   const byAddress = new Map<string, string>();
   const byDomain = new Map<string, string>();
   for (const line of localSenders.split('\n')) {
@@ -49,6 +80,10 @@ export function senderOwners(localSenders: string, origin: string): SenderOwner 
   }
   return (sender) => {
     const lower = sender.toLowerCase();
+    if (lists.has(baseAddress(lower))) {
+      const login = byDomain.get(lower.slice(lower.lastIndexOf('@') + 1));
+      return login === undefined ? null : listsKey(login);
+    }
     const domain = lower.includes('@') ? lower.slice(lower.lastIndexOf('@') + 1) : null;
     return byAddress.get(lower) ?? (domain === null ? null : (byDomain.get(domain) ?? null));
   };
@@ -105,6 +140,8 @@ export interface QueueListing {
 }
 
 export interface QueueBudget {
+  /** The bounds of one key's budget (a list's, or an account's). */
+  limits(key: string): QueueLimits;
   /** What the queue held: it replaces the last listing; what the milters accepted and it saw is in it. */
   observe(listing: QueueListing): void;
   /** What the account has waiting, as far as Berth knows. */
@@ -115,7 +152,16 @@ export interface QueueBudget {
   accepted(login: string, size: number, id: string): void;
 }
 
-export function queueBudget(limits: QueueLimits, now: () => number = Date.now): QueueBudget {
+/**
+ * The budgets: `limits` each account's, `listLimits` those of each account's mailing lists together
+ * (the accounts' by default).
+ */
+export function queueBudget(
+  limits: QueueLimits,
+  now: () => number = Date.now,
+  listLimits: QueueLimits = limits,
+): QueueBudget {
+  const limitsOf = (key: string) => (isListsKey(key) ? listLimits : limits);
   let waiting: ReadonlyMap<string, QueueUsage> = new Map();
   let since: { login: string; size: number; id: string; at: number }[] = [];
   const usage = (login: string): QueueUsage => {
@@ -134,7 +180,9 @@ export function queueBudget(limits: QueueLimits, now: () => number = Date.now): 
       );
     },
     usage,
+    limits: limitsOf,
     allows(login, size) {
+      const limits = limitsOf(login);
       const { bytes, messages } = usage(login);
       if (limits.messages !== null && messages >= limits.messages) return false;
       if (limits.bytes === null) return true;
@@ -178,7 +226,6 @@ const RETURN_EVERY_MS = 60_000;
 export function withQueueBudget(
   policy: MilterPolicy,
   budget: QueueBudget,
-  limits: QueueLimits,
   owners: () => SenderOwner,
   counts: (envelope: Envelope) => boolean,
   refusal: Refusal = 'tempfail',
@@ -194,11 +241,11 @@ export function withQueueBudget(
     return refusal === 'tempfail'
       ? {
           action: 'tempfail',
-          reply: `452 4.3.1 Mail of ${login} waiting to be sent is at its limit (${described(limits)}); try again later`,
+          reply: `452 4.3.1 Mail of ${login} waiting to be sent is at its limit (${described(budget.limits(login))}); try again later`,
         }
       : {
           action: 'reject',
-          reply: `550 5.3.1 Mail of ${login} waiting to be sent is at its limit (${described(limits)}); this message is returned`,
+          reply: `550 5.3.1 Mail of ${login} waiting to be sent is at its limit (${described(budget.limits(login))}); this message is returned`,
         };
   };
   const ownerOf = (envelope: Envelope) =>
@@ -225,7 +272,7 @@ export function withQueueBudget(
           if (recipient !== login && !budget.allows(recipient, envelope.size))
             return {
               action: 'tempfail',
-              reply: `452 4.2.2 Mail for ${recipient} waiting to be delivered is at its limit (${described(limits)}); try again later`,
+              reply: `452 4.2.2 Mail for ${recipient} waiting to be delivered is at its limit (${described(budget.limits(recipient))}); try again later`,
             };
       const id = envelope.macros.get('i') ?? '';
       for (const account of new Set([...(login === null ? [] : [login]), ...recipients]))

@@ -4,14 +4,15 @@
 // by no other account and go with the master) and in a mount namespace of its own where every
 // directory all users may write (/tmp, /var/tmp, /dev/shm, /run/lock, /var/lib/php/sessions) is
 // the account's `<home>/tmp` (what PHP leaves there counts toward the quota and goes with the
-// home). Its one pool
+// home), and where /etc is a view of the system's whose passwd and group name no other account
+// (etc-view.ts). Its one pool
 // runs as the account's user with `pm = ondemand` (no process until a request comes),
 // `open_basedir` limited to the home and its temporary directory, and a socket only the web
 // server's user may use. The master starts under Berth's seccomp filter (confine/confine.ts), which
 // its workers and whatever they run inherit: no btrfs subvolume escapes the quota. No change to one account restarts or reloads another's PHP. A suspended
 // account has no master: its PHP cannot run at all.
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, readlinkSync } from 'node:fs';
+import { closeSync, existsSync, readlinkSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { CONFINE, writeConfine } from '../confine/confine.ts';
@@ -21,9 +22,12 @@ import { ensureGroupFile, openPath } from '../home.ts';
 import { render } from '../templates.ts';
 import { SHARED_WRITABLE } from '../user/leftovers.ts';
 import { waitFor } from '../wait.ts';
+import { bindCommand, etcSignature, refreshView } from './etc-view.ts';
 
 const TMP_MODE = 0o700;
 const POOL_PREFIX = 'berth-';
+/** The /etc each account's PHP sees (etc-view.ts), one directory an account: root's alone. */
+const ETC_VIEWS = '/etc/berth/php-etc';
 
 /** The socket nginx passes the account's PHP requests to. */
 export function phpSocket(ctx: LinuxContext, user: string): string {
@@ -33,6 +37,11 @@ export function phpSocket(ctx: LinuxContext, user: string): string {
 export interface PhpComponent extends Component {
   /** Whether the account's master runs. */
   running(account: Account): boolean;
+  /**
+   * Brings the /etc each running master sees up to date with the system's, if it changed since
+   * (then only are the accounts loaded).
+   */
+  refreshEtc(accounts: () => Promise<readonly Account[]>): Promise<void>;
 }
 
 export function phpComponent(ctx: LinuxContext): PhpComponent {
@@ -90,15 +99,58 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     return { pid: child.pid, exited: () => state.exited };
   };
 
+  const etcView = (user: string) => ctx.path(join(ETC_VIEWS, user));
+  /**
+   * Where each namespace keeps the system's /etc (for directories it gains later), in a directory
+   * root alone may enter: the mount point itself takes the mode of the /etc bound on it.
+   */
+  const systemEtc = join(linux.phpSocketDir, 'etc', 'system');
+  /** The view of /etc for `user`, up to date (etc-view.ts), in a directory root alone may enter. */
+  const refreshEtcView = (user: string) => {
+    makePrivateDirectory(ctx.path(ETC_VIEWS));
+    makeDirectory(etcView(user));
+    return refreshView(ctx.path('/etc'), etcView(user), user);
+  };
+  /** What the system's /etc was when refreshEtc last brought the views up to date. */
+  let etcSeen: string | null = null;
+  const refreshEtc = async (accounts: () => Promise<readonly Account[]>) => {
+    const changed = etcSignature(ctx.path('/etc'));
+    if (changed === etcSeen) return;
+    for (const account of await accounts()) {
+      const pid = masterPid(account.user);
+      if (account.suspension || pid === null) continue;
+      const { made } = refreshEtcView(account.user);
+      // A directory the system's /etc has gained is bound in the running namespace, from the
+      // system's /etc as the namespace keeps it, where only root may go.
+      if (made.length > 0)
+        await ctx.runner.run([
+          '/usr/bin/nsenter',
+          `--target=${pid}`,
+          '--mount',
+          '--',
+          ...bindCommand(systemEtc, '/etc', made),
+        ]);
+    }
+    etcSeen = changed;
+  };
+
   /**
    * The view of the system the account's PHP has, made in a mount namespace of its own before
-   * any of its PHP runs: its tmp as /tmp, /var/tmp, /dev/shm and every other directory all users
-   * may write (SHARED_WRITABLE); a /proc that hides other users'
-   * processes; its home alone below the home base.
+   * any of its PHP runs: its own /etc (etc-view.ts: no other account in passwd or group); its tmp
+   * as /tmp, /var/tmp, /dev/shm and every other directory all users may write (SHARED_WRITABLE); a
+   * /proc that hides other users' processes; its home alone below the home base.
    */
   const privateView = async (account: Account, holder: number) => {
     const inside = (argv: string[]) =>
       ctx.runner.run(['/usr/bin/nsenter', `--target=${holder}`, '--mount', '--', ...argv]);
+    // The system's directories bound in the view while /etc is still the system's, then the view
+    // (with them) over /etc. The view is root's, in a directory of root's alone.
+    const etc = etcView(account.user);
+    makePrivateDirectory(ctx.path(dirname(systemEtc)));
+    makePrivateDirectory(ctx.path(systemEtc));
+    await inside(['/usr/bin/mount', '--bind', '/etc', systemEtc]);
+    await inside(bindCommand('/etc', etc, refreshEtcView(account.user).bound));
+    await inside(['/usr/bin/mount', '--rbind', etc, '/etc']);
     const home = ctx.path(account.homedir);
     const homeFd = openPath(home, []);
     const tmpFd = openPath(home, ['tmp']);
@@ -261,6 +313,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   return {
     name: 'php',
     running,
+    refreshEtc,
     // Root's alone: the pools name every account.
     async prepare() {
       makePrivateDirectory(ctx.path(linux.phpPoolDir));
@@ -278,6 +331,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     // The master's log, kept until the account is gone for good.
     async forget(account) {
       removeFile(ctx.path(logFile(account.user)));
+      rmSync(etcView(account.user), { recursive: true, force: true });
     },
     suspend: (account) => [stopStep(account)],
     unsuspend: (account) => [writePool(account), startStep(account)],
@@ -298,6 +352,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     async purge(account) {
       await stop(account);
       removeFile(poolFile(account));
+      rmSync(etcView(account.user), { recursive: true, force: true });
     },
     inspect(accounts) {
       const differences: string[] = [];

@@ -198,7 +198,16 @@ describe('the linux driver touches customer paths in one place', () => {
     for (const file of files) {
       // cgroups.ts writes the kernel's control-group files alone, which no account can write.
       // home-walk.js and home-remove.js are home.ts's walks in worker threads, under its rules.
-      if (['home.ts', 'home-walk.js', 'home-remove.js', 'files.ts', 'cgroups.ts'].includes(file)) continue;
+      // php/etc-view.ts copies the system's /etc, root's, into views in a directory root's alone.
+      const apart = [
+        'home.ts',
+        'home-walk.js',
+        'home-remove.js',
+        'files.ts',
+        'cgroups.ts',
+        'php/etc-view.ts',
+      ];
+      if (apart.includes(file)) continue;
       const source = readFileSync(join(dir, file), 'utf8');
       for (const match of source.matchAll(/import\s*\{([^}]*)\}\s*from\s*'node:fs(?:\/promises)?'/g)) {
         const names = match[1]!

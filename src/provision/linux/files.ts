@@ -130,11 +130,30 @@ export function writeFileAtomic(path: string, content: string, mode: number, gid
     rmSync(temporary, { force: true });
     throw error;
   }
-  const dirFd = openSync(dir, 'r');
+  syncDirectory(dir);
+}
+
+/** Syncs a directory, so that what was renamed into it survives a crash. */
+export function syncDirectory(dir: string): void {
+  const fd = openSync(dir, 'r');
   try {
-    fsyncSync(dirFd);
+    fsyncSync(fd);
   } finally {
-    closeSync(dirFd);
+    closeSync(fd);
+  }
+}
+
+/**
+ * Moves a system file or directory (between directories only root writes, never below a home) to
+ * `to`, by one rename; false when nothing is at `from` (taken meanwhile by another).
+ */
+export function moveSystemPath(from: string, to: string): boolean {
+  try {
+    renameSync(from, to);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
   }
 }
 

@@ -18,7 +18,7 @@
 // never followed; and whatever the holder changes meanwhile, the writes are the account's own,
 // which reach nothing outside what the account may write anyway.
 import { randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, readdirSync, renameSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { retentionFlags } from '../../../core/retention.ts';
@@ -26,7 +26,7 @@ import type { Account } from '../../../store/accounts.ts';
 import type { AccountObjects } from '../../../store/objects.ts';
 import { type Backups, type RestoreRequest, StepRefused } from '../../driver.ts';
 import type { LinuxContext } from '../context.ts';
-import { domainFile, makePrivateDirectory, readIfExists, writeFileAtomic } from '../files.ts';
+import { domainFile, makePrivateDirectory, moveSystemPath, readIfExists, writeFileAtomic } from '../files.ts';
 import { ensureDirectory, kindOf, removeHome, removeTree } from '../home.ts';
 import { asUser } from '../move.ts';
 import { streamCommand } from '../run.ts';
@@ -226,7 +226,7 @@ export function backupComponent(ctx: LinuxContext, parts: readonly BackupPart[] 
       [oldHome, 'home'],
       [metaDir(user), 'meta'],
     ] as const)
-      if (existsSync(join(restored, from))) renameSync(join(restored, from), join(stage, to));
+      moveSystemPath(join(restored, from), join(stage, to));
     await removeHome(restored);
   }
 

@@ -9,11 +9,11 @@
 // the link. No account can write anywhere on these paths, so nothing root does here meets a link an
 // account could plant. Elsewhere (Linux user quotas, no quota) the databases stay in the data
 // directory, outside the quota, as `berth doctor` says.
-import { lstatSync, readdirSync, readlinkSync, symlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import type { LinuxContext } from '../context.ts';
-import { makeServiceDirectory, removeFile } from '../files.ts';
+import { makeServiceDirectory, placeLink, removeFile } from '../files.ts';
 import { BTRFS, isSubvolume, removeTree } from '../filesystems.ts';
 import { chooseQuotaBackend, parseQgroups } from '../user/quota.ts';
 import { runSql } from './sql.ts';
@@ -113,7 +113,7 @@ export function databaseStorage(ctx: LinuxContext): DatabaseStorage {
         if (found && !ours) continue;
         makeServiceDirectory(target, server.uid, server.gid, OWN_MODE);
         if (ours) continue;
-        symlinkSync(target, link);
+        placeLink(link, target);
         made.push(name);
       }
       return made;

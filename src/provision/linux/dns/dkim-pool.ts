@@ -5,9 +5,9 @@
 // path. An empty pool is no failure: the key is then made on the spot, as before.
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readdirSync, renameSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { makePrivateDirectory, writeFileAtomic } from '../files.ts';
+import { makePrivateDirectory, moveSystemPath, syncDirectory, writeFileAtomic } from '../files.ts';
 import { type DkimKey, generateDkimKey } from './dkim.ts';
 
 /** How many keys the pool keeps ready while serving: a burst of createacct beyond it waits for RSA. */
@@ -47,12 +47,9 @@ export class DkimKeyPool {
   take(dest: string): boolean {
     let taken = false;
     for (const file of this.ready()) {
-      try {
-        renameSync(join(this.#dir, file), dest);
+      if (moveSystemPath(join(this.#dir, file), dest)) {
         taken = true;
         break;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       }
     }
     if (taken) syncDirectory(dirname(dest));
@@ -97,14 +94,5 @@ export class DkimKeyPool {
   async close(): Promise<void> {
     this.#filling = false;
     await this.#refill;
-  }
-}
-
-function syncDirectory(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
   }
 }

@@ -12,12 +12,19 @@
 // its workers and whatever they run inherit: no btrfs subvolume escapes the quota. No change to one account restarts or reloads another's PHP. A suspended
 // account has no master: its PHP cannot run at all.
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, readlinkSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, readlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { CONFINE, writeConfine } from '../confine/confine.ts';
 import { type Component, type LinuxContext, strayFiles } from '../context.ts';
-import { makeDirectory, makePrivateDirectory, readIfExists, removeFile, writeFileAtomic } from '../files.ts';
+import {
+  makeDirectory,
+  makePrivateDirectory,
+  readIfExists,
+  removeFile,
+  removeServiceDirectory,
+  writeFileAtomic,
+} from '../files.ts';
 import { ensureGroupFile, openPath } from '../home.ts';
 import { render } from '../templates.ts';
 import { SHARED_WRITABLE } from '../user/leftovers.ts';
@@ -331,7 +338,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     // The master's log, kept until the account is gone for good.
     async forget(account) {
       removeFile(ctx.path(logFile(account.user)));
-      rmSync(etcView(account.user), { recursive: true, force: true });
+      removeServiceDirectory(etcView(account.user));
     },
     suspend: (account) => [stopStep(account)],
     unsuspend: (account) => [writePool(account), startStep(account)],
@@ -352,7 +359,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     async purge(account) {
       await stop(account);
       removeFile(poolFile(account));
-      rmSync(etcView(account.user), { recursive: true, force: true });
+      removeServiceDirectory(etcView(account.user));
     },
     inspect(accounts) {
       const differences: string[] = [];

@@ -83,6 +83,9 @@ echo "file=", preg_match('/^root:/m', $read('/etc/passwd')) ? 'read' : 'unread',
 echo "groups=", preg_match('/^postdrop:/m', $read('/etc/group')) ? 'read' : 'unread', "\\n";
 foreach (['/etc/shadow', '/etc/berth/php-etc/bob/passwd', '/run/berth/php/etc/system/passwd', '/etc/passwd-', '/etc/subuid'] as $i => $path)
   echo "behind=", $i, " ", $read($path) === '' ? 'none' : 'read', "\\n";
+// Every listening socket's path, which every process reads: the PHP sockets name no account.
+$unix = $read('/proc/net/unix');
+echo "unix=", preg_match('/berth-[0-9a-f]{24}\\.sock/', $unix) ? 'listed' : 'unlisted', "\\n", $unix;
 echo shell_exec('${SHELL_PROBE.replaceAll("'", "\\'")}');
 `;
 
@@ -105,6 +108,7 @@ echo shell_exec('${SHELL_PROBE.replaceAll("'", "\\'")}');
     assert.match(page, /^passwd=root .*\balice\b/m, page);
     assert.match(page, /^lookup=none$/m, page);
     assert.match(page, /^id=alice$/m, page);
+    assert.match(page, /^unix=listed$/m, page);
     assert.doesNotMatch(page, /\b(bob|carol)\b/, page);
     const sent = await alicePage(
       'mail.php',

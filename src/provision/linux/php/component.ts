@@ -12,6 +12,7 @@
 // its workers and whatever they run inherit: no btrfs subvolume escapes the quota. No change to one account restarts or reloads another's PHP. A suspended
 // account has no master: its PHP cannot run at all.
 import { spawn } from 'node:child_process';
+import { createHmac, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, readlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
@@ -36,9 +37,26 @@ const POOL_PREFIX = 'berth-';
 /** The /etc each account's PHP sees (etc-view.ts), one directory an account: root's alone. */
 const ETC_VIEWS = '/etc/berth/php-etc';
 
-/** The socket nginx passes the account's PHP requests to. */
+/** The keys socket names are made with, by the file each is kept in. */
+const socketKeys = new Map<string, string>();
+
+/**
+ * The socket nginx passes the account's PHP requests to, named by a keyed hash of the user:
+ * /proc/net/unix, which every process reads, lists every listening socket's path, and a name made
+ * of the user would list the server's accounts. The key (`<php_pool_dir>/.socket-key`, 0600 in a
+ * directory root's alone) is made once.
+ */
 export function phpSocket(ctx: LinuxContext, user: string): string {
-  return join(ctx.linux.phpSocketDir, `${POOL_PREFIX}${user}.sock`);
+  const file = ctx.path(join(ctx.linux.phpPoolDir, '.socket-key'));
+  let key = socketKeys.get(file) ?? readIfExists(file)?.trim() ?? '';
+  if (key === '') {
+    key = randomBytes(32).toString('hex');
+    makePrivateDirectory(dirname(file));
+    writeFileAtomic(file, `${key}\n`, 0o600);
+  }
+  socketKeys.set(file, key);
+  const name = createHmac('sha256', key).update(user).digest('hex').slice(0, 24);
+  return join(ctx.linux.phpSocketDir, `${POOL_PREFIX}${name}.sock`);
 }
 
 export interface PhpComponent extends Component {
@@ -352,8 +370,11 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     },
     async resume(account) {
       if (account.suspension || !existsSync(poolFile(account))) return;
-      // A master started before Berth confined them is started again, under the filter.
-      if (ctx.live && unconfined(account.user)) await stop(account);
+      // A master started before Berth confined them, or with a pool Berth now writes otherwise
+      // (its socket's name), is started again, under the filter, with the pool of now.
+      const outdated = readIfExists(poolFile(account)) !== pool(account);
+      if (outdated) writeFileAtomic(poolFile(account), pool(account), 0o600);
+      if (ctx.live && (outdated || unconfined(account.user))) await stop(account);
       await start(account);
     },
     async purge(account) {

@@ -285,10 +285,10 @@ export function webComponent(ctx: LinuxContext, tls: TlsComponent | null, php: b
         if (!now.has(site.domain)) removeLogs(site.domain);
     },
     async resume(account, objects) {
-      // A server whose sites were served by blocks of their own gets their directories here.
+      // A server whose sites were served by blocks of their own gets their directories here, and
+      // every site's links are made again as Berth writes them now (a link already right is kept).
       for (const s of sitesOf(account, objects)) {
-        if (hasDirectory(siteDir(s.site.domain))) continue;
-        placeLogs(s.site);
+        if (!hasDirectory(siteDir(s.site.domain))) placeLogs(s.site);
         placeSite(s, account.suspension !== null);
       }
     },

@@ -342,6 +342,8 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     // Root's alone: the pools name every account.
     async prepare() {
       makePrivateDirectory(ctx.path(linux.phpPoolDir));
+      // The key of the sockets' names, made before any account's pool names its socket.
+      phpSocket(ctx, 'root');
       writeConfine(ctx.path(CONFINE), ctx.config.shell);
     },
     create: (account) => [tmpStep(account), writePool(account), beginStep(account)],

@@ -54,6 +54,7 @@ describe('backup settings', () => {
         schedule: '0 3 * * *',
         keep: { daily: 7, weekly: 4 },
         keepRemovedDays: 30,
+        environmentFile: null,
       });
       writeFileSync(
         join(dataDir, 'berth.toml'),
@@ -69,6 +70,7 @@ describe('backup settings', () => {
         schedule: '15 1 * * mon',
         keep: { daily: 14, weekly: 8, monthly: 6 },
         keepRemovedDays: 90,
+        environmentFile: null,
       });
       for (const [line, reason] of [
         ['backup_schedule = "@daily"', /backup_schedule must be five cron fields/],

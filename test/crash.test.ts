@@ -13,8 +13,11 @@ import { FORM, tempDir } from './helpers.ts';
 import { berth, post, type Served, serve } from './process.ts';
 import { makeSystemRoot } from './provision/system-root.ts';
 
-/** createacct from `workers` clients until the server goes away; the users that got a 200. */
-function load(dataDir: string, port: number, prefix: string, workers = 10): Promise<string[]> {
+/**
+ * createacct from `workers` clients until the server goes away: `created`, the users that got a
+ * 200 so far, and `done`, all of them once the server has gone.
+ */
+function load(dataDir: string, port: number, prefix: string, workers = 10) {
   const created: string[] = [];
   const worker = async (n: number) => {
     for (let i = 0; ; i++) {
@@ -30,15 +33,21 @@ function load(dataDir: string, port: number, prefix: string, workers = 10): Prom
       }
     }
   };
-  return Promise.all(Array.from({ length: workers }, (_, n) => worker(n))).then(() => created);
+  return {
+    created,
+    done: Promise.all(Array.from({ length: workers }, (_, n) => worker(n))).then(() => created),
+  };
 }
 
 async function killDuringLoad(dataDir: string, extra: string[], prefix: string): Promise<string[]> {
   const server = await serve(dataDir, extra);
   const running = load(dataDir, server.adminPort, prefix);
-  await new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 1200));
+  // Once calls are answered (on a busy machine the first ones take a while), at a random moment.
+  for (let waited = 0; running.created.length === 0 && waited < 60_000; waited += 50)
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  await new Promise((resolve) => setTimeout(resolve, Math.random() * 1200));
   await server.stop('SIGKILL');
-  return running;
+  return running.done;
 }
 
 async function storeHas(dataDir: string, users: string[]): Promise<void> {

@@ -121,15 +121,21 @@ export function mailTables(ctx: LinuxContext) {
     /** The logins of one domain: the user name goes with the main domain's alone. */
     const logins = (d: MailDomain) =>
       d.kind === undefined ? [d.user, `${d.user}@${d.domain}`] : [`${d.user}@${d.domain}`];
-    /** Every login of the account, any of which may send as any of its domains. */
+    // Each account's records, found once: a table costs one pass over the records, not one per record.
+    const mainByUser = new Map<string, MailDomain>();
+    for (const d of main) if (!mainByUser.has(d.user)) mainByUser.set(d.user, d);
+    const byUser = new Map<string, MailDomain[]>();
+    for (const d of [...main, ...all.filter((d) => d.kind !== undefined)]) {
+      const list = byUser.get(d.user);
+      if (list) list.push(d);
+      else byUser.set(d.user, [d]);
+    }
     /** The account's records, its main domain's first. */
-    const ofUser = (user: string) => [
-      ...main.filter((d) => d.user === user),
-      ...all.filter((d) => d.user === user && d.kind !== undefined),
-    ];
-    const accountLogins = (user: string) => ofUser(user).flatMap(logins);
+    const ofUser = (user: string) => byUser.get(user) ?? [];
+    /** Every login of the account, any of which may send as any of its domains. */
+    const accountLogins = memo((user: string) => ofUser(user).flatMap(logins));
     /** What the main domain's record says for the account: its quota and suspension count for every domain. */
-    const mainOf = (d: MailDomain) => main.find((m) => m.user === d.user) ?? d;
+    const mainOf = (d: MailDomain) => mainByUser.get(d.user) ?? d;
     const domainsOfUser = (user: string) => ofUser(user).map((d) => `@${d.domain}`);
     writeTable(
       tables.domains,
@@ -220,6 +226,15 @@ export function mailTables(ctx: LinuxContext) {
       lines((d) => [`*@${d.domain} default._domainkey.${d.domain}`], signed),
       'opendkim',
     );
+  }
+
+  /** `make`, computed once per argument. */
+  function memo<T>(make: (key: string) => T): (key: string) => T {
+    const made = new Map<string, T>();
+    return (key) => {
+      if (!made.has(key)) made.set(key, make(key));
+      return made.get(key)!;
+    };
   }
 
   /** A table, root's and readable by the group of the service that reads it (when it has one here). */

@@ -8,13 +8,16 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LinuxContext } from '../context.ts';
-import { giveFile, writeFileAtomic } from '../files.ts';
+import { giveFile, readIfExists, writeFileAtomic } from '../files.ts';
 import { shadowPasswords, systemGroupId } from '../passwd.ts';
 
 /** Tables that list the tenants: readable by root and the one service that reads them. */
 const TABLE_MODE = 0o640;
 /** The owner a suspended account's domain has in the senders table: no login is named so. */
 const SUSPENDED_SENDER = 'suspended:';
+
+/** Who reads a table: Postfix (postdrop: sendmail's own part of it), Dovecot or OpenDKIM. */
+export type TableReader = 'postfix' | 'postdrop' | 'dovecot' | 'opendkim';
 
 /** A mailbox of the domain the holder made: `<local>@<domain>`, logging in with its own password. */
 export interface MailboxEntry {
@@ -104,9 +107,10 @@ export function mailTables(ctx: LinuxContext) {
 
   /**
    * Every table, written whole from the records; `hashes` stands for the shadow file's hash of the
-   * users it names.
+   * users it names. Answers the readers (the tables' groups) of the tables whose content changed.
    */
-  function writeTables(hashes: ReadonlyMap<string, string> = new Map()): void {
+  function writeTables(hashes: ReadonlyMap<string, string> = new Map()): Set<TableReader> {
+    const changed = new Set<TableReader>();
     const all = records();
     const lines = (make: (d: MailDomain) => string[], from = all) =>
       from
@@ -226,6 +230,17 @@ export function mailTables(ctx: LinuxContext) {
       lines((d) => [`*@${d.domain} default._domainkey.${d.domain}`], signed),
       'opendkim',
     );
+    return changed;
+
+    /** A table, root's and readable by the group of the service that reads it (when it has one here). */
+    function writeTable(file: string, content: string, readers: TableReader): void {
+      if (readIfExists(file) !== content) {
+        writeFileAtomic(file, content, TABLE_MODE);
+        changed.add(readers);
+      }
+      const gid = systemGroupId(ctx.root, readers);
+      if (gid !== undefined) giveFile(file, 0, gid);
+    }
   }
 
   /** `make`, computed once per argument. */
@@ -235,13 +250,6 @@ export function mailTables(ctx: LinuxContext) {
       if (!made.has(key)) made.set(key, make(key));
       return made.get(key)!;
     };
-  }
-
-  /** A table, root's and readable by the group of the service that reads it (when it has one here). */
-  function writeTable(file: string, content: string, readers: string): void {
-    writeFileAtomic(file, content, TABLE_MODE);
-    const gid = systemGroupId(ctx.root, readers);
-    if (gid !== undefined) giveFile(file, 0, gid);
   }
 
   return { tableNames, tables, records, writeTables };

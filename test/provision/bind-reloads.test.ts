@@ -145,6 +145,12 @@ describe('BIND reloads', () => {
     assert.equal(bind.loaded.get('a.example'), 2026010101);
   });
 
+  it('read nothing when a zone was written as it was', async () => {
+    const bind = fakeBind();
+    await bind.carry(bind.service.writing!(async () => bind.service.zoneUnchanged()));
+    assert.deepEqual(bind.commands, []);
+  });
+
   it('read every zone again when nothing was written (recovery)', async () => {
     const bind = fakeBind();
     bind.commands.length = 0;

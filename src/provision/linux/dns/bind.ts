@@ -17,6 +17,8 @@ export interface BindService extends Service {
   listChanged(added: readonly string[]): void;
   /** A zone's file was written with this serial, or removed (null). */
   zoneWritten(zone: string, serial: number | null): void;
+  /** A zone was to be written but its file already says it all: nothing for BIND to read. */
+  zoneUnchanged(): void;
 }
 
 /** The serial in a zone file's SOA record (as zone.db writes it), or null. */
@@ -30,6 +32,8 @@ export function bindService(ctx: LinuxContext): BindService {
   let list = false;
   let added = new Set<string>();
   let zones = new Map<string, number | null>();
+  /** Whether any change went through this service since the last reload began. */
+  let written = false;
   const rndc = (...args: string[]) => runner.run([...linux.rndc, ...args]);
 
   /** The serial BIND serves the zone with; null when it has no such zone loaded. */
@@ -65,20 +69,26 @@ export function bindService(ctx: LinuxContext): BindService {
   return {
     name: 'BIND',
     listChanged(names) {
+      written = true;
       list = true;
       for (const name of names) added.add(name);
     },
     zoneWritten(zone, serial) {
+      written = true;
       zones.set(zone, serial);
+    },
+    zoneUnchanged() {
+      written = true;
     },
     async reload() {
       if (linux.rndc.length === 0) return;
       // Nothing written through this service (recovery after a restart): every zone is read again.
-      if (!list && zones.size === 0) {
+      if (!written) {
         if (linux.reloadDns.length > 0) await runner.run(linux.reloadDns);
         return;
       }
       const taken = { list, added, zones };
+      written = false;
       list = false;
       added = new Set();
       zones = new Map();
@@ -92,6 +102,7 @@ export function bindService(ctx: LinuxContext): BindService {
         );
       } catch (error) {
         // What this reload did not make live is the next one's to read (newer writes stay).
+        written = true;
         list ||= taken.list;
         for (const name of taken.added) added.add(name);
         for (const [zone, serial] of taken.zones) if (!zones.has(zone)) zones.set(zone, serial);

@@ -148,8 +148,12 @@ export function dnsComponent(ctx: LinuxContext): Component {
       await ctx.runner.run([...linux.checkZone, '--', account.domain, zonePath(account)]);
   }
 
-  /** Writes (or removes: null) a zone's file, and the list; BIND is to read the zone. */
+  /** Writes (or removes: null) a zone's file, and the list; BIND is to read the zone if it changed. */
   function putZone(account: Account, text: string | null): void {
+    if (readIfExists(zonePath(account)) === text) {
+      bind.zoneUnchanged();
+      return;
+    }
     restoreFile(zonePath(account), text, 0o644);
     writeZoneList();
     bind.zoneWritten(account.domain, zoneSerial(text));

@@ -104,7 +104,13 @@ export interface LinuxConfig {
   /** Commands as argument arrays, run only when systemRoot is `/`. */
   testWeb: string[];
   reloadWeb: string[];
+  /** Reloads every zone BIND has (recovery); a call's change reloads through `rndc` alone. */
   reloadDns: string[];
+  /**
+   * rndc with the options that reach this server's BIND: a call's change runs `reconfig` (a zone
+   * added or removed), `reload <zone>` (a zone changed) and `zonestatus <zone>` through it.
+   */
+  rndc: string[];
   /** named-checkzone, run on every zone written; empty to skip. */
   checkZone: string[];
   /** The mail component's record of each local mail domain, from which every mail table is written. */
@@ -241,6 +247,7 @@ export function linuxDefaults(): LinuxConfig {
     // certificate) only to find the pid file, a second full parse on every reload.
     reloadWeb: signalThroughPidFile('-HUP', '/run/nginx.pid'),
     reloadDns: ['/usr/sbin/rndc', 'reload'],
+    rndc: ['/usr/sbin/rndc'],
     checkZone: ['/usr/bin/named-checkzone', '-q'],
     mailDir: '/etc/berth/mail',
     postfixMapDir: '/etc/postfix/berth',
@@ -335,6 +342,7 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.test_web': ['linux.testWeb', command],
   'linux.reload_web': ['linux.reloadWeb', command],
   'linux.reload_dns': ['linux.reloadDns', command],
+  'linux.rndc': ['linux.rndc', command],
   'linux.check_zone': ['linux.checkZone', command],
   'linux.mail_dir': ['linux.mailDir', absolutePath],
   'linux.postfix_map_dir': ['linux.postfixMapDir', absolutePath],

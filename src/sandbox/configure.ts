@@ -185,6 +185,7 @@ export function configure(
       `http_port = ${ports.http}`,
       `https_port = ${ports.https}`,
       `reload_dns = ["/usr/sbin/rndc", "-s", "127.0.0.1", "-p", "${ports.rndc}", "reload"]`,
+      `rndc = ["/usr/sbin/rndc", "-s", "127.0.0.1", "-p", "${ports.rndc}"]`,
       'mail_address = "127.0.0.1"',
       // The machine's cgroup hierarchies are shared: this sandbox's accounts have a parent of their own.
       `cgroup_parent = "${cgroupParent}"`,

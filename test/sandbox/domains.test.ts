@@ -5,6 +5,7 @@
 // (mail to it arrives, its holder sends as it, signed); the holder's own removal on the customer
 // API takes the site away.
 import assert from 'node:assert/strict';
+import { Resolver } from 'node:dns/promises';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
@@ -36,6 +37,12 @@ describe('domains added by the holder, in the sandbox', () => {
       body: new URLSearchParams({ user: 'alice', ...params }).toString(),
     });
     return { status: reply.status, body: JSON.parse(reply.body) as { data: unknown; info: string } };
+  };
+  /** The sandbox's BIND, asked once: a change is live when its call answers. */
+  const bind = () => {
+    const resolver = new Resolver({ timeout: 1000, tries: 1 });
+    resolver.setServers([`127.0.0.1:${sandbox.dns_port}`]);
+    return resolver;
   };
   /** A page of a site over HTTPS, verified against Pebble's root only. */
   const site = (domain: string, path = '/') =>
@@ -82,6 +89,9 @@ describe('domains added by the holder, in the sandbox', () => {
       const added = await forAlice('add_domain', params);
       assert.equal(added.status, 200, added.body.info);
       assert.equal((added.body.data as { domain: string }).domain, params.domain);
+      // Served by BIND as the call answers: a new zone (reconfig), or the subdomain's records in
+      // its parent's zone (that zone reloaded alone).
+      assert.ok((await bind().resolve4(params.domain!)).length > 0, `${params.domain} in DNS`);
     }
     const listed = await forAlice('list_domains', {});
     assert.deepEqual(
@@ -144,6 +154,9 @@ describe('domains added by the holder, in the sandbox', () => {
       body: new URLSearchParams({ domain: 'blog.alice.example' }).toString(),
     });
     assert.equal(reply.status, 200, reply.body);
+    // Its records left its parent's zone, whose other names still answer.
+    await assert.rejects(bind().resolve4('blog.alice.example'), { code: 'ENOTFOUND' });
+    assert.ok((await bind().resolve4('alice.example')).length > 0);
     const page = curl([
       '--resolve',
       `blog.alice.example:${sandbox.https_port}:127.0.0.1`,

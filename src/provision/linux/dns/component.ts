@@ -4,23 +4,19 @@
 // records (and its www) in the zone of the account's domain it lies under, checked with
 // named-checkzone, and the list of zones BIND loads (`zone_list`, rewritten whole from the zone
 // directory on every change, so that it always names exactly the zones there are). A domain added
-// or removed brings or takes its zone, or rewrites its parent's. BIND is reloaded with rndc. The
+// or removed brings or takes its zone, or rewrites its parent's. BIND reads only what changed
+// (bind.ts): the list with `rndc reconfig`, a rewritten zone by name; a zone's serial grows with
+// every change of its records, so that the serial BIND serves tells that the change is live. The
 // DKIM key is made here for now, since the zone publishes it; the mail component signs with it.
 import { createPublicKey } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
-import {
-  type Component,
-  type LinuxContext,
-  type Service,
-  type Site,
-  sitesOf,
-  strayFiles,
-} from '../context.ts';
+import { type Component, type LinuxContext, type Site, sitesOf, strayFiles } from '../context.ts';
 import { domainFile, giveFile, readIfExists, removeFile, restoreFile, writeFileAtomic } from '../files.ts';
 import { systemGroupId } from '../passwd.ts';
 import { render } from '../templates.ts';
+import { bindService, zoneSerial } from './bind.ts';
 import { dkimKeyFile, dkimPoolDir, dkimTxtStrings, generateDkimKey, nameFits, signsMail } from './dkim.ts';
 import { DkimKeyPool } from './dkim-pool.ts';
 
@@ -40,12 +36,9 @@ export function dnsComponent(ctx: LinuxContext): DnsComponent {
     txt: ctx.path(join(linux.dkimDir, domainFile(account.domain, '.txt'))),
   });
 
-  const bind: Service = {
-    name: 'BIND',
-    async reload() {
-      if (linux.reloadDns.length > 0) await ctx.runner.run(linux.reloadDns);
-    },
-  };
+  const bind = bindService(ctx);
+  /** The zone names a zone list has. */
+  const zoneNames = (list: string) => new Set([...list.matchAll(/^zone "([^"]+)" /gm)].map((m) => m[1]!));
 
   /** The zone statements for every zone file there is; a long domain's name is in its $ORIGIN. */
   function writeZoneList(): void {
@@ -62,15 +55,38 @@ export function dnsComponent(ctx: LinuxContext): DnsComponent {
     }
     // It names every hosted domain: root's and BIND's alone.
     const list = ctx.path(linux.zoneList);
-    writeFileAtomic(list, `${lines.join('\n')}\n`, 0o640);
-    const bind = systemGroupId(ctx.root, 'bind');
-    if (bind !== undefined) giveFile(list, 0, bind);
+    const before = readIfExists(list) ?? '';
+    const content = `${lines.join('\n')}\n`;
+    if (content !== before) {
+      const had = zoneNames(before);
+      bind.listChanged([...zoneNames(content)].filter((name) => !had.has(name)));
+    }
+    writeFileAtomic(list, content, 0o640);
+    const bindGroup = systemGroupId(ctx.root, 'bind');
+    if (bindGroup !== undefined) giveFile(list, 0, bindGroup);
   }
 
+  /**
+   * The zone's text: its serial is the file's when nothing else changed, else the next one, at
+   * least the day's first (YYYYMMDD01).
+   */
   function zone(account: Account, dkimPublic: string | null, now: Date, subdomains: string[] = []): string {
+    const today = `${now.getUTCFullYear()}${String(now.getUTCMonth() + 1).padStart(2, '0')}${String(now.getUTCDate()).padStart(2, '0')}01`;
+    const was = readIfExists(zonePath(account));
+    const previous = zoneSerial(was);
+    if (previous !== null && zoneText(account, dkimPublic, String(previous), subdomains) === was) return was;
+    const serial = String(Math.max(Number(today), (previous ?? 0) + 1));
+    return zoneText(account, dkimPublic, serial, subdomains);
+  }
+
+  function zoneText(
+    account: Account,
+    dkimPublic: string | null,
+    serial: string,
+    subdomains: string[],
+  ): string {
     const ipv4 = account.dedicatedIpv4 ?? config.sharedIpv4;
     const ipv6 = account.dedicatedIpv6 ?? config.sharedIpv6;
-    const serial = `${now.getUTCFullYear()}${String(now.getUTCMonth() + 1).padStart(2, '0')}${String(now.getUTCDate()).padStart(2, '0')}01`;
     const spf = ['v=spf1', 'a', ...(account.mailserver === 'local' ? ['mx'] : []), `ip4:${ipv4}`];
     if (ipv6) spf.push(`ip6:${ipv6}`);
     spf.push('~all');
@@ -139,6 +155,17 @@ export function dnsComponent(ctx: LinuxContext): DnsComponent {
       await ctx.runner.run([...linux.checkZone, '--', account.domain, zonePath(account)]);
   }
 
+  /** Writes (or removes: null) a zone's file, and the list; BIND is to read the zone if it changed. */
+  function putZone(account: Account, text: string | null): void {
+    if (readIfExists(zonePath(account)) === text) {
+      bind.zoneUnchanged();
+      return;
+    }
+    restoreFile(zonePath(account), text, 0o644);
+    writeZoneList();
+    bind.zoneWritten(account.domain, zoneSerial(text));
+  }
+
   /** The zone file and the list that names it, as one step. */
   function zoneStep(account: Account, content: () => string | null, name = 'DNS zone') {
     let before: string | null = null;
@@ -146,13 +173,9 @@ export function dnsComponent(ctx: LinuxContext): DnsComponent {
       name,
       async () => {
         before = readIfExists(zonePath(account));
-        restoreFile(zonePath(account), content(), 0o644);
-        writeZoneList();
+        putZone(account, content());
       },
-      async () => {
-        restoreFile(zonePath(account), before, 0o644);
-        writeZoneList();
-      },
+      async () => putZone(account, before),
       bind,
     );
   }
@@ -260,21 +283,21 @@ export function dnsComponent(ctx: LinuxContext): DnsComponent {
         zone: { site },
         subdomains,
       } of zonesOf(sitesOf(account, objects))) {
-        writeFileAtomic(zonePath(site), zoneOf(site, dkimPublic, subdomains), 0o644);
-        writeZoneList();
+        putZone(site, zoneOf(site, dkimPublic, subdomains));
         await checkZone(site);
       }
     },
     async purge(account) {
       const keys = dkimPaths(account);
-      for (const file of [zonePath(account), keys.key, keys.txt]) removeFile(file);
-      writeZoneList();
+      for (const file of [keys.key, keys.txt]) removeFile(file);
+      putZone(account, null);
     },
     async purgeDomain(domain) {
       const file = ctx.path(join(linux.zoneDir, domainFile(domain, ZONE)));
       if (!existsSync(file)) return;
       removeFile(file);
       writeZoneList();
+      bind.zoneWritten(domain, null);
     },
     inspect(accounts, sites) {
       const differences: string[] = [];

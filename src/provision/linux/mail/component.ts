@@ -10,9 +10,10 @@
 // same mailbox: tables.ts) has a record in mail_dir; every table (Postfix's domains, mailboxes and
 // senders, Dovecot's logins and users, OpenDKIM's keys and signing table) is written whole from
 // those records, never edited line by line; a login's password is the account's system password
-// (its hash copied from the shadow file, readable by Dovecot alone). Postfix, Dovecot and OpenDKIM are
-// reloaded once per call. Suspension takes the account's logins out of the logins
-// table (and the user component locks the password): nothing can log in, but mail still arrives.
+// (its hash copied from the shadow file, readable by Dovecot alone). Each of Postfix, Dovecot and
+// OpenDKIM whose tables changed is reloaded once per call (reloads.ts). Suspension takes the
+// account's logins out of the logins table (and the user component locks the password): nothing
+// can log in, but mail still arrives.
 //
 // The holder's mailboxes and forwarders (mailboxes.ts) are in the record of their domain: a
 // mailbox logs in with its whole address and its own password, has its own quota and its Maildir
@@ -22,14 +23,7 @@ import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import type { AccountObjects } from '../../../store/objects.ts';
 import { StepRefused } from '../../driver.ts';
-import {
-  type Component,
-  type LinuxContext,
-  type LinuxStep,
-  type Service,
-  sitesOf,
-  strayFiles,
-} from '../context.ts';
+import { type Component, type LinuxContext, type LinuxStep, sitesOf, strayFiles } from '../context.ts';
 import { dkimKeyFile, signsMail } from '../dns/dkim.ts';
 import {
   domainFile,
@@ -42,10 +36,10 @@ import {
 import { findSystemUser } from '../passwd.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
-import { childrenOf, waitFor } from '../wait.ts';
 import { mailAt, mailboxSteps, mailChanged, removedMailboxes } from './mailboxes.ts';
 import type { MilterPolicy } from './milter.ts';
 import { DKIM_SOCKET, LOCAL_SOCKET, type Milters, POLICY_SOCKET, startMilters } from './milters.ts';
+import { mailReloads } from './reloads.ts';
 import { ORIGINATING } from './sender-policy.ts';
 import { type MailDomain, mailTables } from './tables.ts';
 
@@ -65,43 +59,10 @@ export interface MailComponent extends Component {
 export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): MailComponent {
   const { linux, config, runner } = ctx;
   const recordFile = (domain: string) => ctx.path(join(linux.mailDir, domainFile(domain, '.json')));
-  const { tableNames, tables, records, writeTables } = mailTables(ctx);
+  const { tableNames, tables, records, writeTables: writeAllTables } = mailTables(ctx);
+  const { service: mail, tablesWritten } = mailReloads(ctx);
+  const writeTables = (hashes?: ReadonlyMap<string, string>) => tablesWritten(writeAllTables(hashes));
   const mailboxes = mailboxSteps(ctx);
-
-  // Below another system root there is no service to reload.
-  const run = async (argv: string[]) => {
-    if (ctx.live && argv.length > 0) await runner.run(argv);
-  };
-  /**
-   * Postfix's processes read the tables when they start: after a reload the old ones end as soon as
-   * they are idle, and a new connection meets a new process. One still busy with a client ends
-   * after it, taking no other; it is not waited for beyond a moment.
-   */
-  async function reloadPostfix(): Promise<void> {
-    const pidText = readIfExists(ctx.path(linux.postfixPidFile));
-    const master = pidText === null ? 0 : Number(pidText.trim());
-    const before = master ? childrenOf(master) : [];
-    await run(linux.reloadMail);
-    if (!master || !ctx.live) return;
-    await waitFor(
-      'Postfix to take the new tables',
-      () => {
-        const now = childrenOf(master);
-        return before.every((pid) => !now.includes(pid));
-      },
-      2_000,
-    ).catch(() => {});
-  }
-  // Dovecot's auth notices a changed table only by its time and size (a password changed within
-  // the second keeps both), so it is reloaded too; OpenDKIM reads its tables at start.
-  const mail: Service = {
-    name: 'mail services',
-    async reload() {
-      await reloadPostfix();
-      await run(linux.reloadImap);
-      await run(linux.reloadDkim);
-    },
-  };
 
   let milters: Milters | null = null;
 

@@ -8,13 +8,16 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LinuxContext } from '../context.ts';
-import { giveFile, writeFileAtomic } from '../files.ts';
+import { giveFile, readIfExists, writeFileAtomic } from '../files.ts';
 import { shadowPasswords, systemGroupId } from '../passwd.ts';
 
 /** Tables that list the tenants: readable by root and the one service that reads them. */
 const TABLE_MODE = 0o640;
 /** The owner a suspended account's domain has in the senders table: no login is named so. */
 const SUSPENDED_SENDER = 'suspended:';
+
+/** Who reads a table: Postfix (postdrop: sendmail's own part of it), Dovecot or OpenDKIM. */
+export type TableReader = 'postfix' | 'postdrop' | 'dovecot' | 'opendkim';
 
 /** A mailbox of the domain the holder made: `<local>@<domain>`, logging in with its own password. */
 export interface MailboxEntry {
@@ -104,9 +107,10 @@ export function mailTables(ctx: LinuxContext) {
 
   /**
    * Every table, written whole from the records; `hashes` stands for the shadow file's hash of the
-   * users it names.
+   * users it names. Answers the readers (the tables' groups) of the tables whose content changed.
    */
-  function writeTables(hashes: ReadonlyMap<string, string> = new Map()): void {
+  function writeTables(hashes: ReadonlyMap<string, string> = new Map()): Set<TableReader> {
+    const changed = new Set<TableReader>();
     const all = records();
     const lines = (make: (d: MailDomain) => string[], from = all) =>
       from
@@ -121,15 +125,21 @@ export function mailTables(ctx: LinuxContext) {
     /** The logins of one domain: the user name goes with the main domain's alone. */
     const logins = (d: MailDomain) =>
       d.kind === undefined ? [d.user, `${d.user}@${d.domain}`] : [`${d.user}@${d.domain}`];
-    /** Every login of the account, any of which may send as any of its domains. */
+    // Each account's records, found once: a table costs one pass over the records, not one per record.
+    const mainByUser = new Map<string, MailDomain>();
+    for (const d of main) if (!mainByUser.has(d.user)) mainByUser.set(d.user, d);
+    const byUser = new Map<string, MailDomain[]>();
+    for (const d of [...main, ...all.filter((d) => d.kind !== undefined)]) {
+      const list = byUser.get(d.user);
+      if (list) list.push(d);
+      else byUser.set(d.user, [d]);
+    }
     /** The account's records, its main domain's first. */
-    const ofUser = (user: string) => [
-      ...main.filter((d) => d.user === user),
-      ...all.filter((d) => d.user === user && d.kind !== undefined),
-    ];
-    const accountLogins = (user: string) => ofUser(user).flatMap(logins);
+    const ofUser = (user: string) => byUser.get(user) ?? [];
+    /** Every login of the account, any of which may send as any of its domains. */
+    const accountLogins = memo((user: string) => ofUser(user).flatMap(logins));
     /** What the main domain's record says for the account: its quota and suspension count for every domain. */
-    const mainOf = (d: MailDomain) => main.find((m) => m.user === d.user) ?? d;
+    const mainOf = (d: MailDomain) => mainByUser.get(d.user) ?? d;
     const domainsOfUser = (user: string) => ofUser(user).map((d) => `@${d.domain}`);
     writeTable(
       tables.domains,
@@ -220,13 +230,26 @@ export function mailTables(ctx: LinuxContext) {
       lines((d) => [`*@${d.domain} default._domainkey.${d.domain}`], signed),
       'opendkim',
     );
+    return changed;
+
+    /** A table, root's and readable by the group of the service that reads it (when it has one here). */
+    function writeTable(file: string, content: string, readers: TableReader): void {
+      if (readIfExists(file) !== content) {
+        writeFileAtomic(file, content, TABLE_MODE);
+        changed.add(readers);
+      }
+      const gid = systemGroupId(ctx.root, readers);
+      if (gid !== undefined) giveFile(file, 0, gid);
+    }
   }
 
-  /** A table, root's and readable by the group of the service that reads it (when it has one here). */
-  function writeTable(file: string, content: string, readers: string): void {
-    writeFileAtomic(file, content, TABLE_MODE);
-    const gid = systemGroupId(ctx.root, readers);
-    if (gid !== undefined) giveFile(file, 0, gid);
+  /** `make`, computed once per argument. */
+  function memo<T>(make: (key: string) => T): (key: string) => T {
+    const made = new Map<string, T>();
+    return (key) => {
+      if (!made.has(key)) made.set(key, make(key));
+      return made.get(key)!;
+    };
   }
 
   return { tableNames, tables, records, writeTables };

@@ -1,0 +1,76 @@
+// The mail services' reloads: each service whose tables a change rewrote reads them again, the
+// others not. Postfix's texthash tables are read when a process starts and never again
+// (postconf(5): "texthash: does not detect changes after the file is read"): Postfix reloads.
+// Dovecot's auth looks at a passwd-file's time and size at most once a second, so a change within
+// the second of a lookup would be missed until the next (and a password changed within the second
+// keeps both): Dovecot reloads. OpenDKIM reads its tables at start and on SIGUSR1. A mailbox's
+// password so reloads Dovecot alone, a forwarder Postfix alone, and a change that leaves every
+// table as it was reloads nothing.
+import type { LinuxContext, Service } from '../context.ts';
+import { readIfExists } from '../files.ts';
+import { childrenOf, waitFor } from '../wait.ts';
+import type { TableReader } from './tables.ts';
+
+export function mailReloads(ctx: LinuxContext): {
+  service: Service;
+  /** Notes the readers of the tables a write changed (what mailTables' writeTables answers). */
+  tablesWritten(readers: ReadonlySet<TableReader>): void;
+} {
+  const { linux, runner } = ctx;
+  /** The readers of the tables changed since the last reload began: the services it reloads. */
+  let changed = new Set<TableReader>();
+  /** Whether the tables were written since then at all. */
+  let written = false;
+
+  // Below another system root there is no service to reload.
+  const run = async (argv: string[]) => {
+    if (ctx.live && argv.length > 0) await runner.run(argv);
+  };
+  /**
+   * Postfix's processes read the tables when they start: after a reload the old ones end as soon as
+   * they are idle, and a new connection meets a new process. One still busy with a client ends
+   * after it, taking no other; it is not waited for beyond a moment.
+   */
+  async function reloadPostfix(): Promise<void> {
+    const pidText = readIfExists(ctx.path(linux.postfixPidFile));
+    const master = pidText === null ? 0 : Number(pidText.trim());
+    const before = master ? childrenOf(master) : [];
+    await run(linux.reloadMail);
+    if (!master || !ctx.live) return;
+    await waitFor(
+      'Postfix to take the new tables',
+      () => {
+        const now = childrenOf(master);
+        return before.every((pid) => !now.includes(pid));
+      },
+      2_000,
+    ).catch(() => {});
+  }
+
+  return {
+    service: {
+      name: 'mail services',
+      async reload() {
+        const taken = changed;
+        // Nothing written through the tables (recovery after a restart): every service reads them.
+        const all = !written;
+        changed = new Set();
+        written = false;
+        try {
+          if (all || taken.has('postfix') || taken.has('postdrop')) await reloadPostfix();
+          if (all || taken.has('dovecot')) await run(linux.reloadImap);
+          if (all || taken.has('opendkim')) await run(linux.reloadDkim);
+        } catch (error) {
+          // What this reload did not make live is the next one's.
+          for (const reader of taken) changed.add(reader);
+          written = true;
+          throw error;
+        }
+      },
+    },
+    tablesWritten(readers) {
+      written = true;
+      for (const reader of readers) changed.add(reader);
+    },
+  };
+}

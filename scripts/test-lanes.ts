@@ -32,8 +32,8 @@ const SLOW: Lane[] = [
   {
     name: 'sandbox',
     files: ['test/sandbox.test.ts', 'test/sandbox/*.test.ts', 'test/postgres/sandbox-*.test.ts'],
-    // Two at a time: a sandbox mostly waits on its services.
-    concurrency: 2,
+    // Three at a time: a sandbox mostly waits on its services and its clients.
+    concurrency: 3,
     minutes: 20,
   },
   {
@@ -47,10 +47,10 @@ const SLOW: Lane[] = [
 ];
 const FAST: Omit<Lane, 'files'> = { name: 'fast', concurrency: 2, minutes: 8 };
 /**
- * How many files run at once, whatever their lanes: BERTH_TEST_SLOTS, else one more than the
- * machine's cores (at least three): a sandbox's file mostly waits on its services and its clients.
+ * How many files run at once, whatever their lanes: BERTH_TEST_SLOTS, else two more than the
+ * machine's cores (at least four): a sandbox's file mostly waits on its services and its clients.
  */
-const SLOTS = Number(process.env.BERTH_TEST_SLOTS) || Math.max(3, availableParallelism() + 1);
+const SLOTS = Number(process.env.BERTH_TEST_SLOTS) || Math.max(4, availableParallelism() + 2);
 
 const ROOT = join(import.meta.dirname, '..');
 

@@ -255,8 +255,10 @@ describe('mail identity in the sandbox', () => {
     await sleep(2_000);
     assert.equal(fetch('bob:Bob-pass-1234', 6), '', 'no forged message reached bob');
     assert.equal(fetch('alice:Alice-pass-1234', 4), '', 'one bounce a refusal');
+    // Nothing of alice's or bob's waits (the system's own cron mail, Debian's Roundcube clean-up
+    // as www-data at :05 and :35, may).
     const queue = await running.exec(['/usr/sbin/postqueue', '-p']);
-    assert.match(queue.stdout, /Mail queue is empty/, queue.stdout);
+    assert.doesNotMatch(queue.stdout, /alice|bob|MAILER-DAEMON/, queue.stdout);
   });
 
   it('keeps the mail tables, records, keys, logs and the milters from an account', async () => {

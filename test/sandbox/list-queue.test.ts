@@ -123,9 +123,13 @@ describe('a mailing list’s mail waiting in the queue in the sandbox', () => {
       await sleep(2_000);
     }
     const accepted = replies.filter((reply) => reply.startsWith('250 ')).length;
-    assert.ok(accepted >= 2 && accepted <= 4, `accepted ${accepted}: ${replies}`);
+    assert.ok(accepted >= 2 && accepted <= 5, `accepted ${accepted}: ${replies}`);
     // Once the lists' budget is spent, a new post waits with its sender (its client tries again).
-    for (const reply of replies.slice(accepted))
+    // A post is counted for a few seconds after mlmmj took it (it never waits in the queue itself),
+    // so one more may be let by once that count ends, if the budget has room for it.
+    const refused = replies.filter((reply) => !reply.startsWith('250 '));
+    assert.ok(refused.length > 0, `every post was accepted: ${replies}`);
+    for (const reply of refused)
       assert.match(
         reply,
         /^452 4\.2\.2 Mail for alice's mailing lists waiting to be delivered is at its limit/,
@@ -175,19 +179,24 @@ describe('a mailing list’s mail waiting in the queue in the sandbox', () => {
 
   it('sends the list’s kept mail once the queue has room again', async () => {
     assert.equal((await running.exec(['/usr/sbin/postsuper', '-d', 'ALL'])).code, 0);
-    await sleep(8_000);
-    const maintd = await running.exec([
-      '/usr/sbin/runuser',
-      '-u',
-      'berth-lists',
-      '--',
-      '/usr/bin/mlmmj-maintd',
-      '-F',
-      '-L',
-      DIR,
-    ]);
-    assert.equal(maintd.code, 0, maintd.stderr);
-    const { list } = await settled();
+    // mlmmj-maintd runs every five minutes from cron: run it here until Berth has counted the
+    // emptied queue (its listing is taken every five seconds) and the kept mail goes.
+    let list = (await queued()).list;
+    for (let i = 0; i < 20 && list.messages === 0; i++) {
+      await sleep(3_000);
+      const maintd = await running.exec([
+        '/usr/sbin/runuser',
+        '-u',
+        'berth-lists',
+        '--',
+        '/usr/bin/mlmmj-maintd',
+        '-F',
+        '-L',
+        DIR,
+      ]);
+      assert.equal(maintd.code, 0, maintd.stderr);
+      list = (await settled()).list;
+    }
     assert.ok(list.messages > 0, `the list's kept mail is sent again: ${JSON.stringify(list)}`);
     assert.ok(list.bytes <= LIST_BUDGET, `the list has ${JSON.stringify(list)} waiting`);
   });

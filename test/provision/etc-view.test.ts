@@ -14,7 +14,9 @@ import {
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import fc from 'fast-check';
 import {
+  accountViews,
   bindCommand,
   etcSignature,
   refreshView,
@@ -61,6 +63,33 @@ describe('the /etc of an account’s PHP', () => {
       'root:x:0:\npostdrop:x:108:\nberth-shell:x:996:alice\nberth-sftp:x:995:postfix\nalice:x:1001:\nnogroup:x:65534:\n',
     );
     assert.doesNotMatch(`${passwd}${group}`, /bob|debian/);
+  });
+
+  it('gives every account the same passwd and group when the system’s files are read once for all', () => {
+    const views = accountViews(PASSWD, GROUP);
+    for (const user of ['alice', 'bob', 'debian', 'root', 'postfix', 'nobody', 'nosuch']) {
+      const passwd = viewPasswd(PASSWD, user);
+      assert.deepEqual(views(user), { passwd, group: viewGroup(GROUP, user, passwd) }, user);
+    }
+    // Any files of users and groups, system's and accounts', members anywhere.
+    const name = fc.constantFrom('root', 'postfix', 'alice', 'bob', 'carol', 'nobody', 'www-data');
+    const id = fc.constantFrom('0', '104', '999', '1000', '1001', '1002', '65534');
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(name, id), { maxLength: 8 }),
+        fc.array(fc.tuple(name, id, fc.array(name, { maxLength: 4 })), { maxLength: 8 }),
+        name,
+        (users, groups, user) => {
+          const passwd = `${users.map(([n, uid]) => `${n}:x:${uid}:${uid}::/home/${n}:/bin/sh`).join('\n')}\n`;
+          const group = `${groups.map(([n, gid, members]) => `${n}:x:${gid}:${members.join(',')}`).join('\n')}\n`;
+          const viewed = viewPasswd(passwd, user);
+          assert.deepEqual(accountViews(passwd, group)(user), {
+            passwd: viewed,
+            group: viewGroup(group, user, viewed),
+          });
+        },
+      ),
+    );
   });
 
   it('is the system’s /etc with passwd and group the account’s, and follows the system’s changes', async () => {

@@ -30,7 +30,7 @@ import { ensureGroupFile, openPath } from '../home.ts';
 import { render } from '../templates.ts';
 import { SHARED_WRITABLE } from '../user/leftovers.ts';
 import { waitFor } from '../wait.ts';
-import { bindCommand, etcSignature, refreshView } from './etc-view.ts';
+import { accountViews, bindCommand, etcSignature, refreshAccountFiles, refreshView } from './etc-view.ts';
 
 const TMP_MODE = 0o700;
 const POOL_PREFIX = 'berth-';
@@ -138,12 +138,29 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   };
   /** What the system's /etc was when refreshEtc last brought the views up to date. */
   let etcSeen: string | null = null;
+  let othersSeen: string | null = null;
+  /**
+   * Brings every running view up to date when /etc changed. An account made or removed changes
+   * passwd and group alone: each view then gets its two files, from the system's read once (a
+   * sweep's cost per view does not grow with the accounts); anything else changed, each view is
+   * made again whole.
+   */
   const refreshEtc = async (accounts: () => Promise<readonly Account[]>) => {
-    const changed = etcSignature(ctx.path('/etc'));
+    const etc = ctx.path('/etc');
+    const changed = etcSignature(etc);
     if (changed === etcSeen) return;
+    const others = etcSignature(etc, false);
+    const views =
+      others === othersSeen
+        ? accountViews(readIfExists(join(etc, 'passwd')) ?? '', readIfExists(join(etc, 'group')) ?? '')
+        : null;
     for (const account of await accounts()) {
       const pid = masterPid(account.user);
       if (account.suspension || pid === null) continue;
+      if (views) {
+        refreshAccountFiles(etcView(account.user), views(account.user));
+        continue;
+      }
       const { made } = refreshEtcView(account.user);
       // A directory the system's /etc has gained is bound in the running namespace, from the
       // system's /etc as the namespace keeps it, where only root may go.
@@ -157,6 +174,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
         ]);
     }
     etcSeen = changed;
+    othersSeen = others;
   };
 
   /**

@@ -81,6 +81,84 @@ export function viewGroup(group: string, user: string, viewedPasswd: string): st
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }
 
+/** Where each name stands in a list of members. */
+function positions(names: readonly string[]): Map<string, number[]> {
+  const at = new Map<string, number[]>();
+  for (const [i, name] of names.entries()) at.set(name, [...(at.get(name) ?? []), i]);
+  return at;
+}
+
+/**
+ * `passwd` and `group` as each account may see them (as viewPasswd and viewGroup make them), the
+ * system's files read once for all: what every running view needs when an account came or went,
+ * at a cost for each view that does not grow with the number of accounts.
+ */
+export function accountViews(
+  passwd: string,
+  group: string,
+): (user: string) => { passwd: string; group: string } {
+  const users = passwd.split('\n').flatMap((line, at) => {
+    const [name, , uid] = line.split(':');
+    return name !== undefined && uid !== undefined ? [{ line, at, name, system: systemId(uid) }] : [];
+  });
+  const system = users.filter((u) => u.system);
+  const systemNames = new Set(system.map((u) => u.name));
+  const ownUsers = new Map<string, typeof users>();
+  for (const u of users) if (!u.system) ownUsers.set(u.name, [...(ownUsers.get(u.name) ?? []), u]);
+  const groups = group.split('\n').flatMap((line, at) => {
+    const [name, password, gid, members = ''] = line.split(':');
+    if (name === undefined || gid === undefined) return [];
+    const all = members.split(',').filter((member) => member !== '');
+    return [
+      {
+        at,
+        name,
+        password: password ?? 'x',
+        gid,
+        system: systemId(gid),
+        all,
+        index: positions(all),
+      },
+    ];
+  });
+  const systemGroups = groups
+    .filter((g) => g.system)
+    .map((g) => ({ ...g, kept: g.all.flatMap((m, i) => (systemNames.has(m) ? [{ m, i }] : [])) }));
+  const ownGroups = new Map<string, typeof groups>();
+  for (const g of groups) if (!g.system) ownGroups.set(g.name, [...(ownGroups.get(g.name) ?? []), g]);
+  const inOrder = <T extends { at: number }>(list: T[], extra: T[]) =>
+    extra.length === 0 ? list : [...list, ...extra].sort((a, b) => a.at - b.at);
+  const text = (lines: string[]) => (lines.length === 0 ? '' : `${lines.join('\n')}\n`);
+  return (user) => {
+    const own = ownUsers.get(user) ?? [];
+    const seen = inOrder(system, own);
+    const isUser = own.length > 0 || systemNames.has(user);
+    const known = (m: string) => systemNames.has(m) || (isUser && m === user);
+    const lines = inOrder(systemGroups as typeof groups, ownGroups.get(user) ?? []).map((g) => {
+      const kept =
+        'kept' in g
+          ? [...(g.kept as { m: string; i: number }[])]
+          : g.all.flatMap((m, i) => (known(m) ? [{ m, i }] : []));
+      if ('kept' in g && own.length > 0 && !systemNames.has(user))
+        for (const i of g.index.get(user) ?? []) kept.push({ m: user, i });
+      const members = kept.sort((a, b) => a.i - b.i).map((k) => k.m);
+      return `${g.name}:${g.password}:${g.gid}:${members.join(',')}`;
+    });
+    return { passwd: text(seen.map((u) => u.line)), group: text(lines) };
+  };
+}
+
+/** Brings a view's `passwd` and `group` up to date (`view`: what accountViews gives its account). */
+export function refreshAccountFiles(dir: string, view: { passwd: string; group: string }): void {
+  for (const [name, content] of [
+    ['passwd', view.passwd],
+    ['group', view.group],
+  ] as const) {
+    const path = join(dir, name);
+    if (readIfExists(path) !== content) writeFileAtomic(path, content, 0o644);
+  }
+}
+
 /** What a view's entry is to be: the system's `/etc` entry as the view has it. */
 type Wanted =
   | { kind: 'file'; source: string }
@@ -206,10 +284,12 @@ function copy(source: string, target: string, stat: Stats): void {
 
 /**
  * What the entries of `etc` are now (their names, kinds, sizes and times): when it is what it was,
- * no view needs a refresh. One lstat an entry.
+ * no view needs a refresh. One lstat an entry. With `accounts` false, every entry but the files
+ * that name the accounts (passwd, group and the like), which change with every account made.
  */
-export function etcSignature(etc: string): string {
+export function etcSignature(etc: string, accounts = true): string {
   return readdirSync(etc)
+    .filter((name) => accounts || !OMITTED.test(name))
     .map((name) => {
       const stat = vanishing(() => lstatSync(join(etc, name), { bigint: true }));
       return stat

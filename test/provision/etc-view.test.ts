@@ -2,6 +2,7 @@
 // in passwd and group, no other account, no password hashes, no cron.d; every other file the
 // system's (a hard link), kept up to date as the system's /etc changes.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import {
   lstatSync,
   mkdirSync,
@@ -166,8 +167,25 @@ describe('the /etc of an account’s PHP', () => {
 
   it('binds directories with a fixed script, the names as its arguments', () => {
     const argv = bindCommand('/etc', '/etc/berth/php-etc/alice', ['ssl', '$(id)']);
-    assert.equal(argv[0], '/bin/sh');
-    assert.deepEqual(argv.slice(3), ['berth-etc-view', '/etc', '/etc/berth/php-etc/alice', 'ssl', '$(id)']);
+    assert.equal(argv[0], '/usr/bin/perl');
+    assert.deepEqual(argv.slice(4), ['/etc', '/etc/berth/php-etc/alice', 'ssl', '$(id)']);
     assert.doesNotMatch(argv[2]!, /ssl|alice/);
+    // Run in a mount namespace of its own: each name is bound, none is run, a missing one is passed.
+    const root = tempDir('berth-etc-bind-');
+    for (const dir of ['etc/ssl', 'etc/$(id)', 'view/ssl', 'view/$(id)', 'view/gone'])
+      mkdirSync(join(root, dir), { recursive: true });
+    writeFileSync(join(root, 'etc/ssl/marker'), 'bound');
+    const probe = execFileSync('/usr/bin/unshare', [
+      '--mount',
+      '--propagation',
+      'private',
+      '--',
+      '/bin/sh',
+      '-c',
+      '"$@" 2>/dev/null; cat "$0/view/ssl/marker"',
+      root,
+      ...bindCommand(join(root, 'etc'), join(root, 'view'), ['ssl', '$(id)', 'gone']),
+    ]).toString();
+    assert.equal(probe, 'bound');
   });
 });

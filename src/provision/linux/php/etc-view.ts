@@ -304,13 +304,21 @@ export function etcSignature(etc: string, accounts = true): string {
  * `etc`, the system's /etc as the namespace reaches it) at the same name in `view`: a fixed
  * script, the names as its arguments.
  */
+/** mount(2)'s number on each architecture Berth runs on. */
+const MOUNT_SYSCALL: Record<string, number> = { x64: 165, arm64: 40 };
+
 export function bindCommand(etc: string, view: string, names: readonly string[]): string[] {
+  const mount = MOUNT_SYSCALL[process.arch];
+  if (mount === undefined)
+    throw new Error(`no mount system call is known for the architecture ${process.arch}`);
   return [
-    '/bin/sh',
-    '-ec',
-    // A directory gone meanwhile stays an empty one in the view: its absence stops no PHP.
-    'etc=$1; view=$2; shift 2; for name do mount --bind -- "$etc/$name" "$view/$name" || true; done',
-    'berth-etc-view',
+    '/usr/bin/perl',
+    '-e',
+    // One process for every bind (a `mount` each took about 230 ms for /etc's hundred directories):
+    // mount(2) with MS_BIND. A directory gone meanwhile stays an empty one in the view: its
+    // absence stops no PHP.
+    'my ($nr, $etc, $view, @names) = @ARGV; for my $n (@names) { syscall($nr, "$etc/$n", "$view/$n", 0, 4096, 0) == 0 or warn "berth-etc-view: $n: $!\\n" }',
+    String(mount),
     etc,
     view,
     ...names,

@@ -168,7 +168,10 @@ describe('the /etc of an account’s PHP', () => {
   it('binds directories with a fixed script, the names as its arguments', () => {
     const argv = bindCommand('/etc', '/etc/berth/php-etc/alice', ['ssl', '$(id)']);
     assert.equal(argv[0], '/usr/bin/perl');
-    assert.deepEqual(argv.slice(4), ['/etc', '/etc/berth/php-etc/alice', 'ssl', '$(id)']);
+    assert.deepEqual(argv.slice(4), [
+      ...['may', '/etc/ssl', '/etc/berth/php-etc/alice/ssl', '', '4096', ''],
+      ...['may', '/etc/$(id)', '/etc/berth/php-etc/alice/$(id)', '', '4096', ''],
+    ]);
     assert.doesNotMatch(argv[2]!, /ssl|alice/);
     // Run in a mount namespace of its own: each name is bound, none is run, a missing one is passed.
     const root = tempDir('berth-etc-bind-');

@@ -31,6 +31,7 @@ import { render } from '../templates.ts';
 import { SHARED_WRITABLE } from '../user/leftovers.ts';
 import { waitFor } from '../wait.ts';
 import { accountViews, bindCommand, etcSignature, refreshAccountFiles, refreshView } from './etc-view.ts';
+import { type MountStep, MS, mountCommand } from './mounts.ts';
 
 const TMP_MODE = 0o700;
 const POOL_PREFIX = 'berth-';
@@ -184,48 +185,61 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
    * /proc that hides other users' processes; its home alone below the home base.
    */
   const privateView = async (account: Account, holder: number) => {
-    const inside = (argv: string[]) =>
-      ctx.runner.run(['/usr/bin/nsenter', `--target=${holder}`, '--mount', '--', ...argv]);
     // The system's directories bound in the view while /etc is still the system's, then the view
     // (with them) over /etc. The view is root's, in a directory of root's alone.
     const etc = etcView(account.user);
     makePrivateDirectory(ctx.path(dirname(systemEtc)));
     makePrivateDirectory(ctx.path(systemEtc));
-    await inside(['/usr/bin/mount', '--bind', '/etc', systemEtc]);
-    await inside(bindCommand('/etc', etc, refreshEtcView(account.user).bound));
-    await inside(['/usr/bin/mount', '--rbind', etc, '/etc']);
-    const home = ctx.path(account.homedir);
-    const homeFd = openPath(home, []);
-    const tmpFd = openPath(home, ['tmp']);
+    const { bound } = refreshEtcView(account.user);
+    const base = dirname(account.homedir);
+    if (base === '/') throw new Error(`a home base of / cannot be hidden: ${account.homedir}`);
+    // The homes' tmpfs is made aside, with the account's home bound in it, then moved over the
+    // home base: the home is bound while its path still leads to it.
+    const aside = ctx.path(join(linux.phpSocketDir, 'view'));
+    makePrivateDirectory(aside);
+    const inAside = join(aside, basename(account.homedir));
+    const homeFd = openPath(ctx.path(account.homedir), []);
+    const tmpFd = openPath(ctx.path(account.homedir), ['tmp']);
     try {
-      // Each directory bound is opened first without following a link; mount makes a path of the
-      // descriptor again, which stays that directory: the home and its tmp are root's entries.
+      // Each directory bound is opened first without following a link; mount(2) is given a path of
+      // the descriptor, which stays that directory: the home and its tmp are root's entries.
       const fd = (n: number) => `/proc/${process.pid}/fd/${n}`;
-      // Every directory all users may write, where the system has it: none is shared with the
-      // account next door, and whatever the account writes there counts in its own quota.
-      for (const target of SHARED_WRITABLE.filter((dir) => existsSync(ctx.path(dir))))
-        await inside(['/usr/bin/mount', '--bind', fd(tmpFd), target]);
-      await inside([
-        '/usr/bin/mount',
-        '-t',
-        'proc',
-        '-o',
-        'hidepid=invisible,nosuid,nodev,noexec',
-        'proc',
-        '/proc',
+      const steps: MountStep[] = [
+        { bind: '/etc', at: systemEtc },
+        ...bound.map((name) => ({ bind: join('/etc', name), at: join(etc, name), optional: true })),
+        { bind: etc, at: '/etc', recursive: true },
+        // Every directory all users may write, where the system has it: none is shared with the
+        // account next door, and whatever the account writes there counts in its own quota.
+        ...SHARED_WRITABLE.filter((dir) => existsSync(ctx.path(dir))).map((dir) => ({
+          bind: fd(tmpFd),
+          at: dir,
+        })),
+        {
+          mount: 'berth-homes',
+          type: 'tmpfs',
+          at: aside,
+          flags: MS.NOSUID | MS.NODEV,
+          data: 'mode=0755,size=64k',
+        },
+        { mkdir: inAside, mode: 0o751 },
+        { bind: fd(homeFd), at: inAside },
+        { move: aside, at: base },
+        // Last: the descriptors above are reached through the /proc that shows every process.
+        {
+          mount: 'proc',
+          type: 'proc',
+          at: '/proc',
+          flags: MS.NOSUID | MS.NODEV | MS.NOEXEC,
+          data: 'hidepid=invisible',
+        },
+      ];
+      await ctx.runner.run([
+        '/usr/bin/nsenter',
+        `--target=${holder}`,
+        '--mount',
+        '--',
+        ...mountCommand(steps),
       ]);
-      const base = dirname(account.homedir);
-      if (base === '/') throw new Error(`a home base of / cannot be hidden: ${account.homedir}`);
-      // The homes' tmpfs is made aside, with the account's home bound in it, then moved over the
-      // home base: the home is bound while its path still leads to it.
-      const aside = ctx.path(join(linux.phpSocketDir, 'view'));
-      makePrivateDirectory(aside);
-      const inAside = join(aside, basename(account.homedir));
-      const homes = ['-t', 'tmpfs', '-o', 'mode=0755,size=64k,nosuid,nodev', 'berth-homes', aside];
-      await inside(['/usr/bin/mount', ...homes]);
-      await inside(['/usr/bin/mkdir', '-m', '0751', '--', inAside]);
-      await inside(['/usr/bin/mount', '--bind', fd(homeFd), inAside]);
-      await inside(['/usr/bin/mount', '--move', aside, base]);
     } finally {
       closeSync(homeFd);
       closeSync(tmpFd);

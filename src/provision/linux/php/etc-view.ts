@@ -39,6 +39,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { readIfExists, writeFileAtomic } from '../files.ts';
+import { mountCommand } from './mounts.ts';
 
 /**
  * Entries of /etc no account's view has: they name every account, or hold password hashes. With
@@ -301,26 +302,8 @@ export function etcSignature(etc: string, accounts = true): string {
 
 /**
  * The command, run inside the namespace, that binds each of the system's directories `names` (in
- * `etc`, the system's /etc as the namespace reaches it) at the same name in `view`: a fixed
- * script, the names as its arguments.
+ * `etc`, the system's /etc as the namespace reaches it) at the same name in `view`.
  */
-/** mount(2)'s number on each architecture Berth runs on. */
-const MOUNT_SYSCALL: Record<string, number> = { x64: 165, arm64: 40 };
-
 export function bindCommand(etc: string, view: string, names: readonly string[]): string[] {
-  const mount = MOUNT_SYSCALL[process.arch];
-  if (mount === undefined)
-    throw new Error(`no mount system call is known for the architecture ${process.arch}`);
-  return [
-    '/usr/bin/perl',
-    '-e',
-    // One process for every bind (a `mount` each took about 230 ms for /etc's hundred directories):
-    // mount(2) with MS_BIND. A directory gone meanwhile stays an empty one in the view: its
-    // absence stops no PHP.
-    'my ($nr, $etc, $view, @names) = @ARGV; for my $n (@names) { syscall($nr, "$etc/$n", "$view/$n", 0, 4096, 0) == 0 or warn "berth-etc-view: $n: $!\\n" }',
-    String(mount),
-    etc,
-    view,
-    ...names,
-  ];
+  return mountCommand(names.map((name) => ({ bind: join(etc, name), at: join(view, name), optional: true })));
 }

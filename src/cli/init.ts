@@ -15,12 +15,16 @@ import { createLogger, openServices } from '../services.ts';
 function linuxStackSteps(config: Config): string[] {
   const { linux } = config;
   const root = (path: string) => join(linux.systemRoot, path);
-  const holds = (file: string, text: string) =>
-    existsSync(root(file)) && readFileSync(root(file), 'utf8').includes(text);
+  const readIfPresent = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') : '');
+  const holds = (file: string, text: string) => readIfPresent(root(file)).includes(text);
   const steps: string[] = [];
-  const bindInclude = `include "${linux.zoneList}";`;
-  if (linux.components.includes('dns') && !holds('/etc/bind/named.conf.local', bindInclude))
-    steps.push(`BIND: add  ${bindInclude}  to /etc/bind/named.conf.local, then: rndc reconfig`);
+  if (
+    linux.components.includes('dns') &&
+    !/allow-new-zones\s+yes/.test(readIfPresent(root('/etc/bind/named.conf.options')))
+  )
+    steps.push(
+      'BIND: add  allow-new-zones yes;  to the options in /etc/bind/named.conf.options, then: rndc reconfig',
+    );
   if (linux.components.includes('web') && !holds('/etc/nginx/nginx.conf', `include ${linux.nginxDir}/*`))
     steps.push(`nginx: its http block must read ${linux.nginxDir}/* (Debian's nginx.conf does)`);
   if (linux.components.includes('php'))

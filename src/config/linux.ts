@@ -63,7 +63,10 @@ export interface LinuxConfig {
    * `testWeb` before every reload instead.
    */
   nginxErrorLog: string;
-  /** The file of zone statements BIND includes, rewritten whole from the zone directory. */
+  /**
+   * The file of zone statements an older Berth wrote for BIND to include: kept with no zone in it,
+   * for a named.conf.local that still includes it (Berth's zones are BIND's added zones now).
+   */
   zoneList: string;
   /** Each account's PHP-FPM master configuration (its pool), `<user>.conf`. */
   phpPoolDir: string;
@@ -107,10 +110,16 @@ export interface LinuxConfig {
   /** Reloads every zone BIND has (recovery); a call's change reloads through `rndc` alone. */
   reloadDns: string[];
   /**
-   * rndc with the options that reach this server's BIND: a call's change runs `reconfig` (a zone
-   * added or removed), `reload <zone>` (a zone changed) and `zonestatus <zone>` through it.
+   * rndc with the options that reach this server's BIND: a call's change runs `addzone` and
+   * `delzone` (a zone added or removed), `reload <zone>` (a zone changed) and `zonestatus <zone>`
+   * through it.
    */
   rndc: string[];
+  /**
+   * Lists the zones added to BIND (rndc addzone), one `zone` statement each: named-nzd2nzf on
+   * BIND's database of them, as BIND's user; empty to skip (Berth then cannot tell BIND's zones).
+   */
+  bindAddedZones: string[];
   /** named-checkzone, run on every zone written; empty to skip. */
   checkZone: string[];
   /** The mail component's record of each local mail domain, from which every mail table is written. */
@@ -248,6 +257,14 @@ export function linuxDefaults(): LinuxConfig {
     reloadWeb: signalThroughPidFile('-HUP', '/run/nginx.pid'),
     reloadDns: ['/usr/sbin/rndc', 'reload'],
     rndc: ['/usr/sbin/rndc'],
+    bindAddedZones: [
+      '/usr/sbin/runuser',
+      '-u',
+      'bind',
+      '--',
+      '/usr/bin/named-nzd2nzf',
+      '/var/cache/bind/_default.nzd',
+    ],
     checkZone: ['/usr/bin/named-checkzone', '-q'],
     mailDir: '/etc/berth/mail',
     postfixMapDir: '/etc/postfix/berth',
@@ -343,6 +360,7 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.reload_web': ['linux.reloadWeb', command],
   'linux.reload_dns': ['linux.reloadDns', command],
   'linux.rndc': ['linux.rndc', command],
+  'linux.bind_added_zones': ['linux.bindAddedZones', command],
   'linux.check_zone': ['linux.checkZone', command],
   'linux.mail_dir': ['linux.mailDir', absolutePath],
   'linux.postfix_map_dir': ['linux.postfixMapDir', absolutePath],

@@ -55,12 +55,11 @@ export function configure(
     ].join('\n'),
   );
   mkdirSync('/var/log/nginx', { recursive: true });
-  // BIND: authoritative only, for the zones Berth lists.
+  // BIND: authoritative only, for the zones Berth adds (rndc addzone).
   if (!existsSync('/etc/bind/rndc.key')) run(['/usr/sbin/rndc-confgen', '-a', '-c', '/etc/bind/rndc.key']);
   const bind = Number(run(['/usr/bin/id', '-u', 'bind']).trim());
   const bindGroup = Number(run(['/usr/bin/id', '-g', 'bind']).trim());
   chownSync('/etc/bind/rndc.key', 0, bindGroup);
-  write('/etc/bind/named.conf.berth', '');
   write(
     '/etc/bind/named.conf',
     [
@@ -69,13 +68,13 @@ export function configure(
       `    listen-on port ${ports.dns} { 127.0.0.1; };`,
       '    listen-on-v6 { none; };',
       '    recursion no;',
+      '    allow-new-zones yes;',
       '    allow-transfer { none; };',
       '    dnssec-validation no;',
       '    pid-file "/run/named/named.pid";',
       '};',
       'include "/etc/bind/rndc.key";',
       `controls { inet 127.0.0.1 port ${ports.rndc} allow { 127.0.0.1; } keys { "rndc-key"; }; };`,
-      'include "/etc/bind/named.conf.berth";',
       '',
     ].join('\n'),
   );

@@ -59,14 +59,20 @@ describe('berth init', () => {
     const linuxDir = join(parent, 'linux');
     const root = join(parent, 'root');
     mkdirSync(join(root, 'etc', 'bind'), { recursive: true });
-    writeFileSync(join(root, 'etc', 'bind', 'named.conf.local'), '// local zones\n');
+    writeFileSync(
+      join(root, 'etc', 'bind', 'named.conf.options'),
+      'options {\n  directory "/var/cache/bind";\n};\n',
+    );
     const result = await berth(['init', '--driver', 'linux', '--system-root', root, '--data-dir', linuxDir]);
     assert.equal(result.code, 0, result.stderr);
     assert.match(readFileSync(join(linuxDir, 'berth.toml'), 'utf8'), /^driver = "linux"$/m);
     assert.equal(loadConfig({ dataDir: linuxDir }).driver, 'linux');
-    assert.match(result.stdout, /BIND: add {2}include "\/etc\/bind\/named\.conf\.berth";/);
+    assert.match(result.stdout, /BIND: add {2}allow-new-zones yes; {2}to the options/);
     assert.match(result.stdout, /PHP-FPM: Berth starts a master for every account itself/);
-    writeFileSync(join(root, 'etc', 'bind', 'named.conf.local'), 'include "/etc/bind/named.conf.berth";\n');
+    writeFileSync(
+      join(root, 'etc', 'bind', 'named.conf.options'),
+      'options {\n  directory "/var/cache/bind";\n  allow-new-zones yes;\n};\n',
+    );
     rmSync(join(linuxDir, 'berth.toml'));
     const again = await berth(['init', '--driver', 'linux', '--system-root', root, '--data-dir', linuxDir]);
     assert.doesNotMatch(again.stdout, /BIND/);

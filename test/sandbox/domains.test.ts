@@ -12,6 +12,7 @@ import type { SandboxInfo } from '../../src/sandbox/sandbox.ts';
 import { tempDir } from '../helpers.ts';
 import {
   arrivedMessage,
+  BERTH,
   curl,
   insecureRequest,
   type RunningSandbox,
@@ -168,5 +169,42 @@ describe('domains added by the holder, in the sandbox', () => {
       assert.equal((await running.exec(['/usr/bin/test', '-e', path])).code, 1, path);
     // The holder's files stay in the home.
     assert.equal((await running.exec(['/usr/bin/test', '-f', '/home/alice/blog/index.html'])).code, 0);
+  });
+
+  it('gives each zone to BIND as an added zone, takes a removed one away, and doctor tells one BIND lost', async () => {
+    const added = async () =>
+      (
+        await running.exec([
+          '/usr/sbin/runuser',
+          '-u',
+          'bind',
+          '--',
+          '/usr/bin/named-nzd2nzf',
+          '/var/cache/bind/_default.nzd',
+        ])
+      ).stdout;
+    for (const zone of ['alice.example', 'alice-shop.example', 'alice.example.net'])
+      assert.match(
+        await added(),
+        new RegExp(
+          `^zone "${zone.replaceAll('.', '\\.')}" \\{ type primary; file "/etc/bind/zones/${zone.replaceAll('.', '\\.')}\\.db"; \\};$`,
+          'm',
+        ),
+      );
+    // The list an older Berth had BIND include names no zone (BIND refuses one both included and added).
+    const list = await running.exec(['/usr/bin/cat', '/etc/bind/named.conf.berth']);
+    assert.doesNotMatch(list.stdout, /^zone /m);
+    const removed = await forAlice('remove_domain', { domain: 'alice.example.net' });
+    assert.equal(removed.status, 200, removed.body.info);
+    assert.doesNotMatch(await added(), /"alice\.example\.net"/);
+    await assert.rejects(bind().resolve4('alice.example.net'), { code: 'ENOTFOUND' });
+    // A zone BIND no longer has (its database of added zones lost it) is one doctor names.
+    const toml = (await running.exec(['/usr/bin/cat', '/var/lib/berth/berth.toml'])).stdout;
+    const rndcPort = /^rndc = \[.*"-p", "(\d+)"/m.exec(toml)?.[1];
+    assert.ok(rndcPort, toml);
+    const rndc = ['/usr/sbin/rndc', '-s', '127.0.0.1', '-p', rndcPort];
+    assert.equal((await running.exec([...rndc, 'delzone', 'alice-shop.example'])).code, 0);
+    const doctor = await running.exec([process.execPath, BERTH, 'doctor', '--data-dir', '/var/lib/berth']);
+    assert.match(doctor.stdout, /alice \(alice-shop\.example\): zone not among BIND's added zones/);
   });
 });

@@ -1,24 +1,34 @@
-// BIND's reloads, each costing what changed and not what BIND has: a zone added or removed (the zone
-// list rewritten) is read with `rndc reconfig`, which loads the zones new to the list and drops the
-// ones gone from it, reading no other zone's file; a zone rewritten (a subdomain's records, the
-// DKIM key) is read alone with `rndc reload <zone>`. Either returns before the zone is loaded: a
-// change is live once `rndc zonestatus <zone>` shows the serial its file has. The reload carries
-// every change written before it began (coalesceReloads): the zones and the list are taken whole.
+// BIND's reloads, each costing what changed and not what BIND has. Berth's zones are BIND's added
+// zones (`allow-new-zones yes`): a new zone is given to BIND with `rndc addzone`, a zone gone is
+// taken with `rndc delzone`, and BIND keeps them in its own database of added zones (its NZD file)
+// across restarts. Neither reads any other zone nor BIND's configuration: `rndc reconfig`, which the
+// zone list included from named.conf needed, reads every zone statement there is (about 30 ms a
+// thousand zones, and growing with them). A zone rewritten (a subdomain's records, the DKIM key) is
+// read alone with `rndc reload <zone>`. Each returns before the zone is loaded: a change is live
+// once `rndc zonestatus <zone>` shows the serial its file has. The reload carries every change
+// written before it began (coalesceReloads).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LinuxContext, Service } from '../context.ts';
 
 /** How long a zone may take to load after BIND was asked to read it. */
 const LOAD_TIMEOUT_MS = 10_000;
-/** How long a zone new to the list is left to reconfig before it is reloaded by name anyway. */
-const RECONFIG_LOADS_MS = 500;
 
 export interface BindService extends Service {
-  /** The zone list was rewritten: `added` are the zones it names that it did not before. */
-  listChanged(added: readonly string[]): void;
-  /** A zone's file was written with this serial, or removed (null). */
-  zoneWritten(zone: string, serial: number | null): void;
+  /**
+   * A zone's file (`file`, as BIND reads it) was written with this serial, or removed (null);
+   * `added` when the zone had no file before.
+   */
+  zoneWritten(zone: string, serial: number | null, file: string, added: boolean): void;
   /** A zone was to be written but its file already says it all: nothing for BIND to read. */
   zoneUnchanged(): void;
+  /**
+   * Brings BIND's added zones in line with `zones` (each zone's file, as BIND reads it): those
+   * missing are added, and those whose file is in `dir` but no longer among them are taken away.
+   * Zones of BIND's whose file is elsewhere are not Berth's and are left alone.
+   */
+  sync(zones: ReadonlyMap<string, string>, dir: string): Promise<void>;
+  /** BIND's added zones and their files; null where BIND is not reached (below a test root). */
+  listAdded(): Promise<Map<string, string> | null>;
 }
 
 /** The serial in a zone file's SOA record (as zone.db writes it), or null. */
@@ -27,14 +37,33 @@ export function zoneSerial(text: string | null): number | null {
   return found ? Number(found[1]) : null;
 }
 
+/** The zone statement's body `rndc addzone` is given for a zone in `file`. */
+export function zoneConfig(file: string): string {
+  if (!file.startsWith('/') || /["\\\s;{}]/.test(file))
+    throw new Error(`not a zone file BIND can be given: ${file}`);
+  return `{ type primary; file "${file}"; };`;
+}
+
+/** Each zone and its file, from `zone "<name>" { … file "<file>"; … };` statements (named-nzd2nzf's). */
+export function addedZones(statements: string): Map<string, string> {
+  const zones = new Map<string, string>();
+  for (const [, name, body] of statements.matchAll(/^zone "([^"]+)" (\{.*\});$/gm)) {
+    const file = /\bfile "([^"]+)";/.exec(body!)?.[1];
+    if (file) zones.set(name!, file);
+  }
+  return zones;
+}
+
+const NO_ZONE = /not found|no matching zone/;
+const EXISTS = /already exists/;
+
 export function bindService(ctx: LinuxContext): BindService {
   const { linux, runner } = ctx;
-  let list = false;
-  let added = new Set<string>();
-  let zones = new Map<string, number | null>();
+  let zones = new Map<string, { serial: number | null; file: string; added: boolean }>();
   /** Whether any change went through this service since the last reload began. */
   let written = false;
   const rndc = (...args: string[]) => runner.run([...linux.rndc, ...args]);
+  const failedWith = (error: unknown, pattern: RegExp) => pattern.test((error as Error).message);
 
   /** The serial BIND serves the zone with; null when it has no such zone loaded. */
   async function loadedSerial(zone: string): Promise<number | null> {
@@ -46,39 +75,70 @@ export function bindService(ctx: LinuxContext): BindService {
     }
   }
 
-  /** Returns once BIND serves the zone with `serial`, having asked it to read the zone if needed. */
-  async function serve(zone: string, serial: number, isNew: boolean): Promise<void> {
+  /** Gives BIND the zone, or has it read the zone again when it has it already. */
+  async function read(zone: string, file: string, added: boolean): Promise<void> {
+    const add = () => rndc('addzone', zone, zoneConfig(file));
+    const reload = () => rndc('reload', zone);
+    // A zone new to this server is added; one BIND has (removed and added back before BIND saw
+    // either, or added by a change that failed after) is read again, and the other way round.
+    const [first, then, unless] = added ? [add, reload, EXISTS] : [reload, add, NO_ZONE];
+    try {
+      await first();
+    } catch (error) {
+      if (!failedWith(error, unless)) throw error;
+      await then();
+    }
+  }
+
+  /** Returns once BIND serves the zone with `serial`, having asked it to read the zone. */
+  async function serve(zone: string, serial: number, file: string, added: boolean): Promise<void> {
     const start = Date.now();
-    // A zone the list had before is read by name; one new to it is being loaded by reconfig,
-    // unless the list had it all along (removed and added back before BIND saw either).
-    let asked = !isNew;
-    if (asked) await rndc('reload', zone);
+    await read(zone, file, added);
     for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {
       if ((await loadedSerial(zone)) === serial) return;
-      if (!asked && Date.now() - start > RECONFIG_LOADS_MS) {
-        asked = true;
-        await rndc('reload', zone);
-        continue;
-      }
       if (Date.now() - start > LOAD_TIMEOUT_MS)
         throw new Error(`BIND did not load the zone ${zone} (serial ${serial}): see its log`);
       await sleep(delay);
     }
   }
 
+  async function listAdded(): Promise<Map<string, string> | null> {
+    if (!ctx.live || linux.rndc.length === 0 || linux.bindAddedZones.length === 0) return null;
+    // BIND's own list of the zones added to it, read as BIND's user: its directory is BIND's.
+    return addedZones((await runner.run([...linux.bindAddedZones])).stdout);
+  }
+
+  /** Takes the zone from BIND; one it does not have is gone already. */
+  async function drop(zone: string): Promise<void> {
+    await rndc('delzone', zone).catch((error: unknown) => {
+      if (!failedWith(error, NO_ZONE)) throw error;
+    });
+  }
+
   return {
     name: 'BIND',
-    listChanged(names) {
+    zoneWritten(zone, serial, file, added) {
       written = true;
-      list = true;
-      for (const name of names) added.add(name);
-    },
-    zoneWritten(zone, serial) {
-      written = true;
-      zones.set(zone, serial);
+      const earlier = zones.get(zone);
+      // Added and then rewritten before BIND saw either: still new to BIND.
+      zones.set(zone, { serial, file, added: added || (earlier?.added ?? false) });
     },
     zoneUnchanged() {
       written = true;
+    },
+    listAdded,
+    async sync(expected, dir) {
+      const listed = await listAdded();
+      if (listed === null) return;
+      const inDir = (file: string) => file.startsWith(`${dir}/`);
+      for (const [zone, file] of expected)
+        if (listed.get(zone) !== file) {
+          if (listed.has(zone)) await drop(zone);
+          await rndc('addzone', zone, zoneConfig(file)).catch((error: unknown) => {
+            if (!failedWith(error, EXISTS)) throw error;
+          });
+        }
+      for (const [zone, file] of listed) if (!expected.has(zone) && inDir(file)) await drop(zone);
     },
     async reload() {
       if (linux.rndc.length === 0) return;
@@ -87,25 +147,19 @@ export function bindService(ctx: LinuxContext): BindService {
         if (linux.reloadDns.length > 0) await runner.run(linux.reloadDns);
         return;
       }
-      const taken = { list, added, zones };
+      const taken = zones;
       written = false;
-      list = false;
-      added = new Set();
       zones = new Map();
       try {
-        if (taken.list) await rndc('reconfig');
-        // A zone removed went with reconfig (BIND answers REFUSED for it once it returns).
         await Promise.all(
-          [...taken.zones].map(([zone, serial]) =>
-            serial === null ? Promise.resolve() : serve(zone, serial, taken.added.has(zone)),
+          [...taken].map(([zone, { serial, file, added }]) =>
+            serial === null ? drop(zone) : serve(zone, serial, file, added),
           ),
         );
       } catch (error) {
         // What this reload did not make live is the next one's to read (newer writes stay).
         written = true;
-        list ||= taken.list;
-        for (const name of taken.added) added.add(name);
-        for (const [zone, serial] of taken.zones) if (!zones.has(zone)) zones.set(zone, serial);
+        for (const [zone, change] of taken) if (!zones.has(zone)) zones.set(zone, change);
         throw error;
       }
     },

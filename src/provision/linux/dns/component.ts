@@ -2,12 +2,12 @@
 // www, MX and mail for local mail, SPF, and the account's DKIM key's record in the main domain's
 // and in each addon and parked domain's, whose mail is signed with the same key), a subdomain's
 // records (and its www) in the zone of the account's domain it lies under, checked with
-// named-checkzone, and the list of zones BIND loads (`zone_list`, rewritten whole from the zone
-// directory on every change, so that it always names exactly the zones there are). A domain added
-// or removed brings or takes its zone, or rewrites its parent's. BIND reads only what changed
-// (bind.ts): the list with `rndc reconfig`, a rewritten zone by name; a zone's serial grows with
-// every change of its records, so that the serial BIND serves tells that the change is live. The
-// DKIM key is made here for now, since the zone publishes it; the mail component signs with it.
+// named-checkzone. Each zone is one of BIND's added zones (bind.ts: `rndc addzone`, kept by BIND
+// across restarts), so that a zone added or removed costs BIND that zone alone. A domain added or
+// removed brings or takes its zone, or rewrites its parent's; a zone's serial grows with every
+// change of its records, so that the serial BIND serves tells that the change is live. At start,
+// BIND's added zones are brought in line with the zone files. The DKIM key is made here for now,
+// since the zone publishes it; the mail component signs with it.
 import { createPublicKey } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,33 +37,41 @@ export function dnsComponent(ctx: LinuxContext): DnsComponent {
   });
 
   const bind = bindService(ctx);
-  /** The zone names a zone list has. */
-  const zoneNames = (list: string) => new Set([...list.matchAll(/^zone "([^"]+)" /gm)].map((m) => m[1]!));
+  /** A zone's file as BIND reads it (the system's path, whatever root Berth writes below). */
+  const bindFile = (domain: string) => join(linux.zoneDir, domainFile(domain, ZONE));
 
-  /** The zone statements for every zone file there is; a long domain's name is in its $ORIGIN. */
-  function writeZoneList(): void {
+  /** Every zone there is a file of, and the file BIND reads it from; a long domain's name is in its $ORIGIN. */
+  function zoneFiles(): Map<string, string> {
     const dir = ctx.path(linux.zoneDir);
     const files = existsSync(dir)
       ? readdirSync(dir).filter((f) => f.endsWith(ZONE) && !f.startsWith('.'))
       : [];
-    const lines = ['// Managed by Berth: one zone per account, rewritten whole on every change.'];
+    const zones = new Map<string, string>();
     for (const file of files.sort()) {
       let domain = file.slice(0, -ZONE.length);
       if (file.length === 255)
         domain = /^\$ORIGIN (\S+)\.$/m.exec(readIfExists(join(dir, file)) ?? '')?.[1] ?? domain;
-      lines.push(`zone "${domain}" { type primary; file "${join(linux.zoneDir, file)}"; };`);
+      zones.set(domain, join(linux.zoneDir, file));
     }
-    // It names every hosted domain: root's and BIND's alone.
+    return zones;
+  }
+
+  /**
+   * The zone list an older Berth wrote and named.conf.local may still include: kept, with no zone
+   * in it (BIND refuses a zone both included and added). One that still names zones is emptied and
+   * BIND reads its configuration again, dropping them, before they are added (a moment without
+   * them, once).
+   */
+  async function retireZoneList(): Promise<void> {
     const list = ctx.path(linux.zoneList);
-    const before = readIfExists(list) ?? '';
-    const content = `${lines.join('\n')}\n`;
-    if (content !== before) {
-      const had = zoneNames(before);
-      bind.listChanged([...zoneNames(content)].filter((name) => !had.has(name)));
-    }
+    const before = readIfExists(list);
+    const content = "// Berth's zones are added to BIND with rndc addzone: this file names none.\n";
+    if (before === content) return;
     writeFileAtomic(list, content, 0o640);
     const bindGroup = systemGroupId(ctx.root, 'bind');
     if (bindGroup !== undefined) giveFile(list, 0, bindGroup);
+    if (ctx.live && linux.rndc.length > 0 && before !== null && /^zone "/m.test(before))
+      await ctx.runner.run([...linux.rndc, 'reconfig']);
   }
 
   /**
@@ -155,18 +163,21 @@ export function dnsComponent(ctx: LinuxContext): DnsComponent {
       await ctx.runner.run([...linux.checkZone, '--', account.domain, zonePath(account)]);
   }
 
-  /** Writes (or removes: null) a zone's file, and the list; BIND is to read the zone if it changed. */
-  function putZone(account: Account, text: string | null): void {
+  /** Writes (or removes: null) a zone's file; BIND is to read the zone if it changed. */
+  function putZone(account: Account, text: string | null, repair = false): void {
     if (readIfExists(zonePath(account)) === text) {
-      bind.zoneUnchanged();
+      // A repair has BIND read it anyway: BIND may have lost it (it is added again then).
+      if (repair && text !== null)
+        bind.zoneWritten(account.domain, zoneSerial(text), bindFile(account.domain), false);
+      else bind.zoneUnchanged();
       return;
     }
+    const added = !existsSync(zonePath(account));
     restoreFile(zonePath(account), text, 0o644);
-    writeZoneList();
-    bind.zoneWritten(account.domain, zoneSerial(text));
+    bind.zoneWritten(account.domain, zoneSerial(text), bindFile(account.domain), added);
   }
 
-  /** The zone file and the list that names it, as one step. */
+  /** The zone file, as one step. */
   function zoneStep(account: Account, content: () => string | null, name = 'DNS zone') {
     let before: string | null = null;
     return ctx.step(
@@ -221,7 +232,8 @@ export function dnsComponent(ctx: LinuxContext): DnsComponent {
     keyPool,
     services: [bind],
     async prepare() {
-      if (!existsSync(ctx.path(linux.zoneList))) writeZoneList();
+      await retireZoneList();
+      if (ctx.live) await bind.sync(zoneFiles(), linux.zoneDir);
     },
     create(account, origin, objects) {
       const [main, ...others] = zonesOf(sitesOf(account, objects));
@@ -283,7 +295,7 @@ export function dnsComponent(ctx: LinuxContext): DnsComponent {
         zone: { site },
         subdomains,
       } of zonesOf(sitesOf(account, objects))) {
-        putZone(site, zoneOf(site, dkimPublic, subdomains));
+        putZone(site, zoneOf(site, dkimPublic, subdomains), true);
         await checkZone(site);
       }
     },
@@ -296,18 +308,20 @@ export function dnsComponent(ctx: LinuxContext): DnsComponent {
       const file = ctx.path(join(linux.zoneDir, domainFile(domain, ZONE)));
       if (!existsSync(file)) return;
       removeFile(file);
-      writeZoneList();
-      bind.zoneWritten(domain, null);
+      bind.zoneWritten(domain, null, bindFile(domain), false);
     },
-    inspect(accounts, sites) {
+    async inspect(accounts, sites) {
       const differences: string[] = [];
-      const listed = readIfExists(ctx.path(linux.zoneList)) ?? '';
+      const added = await bind.listAdded().catch((error: unknown) => {
+        differences.push(`BIND's added zones could not be read: ${(error as Error).message}`);
+        return null;
+      });
       const zones = sites.filter((s) => s.kind !== 'subdomain');
       for (const { site, kind } of zones) {
         const whose = kind === 'main' ? site.user : `${site.user} (${site.domain})`;
         if (!existsSync(zonePath(site))) differences.push(`${whose}: no DNS zone`);
-        else if (!listed.includes(`zone "${site.domain}" `))
-          differences.push(`${whose}: zone not in ${linux.zoneList}`);
+        else if (added && added.get(site.domain) !== bindFile(site.domain))
+          differences.push(`${whose}: zone not among BIND's added zones`);
       }
       for (const account of accounts)
         if (signsMail(account) && !existsSync(dkimPaths(account).key))

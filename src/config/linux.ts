@@ -154,8 +154,9 @@ export interface LinuxConfig {
   listsDir: string;
   /** The port on 127.0.0.1 where Postfix takes the lists' outgoing mail (from the lists user only). */
   listsPort: number;
+  /** Reloads Postfix; empty (the default) to send its master SIGHUP from Berth, as `postfix reload` does. */
   reloadMail: string[];
-  /** The pid file of Postfix's master, watched so that a reload is waited for. */
+  /** The pid file of Postfix's master, signalled and watched so that a reload is waited for. */
   postfixPidFile: string;
   reloadImap: string[];
   reloadDkim: string[];
@@ -281,9 +282,9 @@ export function linuxDefaults(): LinuxConfig {
     mailQueueListsMessages: 1000,
     listsDir: '/var/spool/berth-lists',
     listsPort: 10026,
-    reloadMail: ['/usr/sbin/postfix', 'reload'],
+    reloadMail: [],
     postfixPidFile: '/var/spool/postfix/pid/master.pid',
-    reloadImap: ['/usr/bin/doveadm', 'reload'],
+    reloadImap: ['/usr/bin/pkill', '-HUP', '--pidfile', '/run/dovecot/master.pid'],
     reloadDkim: ['/usr/bin/pkill', '-USR1', '--pidfile', '/run/opendkim/opendkim.pid'],
     jailTemplate: '/home/.berth-jail',
     sshdConfig: '/etc/ssh/sshd_config.d/berth.conf',

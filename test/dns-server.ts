@@ -1,5 +1,5 @@
-// A DNS server for tests, on 127.0.0.1 over UDP: it answers MX, A and AAAA questions from a table
-// of names, NXDOMAIN for a name it does not have and an empty answer for a type the name lacks.
+// A DNS server for tests, on 127.0.0.1 over UDP: it answers MX, A, AAAA and SOA questions from a
+// table of names (read at each question: a test may change it), NXDOMAIN for a name it does not have and an empty answer for a type the name lacks.
 import { createSocket, type Socket } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
 
@@ -7,9 +7,11 @@ export interface Records {
   mx?: string[];
   a?: string[];
   aaaa?: string[];
+  /** The serial of the zone's SOA record, when the name is a zone's. */
+  soa?: number;
 }
 
-const TYPES = { A: 1, MX: 15, AAAA: 28 } as const;
+const TYPES = { A: 1, SOA: 6, MX: 15, AAAA: 28 } as const;
 
 function encodeName(name: string): Buffer {
   const parts = name.split('.').filter((label) => label !== '');
@@ -66,6 +68,14 @@ function answer(query: Buffer, zone: ReadonlyMap<string, Records>): Buffer {
       for (const [i, g] of groups.entries()) data.writeUInt16BE(Number.parseInt(g, 16), i * 2);
       answers.push(record(name, type, data));
     }
+  if (records?.soa !== undefined && type === TYPES.SOA) {
+    const times = Buffer.alloc(20);
+    times.writeUInt32BE(records.soa, 0);
+    for (const [i, seconds] of [3600, 600, 86400, 60].entries()) times.writeUInt32BE(seconds, 4 + i * 4);
+    answers.push(
+      record(name, type, Buffer.concat([encodeName(`ns1.${name}`), encodeName(`hostmaster.${name}`), times])),
+    );
+  }
   const header = Buffer.alloc(12);
   query.copy(header, 0, 0, 2); // id
   header.writeUInt16BE(0x8400 | (records ? 0 : 3), 2); // a response, authoritative; NXDOMAIN

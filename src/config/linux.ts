@@ -120,6 +120,11 @@ export interface LinuxConfig {
    * BIND's database of them, as BIND's user; empty to skip (Berth then cannot tell BIND's zones).
    */
   bindAddedZones: string[];
+  /**
+   * Where BIND answers DNS (`address` or `address:port`): a change is served once BIND answers the
+   * zone's SOA with its new serial there. Empty: `rndc zonestatus` is asked instead (a process each time).
+   */
+  bindListen: string;
   /** named-checkzone, run on every zone written; empty to skip. */
   checkZone: string[];
   /** The mail component's record of each local mail domain, from which every mail table is written. */
@@ -258,6 +263,7 @@ export function linuxDefaults(): LinuxConfig {
     reloadWeb: signalThroughPidFile('-HUP', '/run/nginx.pid'),
     reloadDns: ['/usr/sbin/rndc', 'reload'],
     rndc: ['/usr/sbin/rndc'],
+    bindListen: '127.0.0.1',
     bindAddedZones: [
       '/usr/sbin/runuser',
       '-u',
@@ -362,6 +368,7 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.reload_dns': ['linux.reloadDns', command],
   'linux.rndc': ['linux.rndc', command],
   'linux.bind_added_zones': ['linux.bindAddedZones', command],
+  'linux.bind_listen': ['linux.bindListen', dnsServer],
   'linux.check_zone': ['linux.checkZone', command],
   'linux.mail_dir': ['linux.mailDir', absolutePath],
   'linux.postfix_map_dir': ['linux.postfixMapDir', absolutePath],

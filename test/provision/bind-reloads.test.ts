@@ -8,6 +8,7 @@ import type { LinuxConfig } from '../../src/config/index.ts';
 import { coalesceReloads, type LinuxContext } from '../../src/provision/linux/context.ts';
 import { addedZones, bindService, zoneConfig, zoneSerial } from '../../src/provision/linux/dns/bind.ts';
 import { CommandFailed, type CommandRunner } from '../../src/provision/linux/run.ts';
+import { dnsServer, type Records } from '../dns-server.ts';
 
 const DIR = '/etc/bind/zones';
 const fileOf = (zone: string) => `${DIR}/${zone}.db`;
@@ -17,7 +18,7 @@ const fileOf = (zone: string) => `${DIR}/${zone}.db`;
  * files (its NZD); it loads a zone `lag` status questions after it was asked to, as named loads
  * zones after rndc returns.
  */
-function fakeBind(lag = 0) {
+function fakeBind(lag = 0, bindListen = '') {
   const files = new Map<string, number>();
   const added = new Map<string, string>();
   const loaded = new Map<string, number>();
@@ -65,6 +66,7 @@ function fakeBind(lag = 0) {
   const linux = {
     rndc: ['/usr/sbin/rndc'],
     reloadDns: ['/usr/sbin/rndc', 'reload'],
+    bindListen,
     bindAddedZones: ['/usr/bin/named-nzd2nzf', '/var/cache/bind/_default.nzd'],
   } as LinuxConfig;
   const service = bindService({ linux, runner, live: true } as LinuxContext);
@@ -113,6 +115,25 @@ describe('BIND reloads', () => {
     await bind.carry(bind.write('a.example', 2026010102));
     assert.equal(bind.loaded.get('a.example'), 2026010102);
     assert.deepEqual(bind.commands, ['reload a.example', 'zonestatus a.example', 'zonestatus a.example']);
+  });
+
+  it('ask BIND over DNS for the serial it serves a zone with, starting no process for it', async () => {
+    const served = new Map<string, Records>();
+    const dns = await dnsServer(served);
+    try {
+      const bind = fakeBind(0, dns.address);
+      served.set('a.example', { soa: 2026010101 });
+      await bind.carry(bind.write('a.example', 2026010101));
+      bind.commands.length = 0;
+      const rewritten = bind.carry(bind.write('a.example', 2026010102));
+      // Answered with the old serial until BIND has loaded the new one.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      served.set('a.example', { soa: 2026010102 });
+      await rewritten;
+      assert.deepEqual(bind.commands, ['reload a.example']);
+    } finally {
+      dns.close();
+    }
   });
 
   it('take a removed zone with delzone alone', async () => {

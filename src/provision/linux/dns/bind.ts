@@ -5,8 +5,10 @@
 // zone list included from named.conf needed, reads every zone statement there is (about 30 ms a
 // thousand zones, and growing with them). A zone rewritten (a subdomain's records, the DKIM key) is
 // read alone with `rndc reload <zone>`. Each returns before the zone is loaded: a change is live
-// once `rndc zonestatus <zone>` shows the serial its file has. The reload carries every change
-// written before it began (coalesceReloads).
+// once BIND answers the zone's SOA with the serial its file has (a DNS query, or `rndc zonestatus
+// <zone>` where Berth is not told where BIND listens). The reload carries every change written
+// before it began (coalesceReloads).
+import { Resolver } from 'node:dns/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LinuxContext, Service } from '../context.ts';
 
@@ -65,9 +67,14 @@ export function bindService(ctx: LinuxContext): BindService {
   const rndc = (...args: string[]) => runner.run([...linux.rndc, ...args]);
   const failedWith = (error: unknown, pattern: RegExp) => pattern.test((error as Error).message);
 
+  /** BIND asked over DNS, once for each question (it is on this machine). */
+  const resolver = linux.bindListen === '' ? null : new Resolver({ timeout: 1_000, tries: 1 });
+  resolver?.setServers([linux.bindListen]);
+
   /** The serial BIND serves the zone with; null when it has no such zone loaded. */
   async function loadedSerial(zone: string): Promise<number | null> {
     try {
+      if (resolver) return (await resolver.resolveSoa(zone)).serial;
       const found = /^serial: (\d+)$/m.exec((await rndc('zonestatus', zone)).stdout);
       return found ? Number(found[1]) : null;
     } catch {

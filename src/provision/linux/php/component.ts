@@ -201,9 +201,11 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     const homeFd = openPath(ctx.path(account.homedir), []);
     const tmpFd = openPath(ctx.path(account.homedir), ['tmp']);
     try {
-      // Each directory bound is opened first without following a link; mount(2) is given a path of
-      // the descriptor, which stays that directory: the home and its tmp are root's entries.
-      const fd = (n: number) => `/proc/${process.pid}/fd/${n}`;
+      // Each directory bound is opened first without following a link, and mount(2) is given the
+      // path the kernel has for the descriptor (as mount(8) made of a /proc/<pid>/fd path): the
+      // descriptor itself is of Berth's mount namespace, which another cannot bind (EINVAL). The
+      // home and its tmp are root's entries, which the account cannot move meanwhile.
+      const fd = (n: number) => readlinkSync(`/proc/self/fd/${n}`);
       const steps: MountStep[] = [
         { bind: '/etc', at: systemEtc },
         ...bound.map((name) => ({ bind: join('/etc', name), at: join(etc, name), optional: true })),

@@ -94,6 +94,22 @@ describe('confine: the seccomp filter of an account’s processes', () => {
     assert.throws(() => readFileSync(join(dir, 'none')), /ENOENT/);
   });
 
+  it('runs a gated program only once told to, and not at all when its input ends without it', () => {
+    const told = spawnSync(script, ['--run-gated', '/bin/sh', '-c', 'echo ran; cat'], {
+      input: 'go\nmore\n',
+    });
+    // What came after the word is not the program's: its input is /dev/null.
+    assert.equal(told.stdout.toString(), 'ran\n', told.stderr.toString());
+    for (const input of ['', 'no\n', 'go'])
+      assert.deepEqual(
+        (({ status, stdout, stderr }) => ({ status, stdout: stdout.toString(), stderr: stderr.toString() }))(
+          spawnSync(script, ['--run-gated', '/bin/echo', 'ran'], { input }),
+        ),
+        { status: 255, stdout: '', stderr: 'confine: not told to run\n' },
+        JSON.stringify(input),
+      );
+  });
+
   it('refuses --run with nothing to run, and knows only the architectures it has numbers for', () => {
     assert.throws(() => execFileSync(script, ['--run'], { stdio: 'pipe' }), /nothing to run/);
     assert.throws(

@@ -9,6 +9,7 @@
 // freezer mounted apart). An account's group is `<mount>/<parent>/<user>` in every hierarchy that
 // is mounted; the limits go where their controller is.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -67,7 +68,11 @@ export interface AccountGroups {
   /** Makes the account's group in every hierarchy, with its limits. */
   ensure(user: string, limits: CgroupLimits): void;
   /** Moves a process (and what it forks afterwards) into the account's group. */
-  enter(user: string, pid: number): void;
+  /**
+   * Moves a process into the account's group, off Berth's thread: a write of cgroup.procs waits for
+   * the kernel (about 20 ms in cgroup v2, which waits for every CPU), and would stop every call.
+   */
+  enter(user: string, pid: number): Promise<void>;
   /** The processes in the account's group. */
   members(user: string): number[];
   /** Ends every process of the group, and returns once none is left. */
@@ -183,9 +188,9 @@ export function accountGroups(layout: CgroupLayout): AccountGroups {
       for (const dir of directories(user)) mkdirSync(dir, { recursive: true, mode: 0o755 });
       setLimits(user, limits);
     },
-    enter(user, pid) {
+    async enter(user, pid) {
       if (!Number.isInteger(pid) || pid <= 0) throw new Error(`no process ${pid}`);
-      for (const dir of directories(user)) write(join(dir, 'cgroup.procs'), String(pid));
+      for (const dir of directories(user)) await writeFile(join(dir, 'cgroup.procs'), String(pid));
     },
     members,
     kill,

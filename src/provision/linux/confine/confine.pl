@@ -9,6 +9,8 @@
 # (PERL_BADLANG=0: no warning of it at every login).
 #
 #   confine --run PROGRAM ARG...   runs PROGRAM so confined (PHP-FPM's master, a cron job's run)
+#   confine --run-gated PROGRAM... the same once standard input gives the line `go` (Berth has put
+#                                  the process in the account's control group by then); none, no run
 #   confine [ARG...]               as an account's login shell (sshd runs it after chroot):
 #                                  also refuses to make SysV IPC objects and POSIX message queues,
 #                                  which every process outside an IPC namespace of its own shares,
@@ -20,7 +22,8 @@ my ($arch, $ioctl, $prctl, $x32) = ({{audit_arch}}, {{ioctl_nr}}, {{prctl_nr}}, 
 my @ipc = ({{ipc_nrs}});
 my @requests = (0x5000940e, 0x50009418, 0x50009401, 0x50009417);
 
-my $login = !(@ARGV && $ARGV[0] eq '--run');
+my $gated = @ARGV && $ARGV[0] eq '--run-gated';
+my $login = !(@ARGV && ($ARGV[0] eq '--run' || $gated));
 shift @ARGV unless $login;
 die "confine: nothing to run\n" if !$login && !@ARGV;
 
@@ -71,6 +74,11 @@ if ($login) {
   my ($name) = $shell =~ m{([^/]+)$};
   exec {$shell} @ARGV ? ($name, @ARGV) : ("-$name");
   die "confine: $shell: $!\n";
+}
+if ($gated) {
+  my $word = <STDIN>;
+  die "confine: not told to run\n" unless defined $word && $word eq "go\n";
+  open(STDIN, '<', '/dev/null') or die "confine: /dev/null: $!\n";
 }
 exec {$ARGV[0]} @ARGV;
 die "confine: $ARGV[0]: $!\n";

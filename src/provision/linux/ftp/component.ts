@@ -55,7 +55,7 @@ export function ftpUserLine(
 
 export interface FtpComponent extends Component {
   /** Moves FTP sessions running as an account's user into its control group (sessions.ts). */
-  placeSessions(accounts: readonly Account[]): void;
+  placeSessions(accounts: readonly Account[]): Promise<void>;
 }
 
 export function ftpComponent(ctx: LinuxContext, certificate: string): FtpComponent {
@@ -208,8 +208,8 @@ export function ftpComponent(ctx: LinuxContext, certificate: string): FtpCompone
   return {
     name: 'ftp',
 
-    placeSessions(accounts) {
-      if (ctx.groups) placeFtpSessions(ctx.groups, accounts, linux.cgroupParent);
+    async placeSessions(accounts) {
+      if (ctx.groups) await placeFtpSessions(ctx.groups, accounts, linux.cgroupParent);
     },
 
     async prepare() {

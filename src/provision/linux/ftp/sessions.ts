@@ -32,11 +32,11 @@ function pureFtpdProcesses(): { pid: number; uid: number; cgroup: string }[] {
  * Moves each Pure-FTPd process running as an account's uid into the account's group, where it is
  * not yet; answers how many it moved.
  */
-export function placeFtpSessions(
+export async function placeFtpSessions(
   groups: AccountGroups,
   accounts: readonly Account[],
   parent: string,
-): number {
+): Promise<number> {
   const byUid = new Map<number, string>();
   for (const account of accounts) if (account.uid !== null) byUid.set(account.uid, account.user);
   let moved = 0;
@@ -50,7 +50,7 @@ export function placeFtpSessions(
       .map((line) => line.slice(line.indexOf(':', line.indexOf(':') + 1) + 1));
     if (paths.length > 0 && paths.every((path) => path === `/${parent}/${user}`)) continue;
     try {
-      groups.enter(user, process.pid);
+      await groups.enter(user, process.pid);
       moved++;
     } catch {
       // Ended meanwhile, or its group is gone with the account: suspension ends it by its uid.

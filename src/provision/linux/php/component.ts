@@ -110,18 +110,32 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
 
   const ownNamespace = readlinkSync('/proc/self/ns/mnt');
   const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' };
-  /** Starts a process of the account, detached from Berth, in the account's control group. */
-  const spawnInGroup = (user: string, argv: string[]) => {
-    const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: 'ignore', env });
+  /**
+   * Starts a process of the account, detached from Berth, in the account's control group. One that
+   * may fork is `gated` (confine --run-gated): it waits until it is in the group, so that everything
+   * it ever runs starts inside it; the move itself is made off Berth's thread (cgroups.ts).
+   */
+  const spawnInGroup = async (user: string, argv: string[], gated = false) => {
+    const child = spawn(argv[0]!, argv.slice(1), {
+      detached: true,
+      stdio: [gated ? 'pipe' : 'ignore', 'ignore', 'ignore'],
+      env,
+    });
     const state = { child, exited: false };
     child.on('error', () => {});
+    child.stdin?.on('error', () => {});
     child.once('exit', () => {
       state.exited = true;
     });
     if (child.pid === undefined) throw new Error(`${argv[0]} did not start`);
     child.unref();
-    // At once, before it can fork: everything it ever runs starts inside the group.
-    ctx.groups?.enter(user, child.pid);
+    try {
+      await ctx.groups?.enter(user, child.pid);
+    } catch (error) {
+      child.kill('SIGKILL');
+      throw error;
+    }
+    child.stdin?.end('go\n');
     return { pid: child.pid, exited: () => state.exited };
   };
 
@@ -261,7 +275,8 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     makePrivateDirectory(ctx.path(linux.phpLogDir));
     makePrivateDirectory(ctx.path(lockDir));
     removeFile(ctx.path(phpSocket(ctx, user)));
-    const holder = spawnInGroup(user, [
+    // It never forks (unshare execs sleep), so it needs no gate.
+    const holder = await spawnInGroup(user, [
       '/usr/bin/unshare',
       '--mount',
       '--ipc',
@@ -278,21 +293,25 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       );
       if (holder.exited()) throw new Error(`unshare for ${user}'s PHP ended at once`);
       await privateView(account, holder.pid);
-      const master = spawnInGroup(user, [
-        '/usr/bin/nsenter',
-        `--target=${holder.pid}`,
-        '--mount',
-        '--ipc',
-        '--',
-        ctx.path(CONFINE),
-        '--run',
-        linux.phpFpm,
-        '--nodaemonize',
-        '--fpm-config',
-        poolFile(account),
-        '-d',
-        `opcache.lockfile_path=${ctx.path(lockDir)}`,
-      ]);
+      const master = await spawnInGroup(
+        user,
+        [
+          '/usr/bin/nsenter',
+          `--target=${holder.pid}`,
+          '--mount',
+          '--ipc',
+          '--',
+          ctx.path(CONFINE),
+          '--run-gated',
+          linux.phpFpm,
+          '--nodaemonize',
+          '--fpm-config',
+          poolFile(account),
+          '-d',
+          `opcache.lockfile_path=${ctx.path(lockDir)}`,
+        ],
+        true,
+      );
       await waitFor(
         `PHP-FPM of ${user} to open its socket`,
         () =>

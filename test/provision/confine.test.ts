@@ -5,10 +5,11 @@
 // message queues cannot be made. The filter is inherited by what it runs, and cannot be left.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { detectLayout } from '../../src/provision/linux/cgroups.ts';
 import { CONFINE, confineScript, listShell } from '../../src/provision/linux/confine/confine.ts';
 
 // Each ioctl on a directory that is not on btrfs: the kernel answers ENOTTY, the filter EPERM.
@@ -94,20 +95,36 @@ describe('confine: the seccomp filter of an account’s processes', () => {
     assert.throws(() => readFileSync(join(dir, 'none')), /ENOENT/);
   });
 
-  it('runs a gated program only once told to, and not at all when its input ends without it', () => {
-    const told = spawnSync(script, ['--run-gated', '/bin/sh', '-c', 'echo ran; cat'], {
-      input: 'go\nmore\n',
-    });
-    // What came after the word is not the program's: its input is /dev/null.
-    assert.equal(told.stdout.toString(), 'ran\n', told.stderr.toString());
-    for (const input of ['', 'no\n', 'go'])
-      assert.deepEqual(
-        (({ status, stdout, stderr }) => ({ status, stdout: stdout.toString(), stderr: stderr.toString() }))(
-          spawnSync(script, ['--run-gated', '/bin/echo', 'ran'], { input }),
-        ),
-        { status: 255, stdout: '', stderr: 'confine: not told to run\n' },
-        JSON.stringify(input),
-      );
+  it('moves itself into each control group it is given before it runs the program', () => {
+    const name = `berth-confine-test-${process.pid}`;
+    const layout = detectLayout(name);
+    const groups = [layout.unified, layout.v1.pids].filter((dir) => dir !== null && dir !== undefined);
+    assert.ok(groups.length > 0, 'a cgroup hierarchy is mounted');
+    for (const group of groups) mkdirSync(group);
+    try {
+      const run = spawnSync(script, [
+        '--run',
+        ...groups.flatMap((g) => ['--group', g]),
+        '/bin/cat',
+        '/proc/self/cgroup',
+      ]);
+      assert.equal(run.status, 0, run.stderr.toString());
+      const lines = run.stdout.toString().trim().split('\n');
+      // In cgroup v2 (`0::`) and in the pids hierarchy of v1, as the layout has them.
+      if (layout.unified) assert.ok(lines.includes(`0::/${name}`), lines.join('\n'));
+      if (layout.v1.pids)
+        assert.ok(
+          lines.some((line) => /^\d+:pids:/.test(line) && line.endsWith(`:/${name}`)),
+          lines.join('\n'),
+        );
+      // A group it cannot enter: it runs nothing.
+      const missing = join(groups[0]!, 'no-such-group');
+      const refused = spawnSync(script, ['--run', '--group', missing, '/bin/echo', 'ran']);
+      assert.equal(refused.stdout.toString(), '');
+      assert.ok(refused.stderr.toString().startsWith(`confine: ${missing}: `), refused.stderr.toString());
+    } finally {
+      for (const group of groups) rmdirSync(group);
+    }
   });
 
   it('refuses --run with nothing to run, and knows only the architectures it has numbers for', () => {

@@ -9,8 +9,9 @@
 # (PERL_BADLANG=0: no warning of it at every login).
 #
 #   confine --run PROGRAM ARG...   runs PROGRAM so confined (PHP-FPM's master, a cron job's run)
-#   confine --run-gated PROGRAM... the same once standard input gives the line `go` (Berth has put
-#                                  the process in the account's control group by then); none, no run
+#   confine --run --group DIR... PROGRAM ARG...
+#                                  the same, first moving itself into each control group DIR (the
+#                                  account's), so that nothing PROGRAM forks starts outside them
 #   confine [ARG...]               as an account's login shell (sshd runs it after chroot):
 #                                  also refuses to make SysV IPC objects and POSIX message queues,
 #                                  which every process outside an IPC namespace of its own shares,
@@ -22,9 +23,13 @@ my ($arch, $ioctl, $prctl, $x32) = ({{audit_arch}}, {{ioctl_nr}}, {{prctl_nr}}, 
 my @ipc = ({{ipc_nrs}});
 my @requests = (0x5000940e, 0x50009418, 0x50009401, 0x50009417);
 
-my $gated = @ARGV && $ARGV[0] eq '--run-gated';
-my $login = !(@ARGV && ($ARGV[0] eq '--run' || $gated));
+my $login = !(@ARGV && $ARGV[0] eq '--run');
 shift @ARGV unless $login;
+my @groups;
+while (!$login && @ARGV >= 2 && $ARGV[0] eq '--group') {
+  shift @ARGV;
+  push @groups, shift @ARGV;
+}
 die "confine: nothing to run\n" if !$login && !@ARGV;
 
 # struct sock_filter { u16 code; u8 jt; u8 jf; u32 k; }: BPF over struct seccomp_data, whose nr
@@ -75,10 +80,11 @@ if ($login) {
   exec {$shell} @ARGV ? ($name, @ARGV) : ("-$name");
   die "confine: $shell: $!\n";
 }
-if ($gated) {
-  my $word = <STDIN>;
-  die "confine: not told to run\n" unless defined $word && $word eq "go\n";
-  open(STDIN, '<', '/dev/null') or die "confine: /dev/null: $!\n";
+# 0 is the writer itself, in cgroup v1 and v2.
+for my $dir (@groups) {
+  open(my $procs, '>', "$dir/cgroup.procs") or die "confine: $dir: $!\n";
+  print {$procs} "0\n";
+  close($procs) or die "confine: $dir: $!\n";
 }
 exec {$ARGV[0]} @ARGV;
 die "confine: $ARGV[0]: $!\n";

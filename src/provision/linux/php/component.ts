@@ -110,32 +110,16 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
 
   const ownNamespace = readlinkSync('/proc/self/ns/mnt');
   const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' };
-  /**
-   * Starts a process of the account, detached from Berth, in the account's control group. One that
-   * may fork is `gated` (confine --run-gated): it waits until it is in the group, so that everything
-   * it ever runs starts inside it; the move itself is made off Berth's thread (cgroups.ts).
-   */
-  const spawnInGroup = async (user: string, argv: string[], gated = false) => {
-    const child = spawn(argv[0]!, argv.slice(1), {
-      detached: true,
-      stdio: [gated ? 'pipe' : 'ignore', 'ignore', 'ignore'],
-      env,
-    });
+  /** Starts a process, detached from Berth. */
+  const spawnDetached = (argv: string[]) => {
+    const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: 'ignore', env });
     const state = { child, exited: false };
     child.on('error', () => {});
-    child.stdin?.on('error', () => {});
     child.once('exit', () => {
       state.exited = true;
     });
     if (child.pid === undefined) throw new Error(`${argv[0]} did not start`);
     child.unref();
-    try {
-      await ctx.groups?.enter(user, child.pid);
-    } catch (error) {
-      child.kill('SIGKILL');
-      throw error;
-    }
-    child.stdin?.end('go\n');
     return { pid: child.pid, exited: () => state.exited };
   };
 
@@ -275,8 +259,9 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     makePrivateDirectory(ctx.path(linux.phpLogDir));
     makePrivateDirectory(ctx.path(lockDir));
     removeFile(ctx.path(phpSocket(ctx, user)));
-    // It never forks (unshare execs sleep), so it needs no gate.
-    const holder = await spawnInGroup(user, [
+    // Moved into the account's group off Berth's thread (a cgroup v2 write of cgroup.procs waits
+    // about 20 ms for the kernel) while the view is made: it never forks (unshare execs sleep).
+    const holder = spawnDetached([
       '/usr/bin/unshare',
       '--mount',
       '--ipc',
@@ -286,6 +271,8 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       '/usr/bin/sleep',
       'infinity',
     ]);
+    const placing = ctx.groups?.enter(user, holder.pid);
+    placing?.catch(() => {});
     try {
       await waitFor(
         `the mount namespace of ${user}'s PHP`,
@@ -293,31 +280,32 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       );
       if (holder.exited()) throw new Error(`unshare for ${user}'s PHP ended at once`);
       await privateView(account, holder.pid);
-      const master = await spawnInGroup(
-        user,
-        [
-          '/usr/bin/nsenter',
-          `--target=${holder.pid}`,
-          '--mount',
-          '--ipc',
-          '--',
-          ctx.path(CONFINE),
-          '--run-gated',
-          linux.phpFpm,
-          '--nodaemonize',
-          '--fpm-config',
-          poolFile(account),
-          '-d',
-          `opcache.lockfile_path=${ctx.path(lockDir)}`,
-        ],
-        true,
-      );
+      // The master moves itself into the account's group (confine --group) before PHP-FPM runs:
+      // everything it ever forks starts inside.
+      const groups = (ctx.groups?.directories(user) ?? []).flatMap((dir) => ['--group', dir]);
+      const master = spawnDetached([
+        '/usr/bin/nsenter',
+        `--target=${holder.pid}`,
+        '--mount',
+        '--ipc',
+        '--',
+        ctx.path(CONFINE),
+        '--run',
+        ...groups,
+        linux.phpFpm,
+        '--nodaemonize',
+        '--fpm-config',
+        poolFile(account),
+        '-d',
+        `opcache.lockfile_path=${ctx.path(lockDir)}`,
+      ]);
       await waitFor(
         `PHP-FPM of ${user} to open its socket`,
         () =>
           master.exited() || (existsSync(ctx.path(phpSocket(ctx, user))) && masterPid(user) === master.pid),
       );
       if (master.exited()) throw new Error(`PHP-FPM of ${user} ended; its log: ${logFile(user)}`);
+      await placing;
     } catch (error) {
       await stop(account);
       throw error;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import {
   absolutePath,
   command,
+  controlAddress,
   dnsServer,
   listenAddress,
   listOf,
@@ -115,6 +116,13 @@ export interface LinuxConfig {
    * through it.
    */
   rndc: string[];
+  /**
+   * BIND's control channel (`address:port`), which Berth speaks itself (no rndc process at each
+   * change); empty to run `rndc` instead.
+   */
+  rndcControl: string;
+  /** The key BIND's control channel takes (rndc.key), read at each command. */
+  rndcKey: string;
   /**
    * Lists the zones added to BIND (rndc addzone), one `zone` statement each: named-nzd2nzf on
    * BIND's database of them, as BIND's user; empty to skip (Berth then cannot tell BIND's zones).
@@ -263,6 +271,8 @@ export function linuxDefaults(): LinuxConfig {
     reloadWeb: signalThroughPidFile('-HUP', '/run/nginx.pid'),
     reloadDns: ['/usr/sbin/rndc', 'reload'],
     rndc: ['/usr/sbin/rndc'],
+    rndcControl: '127.0.0.1:953',
+    rndcKey: '/etc/bind/rndc.key',
     bindListen: '127.0.0.1',
     bindAddedZones: [
       '/usr/sbin/runuser',
@@ -367,6 +377,8 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.reload_web': ['linux.reloadWeb', command],
   'linux.reload_dns': ['linux.reloadDns', command],
   'linux.rndc': ['linux.rndc', command],
+  'linux.rndc_control': ['linux.rndcControl', controlAddress],
+  'linux.rndc_key': ['linux.rndcKey', absolutePath],
   'linux.bind_added_zones': ['linux.bindAddedZones', command],
   'linux.bind_listen': ['linux.bindListen', dnsServer],
   'linux.check_zone': ['linux.checkZone', command],

@@ -123,17 +123,24 @@ export const listenAddress: Reader = (value) => {
   return address;
 };
 
+/** An IP address with a port (`address:port`, `[IPv6]:port`), the port `port` when left out; or empty. */
+const addressWithPort =
+  (port: number, what: string): Reader =>
+  (value) => {
+    const raw = textValue()(value) as string;
+    if (raw === '') return '';
+    const match = /^\[([^\]]+)\]:(\d+)$/.exec(raw) ?? /^([^:]+):(\d+)$/.exec(raw);
+    const [address, portText] = match ? [match[1]!, match[2]!] : [raw, String(port)];
+    const portNumber = Number(portText);
+    if (isIP(address) === 0 || portNumber < 1 || portNumber > 65535)
+      throw new Refused(`must be ${what}, with :port if not ${port}, not "${raw}"`);
+    return raw;
+  };
+
 /** A DNS server: an IP address, `address:port` or `[IPv6]:port`; empty for the system's resolvers. */
-export const dnsServer: Reader = (value) => {
-  const raw = textValue()(value) as string;
-  if (raw === '') return '';
-  const match = /^\[([^\]]+)\]:(\d+)$/.exec(raw) ?? /^([^:]+):(\d+)$/.exec(raw);
-  const [address, portText] = match ? [match[1]!, match[2]!] : [raw, '53'];
-  const portNumber = Number(portText);
-  if (isIP(address) === 0 || portNumber < 1 || portNumber > 65535)
-    throw new Refused(`must be a DNS server's address, with :port if not 53, not "${raw}"`);
-  return raw;
-};
+export const dnsServer = addressWithPort(53, "a DNS server's address");
+/** BIND's control channel: as a DNS server's address, on port 953 when none is given; or empty. */
+export const controlAddress = addressWithPort(953, "the address of BIND's control channel");
 
 export const addressOrNone = (family: 4 | 6): Reader => {
   const read = addressRange(family);

@@ -186,6 +186,7 @@ export function configure(
       `reload_dns = ["/usr/sbin/rndc", "-s", "127.0.0.1", "-p", "${ports.rndc}", "reload"]`,
       `rndc = ["/usr/sbin/rndc", "-s", "127.0.0.1", "-p", "${ports.rndc}"]`,
       `bind_listen = "127.0.0.1:${ports.dns}"`,
+      `rndc_control = "127.0.0.1:${ports.rndc}"`,
       'mail_address = "127.0.0.1"',
       // The machine's cgroup hierarchies are shared: this sandbox's accounts have a parent of their own.
       `cgroup_parent = "${cgroupParent}"`,

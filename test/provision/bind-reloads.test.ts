@@ -65,6 +65,8 @@ function fakeBind(lag = 0, bindListen = '') {
   };
   const linux = {
     rndc: ['/usr/sbin/rndc'],
+    // The rndc program here (a fake); rndc-control.test.ts speaks the control channel.
+    rndcControl: '',
     reloadDns: ['/usr/sbin/rndc', 'reload'],
     bindListen,
     bindAddedZones: ['/usr/bin/named-nzd2nzf', '/var/cache/bind/_default.nzd'],

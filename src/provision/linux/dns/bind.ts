@@ -11,6 +11,7 @@
 import { Resolver } from 'node:dns/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LinuxContext, Service } from '../context.ts';
+import { rndcControl } from './rndc.ts';
 
 /** How long a zone may take to load after BIND was asked to read it. */
 const LOAD_TIMEOUT_MS = 10_000;
@@ -31,6 +32,8 @@ export interface BindService extends Service {
   sync(zones: ReadonlyMap<string, string>, dir: string): Promise<void>;
   /** BIND's added zones and their files; null where BIND is not reached (below a test root). */
   listAdded(): Promise<Map<string, string> | null>;
+  /** Runs an rndc command (its words); nothing where BIND is not reached. */
+  rndc(...args: string[]): Promise<string>;
 }
 
 /** The serial in a zone file's SOA record (as zone.db writes it), or null. */
@@ -64,7 +67,14 @@ export function bindService(ctx: LinuxContext): BindService {
   let zones = new Map<string, { serial: number | null; file: string; added: boolean }>();
   /** Whether any change went through this service since the last reload began. */
   let written = false;
-  const rndc = (...args: string[]) => runner.run([...linux.rndc, ...args]);
+  // Berth speaks BIND's control channel itself (rndc.ts) where it is told where; the rndc program
+  // otherwise.
+  const control = linux.rndcControl === '' ? null : rndcControl(linux.rndcControl, linux.rndcKey);
+  const reachable = control !== null || linux.rndc.length > 0;
+  const rndc = async (...args: string[]) => {
+    if (control) return { stdout: await control.command(args.join(' ')) };
+    return runner.run([...linux.rndc, ...args]);
+  };
   const failedWith = (error: unknown, pattern: RegExp) => pattern.test((error as Error).message);
 
   /** BIND asked over DNS, once for each question (it is on this machine). */
@@ -110,7 +120,7 @@ export function bindService(ctx: LinuxContext): BindService {
   }
 
   async function listAdded(): Promise<Map<string, string> | null> {
-    if (!ctx.live || linux.rndc.length === 0 || linux.bindAddedZones.length === 0) return null;
+    if (!ctx.live || !reachable || linux.bindAddedZones.length === 0) return null;
     // BIND's own list of the zones added to it, read as BIND's user: its directory is BIND's.
     return addedZones((await runner.run([...linux.bindAddedZones])).stdout);
   }
@@ -134,6 +144,9 @@ export function bindService(ctx: LinuxContext): BindService {
       written = true;
     },
     listAdded,
+    async rndc(...args) {
+      return ctx.live && reachable ? (await rndc(...args)).stdout : '';
+    },
     async sync(expected, dir) {
       const listed = await listAdded();
       if (listed === null) return;
@@ -148,7 +161,7 @@ export function bindService(ctx: LinuxContext): BindService {
       for (const [zone, file] of listed) if (!expected.has(zone) && inDir(file)) await drop(zone);
     },
     async reload() {
-      if (linux.rndc.length === 0) return;
+      if (!reachable) return;
       // Nothing written through this service (recovery after a restart): every zone is read again.
       if (!written) {
         if (linux.reloadDns.length > 0) await runner.run(linux.reloadDns);

@@ -70,8 +70,7 @@ export function dnsComponent(ctx: LinuxContext): DnsComponent {
     writeFileAtomic(list, content, 0o640);
     const bindGroup = systemGroupId(ctx.root, 'bind');
     if (bindGroup !== undefined) giveFile(list, 0, bindGroup);
-    if (ctx.live && linux.rndc.length > 0 && before !== null && /^zone "/m.test(before))
-      await ctx.runner.run([...linux.rndc, 'reconfig']);
+    if (before !== null && /^zone "/m.test(before)) await bind.rndc('reconfig');
   }
 
   /**

@@ -34,6 +34,11 @@ export interface BindService extends Service {
   listAdded(): Promise<Map<string, string> | null>;
   /** Runs an rndc command (its words); nothing where BIND is not reached. */
   rndc(...args: string[]): Promise<string>;
+  /**
+   * Whether BIND itself checks each zone added: addzone loads it before it answers, and refuses a
+   * zone that does not load with the reason (`bad dotted quad`), keeping nothing of it.
+   */
+  readonly checksAddedZones: boolean;
 }
 
 /** The serial in a zone file's SOA record (as zone.db writes it), or null. */
@@ -144,6 +149,7 @@ export function bindService(ctx: LinuxContext): BindService {
       written = true;
     },
     listAdded,
+    checksAddedZones: ctx.live && reachable,
     async rndc(...args) {
       return ctx.live && reachable ? (await rndc(...args)).stdout : '';
     },

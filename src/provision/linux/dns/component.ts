@@ -157,7 +157,17 @@ export function dnsComponent(ctx: LinuxContext): DnsComponent {
     return zones;
   }
 
+  /** The zones a change made that had no file before: BIND checks them as it adds them. */
+  const newZones = new Set<string>();
+
+  /**
+   * named-checkzone on the zone written, the proof BIND loads it: a zone BIND already has is read
+   * again by `rndc reload`, which answers before the zone loads and keeps the old one if it does
+   * not. A zone new to BIND needs none: BIND's addzone loads it before it answers, and refuses it,
+   * keeping nothing, when it does not load (about 25 ms a zone saved).
+   */
   async function checkZone(account: Account): Promise<void> {
+    if (newZones.delete(account.domain) && bind.checksAddedZones) return;
     if (linux.checkZone.length > 0)
       await ctx.runner.run([...linux.checkZone, '--', account.domain, zonePath(account)]);
   }
@@ -183,9 +193,15 @@ export function dnsComponent(ctx: LinuxContext): DnsComponent {
       name,
       async () => {
         before = readIfExists(zonePath(account));
-        putZone(account, content());
+        const text = content();
+        if (before === null && text !== null) newZones.add(account.domain);
+        else newZones.delete(account.domain);
+        putZone(account, text);
       },
-      async () => putZone(account, before),
+      async () => {
+        newZones.delete(account.domain);
+        putZone(account, before);
+      },
       bind,
     );
   }

@@ -1,7 +1,9 @@
 // The one way Berth runs a system command: an absolute path and an argument array, never a shell.
-import { execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
 
 export interface CommandRunner {
   /**
@@ -19,37 +21,75 @@ export class CommandFailed extends Error {
   override name = 'CommandFailed';
 }
 
+/** An answer of the spawner (spawner.js). */
+interface Answer {
+  id: number;
+  stdout: string;
+  stderr: string;
+  error?: string;
+}
+
+const SPAWNER = fileURLToPath(new URL('./spawner.js', import.meta.url));
+
+/**
+ * Runs each command through the spawner, a small process of Berth's started at the first command
+ * (spawner.js: a fork from Berth's own process cost its thread about 5 ms a command). One that ends
+ * fails the commands it was running, and the next command starts another.
+ */
 export function execRunner(): CommandRunner {
+  let spawner: { child: ChildProcess; pending: Map<number, (answer: Answer) => void> } | null = null;
+  let next = 0;
+  const start = () => {
+    const child = spawn(process.execPath, ['--max-old-space-size=64', SPAWNER], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' },
+    });
+    const pending = new Map<number, (answer: Answer) => void>();
+    const current = { child, pending };
+    const lines = createInterface({ input: child.stdout!, crlfDelay: Number.POSITIVE_INFINITY });
+    lines.on('line', (line) => {
+      const answer = JSON.parse(line) as Answer;
+      pending.get(answer.id)?.(answer);
+      pending.delete(answer.id);
+      idle();
+    });
+    const ended = (why: string) => {
+      if (spawner === current) spawner = null;
+      for (const [id, settle] of pending) settle({ id, stdout: '', stderr: '', error: why });
+      pending.clear();
+    };
+    child.on('error', (error) => ended(`Berth's spawner failed: ${error.message}`));
+    child.on('exit', (code, signal) => ended(`Berth's spawner ended (${code ?? signal})`));
+    child.stdin!.on('error', () => {});
+    return current;
+  };
+  // The spawner keeps no one waiting: Berth (a CLI command, a test) may end while it is idle.
+  const handles = (current: NonNullable<typeof spawner>) =>
+    [current.child.stdin, current.child.stdout] as unknown as { ref(): void; unref(): void }[];
+  const idle = () => {
+    if (spawner && spawner.pending.size === 0) {
+      spawner.child.unref();
+      for (const handle of handles(spawner)) handle.unref();
+    }
+  };
   return {
     run(argv, options = {}) {
-      const [binary, ...args] = argv;
+      const [binary] = argv;
       if (!binary?.startsWith('/')) throw new CommandFailed(`not an absolute command path: ${binary}`);
+      spawner ??= start();
+      const { child, pending } = spawner;
+      child.ref();
+      for (const handle of handles(spawner)) handle.ref();
+      const id = ++next;
       return new Promise((resolve, reject) => {
-        // A child takes the umask the process has when it is started, which is at once.
-        const previous = options.umask === undefined ? null : process.umask(options.umask);
-        let child: ReturnType<typeof execFile>;
-        try {
-          child = execFile(
-            binary,
-            args,
-            {
-              shell: false,
-              timeout: options.timeoutMs ?? 60_000,
-              maxBuffer: 4 * 1024 * 1024,
-              env: { ...options.env, PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' },
-            },
-            (error, stdout, stderr) => {
-              if (error) {
-                const detail = String(stderr).trim().split('\n').slice(-3).join(' / ');
-                reject(new CommandFailed(`${binary} failed: ${detail || error.message}`));
-              } else resolve({ stdout: String(stdout), stderr: String(stderr) });
-            },
-          );
-        } finally {
-          if (previous !== null) process.umask(previous);
-        }
-        child.stdin?.on('error', () => {}); // a command that does not read its input may close it first
-        child.stdin?.end(options.input ?? '');
+        pending.set(id, ({ stdout, stderr, error }) => {
+          if (error === undefined) return resolve({ stdout, stderr });
+          const detail = stderr.trim().split('\n').slice(-3).join(' / ');
+          reject(new CommandFailed(`${binary} failed: ${detail || error}`));
+        });
+        child.stdin!.write(
+          `${JSON.stringify({ id, argv, input: options.input, umask: options.umask, timeoutMs: options.timeoutMs, env: options.env })}\n`,
+        );
       });
     },
   };

@@ -1,0 +1,73 @@
+// The one way Berth runs a system command (src/provision/linux/run.ts), through its spawner
+// (spawner.js): argv without a shell, the input given on standard input, the command's own umask
+// and environment, a failure named with the end of what it wrote to standard error, a time limit;
+// many at once; a spawner that ends fails what it was running and is started again; an idle
+// spawner keeps no process from ending.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+import { execRunner } from '../../src/provision/linux/run.ts';
+
+describe('system commands through the spawner', () => {
+  const runner = execRunner();
+
+  it('runs argv as given, never through a shell, with its input, umask and environment', async () => {
+    assert.deepEqual(await runner.run(['/bin/echo', '$(id)', '; true']), {
+      stdout: '$(id) ; true\n',
+      stderr: '',
+    });
+    assert.equal((await runner.run(['/bin/cat'], { input: 'Secret-pass-1234' })).stdout, 'Secret-pass-1234');
+    assert.equal((await runner.run(['/bin/sh', '-c', 'umask'], { umask: 0o027 })).stdout, '0027\n');
+    assert.equal(
+      (await runner.run(['/usr/bin/env'], { env: { BERTH_TEST: 'yes' } })).stdout,
+      'BERTH_TEST=yes\nPATH=/usr/sbin:/usr/bin:/sbin:/bin\nLANG=C\n',
+    );
+    assert.throws(() => runner.run(['echo', 'relative']), /not an absolute command path/);
+  });
+
+  it('names a failure with the end of what the command wrote to standard error, and ends one past its time', async () => {
+    await assert.rejects(runner.run(['/bin/sh', '-c', 'echo one >&2; echo two >&2; exit 3']), {
+      message: '/bin/sh failed: one / two',
+    });
+    await assert.rejects(
+      runner.run(['/nonexistent/tool']),
+      /\/nonexistent\/tool failed: spawn \/nonexistent\/tool ENOENT/,
+    );
+    await assert.rejects(
+      runner.run(['/bin/sleep', '10'], { timeoutMs: 100 }),
+      /\/bin\/sleep failed: Command failed/,
+    );
+  });
+
+  it('runs many at once, each answered with its own output', async () => {
+    const outputs = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => runner.run(['/bin/echo', String(i)])),
+    );
+    assert.deepEqual(
+      outputs.map((o) => o.stdout),
+      Array.from({ length: 100 }, (_, i) => `${i}\n`),
+    );
+  });
+
+  it('fails what a spawner that ends was running, and starts another for the next command', async () => {
+    const running = runner.run(['/bin/sleep', '30']);
+    const spawner = execFileSync('/usr/bin/pgrep', ['-P', String(process.pid), '-f', 'spawner.js'])
+      .toString()
+      .trim();
+    process.kill(Number(spawner), 'SIGKILL');
+    await assert.rejects(running, /spawner ended/);
+    assert.equal((await runner.run(['/bin/echo', 'again'])).stdout, 'again\n');
+  });
+
+  it('keeps no process from ending while it is idle', () => {
+    const script = `import { execRunner } from ${JSON.stringify(new URL('../../src/provision/linux/run.ts', import.meta.url).href)};
+const out = await execRunner().run(['/bin/echo', 'ran']);
+process.stdout.write(out.stdout);`;
+    const started = Date.now();
+    const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      timeout: 20_000,
+    }).toString();
+    assert.equal(output, 'ran\n');
+    assert.ok(Date.now() - started < 15_000);
+  });
+});

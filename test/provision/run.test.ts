@@ -5,7 +5,9 @@
 // spawner keeps no process from ending.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { execRunner } from '../../src/provision/linux/run.ts';
 
 describe('system commands through the spawner', () => {
@@ -57,6 +59,20 @@ describe('system commands through the spawner', () => {
     process.kill(Number(spawner), 'SIGKILL');
     await assert.rejects(running, /spawner ended/);
     assert.equal((await runner.run(['/bin/echo', 'again'])).stdout, 'again\n');
+  });
+
+  it('starts a detached process in a session of its own, and tells when it has ended', async () => {
+    const started = await runner.start!(['/bin/sleep', '0.3'], { PATH: '/usr/bin:/bin' });
+    const stat = readFileSync(`/proc/${started.pid}/stat`, 'utf8');
+    // Its own session (field 6 is the session id): it leads it.
+    assert.equal(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3], String(started.pid));
+    assert.equal(started.exited(), false);
+    for (let i = 0; i < 100 && !started.exited(); i++) await sleep(20);
+    assert.equal(started.exited(), true);
+    await assert.rejects(
+      runner.start!(['/nonexistent/daemon'], {}),
+      /\/nonexistent\/daemon did not start: spawn \/nonexistent\/daemon ENOENT/,
+    );
   });
 
   it('keeps no process from ending while it is idle', () => {

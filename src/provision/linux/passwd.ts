@@ -1,5 +1,5 @@
 // Reading the system's user database (below the system root) without running a command.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readIfExists } from './files.ts';
 
@@ -12,26 +12,49 @@ export interface SystemUser {
   shell: string;
 }
 
+/** Each file's lines as last read, with what its stat said then. */
+const parsed = new Map<string, { stamp: string; lines: string[][] }>();
+
+/**
+ * The file's lines, split at `:`. Read again only when the file is another (the tools that change
+ * the user database write a new file and rename it into place) or changed: every step of a call
+ * asks for its user, and the database grows with the accounts.
+ */
 function lines(root: string, file: string): string[][] {
-  return (readIfExists(join(root, 'etc', file)) ?? '')
+  const path = join(root, 'etc', file);
+  let stamp = '';
+  try {
+    const { ino, size, mtimeNs, ctimeNs } = statSync(path, { bigint: true });
+    stamp = `${ino}:${size}:${mtimeNs}:${ctimeNs}`;
+  } catch {
+    return [];
+  }
+  const known = parsed.get(path);
+  if (known?.stamp === stamp) return known.lines;
+  const read = (readIfExists(path) ?? '')
     .split('\n')
     .filter((line) => line !== '' && !line.startsWith('#'))
     .map((line) => line.split(':'));
+  parsed.set(path, { stamp, lines: read });
+  return read;
 }
 
+const toUser = ([name, , uid, gid, gecos, home, shell]: string[]): SystemUser => ({
+  name: name ?? '',
+  uid: Number(uid),
+  gid: Number(gid),
+  gecos: gecos ?? '',
+  home: home ?? '',
+  shell: shell ?? '',
+});
+
 export function systemUsers(root: string): SystemUser[] {
-  return lines(root, 'passwd').map(([name, , uid, gid, gecos, home, shell]) => ({
-    name: name ?? '',
-    uid: Number(uid),
-    gid: Number(gid),
-    gecos: gecos ?? '',
-    home: home ?? '',
-    shell: shell ?? '',
-  }));
+  return lines(root, 'passwd').map(toUser);
 }
 
 export function findSystemUser(root: string, name: string): SystemUser | undefined {
-  return systemUsers(root).find((user) => user.name === name);
+  const line = lines(root, 'passwd').find(([user]) => user === name);
+  return line && toUser(line);
 }
 
 /** The password field of /etc/shadow: a hash, `!`-prefixed when locked. */

@@ -15,6 +15,16 @@ export interface CommandRunner {
     argv: readonly string[],
     options?: { input?: string; umask?: number; timeoutMs?: number; env?: Readonly<Record<string, string>> },
   ): Promise<{ stdout: string; stderr: string }>;
+  /**
+   * Starts a process that outlives the call (detached, in a session of its own, its output
+   * nowhere), with exactly `env`: its pid, and whether it has ended since.
+   */
+  start?(argv: readonly string[], env: Readonly<Record<string, string>>): Promise<StartedProcess>;
+}
+
+export interface StartedProcess {
+  pid: number;
+  exited(): boolean;
 }
 
 export class CommandFailed extends Error {
@@ -24,9 +34,12 @@ export class CommandFailed extends Error {
 /** An answer of the spawner (spawner.js). */
 interface Answer {
   id: number;
-  stdout: string;
-  stderr: string;
+  stdout?: string;
+  stderr?: string;
   error?: string;
+  /** A detached process's pid, then its end. */
+  pid?: number;
+  exited?: boolean;
 }
 
 const SPAWNER = fileURLToPath(new URL('./spawner.js', import.meta.url));
@@ -39,6 +52,8 @@ const SPAWNER = fileURLToPath(new URL('./spawner.js', import.meta.url));
 export function execRunner(): CommandRunner {
   let spawner: { child: ChildProcess; pending: Map<number, (answer: Answer) => void> } | null = null;
   let next = 0;
+  /** What to do when a detached process the spawner started ends, by its request's id. */
+  const ends = new Map<number, () => void>();
   const start = () => {
     const child = spawn(process.execPath, ['--max-old-space-size=64', SPAWNER], {
       stdio: ['pipe', 'pipe', 'inherit'],
@@ -49,6 +64,12 @@ export function execRunner(): CommandRunner {
     const lines = createInterface({ input: child.stdout!, crlfDelay: Number.POSITIVE_INFINITY });
     lines.on('line', (line) => {
       const answer = JSON.parse(line) as Answer;
+      if (answer.pid === undefined && answer.exited) {
+        // A detached process ended (or never started: then its start waits for this answer).
+        ends.get(answer.id)?.();
+        ends.delete(answer.id);
+        if (!pending.has(answer.id)) return;
+      }
       pending.get(answer.id)?.(answer);
       pending.delete(answer.id);
       idle();
@@ -57,6 +78,8 @@ export function execRunner(): CommandRunner {
       if (spawner === current) spawner = null;
       for (const [id, settle] of pending) settle({ id, stdout: '', stderr: '', error: why });
       pending.clear();
+      // Its detached processes go on: their ends are no longer told.
+      ends.clear();
     };
     child.on('error', (error) => ended(`Berth's spawner failed: ${error.message}`));
     child.on('exit', (code, signal) => ended(`Berth's spawner ended (${code ?? signal})`));
@@ -72,24 +95,42 @@ export function execRunner(): CommandRunner {
       for (const handle of handles(spawner)) handle.unref();
     }
   };
+  const send = (request: Record<string, unknown>, settle: (answer: Answer) => void) => {
+    spawner ??= start();
+    const { child, pending } = spawner;
+    child.ref();
+    for (const handle of handles(spawner)) handle.ref();
+    const id = ++next;
+    pending.set(id, settle);
+    child.stdin!.write(`${JSON.stringify({ id, ...request })}\n`);
+    return id;
+  };
   return {
     run(argv, options = {}) {
       const [binary] = argv;
       if (!binary?.startsWith('/')) throw new CommandFailed(`not an absolute command path: ${binary}`);
-      spawner ??= start();
-      const { child, pending } = spawner;
-      child.ref();
-      for (const handle of handles(spawner)) handle.ref();
-      const id = ++next;
+      const { input, umask, timeoutMs, env } = options;
       return new Promise((resolve, reject) => {
-        pending.set(id, ({ stdout, stderr, error }) => {
+        send({ argv, input, umask, timeoutMs, env }, ({ stdout = '', stderr = '', error }) => {
           if (error === undefined) return resolve({ stdout, stderr });
           const detail = stderr.trim().split('\n').slice(-3).join(' / ');
           reject(new CommandFailed(`${binary} failed: ${detail || error}`));
         });
-        child.stdin!.write(
-          `${JSON.stringify({ id, argv, input: options.input, umask: options.umask, timeoutMs: options.timeoutMs, env: options.env })}\n`,
-        );
+      });
+    },
+    start(argv, env) {
+      const [binary] = argv;
+      if (!binary?.startsWith('/')) throw new CommandFailed(`not an absolute command path: ${binary}`);
+      return new Promise((resolve, reject) => {
+        const state = { exited: false };
+        const id = send({ argv, env, detached: true }, ({ pid, error }) => {
+          if (pid === undefined)
+            return reject(new CommandFailed(`${binary} did not start: ${error ?? 'no pid'}`));
+          resolve({ pid, exited: () => state.exited });
+        });
+        ends.set(id, () => {
+          state.exited = true;
+        });
       });
     },
   };

@@ -7,11 +7,13 @@
 // like the store's writer thread: a process that loads a .ts file starts a TypeScript stripper.
 //
 // A request: { id, argv, input?, umask?, timeoutMs?, env? }. An answer: { id, stdout, stderr } or
-// { id, stdout, stderr, error } (the failure's message). It ends with its input (Berth gone).
-import { execFile } from 'node:child_process';
+// { id, stdout, stderr, error } (the failure's message). A request with `detached` starts a
+// process that outlives it (an account's PHP-FPM master): answered with { id, pid } at once, then
+// { id, exited: true } when it ends. It ends with its input (Berth gone).
+import { execFile, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
-/** @typedef {{ id: number; argv: string[]; input?: string; umask?: number; timeoutMs?: number; env?: Record<string, string> }} Request */
+/** @typedef {{ id: number; argv: string[]; input?: string; umask?: number; timeoutMs?: number; env?: Record<string, string>; detached?: boolean }} Request */
 
 const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
 
@@ -22,6 +24,21 @@ lines.on('line', (line) => {
   /** @type {Request} */
   const request = JSON.parse(line);
   const [binary, ...args] = request.argv;
+  if (request.detached) {
+    try {
+      const child = spawn(/** @type {string} */ (binary), args, {
+        detached: true,
+        stdio: 'ignore',
+        env: request.env,
+      });
+      child.on('error', (error) => answer({ id: request.id, error: error.message, exited: true }));
+      child.once('exit', () => answer({ id: request.id, exited: true }));
+      if (child.pid !== undefined) answer({ id: request.id, pid: child.pid });
+    } catch (error) {
+      answer({ id: request.id, error: /** @type {Error} */ (error).message, exited: true });
+    }
+    return;
+  }
   // A child takes the umask the process has when it is started, which is at once.
   const previous = request.umask === undefined ? null : process.umask(request.umask);
   try {

@@ -11,7 +11,6 @@
 // server's user may use. The master starts under Berth's seccomp filter (confine/confine.ts), which
 // its workers and whatever they run inherit: no btrfs subvolume escapes the quota. No change to one account restarts or reloads another's PHP. A suspended
 // account has no master: its PHP cannot run at all.
-import { spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, readlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -27,6 +26,7 @@ import {
   writeFileAtomic,
 } from '../files.ts';
 import { ensureGroupFile, openPath } from '../home.ts';
+import type { StartedProcess } from '../run.ts';
 import { render } from '../templates.ts';
 import { SHARED_WRITABLE } from '../user/leftovers.ts';
 import { waitFor } from '../wait.ts';
@@ -110,17 +110,10 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
 
   const ownNamespace = readlinkSync('/proc/self/ns/mnt');
   const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' };
-  /** Starts a process, detached from Berth. */
-  const spawnDetached = (argv: string[]) => {
-    const child = spawn(argv[0]!, argv.slice(1), { detached: true, stdio: 'ignore', env });
-    const state = { child, exited: false };
-    child.on('error', () => {});
-    child.once('exit', () => {
-      state.exited = true;
-    });
-    if (child.pid === undefined) throw new Error(`${argv[0]} did not start`);
-    child.unref();
-    return { pid: child.pid, exited: () => state.exited };
+  /** Starts a process, detached from Berth, through the spawner (run.ts), which forks cheaply. */
+  const spawnDetached = (argv: string[]): Promise<StartedProcess> => {
+    if (!ctx.runner.start) throw new Error('this command runner starts no detached process');
+    return ctx.runner.start(argv, env);
   };
 
   const etcView = (user: string) => ctx.path(join(ETC_VIEWS, user));
@@ -261,7 +254,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     removeFile(ctx.path(phpSocket(ctx, user)));
     // Moved into the account's group off Berth's thread (a cgroup v2 write of cgroup.procs waits
     // about 20 ms for the kernel) while the view is made: it never forks (unshare execs sleep).
-    const holder = spawnDetached([
+    const holder = await spawnDetached([
       '/usr/bin/unshare',
       '--mount',
       '--ipc',
@@ -283,7 +276,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       // The master moves itself into the account's group (confine --group) before PHP-FPM runs:
       // everything it ever forks starts inside.
       const groups = (ctx.groups?.directories(user) ?? []).flatMap((dir) => ['--group', dir]);
-      const master = spawnDetached([
+      const master = await spawnDetached([
         '/usr/bin/nsenter',
         `--target=${holder.pid}`,
         '--mount',

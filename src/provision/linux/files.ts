@@ -157,6 +157,34 @@ export function moveSystemPath(from: string, to: string): boolean {
   }
 }
 
+/** What readParsed last made of each file, with the file's stamp then. */
+const parsedFiles = new Map<string, { stamp: string; value: unknown }>();
+
+/**
+ * `parse` of the file's text (read as readIfExists reads it; null when there is none), made again
+ * only when the file is another or changed since (its inode, size and times): for files read at
+ * every change whose number or size grows with the accounts (the mail records and tables, the user
+ * database), a stat instead of a read and a parse.
+ */
+export function readParsed<T>(path: string, parse: (text: string) => T): T | null {
+  let stamp: string;
+  try {
+    const { ino, size, mtimeNs, ctimeNs } = lstatSync(path, { bigint: true });
+    stamp = `${ino}:${size}:${mtimeNs}:${ctimeNs}`;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    parsedFiles.delete(path);
+    return null;
+  }
+  const known = parsedFiles.get(path);
+  if (known?.stamp === stamp) return known.value as T;
+  const text = readIfExists(path);
+  if (text === null) return null;
+  const value = parse(text);
+  parsedFiles.set(path, { stamp, value });
+  return value;
+}
+
 export function readIfExists(path: string): string | null {
   let fd: number;
   try {

@@ -1,7 +1,7 @@
 // Reading the system's user database (below the system root) without running a command.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readIfExists } from './files.ts';
+import { readParsed } from './files.ts';
 
 export interface SystemUser {
   name: string;
@@ -12,31 +12,19 @@ export interface SystemUser {
   shell: string;
 }
 
-/** Each file's lines as last read, with what its stat said then. */
-const parsed = new Map<string, { stamp: string; lines: string[][] }>();
-
 /**
- * The file's lines, split at `:`. Read again only when the file is another (the tools that change
- * the user database write a new file and rename it into place) or changed: every step of a call
- * asks for its user, and the database grows with the accounts.
+ * The file's lines, split at `:`, parsed again only when the file changed (readParsed): every step
+ * of a call asks for its user, and the database grows with the accounts.
  */
 function lines(root: string, file: string): string[][] {
-  const path = join(root, 'etc', file);
-  let stamp = '';
-  try {
-    const { ino, size, mtimeNs, ctimeNs } = statSync(path, { bigint: true });
-    stamp = `${ino}:${size}:${mtimeNs}:${ctimeNs}`;
-  } catch {
-    return [];
-  }
-  const known = parsed.get(path);
-  if (known?.stamp === stamp) return known.lines;
-  const read = (readIfExists(path) ?? '')
-    .split('\n')
-    .filter((line) => line !== '' && !line.startsWith('#'))
-    .map((line) => line.split(':'));
-  parsed.set(path, { stamp, lines: read });
-  return read;
+  return (
+    readParsed(join(root, 'etc', file), (text) =>
+      text
+        .split('\n')
+        .filter((line) => line !== '' && !line.startsWith('#'))
+        .map((line) => line.split(':')),
+    ) ?? []
+  );
 }
 
 const toUser = ([name, , uid, gid, gecos, home, shell]: string[]): SystemUser => ({

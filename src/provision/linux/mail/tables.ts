@@ -5,10 +5,10 @@
 // system password (its hash copied from the shadow file); a mailbox the holder made has its own
 // (its hash, from the store, in the record), its own quota and its Maildir at
 // <home>/mail/<domain>/<local>/Maildir; a forwarder is a Postfix virtual alias.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LinuxContext } from '../context.ts';
-import { giveFile, readIfExists, writeFileAtomic } from '../files.ts';
+import { giveFile, readParsed, writeFileAtomic } from '../files.ts';
 import { shadowPasswords, systemGroupId } from '../passwd.ts';
 
 /** Tables that list the tenants: readable by root and the one service that reads them. */
@@ -102,7 +102,7 @@ export function mailTables(ctx: LinuxContext) {
     return readdirSync(dir)
       .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
       .sort()
-      .map((name) => JSON.parse(readFileSync(join(dir, name), 'utf8')) as MailDomain);
+      .flatMap((name) => readParsed(join(dir, name), (text) => JSON.parse(text) as MailDomain) ?? []);
   }
 
   /**
@@ -234,7 +234,7 @@ export function mailTables(ctx: LinuxContext) {
 
     /** A table, root's and readable by the group of the service that reads it (when it has one here). */
     function writeTable(file: string, content: string, readers: TableReader): void {
-      if (readIfExists(file) !== content) {
+      if (readParsed(file, (text) => text) !== content) {
         writeFileAtomic(file, content, TABLE_MODE);
         changed.add(readers);
       }

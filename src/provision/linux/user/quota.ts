@@ -258,7 +258,9 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
       const match = /^ID (\d+) gen \d+ parent (\d+) top level \d+ path (.+)$/.exec(line);
       if (!match) continue;
       const [, id = '', parent = '', path = ''] = match;
-      children.set(parent, [...(children.get(parent) ?? []), { id, path }]);
+      const siblings = children.get(parent);
+      if (siblings) siblings.push({ id, path });
+      else children.set(parent, [{ id, path }]);
     }
     return children;
   };
@@ -289,6 +291,9 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
       const children = await subvolumeChildren(base);
       const rows = await qgroups(base);
       for (const home of homes.filter((h) => dirname(h) === base)) {
+        const top = await homeId(home);
+        // Most homes have no subvolume inside: their entries are not read at all.
+        if (!children.has(top)) continue;
         const group = groupOf(home);
         const jail = new Set(rootSubvolumes(home));
         const visit = (parent: string, top: boolean) => {
@@ -299,7 +304,7 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
             visit(child.id, false);
           }
         };
-        visit(await homeId(home), true);
+        visit(top, true);
       }
     }
     return found;

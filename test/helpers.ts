@@ -1,6 +1,7 @@
 // Builds Berth in-process on a throwaway data directory, and calls it as billing software would.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -81,6 +82,28 @@ export interface Harness {
 
 export function tempDir(prefix = 'berth-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/**
+ * Runs `command` in a mount namespace of its own (unshare), then the shell line `probe` there:
+ * their output, with the command's failure said as `failed <status>` on the output.
+ */
+export function inMountNamespace(
+  command: readonly string[],
+  probe: string,
+): { stdout: string; stderr: string } {
+  const run = spawnSync('/usr/bin/unshare', [
+    '--mount',
+    '--propagation',
+    'private',
+    '--',
+    '/bin/sh',
+    '-c',
+    `"$@" || echo "failed $?"; ${probe}`,
+    'sh',
+    ...command,
+  ]);
+  return { stdout: run.stdout.toString(), stderr: run.stderr.toString() };
 }
 
 export function form(params: Record<string, string>): string {

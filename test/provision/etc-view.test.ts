@@ -2,7 +2,6 @@
 // in passwd and group, no other account, no password hashes, no cron.d; every other file the
 // system's (a hard link), kept up to date as the system's /etc changes.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import {
   lstatSync,
   mkdirSync,
@@ -24,7 +23,7 @@ import {
   viewGroup,
   viewPasswd,
 } from '../../src/provision/linux/php/etc-view.ts';
-import { tempDir } from '../helpers.ts';
+import { inMountNamespace, tempDir } from '../helpers.ts';
 
 const PASSWD = [
   'root:x:0:0:root:/root:/bin/bash',
@@ -178,17 +177,10 @@ describe('the /etc of an account’s PHP', () => {
     for (const dir of ['etc/ssl', 'etc/$(id)', 'view/ssl', 'view/$(id)', 'view/gone'])
       mkdirSync(join(root, dir), { recursive: true });
     writeFileSync(join(root, 'etc/ssl/marker'), 'bound');
-    const probe = execFileSync('/usr/bin/unshare', [
-      '--mount',
-      '--propagation',
-      'private',
-      '--',
-      '/bin/sh',
-      '-c',
-      '"$@" 2>/dev/null; cat "$0/view/ssl/marker"',
-      root,
-      ...bindCommand(join(root, 'etc'), join(root, 'view'), ['ssl', '$(id)', 'gone']),
-    ]).toString();
+    const probe = inMountNamespace(
+      bindCommand(join(root, 'etc'), join(root, 'view'), ['ssl', '$(id)', 'gone']),
+      `cat "${root}/view/ssl/marker"`,
+    ).stdout;
     assert.equal(probe, 'bound');
   });
 });

@@ -2,28 +2,15 @@
 // run in a mount namespace of its own: each kind of step, in order, and a step that must hold
 // ending the script when it fails.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type MountStep, MS, mountCommand } from '../../src/provision/linux/php/mounts.ts';
-import { tempDir } from '../helpers.ts';
+import { inMountNamespace, tempDir } from '../helpers.ts';
 
-/** Runs the steps in a private mount namespace, then `probe` (sh) there; its output and status. */
-function inNamespace(steps: readonly MountStep[], probe: string) {
-  const run = spawnSync('/usr/bin/unshare', [
-    '--mount',
-    '--propagation',
-    'private',
-    '--',
-    '/bin/sh',
-    '-c',
-    `"$@" || echo "failed $?"; ${probe}`,
-    'sh',
-    ...mountCommand(steps),
-  ]);
-  return { stdout: run.stdout.toString(), stderr: run.stderr.toString() };
-}
+/** Runs the steps in a private mount namespace, then `probe` (sh) there; its output. */
+const inNamespace = (steps: readonly MountStep[], probe: string) =>
+  inMountNamespace(mountCommand(steps), probe);
 
 describe('the mounts of a PHP view, made by one process', () => {
   it('binds, mounts, makes directories and moves in order, and passes an optional bind that fails', () => {

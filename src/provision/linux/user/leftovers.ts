@@ -102,23 +102,35 @@ export async function removeIpcObjects(ctx: LinuxContext, uid: number): Promise<
  */
 export const MQUEUE_VIEW = '/run/berth/mqueue';
 
+/** The mount of the view under way, which calls at the same time wait for rather than make again. */
+let mountingQueues: Promise<void> | null = null;
+
+const queuesMounted = () =>
+  (readIfExists('/proc/self/mountinfo') ?? '')
+    .split('\n')
+    .some((line) => line.split(' ')[4] === MQUEUE_VIEW && line.includes(' - mqueue '));
+
 async function messageQueues(ctx: LinuxContext): Promise<string | null> {
   // The queues are this machine's: below another system root there are none to look at.
   if (!ctx.live) return null;
-  const mounted = (readIfExists('/proc/self/mountinfo') ?? '')
-    .split('\n')
-    .some((line) => line.split(' ')[4] === MQUEUE_VIEW && line.includes(' - mqueue '));
-  if (!mounted) {
-    makePrivateDirectory(MQUEUE_VIEW);
-    await ctx.runner.run([
-      '/usr/bin/mount',
-      '-t',
-      'mqueue',
-      '-o',
-      'nosuid,nodev,noexec',
-      'mqueue',
-      MQUEUE_VIEW,
-    ]);
+  if (!queuesMounted()) {
+    // Two suspensions at once both found it missing, and the second mount failed ("already
+    // mounted"): the first call mounts, the others wait for it.
+    mountingQueues ??= (async () => {
+      makePrivateDirectory(MQUEUE_VIEW);
+      await ctx.runner.run([
+        '/usr/bin/mount',
+        '-t',
+        'mqueue',
+        '-o',
+        'nosuid,nodev,noexec',
+        'mqueue',
+        MQUEUE_VIEW,
+      ]);
+    })().finally(() => {
+      mountingQueues = null;
+    });
+    await mountingQueues;
   }
   return MQUEUE_VIEW;
 }

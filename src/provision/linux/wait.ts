@@ -3,9 +3,16 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/**
+ * The longest pause between two looks. What a call waits for (Postfix's old processes ending,
+ * PHP-FPM's socket) comes within tens of milliseconds: a look costs a read of /proc or a stat,
+ * while a pause of 100 ms once made the call wait up to 100 ms past the moment.
+ */
+export const MAX_POLL_MS = 20;
+
 export async function waitFor(what: string, ready: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  for (let delay = 5; !ready(); delay = Math.min(delay * 2, 100)) {
+  for (let delay = 5; !ready(); delay = Math.min(delay * 2, MAX_POLL_MS)) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(delay);
   }

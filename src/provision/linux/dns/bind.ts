@@ -11,6 +11,7 @@
 import { Resolver } from 'node:dns/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LinuxContext, Service } from '../context.ts';
+import { MAX_POLL_MS } from '../wait.ts';
 import { rndcControl } from './rndc.ts';
 
 /** How long a zone may take to load after BIND was asked to read it. */
@@ -116,7 +117,7 @@ export function bindService(ctx: LinuxContext): BindService {
   async function serve(zone: string, serial: number, file: string, added: boolean): Promise<void> {
     const start = Date.now();
     await read(zone, file, added);
-    for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {
+    for (let delay = 5; ; delay = Math.min(delay * 2, MAX_POLL_MS)) {
       if ((await loadedSerial(zone)) === serial) return;
       if (Date.now() - start > LOAD_TIMEOUT_MS)
         throw new Error(`BIND did not load the zone ${zone} (serial ${serial}): see its log`);

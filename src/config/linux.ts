@@ -133,6 +133,11 @@ export interface LinuxConfig {
    * zone's SOA with its new serial there. Empty: `rndc zonestatus` is asked instead (a process each time).
    */
   bindListen: string;
+  /**
+   * Prints BIND's whole configuration (named-checkconf -p), in which doctor looks for
+   * `allow-new-zones yes`, without which BIND takes none of Berth's zones; empty to skip.
+   */
+  checkBindConfig: string[];
   /** named-checkzone, run on every zone written; empty to skip. */
   checkZone: string[];
   /** The mail component's record of each local mail domain, from which every mail table is written. */
@@ -283,6 +288,7 @@ export function linuxDefaults(): LinuxConfig {
       '/var/cache/bind/_default.nzd',
     ],
     checkZone: ['/usr/bin/named-checkzone', '-q'],
+    checkBindConfig: ['/usr/bin/named-checkconf', '-p'],
     mailDir: '/etc/berth/mail',
     postfixMapDir: '/etc/postfix/berth',
     dovecotMapDir: '/etc/dovecot/berth',
@@ -382,6 +388,7 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.bind_added_zones': ['linux.bindAddedZones', command],
   'linux.bind_listen': ['linux.bindListen', dnsServer],
   'linux.check_zone': ['linux.checkZone', command],
+  'linux.check_bind_config': ['linux.checkBindConfig', command],
   'linux.mail_dir': ['linux.mailDir', absolutePath],
   'linux.postfix_map_dir': ['linux.postfixMapDir', absolutePath],
   'linux.dovecot_map_dir': ['linux.dovecotMapDir', absolutePath],

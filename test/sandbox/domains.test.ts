@@ -207,5 +207,16 @@ describe('domains added by the holder, in the sandbox', () => {
     assert.equal((await running.exec([...rndc, 'delzone', 'alice-shop.example'])).code, 0);
     const doctor = await running.exec([process.execPath, BERTH, 'doctor', '--data-dir', '/var/lib/berth']);
     assert.match(doctor.stdout, /alice \(alice-shop\.example\): zone not among BIND's added zones/);
+    assert.doesNotMatch(doctor.stdout, /BIND takes no added zones/);
+    // BIND's configuration without allow-new-zones (it would take and serve none of the zones).
+    const named = [
+      '/usr/bin/sed',
+      '-i',
+      's/allow-new-zones yes;/allow-new-zones no;/',
+      '/etc/bind/named.conf',
+    ];
+    assert.equal((await running.exec(named)).code, 0);
+    const without = await running.exec([process.execPath, BERTH, 'doctor', '--data-dir', '/var/lib/berth']);
+    assert.match(without.stdout, /BIND takes no added zones: add 'allow-new-zones yes;' to its options/);
   });
 });

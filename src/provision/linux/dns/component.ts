@@ -331,6 +331,20 @@ export function dnsComponent(ctx: LinuxContext): DnsComponent {
         differences.push(`BIND's added zones could not be read: ${(error as Error).message}`);
         return null;
       });
+      // Without allow-new-zones BIND takes no added zone (and serves none it has in its database).
+      if (ctx.live && linux.checkBindConfig.length > 0) {
+        const printed = await ctx.runner.run([...linux.checkBindConfig]).then(
+          ({ stdout }) => stdout,
+          (error: Error) => {
+            differences.push(`BIND's configuration could not be read: ${error.message}`);
+            return null;
+          },
+        );
+        if (printed !== null && !/^\s*allow-new-zones yes;$/m.test(printed))
+          differences.push(
+            "BIND takes no added zones: add 'allow-new-zones yes;' to its options (named.conf.options), then rndc reconfig",
+          );
+      }
       const zones = sites.filter((s) => s.kind !== 'subdomain');
       for (const { site, kind } of zones) {
         const whose = kind === 'main' ? site.user : `${site.user} (${site.domain})`;

@@ -122,6 +122,21 @@ describe('confine: the seccomp filter of an account’s processes', () => {
       const refused = spawnSync(script, ['--run', '--group', missing, '/bin/echo', 'ran']);
       assert.equal(refused.stdout.toString(), '');
       assert.ok(refused.stderr.toString().startsWith(`confine: ${missing}: `), refused.stderr.toString());
+      // An account that runs it from its shell cannot move itself into another's group (root's files).
+      const intruder = spawnSync('/usr/sbin/runuser', [
+        '-u',
+        'nobody',
+        '--',
+        script,
+        '--run',
+        '--group',
+        groups[0]!,
+        '/bin/echo',
+        'ran',
+      ]);
+      assert.equal(intruder.stdout.toString(), '');
+      assert.match(intruder.stderr.toString(), /^confine: .*: Permission denied/);
+      assert.equal(readFileSync(join(groups[0]!, 'cgroup.procs'), 'utf8'), '');
     } finally {
       for (const group of groups) rmdirSync(group);
     }

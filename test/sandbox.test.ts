@@ -77,6 +77,20 @@ describe('berth sandbox', () => {
     return { status: reply.status, body: JSON.parse(reply.body) as { info: string; status: number } };
   };
   const exec = (args: string[]) => running.exec(args);
+  /** The pids of the account's PHP-FPM master (none while it has none). */
+  const masterOf = async (user: string) =>
+    (
+      await exec(['/usr/bin/pgrep', '-f', `^php-fpm: master process \\(/etc/berth/php-fpm/${user}\\.conf\\)`])
+    ).stdout
+      .split('\n')
+      .filter(Boolean);
+  /** The path nginx passes the account's PHP requests to (its pool names it to the master). */
+  const socketOf = async (user: string) => {
+    const pool = (await exec(['/usr/bin/cat', `/etc/berth/php-fpm/${user}.conf`])).stdout;
+    const name = /^listen = \S+\/(berth-[0-9a-f]+\.sock)$/m.exec(pool)?.[1];
+    assert.ok(name, 'the pool names the socket');
+    return `/run/berth/php/${name}`;
+  };
   /** A shell command run as the account's user, inside the sandbox. */
   const asAlice = async (script: string) => {
     const result = await running.asUser('alice', script);
@@ -128,6 +142,9 @@ describe('berth sandbox', () => {
       `https://alice.example:${sandbox.https_port}/`,
     ]);
     assert.equal(early.status, 403);
+    // No PHP-FPM master runs for her yet: her socket is held, and her first PHP request starts it.
+    assert.equal((await masterOf('alice')).length, 0, 'no master before a PHP request');
+    assert.equal((await exec(['/usr/bin/test', '-S', await socketOf('alice')])).code, 0, 'her socket');
 
     await asAlice(
       'echo \'<?php echo "hello from ", posix_getpwuid(posix_geteuid())["name"];\' > /home/alice/public_html/index.php',
@@ -227,10 +244,18 @@ describe('berth sandbox', () => {
   });
 
   it('suspends (503), unsuspends (200), changes the password, removes every trace', async () => {
+    const socket = await socketOf('alice');
+    assert.notEqual((await masterOf('alice')).length, 0, 'her PHP runs');
     assert.equal((await call('suspendacct', { user: 'alice', reason: 'unpaid' })).body.status, 200);
     assert.equal(site('alice.example').status, 503);
+    // Suspended: no master, and no socket a request could start one on.
+    assert.equal((await masterOf('alice')).length, 0, 'no master while suspended');
+    assert.equal((await exec(['/usr/bin/test', '-e', socket])).code, 1, 'no socket while suspended');
     assert.equal((await call('unsuspendacct', { user: 'alice' })).body.status, 200);
+    assert.equal((await exec(['/usr/bin/test', '-S', socket])).code, 0, 'her socket is held again');
+    assert.equal((await masterOf('alice')).length, 0, 'no master until a PHP request');
     assert.equal(site('alice.example').status, 200);
+    assert.notEqual((await masterOf('alice')).length, 0, 'the request started her master');
 
     assert.equal((await call('passwd', { user: 'alice', password: 'Second-pass-5678' })).body.status, 200);
     const shadow = (await exec(['/usr/bin/getent', 'shadow', 'alice'])).stdout.split(':')[1]!;

@@ -77,6 +77,11 @@ export interface LinuxConfig {
   phpLogDir: string;
   /** Debian's PHP-FPM binary, one master per account. */
   phpFpm: string;
+  /**
+   * Seconds an account's master runs with no worker before it ends (it starts again at the next
+   * request, php/activator.ts): an idle account costs no process.
+   */
+  phpIdleStop: number;
   /** MariaDB's socket: Berth talks to it as root (unix_socket), and so do the accounts' PHP and shells. */
   mariadbSocket: string;
   /** The name of the control group under each cgroup hierarchy that holds the accounts' groups. */
@@ -260,6 +265,7 @@ export function linuxDefaults(): LinuxConfig {
     phpSocketDir: '/run/berth/php',
     phpLogDir: '/var/log/berth/php-fpm',
     phpFpm: `/usr/sbin/php-fpm${php}`,
+    phpIdleStop: 600,
     mariadbSocket: '/run/mysqld/mysqld.sock',
     cgroupParent: 'berth',
     accountProcesses: 256,
@@ -366,6 +372,7 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.php_socket_dir': ['linux.phpSocketDir', absolutePath],
   'linux.php_log_dir': ['linux.phpLogDir', absolutePath],
   'linux.php_fpm': ['linux.phpFpm', absolutePath],
+  'linux.php_idle_stop': ['linux.phpIdleStop', wholeNumber(10, 86_400)],
   'linux.mariadb_socket': ['linux.mariadbSocket', absolutePath],
   'linux.cgroup_parent': [
     'linux.cgroupParent',

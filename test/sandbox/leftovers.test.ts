@@ -109,6 +109,15 @@ describe('what an account leaves and reads, in the sandbox', () => {
         .split('\n')
         .map((line) => line.trim().split(/\s+/)[0]);
     assert.ok((await qgroups()).includes(qgroup), `alice's qgroup ${qgroup}`);
+    // Her master starts at her site's first PHP request, and logs from then on.
+    const script = await as('alice', 'echo \'<?php echo "php-ran";\' > ~/public_html/ran.php');
+    assert.equal(script.code, 0, script.stderr);
+    const ran = curl([
+      '--resolve',
+      `alice.example:${sandbox.http_port}:127.0.0.1`,
+      `http://alice.example:${sandbox.http_port}/ran.php`,
+    ]);
+    assert.equal(ran.body, 'php-ran');
     const phpLog = '/var/log/berth/php-fpm/alice.log';
     assert.equal((await exec(['/usr/bin/test', '-f', phpLog])).code, 0, 'her PHP-FPM master logs there');
     const planted = await as(

@@ -45,7 +45,9 @@ import { webmailComponent } from './webmail/component.ts';
  * /etc of each account's PHP is brought up to date (php/etc-view.ts: a listing of /etc),
  * and FTP accounts' sessions are moved into their accounts' control groups (ftp/sessions.ts).
  */
-const [QUOTA_SWEEP_MS, QUEUE_SWEEP_MS, ETC_SWEEP_MS, FTP_SWEEP_MS] = [1_000, 5_000, 2_000, 1_000];
+const [QUOTA_SWEEP_MS, QUEUE_SWEEP_MS, ETC_SWEEP_MS, FTP_SWEEP_MS, PHP_SWEEP_MS] = [
+  1_000, 5_000, 2_000, 1_000, 10_000,
+];
 
 export { gecosOf } from './user/component.ts';
 
@@ -388,7 +390,14 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
           ['quota enforcement', QUOTA_SWEEP_MS, async () => user.enforce(await store.accounts())],
         ];
         if (mail) sweeps.push(['counting the mail queue', QUEUE_SWEEP_MS, () => mail.listQueue()]);
-        if (php) sweeps.push(["PHP's /etc", ETC_SWEEP_MS, () => php.refreshEtc(() => store.accounts())]);
+        if (php) {
+          sweeps.push(["PHP's /etc", ETC_SWEEP_MS, () => php.refreshEtc(() => store.accounts())]);
+          // Masters start at a request on the account's socket, and end when idle.
+          void php
+            .serve((user) => store.account(user), log)
+            .catch((error: unknown) => log.warn({ err: error }, 'PHP masters cannot be started on demand'));
+          sweeps.push(['ending idle PHP masters', PHP_SWEEP_MS, () => php.sweep()]);
+        }
         if (ftp)
           sweeps.push([
             "moving FTP sessions into their accounts' groups",

@@ -9,10 +9,14 @@
 // runs as the account's user with `pm = ondemand` (no process until a request comes),
 // `open_basedir` limited to the home and its temporary directory, and a socket only the web
 // server's user may use. The master starts under Berth's seccomp filter (confine/confine.ts), which
-// its workers and whatever they run inherit: no btrfs subvolume escapes the quota. No change to one account restarts or reloads another's PHP. A suspended
-// account has no master: its PHP cannot run at all.
+// its workers and whatever they run inherit: no btrfs subvolume escapes the quota. No change to one
+// account restarts or reloads another's PHP. The master runs only while the account's sites are
+// used: Berth's activator (activator.ts) holds the account's socket from createacct on, the
+// master is started at the first request that waits on it (which it then answers) and ends once
+// it has had no worker for `php_idle_stop` seconds; an idle account costs no process. A suspended
+// account has no socket and no master: its PHP cannot run at all.
 import { createHmac, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, readlinkSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { CONFINE, writeConfine } from '../confine/confine.ts';
@@ -29,11 +33,14 @@ import { ensureGroupFile, openPath } from '../home.ts';
 import type { StartedProcess } from '../run.ts';
 import { render } from '../templates.ts';
 import { SHARED_WRITABLE } from '../user/leftovers.ts';
-import { waitFor } from '../wait.ts';
+import { childrenOf, waitFor } from '../wait.ts';
+import { activator } from './activator.ts';
 import { accountViews, bindCommand, etcSignature, refreshAccountFiles, refreshView } from './etc-view.ts';
 import { type MountStep, MS, mountCommand } from './mounts.ts';
 
 const TMP_MODE = 0o700;
+/** How long after a master failed to start a request waiting for it is refused at once. */
+const START_RETRY_MS = 5_000;
 const POOL_PREFIX = 'berth-';
 /** The /etc each account's PHP sees (etc-view.ts), one directory an account: root's alone. */
 const ETC_VIEWS = '/etc/berth/php-etc';
@@ -60,9 +67,21 @@ export function phpSocket(ctx: LinuxContext, user: string): string {
   return join(ctx.linux.phpSocketDir, `${POOL_PREFIX}${name}.sock`);
 }
 
+/** What the PHP component tells of what it does on its own (masters started at a request). */
+export interface PhpLog {
+  warn(details: { err: unknown }, message: string): void;
+}
+
 export interface PhpComponent extends Component {
   /** Whether the account's master runs. */
   running(account: Account): boolean;
+  /**
+   * Starts masters from now on when a request waits on an account's socket (`berth serve` alone):
+   * `load` gives the account of a user, as the store has it.
+   */
+  serve(load: (user: string) => Promise<Account | undefined>, log: PhpLog): Promise<void>;
+  /** Ends the masters that have had no worker for `php_idle_stop` seconds; holds lost sockets again. */
+  sweep(): Promise<void>;
   /**
    * Brings the /etc each running master sees up to date with the system's, if it changed since
    * (then only are the accounts loaded).
@@ -81,13 +100,38 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
    * quota, the master could not start ("Unable to create lock file: Disk quota exceeded").
    */
   const lockDir = join(linux.phpSocketDir, 'lock');
+  /**
+   * The name the master is handed its socket under (FPM_SOCKETS): a path that never exists, for
+   * PHP-FPM removes its socket's path when it ends, and the path nginx connects to stays held.
+   */
+  const listenKey = (user: string) => join(linux.phpSocketDir, 'inherited', basename(phpSocket(ctx, user)));
+  const activate = activator(ctx.path(join(linux.phpSocketDir, 'activator')), ctx.runner);
+  /** The accounts whose sockets this Berth holds, by user. */
+  const wanted = new Map<string, Account>();
+  /** The masters the activator started for this Berth and that run, by user. */
+  const masters = new Map<string, number>();
+  /** When each master last had a worker (or started), by user. */
+  const lastBusy = new Map<string, number>();
+  /** Masters starting, by user; and when a start that failed may be tried again. */
+  const starting = new Map<string, Promise<void>>();
+  const failedUntil = new Map<string, number>();
+  /** The activator's masters, as it knows them, once per Berth (a restart finds them running). */
+  let known: Promise<void> | null = null;
+  const knowMasters = () => {
+    known ??= activate.list().then((held) => {
+      for (const [user, { pid }] of Object.entries(held)) if (pid) masters.set(user, pid);
+    });
+    return known.catch((error: unknown) => {
+      known = null;
+      throw error;
+    });
+  };
   const pool = (account: Account) =>
     render('php/pool.conf', {
       user: account.user,
-      socket: phpSocket(ctx, account.user),
+      listen: listenKey(account.user),
       pid_file: pidFile(account.user),
       error_log: logFile(account.user),
-      web_user: linux.webUser,
       home: account.homedir,
       tmp: join(account.homedir, 'tmp'),
       php_error_log: join(account.homedir, 'logs', 'php-error.log'),
@@ -240,18 +284,19 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   };
 
   /**
-   * Starts the account's master: a holder process makes the account's mount and IPC namespaces
-   * (unshare), the view is made in it, then the master starts inside them (nsenter), in the
-   * account's control group, confined (confine.pl: no_new_privs does not keep a root master from
-   * setuid to the pool's user), and is waited for until its socket answers.
+   * Starts the account's master on its held socket: a holder process makes the account's mount and
+   * IPC namespaces (unshare), the view is made in it, then the activator starts the master inside
+   * them (nsenter) with the socket, in the account's control group, confined (no_new_privs does
+   * not keep a root master from setuid to the pool's user), and it is waited for until it runs.
    */
   const start = async (account: Account) => {
     const { user } = account;
-    if (!ctx.live || masterPid(user) !== null) return;
+    if (!ctx.live || masters.has(user)) return;
+    // A master Berth's activator did not start (one of before it) serves no held socket.
+    if (masterPid(user) !== null) await end(account);
     makeDirectory(ctx.path(linux.phpSocketDir));
     makePrivateDirectory(ctx.path(linux.phpLogDir));
     makePrivateDirectory(ctx.path(lockDir));
-    removeFile(ctx.path(phpSocket(ctx, user)));
     // Moved into the account's group off Berth's thread (a cgroup v2 write of cgroup.procs waits
     // about 20 ms for the kernel) while the view is made: it never forks (unshare execs sleep).
     const holder = await spawnDetached([
@@ -276,31 +321,35 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       // The master moves itself into the account's group (confine --group) before PHP-FPM runs:
       // everything it ever forks starts inside.
       const groups = (ctx.groups?.directories(user) ?? []).flatMap((dir) => ['--group', dir]);
-      const master = await spawnDetached([
-        '/usr/bin/nsenter',
-        `--target=${holder.pid}`,
-        '--mount',
-        '--ipc',
-        '--',
-        ctx.path(CONFINE),
-        '--run',
-        ...groups,
-        linux.phpFpm,
-        '--nodaemonize',
-        '--fpm-config',
-        poolFile(account),
-        '-d',
-        `opcache.lockfile_path=${ctx.path(lockDir)}`,
-      ]);
-      await waitFor(
-        `PHP-FPM of ${user} to open its socket`,
-        () =>
-          master.exited() || (existsSync(ctx.path(phpSocket(ctx, user))) && masterPid(user) === master.pid),
+      const pid = await activate.exec(
+        user,
+        [
+          '/usr/bin/nsenter',
+          `--target=${holder.pid}`,
+          '--mount',
+          '--ipc',
+          '--',
+          ctx.path(CONFINE),
+          '--run',
+          ...groups,
+          linux.phpFpm,
+          '--nodaemonize',
+          '--fpm-config',
+          poolFile(account),
+          '-d',
+          `opcache.lockfile_path=${ctx.path(lockDir)}`,
+        ],
+        env,
+        listenKey(user),
       );
-      if (master.exited()) throw new Error(`PHP-FPM of ${user} ended; its log: ${logFile(user)}`);
+      masters.set(user, pid);
+      lastBusy.set(user, Date.now());
+      const ended = () => !existsSync(`/proc/${pid}`);
+      await waitFor(`PHP-FPM of ${user} to start`, () => ended() || masterPid(user) === pid);
+      if (ended()) throw new Error(`PHP-FPM of ${user} ended; its log: ${logFile(user)}`);
       await placing;
     } catch (error) {
-      await stop(account);
+      await end(account);
       throw error;
     } finally {
       // The master holds the namespace now.
@@ -310,9 +359,14 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     }
   };
 
-  /** Ends the master, its workers and whatever they started: the whole control group. */
+  /** Ends the master, its workers and whatever they started (a master starting, once started). */
   const stop = async (account: Account) => {
     if (!ctx.live) return;
+    await starting.get(account.user);
+    await end(account);
+  };
+  /** Ends the master, its workers and whatever they started: the whole control group. */
+  const end = async (account: Account) => {
     const { user } = account;
     if (ctx.groups) await ctx.groups.kill(user);
     else {
@@ -320,8 +374,77 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       if (pid !== null) process.kill(pid, 'SIGKILL');
       await waitFor(`PHP-FPM of ${user} to end`, () => masterPid(user) === null);
     }
-    removeFile(ctx.path(phpSocket(ctx, user)));
+    masters.delete(user);
     removeFile(ctx.path(pidFile(user)));
+  };
+
+  /** The account's socket, held by the activator: a request on it starts the master. */
+  const hold = async (account: Account) => {
+    if (!ctx.live) return;
+    makeDirectory(ctx.path(linux.phpSocketDir));
+    const web = ctx.systemUser(linux.webUser);
+    wanted.set(account.user, account);
+    await activate.hold(account.user, phpSocket(ctx, account.user), web.uid, web.gid);
+  };
+  /** The account's socket closed and gone: nginx's requests fail at once, and start nothing. */
+  const release = async (account: Account) => {
+    if (!ctx.live) return;
+    wanted.delete(account.user);
+    await activate.release(account.user);
+  };
+
+  /** A request waits on `user`'s socket: its master is started, at most once at a time. */
+  const requested = (user: string, load: (user: string) => Promise<Account | undefined>, log: PhpLog) => {
+    if (starting.has(user)) return;
+    const started = (async () => {
+      const account = wanted.get(user) ?? (await load(user));
+      if (!account || account.suspension) return;
+      // Held by another of Berth's processes (a command): this one starts it.
+      if (!wanted.has(user)) wanted.set(user, account);
+      if (Date.now() < (failedUntil.get(user) ?? 0)) return await activate.drain(user);
+      try {
+        await start(account);
+      } catch (error) {
+        log.warn({ err: error }, `PHP-FPM of ${user} could not start`);
+        failedUntil.set(user, Date.now() + START_RETRY_MS);
+        // What waits is refused, not left to time out.
+        return await activate.drain(user);
+      }
+      // Released while it started (suspended, removed): it ends.
+      if (!wanted.has(user)) await end(account);
+    })()
+      .catch(() => {})
+      .finally(() => starting.delete(user));
+    starting.set(user, started);
+  };
+
+  const serve = async (load: (user: string) => Promise<Account | undefined>, log: PhpLog) => {
+    if (!ctx.live) return;
+    await knowMasters();
+    await activate.listen({
+      ready: (user) => void requested(user, load, log),
+      exited: (user, pid) => {
+        if (masters.get(user) === pid) masters.delete(user);
+      },
+    });
+  };
+
+  const sweep = async () => {
+    if (!ctx.live) return;
+    const held = await activate.list();
+    // An activator started again (it ended) holds nothing, and a path removed is no socket: each
+    // is held again.
+    for (const [user, account] of wanted) if (!held[user]?.present) await hold(account);
+    const now = Date.now();
+    for (const [user, pid] of masters) {
+      if (childrenOf(pid).length > 0) lastBusy.set(user, now);
+      else if (now - (lastBusy.get(user) ?? now) >= linux.phpIdleStop * 1000) {
+        // Graceful: it ends with no worker; a request that comes meanwhile waits on the socket.
+        try {
+          process.kill(pid, 'SIGQUIT');
+        } catch {}
+      }
+    }
   };
 
   /** The account's `tmp`, and `logs` with PHP's error log (in the home, counted in its quota). */
@@ -335,44 +458,30 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   const writePool = (account: Account) =>
     ctx.fileStep('PHP pool', poolFile(account), 0o600, () => pool(account));
   const removePool = (account: Account) => ctx.fileStep('PHP pool', poolFile(account), 0o600, () => null);
-  const startStep = (account: Account) =>
+  const holdStep = (account: Account) =>
     ctx.step(
-      'start PHP-FPM',
-      () => start(account),
-      () => stop(account),
-    );
-  /** Masters createacct began to start and has not waited for yet, by user. */
-  const starting = new Map<string, Promise<void>>();
-  /**
-   * createacct's start: begun here and left to run while the rest of the account is made (about
-   * 150 ms of namespaces, mounts and PHP-FPM's own start); `settle` waits for it. Undone once the
-   * start has ended either way.
-   */
-  const beginStep = (account: Account) =>
-    ctx.step(
-      'start PHP-FPM',
+      'hold the PHP socket',
+      () => hold(account),
       async () => {
-        const started = start(account);
-        started.catch(() => {});
-        starting.set(account.user, started);
-      },
-      async () => {
-        await starting.get(account.user)?.catch(() => {});
-        starting.delete(account.user);
+        await release(account);
         await stop(account);
       },
     );
-  const stopStep = (account: Account) =>
+  const releaseStep = (account: Account) =>
     ctx.step(
-      'stop PHP-FPM',
-      () => stop(account),
-      () => start(account),
+      'release the PHP socket',
+      () => release(account),
+      () => hold(account),
     );
+  // Started again at the next request, once the socket is held again.
+  const stopStep = (account: Account) => ctx.step('stop PHP-FPM', () => stop(account));
 
   return {
     name: 'php',
     running,
     refreshEtc,
+    serve,
+    sweep,
     // Root's alone: the pools name every account.
     async prepare() {
       makePrivateDirectory(ctx.path(linux.phpPoolDir));
@@ -380,40 +489,44 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       phpSocket(ctx, 'root');
       writeConfine(ctx.path(CONFINE), ctx.config.shell);
     },
-    create: (account) => [tmpStep(account), writePool(account), beginStep(account)],
-    settle: (account) => [
-      ctx.step('PHP-FPM started', async () => {
-        const started = starting.get(account.user);
-        starting.delete(account.user);
-        await started;
-      }),
-    ],
-    remove: (account) => [stopStep(account), removePool(account)],
+    create: (account) => [tmpStep(account), writePool(account), holdStep(account)],
+    remove: (account) => [releaseStep(account), stopStep(account), removePool(account)],
     // The master's log, kept until the account is gone for good.
     async forget(account) {
       removeFile(ctx.path(logFile(account.user)));
       removeServiceDirectory(etcView(account.user));
     },
-    suspend: (account) => [stopStep(account)],
-    unsuspend: (account) => [writePool(account), startStep(account)],
+    suspend: (account) => [releaseStep(account), stopStep(account)],
+    unsuspend: (account) => [writePool(account), holdStep(account)],
     async reconcile(account) {
-      if (account.suspension) await stop(account);
-      else {
+      if (account.suspension) {
+        await release(account);
+        await stop(account);
+      } else {
         await tmpStep(account).run();
+        const outdated = readIfExists(poolFile(account)) !== pool(account);
         writeFileAtomic(poolFile(account), pool(account), 0o600);
-        await start(account);
+        if (outdated) await stop(account);
+        await hold(account);
       }
     },
     async resume(account) {
       if (account.suspension || !existsSync(poolFile(account))) return;
-      // A master started before Berth confined them, or with a pool Berth now writes otherwise
-      // (its socket's name), is started again, under the filter, with the pool of now.
+      // A master started before Berth confined them, or with a pool Berth now writes otherwise,
+      // or not on a socket the activator holds (a master of before it), ends: the next request
+      // starts it again, under the filter, with the pool of now.
       const outdated = readIfExists(poolFile(account)) !== pool(account);
       if (outdated) writeFileAtomic(poolFile(account), pool(account), 0o600);
-      if (ctx.live && (outdated || unconfined(account.user))) await stop(account);
-      await start(account);
+      if (ctx.live) {
+        await knowMasters();
+        const pid = masterPid(account.user);
+        if (pid !== null && (outdated || unconfined(account.user) || masters.get(account.user) !== pid))
+          await stop(account);
+      }
+      await hold(account);
     },
     async purge(account) {
+      await release(account);
       await stop(account);
       removeFile(poolFile(account));
       removeServiceDirectory(etcView(account.user));
@@ -426,7 +539,8 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
         if (!ctx.live) continue;
         const up = masterPid(account.user) !== null;
         if (up && account.suspension) differences.push(`${account.user}: PHP runs for a suspended account`);
-        if (!up && !account.suspension) differences.push(`${account.user}: PHP-FPM does not run`);
+        if (!account.suspension && !isSocket(ctx.path(phpSocket(ctx, account.user))))
+          differences.push(`${account.user}: no PHP socket is held`);
         if (up && unconfined(account.user))
           differences.push(`${account.user}: PHP-FPM runs without Berth's seccomp filter`);
       }
@@ -439,4 +553,12 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       ];
     },
   };
+}
+
+function isSocket(path: string): boolean {
+  try {
+    return lstatSync(path).isSocket();
+  } catch {
+    return false;
+  }
 }

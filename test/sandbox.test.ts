@@ -407,6 +407,10 @@ describe('berth sandbox', () => {
     const fill = (text: string) =>
       text.replaceAll('<user>', 'dora').replaceAll('<domain>', 'dora.example').replaceAll('<php>', php);
     const paths = rows.map((row) => fill(row[1]!));
+    // Her PHP's view of /etc is made when her master starts: at her site's first PHP request.
+    assert.equal((await running.asUser('dora', "echo '<?php echo 7;' > ~/public_html/seven.php")).code, 0);
+    const seven = await insecureRequest(sandbox.https_port, '/seven.php', { servername: 'dora.example' });
+    assert.equal(seven.body, '7');
     const stat = await exec(['/usr/bin/stat', '-c', '%a %U:%G', '--', ...paths]);
     assert.equal(stat.code, 0, stat.stderr);
     const found = stat.stdout.trim().split('\n');

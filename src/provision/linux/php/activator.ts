@@ -48,6 +48,8 @@ export interface Activator {
   /** Refuses every request waiting on `key`'s socket (its master could not start), then watches it. */
   drain(key: string): Promise<void>;
   list(): Promise<Record<string, HeldSocket>>;
+  /** How many sockets it holds, and the keys whose path is no longer their socket. */
+  check(): Promise<{ held: number; absent: string[] }>;
   /** Tells `events` of requests and of masters ending, from now on (and of requests already waiting). */
   listen(events: ActivatorEvents): Promise<void>;
   close(): void;
@@ -59,7 +61,8 @@ interface Message {
   event?: 'ready' | 'exited';
   key?: string;
   pid?: number;
-  held?: Record<string, HeldSocket>;
+  held?: Record<string, HeldSocket> | number;
+  absent?: string[];
 }
 
 /** The activator whose control socket is `<dir>/control.sock`, started when none answers there. */
@@ -152,7 +155,12 @@ export function activator(dir: string, runner: CommandRunner): Activator {
       await request('drain', { key });
     },
     async list() {
-      return (await request('list')).held ?? {};
+      const { held } = await request('list');
+      return typeof held === 'object' ? held : {};
+    },
+    async check() {
+      const { held, absent } = await request('check');
+      return { held: typeof held === 'number' ? held : 0, absent: absent ?? [] };
     },
     async listen(events) {
       listener = events;

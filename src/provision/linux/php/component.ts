@@ -15,9 +15,8 @@
 // master is started at the first request that waits on it (which it then answers) and ends once
 // it has had no worker for `php_idle_stop` seconds; an idle account costs no process. A suspended
 // account has no socket and no master: its PHP cannot run at all.
-import { createHmac, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, lstatSync, readlinkSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { CONFINE, writeConfine } from '../confine/confine.ts';
 import { type Component, type LinuxContext, strayFiles } from '../context.ts';
@@ -29,43 +28,19 @@ import {
   removeServiceDirectory,
   writeFileAtomic,
 } from '../files.ts';
-import { ensureGroupFile, openPath } from '../home.ts';
+import { ensureGroupFile } from '../home.ts';
 import type { StartedProcess } from '../run.ts';
 import { render } from '../templates.ts';
-import { SHARED_WRITABLE } from '../user/leftovers.ts';
 import { childrenOf, waitFor } from '../wait.ts';
 import { activator } from './activator.ts';
-import { accountViews, bindCommand, etcSignature, refreshAccountFiles, refreshView } from './etc-view.ts';
-import { type MountStep, MS, mountCommand } from './mounts.ts';
+import { POOL_PREFIX, phpSocket } from './socket.ts';
+import { phpViews } from './view.ts';
 
 const TMP_MODE = 0o700;
 /** How long after a master failed to start a request waiting for it is refused at once. */
 const START_RETRY_MS = 5_000;
-const POOL_PREFIX = 'berth-';
-/** The /etc each account's PHP sees (etc-view.ts), one directory an account: root's alone. */
-const ETC_VIEWS = '/etc/berth/php-etc';
-
-/** The keys socket names are made with, by the file each is kept in. */
-const socketKeys = new Map<string, string>();
-
-/**
- * The socket nginx passes the account's PHP requests to, named by a keyed hash of the user:
- * /proc/net/unix, which every process reads, lists every listening socket's path, and a name made
- * of the user would list the server's accounts. The key (`<php_pool_dir>/.socket-key`, 0600 in a
- * directory root's alone) is made once.
- */
-export function phpSocket(ctx: LinuxContext, user: string): string {
-  const file = ctx.path(join(ctx.linux.phpPoolDir, '.socket-key'));
-  let key = socketKeys.get(file) ?? readIfExists(file)?.trim() ?? '';
-  if (key === '') {
-    key = randomBytes(32).toString('hex');
-    makePrivateDirectory(dirname(file));
-    writeFileAtomic(file, `${key}\n`, 0o600);
-  }
-  socketKeys.set(file, key);
-  const name = createHmac('sha256', key).update(user).digest('hex').slice(0, 24);
-  return join(ctx.linux.phpSocketDir, `${POOL_PREFIX}${name}.sock`);
-}
+/** Every how many sweeps (10 s apart) the activator's sockets are checked. */
+const SOCKET_CHECK_EVERY = 6;
 
 /** What the PHP component tells of what it does on its own (masters started at a request). */
 export interface PhpLog {
@@ -160,128 +135,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     return ctx.runner.start(argv, env);
   };
 
-  const etcView = (user: string) => ctx.path(join(ETC_VIEWS, user));
-  /**
-   * Where each namespace keeps the system's /etc (for directories it gains later), in a directory
-   * root alone may enter: the mount point itself takes the mode of the /etc bound on it.
-   */
-  const systemEtc = join(linux.phpSocketDir, 'etc', 'system');
-  /** The view of /etc for `user`, up to date (etc-view.ts), in a directory root alone may enter. */
-  const refreshEtcView = (user: string) => {
-    makePrivateDirectory(ctx.path(ETC_VIEWS));
-    makeDirectory(etcView(user));
-    return refreshView(ctx.path('/etc'), etcView(user), user);
-  };
-  /** What the system's /etc was when refreshEtc last brought the views up to date. */
-  let etcSeen: string | null = null;
-  let othersSeen: string | null = null;
-  /**
-   * Brings every running view up to date when /etc changed. An account made or removed changes
-   * passwd and group alone: each view then gets its two files, from the system's read once (a
-   * sweep's cost per view does not grow with the accounts); anything else changed, each view is
-   * made again whole.
-   */
-  const refreshEtc = async (accounts: () => Promise<readonly Account[]>) => {
-    const etc = ctx.path('/etc');
-    const changed = etcSignature(etc);
-    if (changed === etcSeen) return;
-    const others = etcSignature(etc, false);
-    const views =
-      others === othersSeen
-        ? accountViews(readIfExists(join(etc, 'passwd')) ?? '', readIfExists(join(etc, 'group')) ?? '')
-        : null;
-    for (const account of await accounts()) {
-      const pid = masterPid(account.user);
-      if (account.suspension || pid === null) continue;
-      if (views) {
-        refreshAccountFiles(etcView(account.user), views(account.user));
-        continue;
-      }
-      const { made } = refreshEtcView(account.user);
-      // A directory the system's /etc has gained is bound in the running namespace, from the
-      // system's /etc as the namespace keeps it, where only root may go.
-      if (made.length > 0)
-        await ctx.runner.run([
-          '/usr/bin/nsenter',
-          `--target=${pid}`,
-          '--mount',
-          '--',
-          ...bindCommand(systemEtc, '/etc', made),
-        ]);
-    }
-    etcSeen = changed;
-    othersSeen = others;
-  };
-
-  /**
-   * The view of the system the account's PHP has, made in a mount namespace of its own before
-   * any of its PHP runs: its own /etc (etc-view.ts: no other account in passwd or group); its tmp
-   * as /tmp, /var/tmp, /dev/shm and every other directory all users may write (SHARED_WRITABLE); a
-   * /proc that hides other users' processes; its home alone below the home base.
-   */
-  const privateView = async (account: Account, holder: number) => {
-    // The system's directories bound in the view while /etc is still the system's, then the view
-    // (with them) over /etc. The view is root's, in a directory of root's alone.
-    const etc = etcView(account.user);
-    makePrivateDirectory(ctx.path(dirname(systemEtc)));
-    makePrivateDirectory(ctx.path(systemEtc));
-    const { bound } = refreshEtcView(account.user);
-    const base = dirname(account.homedir);
-    if (base === '/') throw new Error(`a home base of / cannot be hidden: ${account.homedir}`);
-    // The homes' tmpfs is made aside, with the account's home bound in it, then moved over the
-    // home base: the home is bound while its path still leads to it.
-    const aside = ctx.path(join(linux.phpSocketDir, 'view'));
-    makePrivateDirectory(aside);
-    const inAside = join(aside, basename(account.homedir));
-    const homeFd = openPath(ctx.path(account.homedir), []);
-    const tmpFd = openPath(ctx.path(account.homedir), ['tmp']);
-    try {
-      // Each directory bound is opened first without following a link, and mount(2) is given the
-      // path the kernel has for the descriptor (as mount(8) made of a /proc/<pid>/fd path): the
-      // descriptor itself is of Berth's mount namespace, which another cannot bind (EINVAL). The
-      // home and its tmp are root's entries, which the account cannot move meanwhile.
-      const fd = (n: number) => readlinkSync(`/proc/self/fd/${n}`);
-      const steps: MountStep[] = [
-        { bind: '/etc', at: systemEtc },
-        ...bound.map((name) => ({ bind: join('/etc', name), at: join(etc, name), optional: true })),
-        { bind: etc, at: '/etc', recursive: true },
-        // Every directory all users may write, where the system has it: none is shared with the
-        // account next door, and whatever the account writes there counts in its own quota.
-        ...SHARED_WRITABLE.filter((dir) => existsSync(ctx.path(dir))).map((dir) => ({
-          bind: fd(tmpFd),
-          at: dir,
-        })),
-        {
-          mount: 'berth-homes',
-          type: 'tmpfs',
-          at: aside,
-          flags: MS.NOSUID | MS.NODEV,
-          data: 'mode=0755,size=64k',
-        },
-        { mkdir: inAside, mode: 0o751 },
-        { bind: fd(homeFd), at: inAside },
-        { move: aside, at: base },
-        // Last: the descriptors above are reached through the /proc that shows every process.
-        {
-          mount: 'proc',
-          type: 'proc',
-          at: '/proc',
-          flags: MS.NOSUID | MS.NODEV | MS.NOEXEC,
-          data: 'hidepid=invisible',
-        },
-      ];
-      await ctx.runner.run([
-        '/usr/bin/nsenter',
-        `--target=${holder}`,
-        '--mount',
-        '--',
-        ...mountCommand(steps),
-      ]);
-    } finally {
-      closeSync(homeFd);
-      closeSync(tmpFd);
-    }
-  };
+  const { etcView, refreshEtc, privateView } = phpViews(ctx, masterPid);
 
   /**
    * Starts the account's master on its held socket: a holder process makes the account's mount and
@@ -429,12 +283,30 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     });
   };
 
+  /** Holds again every socket the activator lost (it ended and another started) or whose path went. */
+  const holdLost = async () => {
+    const { held, absent } = await activate.check();
+    const kept = held < wanted.size ? new Set(Object.keys(await activate.list())) : null;
+    const missing = kept ? [...wanted.keys()].filter((user) => !kept.has(user)) : [];
+    for (const user of [...absent, ...missing]) {
+      const account = wanted.get(user);
+      if (!account) continue;
+      await hold(account);
+      // Its master serves the socket that was lost: it ends, and the next request starts another.
+      const pid = masters.get(user);
+      masters.delete(user);
+      if (pid !== undefined)
+        try {
+          process.kill(pid, 'SIGQUIT');
+        } catch {}
+    }
+  };
+  let sweeps = 0;
   const sweep = async () => {
     if (!ctx.live) return;
-    const held = await activate.list();
     // An activator started again (it ended) holds nothing, and a path removed is no socket: each
-    // is held again.
-    for (const [user, account] of wanted) if (!held[user]?.present) await hold(account);
+    // is held again. Looked at once a minute: the look costs the activator a stat a socket.
+    if (sweeps++ % SOCKET_CHECK_EVERY === 0) await holdLost();
     const now = Date.now();
     for (const [user, pid] of masters) {
       if (childrenOf(pid).length > 0) lastBusy.set(user, now);

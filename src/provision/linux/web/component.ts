@@ -33,7 +33,7 @@ import {
   writeFileAtomic,
 } from '../files.ts';
 import { makeDirectories, removeMadeDirectories, UnsafePath } from '../home.ts';
-import { phpSocket } from '../php/component.ts';
+import { phpSocket } from '../php/socket.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
 import { PUBLIC_HTML_MODE } from '../user/component.ts';

@@ -113,9 +113,10 @@ describe('what an account leaves and reads, in the sandbox', () => {
     const script = await as('alice', 'echo \'<?php echo "php-ran";\' > ~/public_html/ran.php');
     assert.equal(script.code, 0, script.stderr);
     const ran = curl([
+      '-k',
       '--resolve',
-      `alice.example:${sandbox.http_port}:127.0.0.1`,
-      `http://alice.example:${sandbox.http_port}/ran.php`,
+      `alice.example:${sandbox.https_port}:127.0.0.1`,
+      `https://alice.example:${sandbox.https_port}/ran.php`,
     ]);
     assert.equal(ran.body, 'php-ran');
     const phpLog = '/var/log/berth/php-fpm/alice.log';

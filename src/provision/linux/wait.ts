@@ -30,3 +30,22 @@ export function childrenOf(pid: number): number[] {
     return [];
   }
 }
+
+/** Runs at most `slots` tasks at once; the others wait their turn, first come first served. */
+export function limiter(slots: number) {
+  let free = slots;
+  const waiting: (() => void)[] = [];
+  return {
+    async run<T>(task: () => Promise<T>): Promise<T> {
+      if (free === 0) await new Promise<void>((resolve) => waiting.push(resolve));
+      else free--;
+      try {
+        return await task();
+      } finally {
+        const next = waiting.shift();
+        if (next) next();
+        else free++;
+      }
+    },
+  };
+}

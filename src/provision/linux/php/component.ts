@@ -31,7 +31,7 @@ import {
 import { ensureGroupFile } from '../home.ts';
 import type { StartedProcess } from '../run.ts';
 import { render } from '../templates.ts';
-import { childrenOf, waitFor } from '../wait.ts';
+import { childrenOf, limiter, waitFor } from '../wait.ts';
 import { activator } from './activator.ts';
 import { POOL_PREFIX, phpSocket } from './socket.ts';
 import { phpViews } from './view.ts';
@@ -39,6 +39,8 @@ import { phpViews } from './view.ts';
 const TMP_MODE = 0o700;
 /** How long after a master failed to start a request waiting for it is refused at once. */
 const START_RETRY_MS = 5_000;
+/** Masters started at once on requests, at most. */
+const STARTS_AT_ONCE = 4;
 /** Every how many sweeps (10 s apart) the activator's sockets are checked. */
 const SOCKET_CHECK_EVERY = 6;
 
@@ -247,6 +249,11 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     await activate.release(account.user);
   };
 
+  /**
+   * Starts at once, at most: requests to every site of the server at once (a crawler) start their
+   * masters a few at a time, each taking its CPU, while Berth's calls go on beside them.
+   */
+  const startSlot = limiter(STARTS_AT_ONCE);
   /** A request waits on `user`'s socket: its master is started, at most once at a time. */
   const requested = (user: string, load: (user: string) => Promise<Account | undefined>, log: PhpLog) => {
     if (starting.has(user)) return;
@@ -256,8 +263,10 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       // Held by another of Berth's processes (a command): this one starts it.
       if (!wanted.has(user)) wanted.set(user, account);
       if (Date.now() < (failedUntil.get(user) ?? 0)) return await activate.drain(user);
+      // The activator runs no master for it (an end it told of may have been missed).
+      masters.delete(user);
       try {
-        await start(account);
+        await startSlot.run(() => start(account));
       } catch (error) {
         log.warn({ err: error }, `PHP-FPM of ${user} could not start`);
         failedUntil.set(user, Date.now() + START_RETRY_MS);

@@ -29,6 +29,8 @@ export interface StartedProcess {
 
 export class CommandFailed extends Error {
   override name = 'CommandFailed';
+  /** The command's exit status, when it ran and exited with one. */
+  exitCode: number | null = null;
 }
 
 /** An answer of the spawner (spawner.js). */
@@ -37,6 +39,8 @@ interface Answer {
   stdout?: string;
   stderr?: string;
   error?: string;
+  /** The exit status of a command that failed by exiting with it. */
+  code?: number | null;
   /** A detached process's pid, then its end. */
   pid?: number;
   exited?: boolean;
@@ -111,10 +115,12 @@ export function execRunner(): CommandRunner {
       if (!binary?.startsWith('/')) throw new CommandFailed(`not an absolute command path: ${binary}`);
       const { input, umask, timeoutMs, env } = options;
       return new Promise((resolve, reject) => {
-        send({ argv, input, umask, timeoutMs, env }, ({ stdout = '', stderr = '', error }) => {
+        send({ argv, input, umask, timeoutMs, env }, ({ stdout = '', stderr = '', error, code }) => {
           if (error === undefined) return resolve({ stdout, stderr });
           const detail = stderr.trim().split('\n').slice(-3).join(' / ');
-          reject(new CommandFailed(`${binary} failed: ${detail || error}`));
+          const failed = new CommandFailed(`${binary} failed: ${detail || error}`);
+          failed.exitCode = code ?? null;
+          reject(failed);
         });
       });
     },

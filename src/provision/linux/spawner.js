@@ -7,7 +7,7 @@
 // like the store's writer thread: a process that loads a .ts file starts a TypeScript stripper.
 //
 // A request: { id, argv, input?, umask?, timeoutMs?, env? }. An answer: { id, stdout, stderr } or
-// { id, stdout, stderr, error } (the failure's message). A request with `detached` starts a
+// { id, stdout, stderr, error, code } (the failure's message, and the exit status when it exited). A request with `detached` starts a
 // process that outlives it (an account's PHP-FPM master): answered with { id, pid } at once, then
 // { id, exited: true } when it ends. It ends with its input (Berth gone).
 import { execFile, spawn } from 'node:child_process';
@@ -56,7 +56,9 @@ lines.on('line', (line) => {
           id: request.id,
           stdout: String(stdout),
           stderr: String(stderr),
-          ...(error ? { error: error.message } : {}),
+          ...(error
+            ? { error: error.message, code: typeof error.code === 'number' ? error.code : null }
+            : {}),
         }),
     );
     child.stdin?.on('error', () => {}); // a command that does not read its input may close it first

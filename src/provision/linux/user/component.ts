@@ -9,6 +9,7 @@ import type { Component, LinuxContext, LinuxStep } from '../context.ts';
 import { removeFile } from '../files.ts';
 import { ensureDirectory, type Kind, kindOf, settleDirectory } from '../home.ts';
 import { findSystemUser, processOf, shadowPassword, systemGroupExists, systemUsers } from '../passwd.ts';
+import { CommandFailed } from '../run.ts';
 import { waitFor } from '../wait.ts';
 import { removeIpcObjects, removeLeftovers, removeMessageQueues } from './leftovers.ts';
 import { chooseQuotaBackend, type QuotaBackend, quotaBackend } from './quota.ts';
@@ -137,8 +138,14 @@ export function userComponent(
     const found = findSystemUser(root, name)?.uid ?? known;
     if (found === null) return;
     const uid = String(found);
-    for (let round = 0; processOf(found); round++) {
-      await runner.run(['/usr/bin/pkill', '-KILL', '-U', uid]).catch(() => {});
+    // pkill looks through every process of the machine, off Berth's thread: it exits 1 when none
+    // is the user's (the common case: the control group's were ended above).
+    const killed = () =>
+      runner.run(['/usr/bin/pkill', '-KILL', '-U', uid]).then(
+        () => true,
+        (error: unknown) => !(error instanceof CommandFailed && error.exitCode === 1) && processOf(found),
+      );
+    for (let round = 0; await killed(); round++) {
       if (round > 100) throw new Error(`the processes of ${name} did not end`);
       await waitFor(`the processes of ${name} to end`, () => !processOf(found), 200).catch(() => {});
     }

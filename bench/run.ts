@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -594,6 +594,46 @@ function stackMemory(rootPid: number): number {
   return kb / 1024;
 }
 
+/**
+ * The CPU time, in ms, every process below `rootPid` has used, with what their ended children
+ * used (a command's time is its parent's once it ended); nginx's left out (the steady load's TLS
+ * handshakes, not the calls').
+ */
+function stackCpuMs(rootPid: number): Map<number, number> {
+  const children = new Map<number, number[]>();
+  const used = new Map<number, number>();
+  const hz = 100;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ppid = Number(fields[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+      if (stat.includes('(nginx)')) continue;
+      const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+      used.set(Number(name), (ticks * 1000) / hz);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const tree = new Map<number, number>();
+  const todo = [rootPid];
+  while (todo.length > 0) {
+    const pid = todo.pop()!;
+    todo.push(...(children.get(pid) ?? []));
+    if (used.has(pid)) tree.set(pid, used.get(pid)!);
+  }
+  return tree;
+}
+
+/** The CPU ms the stack used between two readings of stackCpuMs (a process new since: all of its). */
+function cpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, ms] of after) total += ms - Math.min(ms, before.get(pid) ?? 0);
+  return total;
+}
+
 /** Calls `call(i)` for i below `count` from `clients` callers at once; each answer's milliseconds. */
 async function parallel(
   count: number,
@@ -719,7 +759,9 @@ async function bulkChanges(): Promise<void> {
     await fill(small);
     const atSmall = await oneAtATime('p');
     const createReloads = await sandboxReloads(info);
+    const cpuBefore = stackCpuMs(info.namespace_pid);
     const creates = await parallel(count, clients, (i) => onStack('createacct', create(i)));
+    const cpuPerAccount = cpuBetween(cpuBefore, stackCpuMs(info.namespace_pid)) / count;
     const createdReloads = await sandboxReloads(info);
     sites += count;
     // The accounts made so far, every one of them idle now.
@@ -751,6 +793,19 @@ async function bulkChanges(): Promise<void> {
       higherIsBetter: true,
       target: { absolute: 30, text: '≥ 30 per second (the record driver alongside)' },
       errors: creates.failures,
+    });
+    const cores = availableParallelism();
+    measurements.push({
+      scenario: `7a″. CPU time of the whole stack's processes per createacct during 7a (nginx's left out), and the rate ${cores} cores allow at that cost`,
+      metric: 'ms of CPU per account (baseline: accounts a second the cores allow)',
+      berth: cpuPerAccount,
+      baseline: (cores * 1000) / cpuPerAccount,
+      higherIsBetter: false,
+      target: {
+        absolute: (cores * 1000) / 30,
+        text: `≤ ${Math.round((cores * 1000) / 30)} ms: what 30 a second needs on ${cores} cores`,
+      },
+      errors: 0,
     });
     const scale = [
       ['6d', small, atSmall],

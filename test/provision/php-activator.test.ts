@@ -4,6 +4,7 @@
 // path), watched again, and a new master started for the next request; a released socket gone; a
 // request waiting on a master that could not start refused at once; a replaced path held anew.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -23,6 +24,7 @@ import { type Activator, activator } from '../../src/provision/linux/php/activat
 import { execRunner } from '../../src/provision/linux/run.ts';
 import { tempDir } from '../helpers.ts';
 
+const PROGRAM = new URL('../../src/provision/linux/php/activator.pl', import.meta.url).pathname;
 const PHP_FPM = ['/usr/sbin/php-fpm8.2', '/usr/sbin/php-fpm'].find((path) => existsSync(path)) ?? '';
 
 /** One FastCGI record (version 1) of `type` for request 1. */
@@ -226,6 +228,30 @@ describe("Berth's PHP activator, with PHP-FPM itself", { skip: PHP_FPM === '' &&
     await until('the request on the new socket to be told', () => ready.length === 6);
     master = await berth.exec('alice', fpm('alice'), { PATH: '/usr/sbin:/usr/bin' }, listenKey);
     assert.match(await again, /served by/);
+  });
+
+  it('ends its own master on stop, and lists a request no one started among those waiting', async () => {
+    const berth = clients[0]!;
+    const running = master!;
+    await berth.stop('alice');
+    await until('the master to end', () => exited.includes(running));
+    const told = ready.length;
+    const waiting = fastcgi(path, join(site, 't.php')).then(
+      () => 'answered',
+      (error: Error) => error.message,
+    );
+    await until('the request to be told', () => ready.length === told + 1);
+    // Told once; a Berth that lost the telling finds it in the check.
+    assert.deepEqual((await berth.check()).waiting, ['alice']);
+    master = await berth.exec('alice', fpm('alice'), { PATH: '/usr/sbin:/usr/bin' }, listenKey);
+    assert.equal(await waiting, 'answered');
+    assert.deepEqual((await berth.check()).waiting, []);
+  });
+
+  it('refuses a second activator on the same control socket', () => {
+    const second = spawnSync('/usr/bin/perl', [PROGRAM, join(control, 'control.sock')], { encoding: 'utf8' });
+    assert.notEqual(second.status, 0);
+    assert.match(second.stderr, /another activator runs/);
   });
 
   it('refuses a master for a socket it does not hold, and removes a released socket’s path', async () => {

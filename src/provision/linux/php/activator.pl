@@ -12,11 +12,14 @@
 #   {"id":3,"op":"exec","key":K,"argv":[...],"env":{},"listen":L}
 #                                                       starts argv with the socket as descriptor
 #                                                       3, named to PHP-FPM by FPM_SOCKETS=L=3
-#   {"id":4,"op":"drain","key":K}                       refuses what waits (a start that failed)
+#   {"id":4,"op":"drain","key":K}                       refuses what waits (a start that failed): the
+#                                                       socket is replaced by a new one
+#   {"id":8,"op":"stop","key":K}                        SIGQUIT to K's master (it ends gracefully)
 #   {"id":5,"op":"list"}                                every socket held (whether its path is still
 #                                                       its own), and its master
-#   {"id":6,"op":"check"}                               how many it holds, and whose path is no
-#                                                       longer its socket (cheaper than a list)
+#   {"id":6,"op":"check"}                               how many it holds, whose path is no longer
+#                                                       its socket, and which wait for a master
+#                                                       (cheaper than a list)
 #   {"id":7,"op":"listen"}                              this client is told of the events:
 #   {"event":"ready","key":K}     a request waits on K's socket and no master runs for it
 #   {"event":"exited","key":K,"pid":N}  K's master ended; its socket is watched again
@@ -31,7 +34,7 @@ use strict;
 use warnings;
 use Config;
 use Errno qw(EAGAIN EINTR);
-use Fcntl qw(F_GETFL F_SETFL F_SETFD O_NONBLOCK);
+use Fcntl qw(:flock F_GETFL F_SETFL F_SETFD O_NONBLOCK);
 use IO::Handle;
 use JSON::PP;
 use POSIX qw(WNOHANG setsid);
@@ -41,8 +44,10 @@ my ($control) = @ARGV;
 die "usage: activator.pl CONTROL-SOCKET\n" unless defined $control;
 umask 077;
 $SIG{PIPE} = 'IGNORE';
-# A child's end wakes the poll below.
-$SIG{CHLD} = sub { };
+# One activator a control socket: a second one would take the path of the first's, which would hold
+# its sockets and masters unreachable.
+open(my $lock, '>', "$control.lock") or die "$control.lock: $!\n";
+flock($lock, LOCK_EX | LOCK_NB) or die "another activator runs on $control\n";
 
 # epoll_create1, epoll_ctl and epoll_pwait, and struct epoll_event (packed on x86-64), by
 # architecture.
@@ -65,6 +70,13 @@ sub unwatch {
   my $fd = fileno($handle) // return;
   syscall($CTL, $epoll, $DEL, $fd, pack($EVENT, 0, 0));
 }
+
+# A child's end wakes the wait, through a pipe the handler writes to: a signal alone, come while a
+# batch was being answered, would wait for the next event.
+pipe(my $wake, my $waker) or die "pipe: $!\n";
+fcntl($_, F_SETFL, fcntl($_, F_GETFL, 0) | O_NONBLOCK) for $wake, $waker;
+$SIG{CHLD} = sub { syswrite($waker, 'x') };
+watch($wake);
 
 my $json = JSON::PP->new->canonical;
 # key => { sock, path, dev, ino, pid (its master), armed (watched) }
@@ -132,14 +144,29 @@ sub listening_socket {
   my $aside = "$path.$$.new";
   unlink $aside;
   socket(my $sock, AF_UNIX, SOCK_STREAM, 0) or die "socket: $!\n";
-  bind($sock, pack_sockaddr_un($aside)) or die "bind $aside: $!\n";
-  # PHP-FPM's own backlog for its sockets.
-  listen($sock, 511) or die "listen $aside: $!\n";
-  chown($uid, $gid, $aside) or die "chown $aside: $!\n";
-  chmod(0600, $aside) or die "chmod $aside: $!\n";
-  rename($aside, $path) or die "rename to $path: $!\n";
+  my $made = eval {
+    bind($sock, pack_sockaddr_un($aside)) or die "bind $aside: $!\n";
+    # PHP-FPM's own backlog for its sockets.
+    listen($sock, 511) or die "listen $aside: $!\n";
+    chown($uid, $gid, $aside) or die "chown $aside: $!\n";
+    chmod(0600, $aside) or die "chmod $aside: $!\n";
+    rename($aside, $path) or die "rename to $path: $!\n";
+    1;
+  };
+  if (!$made) {
+    my $error = $@;
+    unlink $aside;
+    die $error;
+  }
   my ($dev, $ino) = lstat $path;
   return ($sock, $dev, $ino);
+}
+
+# Whether the entry's path is still the socket it bound.
+sub present {
+  my ($entry) = @_;
+  my ($dev, $ino) = lstat $entry->{path};
+  return defined $dev && $dev == $entry->{dev} && $ino == $entry->{ino};
 }
 
 sub release {
@@ -147,18 +174,20 @@ sub release {
   return unless $held{$key};
   disarm($key);
   my $entry = delete $held{$key};
-  my ($dev, $ino) = lstat $entry->{path};
-  unlink $entry->{path} if defined $dev && $dev == $entry->{dev} && $ino == $entry->{ino};
+  unlink $entry->{path} if present($entry);
   close $entry->{sock};
 }
 
-sub drain {
-  my ($entry) = @_;
-  my $flags = fcntl($entry->{sock}, F_GETFL, 0);
-  fcntl($entry->{sock}, F_SETFL, $flags | O_NONBLOCK);
-  while (accept(my $connection, $entry->{sock})) { close $connection }
-  # PHP-FPM's workers accept blocking: a descriptor left non-blocking would end them.
-  fcntl($entry->{sock}, F_SETFL, $flags & ~O_NONBLOCK);
+# The key's socket replaced by a new one at its path: what waited on the old one is refused as it
+# closes, and a process of the account that kept a copy of it (one a PHP worker started) keeps a
+# socket no request reaches.
+sub replace {
+  my ($key) = @_;
+  my $entry = $held{$key};
+  my ($sock, $dev, $ino) = listening_socket(@$entry{qw(path uid gid)});
+  disarm($key);
+  close $entry->{sock};
+  @$entry{qw(sock dev ino)} = ($sock, $dev, $ino);
 }
 
 sub start_master {
@@ -193,19 +222,21 @@ sub answer {
   my $key = $request->{key};
   my $entry = defined $key ? $held{$key} : undef;
   if ($op eq 'hold') {
-    my ($dev, $ino) = lstat $request->{path};
-    return {} if $entry && $entry->{path} eq $request->{path} && defined $dev && $dev == $entry->{dev}
-      && $ino == $entry->{ino};
-    my ($sock, $newdev, $newino) = listening_socket(@$request{qw(path uid gid)});
+    my ($path, $uid, $gid) = @$request{qw(path uid gid)};
+    return {} if $entry && $entry->{path} eq $path && $entry->{uid} == $uid && $entry->{gid} == $gid
+      && present($entry);
+    my ($sock, $newdev, $newino) = listening_socket($path, $uid, $gid);
     if ($entry) {
       disarm($key);
+      # Held at another path before: that path goes.
+      unlink $entry->{path} if $entry->{path} ne $path && present($entry);
       close $entry->{sock};
       # Its master serves a socket no request reaches now: it ends (gracefully), and the next
       # request starts one on the new socket.
       kill 'QUIT', $entry->{pid} if $entry->{pid};
     }
     $held{$key} = {
-      sock => $sock, path => $request->{path}, dev => $newdev, ino => $newino,
+      sock => $sock, path => $path, uid => $uid, gid => $gid, dev => $newdev, ino => $newino,
       pid => $entry ? $entry->{pid} : undef, armed => 0,
     };
     arm($key);
@@ -219,30 +250,32 @@ sub answer {
   }
   if ($op eq 'drain') {
     die "no socket is held for $key\n" unless $entry;
-    drain($entry) unless $entry->{pid} || $entry->{armed};
+    replace($key) unless $entry->{pid} || $entry->{armed};
     arm($key);
+    return {};
+  }
+  if ($op eq 'stop') {
+    # Its own child alone: a pid it has not reaped is no other process's.
+    kill 'QUIT', $entry->{pid} if $entry && $entry->{pid};
     return {};
   }
   if ($op eq 'list') {
     my %list;
     for my $key (keys %held) {
       my $entry = $held{$key};
-      my ($dev, $ino) = lstat $entry->{path};
       $list{$key} = {
         path => $entry->{path},
         pid => $entry->{pid},
         waiting => ($entry->{armed} || $entry->{pid}) ? JSON::PP::false : JSON::PP::true,
-        present => (defined $dev && $dev == $entry->{dev} && $ino == $entry->{ino}) ? JSON::PP::true : JSON::PP::false,
+        present => present($entry) ? JSON::PP::true : JSON::PP::false,
       };
     }
     return { held => \%list };
   }
   if ($op eq 'check') {
-    my @absent = grep {
-      my ($dev, $ino) = lstat $held{$_}{path};
-      !(defined $dev && $dev == $held{$_}{dev} && $ino == $held{$_}{ino});
-    } keys %held;
-    return { held => scalar(keys %held), absent => \@absent };
+    my @absent = grep { !present($held{$_}) } keys %held;
+    my @waiting = grep { !$held{$_}{armed} && !$held{$_}{pid} } keys %held;
+    return { held => scalar(keys %held), absent => \@absent, waiting => \@waiting };
   }
   die "unknown operation: $op\n";
 }
@@ -295,7 +328,9 @@ while (1) {
   reap();
   for my $i (0 .. $count - 1) {
     my (undef, $fd) = unpack($EVENT, substr($events, $i * $EVENT_SIZE, $EVENT_SIZE));
-    if ($fd == fileno $server) {
+    if ($fd == fileno $wake) {
+      1 while sysread($wake, my $drained, 512);
+    } elsif ($fd == fileno $server) {
       if (accept(my $sock, $server)) {
         $sock->autoflush(1);
         $clients{ fileno $sock } = { sock => $sock, buffer => '', listens => 0 };

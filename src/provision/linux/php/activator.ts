@@ -2,7 +2,7 @@
 // socket while no master of the account runs, and tells Berth when a request waits on one. Started
 // at the first use, detached (it outlives Berth, and so do the sockets it holds); found again by
 // its control socket, in a directory root's alone, by the next Berth.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,6 +12,22 @@ import type { CommandRunner } from '../run.ts';
 
 const PROGRAM = fileURLToPath(new URL('./activator.pl', import.meta.url));
 const PERL = '/usr/bin/perl';
+const SYSTEMD_RUN = '/usr/bin/systemd-run';
+/** How long an answer may take: an activator that does not answer fails the call that asked. */
+const ANSWER_MS = 30_000;
+
+/**
+ * Under systemd the activator is a unit of its own (`berth-php-activator`): started from Berth's
+ * unit, it would be in that unit's control group and end with every restart of Berth, closing every
+ * idle site's socket. Elsewhere (berth sandbox, a server without systemd) it is started detached.
+ */
+function underSystemd(): boolean {
+  try {
+    return readFileSync('/proc/1/comm', 'utf8').trim() === 'systemd' && existsSync(SYSTEMD_RUN);
+  } catch {
+    return false;
+  }
+}
 
 export interface HeldSocket {
   path: string;
@@ -47,9 +63,11 @@ export interface Activator {
   ): Promise<number>;
   /** Refuses every request waiting on `key`'s socket (its master could not start), then watches it. */
   drain(key: string): Promise<void>;
+  /** Sends `key`'s master, the activator's own child, SIGQUIT: it ends once its workers are idle. */
+  stop(key: string): Promise<void>;
   list(): Promise<Record<string, HeldSocket>>;
-  /** How many sockets it holds, and the keys whose path is no longer their socket. */
-  check(): Promise<{ held: number; absent: string[] }>;
+  /** How many sockets it holds, the keys whose path is no longer their socket, those waiting for a master. */
+  check(): Promise<{ held: number; absent: string[]; waiting: string[] }>;
   /** Tells `events` of requests and of masters ending, from now on (and of requests already waiting). */
   listen(events: ActivatorEvents): Promise<void>;
   close(): void;
@@ -63,6 +81,7 @@ interface Message {
   pid?: number;
   held?: Record<string, HeldSocket> | number;
   absent?: string[];
+  waiting?: string[];
 }
 
 /** The activator whose control socket is `<dir>/control.sock`, started when none answers there. */
@@ -71,6 +90,8 @@ export function activator(dir: string, runner: CommandRunner): Activator {
   let connection: Promise<Socket> | null = null;
   let listener: ActivatorEvents | null = null;
   let next = 0;
+  /** The socket of the connection now: a late end of an earlier one fails nothing sent on this. */
+  let current: Socket | null = null;
   const pending = new Map<number, { resolve(m: Message): void; reject(e: Error): void }>();
 
   const attempt = () =>
@@ -85,12 +106,27 @@ export function activator(dir: string, runner: CommandRunner): Activator {
     if (!socket) {
       if (!runner.start) throw new Error('this command runner starts no detached process');
       makePrivateDirectory(dir);
-      const started = await runner.start([PERL, PROGRAM, control], {
-        PATH: '/usr/sbin:/usr/bin:/sbin:/bin',
-        LANG: 'C',
-      });
+      const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' };
+      const program = [PERL, PROGRAM, control];
+      const systemd = underSystemd();
+      const started = systemd
+        ? await runner.start(
+            [
+              SYSTEMD_RUN,
+              '--unit=berth-php-activator',
+              '--collect',
+              '--quiet',
+              '--service-type=exec',
+              ...program,
+            ],
+            env,
+          )
+        : await runner.start(program, env);
+      // systemd-run ends once the unit has started: the activator is then the unit's.
+      const ended = () => started.exited() && !systemd;
+      const deadline = Date.now() + ANSWER_MS;
       for (let delay = 2; !socket; delay = Math.min(delay * 2, 20)) {
-        if (started.exited()) throw new Error("Berth's PHP activator ended at once");
+        if (ended() || Date.now() > deadline) throw new Error("Berth's PHP activator did not start");
         if (existsSync(control)) socket = await attempt().catch(() => null);
         if (!socket) await sleep(delay);
       }
@@ -115,10 +151,15 @@ export function activator(dir: string, runner: CommandRunner): Activator {
       }
     });
     const lost = () => {
+      if (current !== socket) return;
+      current = null;
       connection = null;
       for (const [, waiting] of pending) waiting.reject(new Error("Berth's PHP activator went away"));
       pending.clear();
+      // Told of requests again at once (the activator started anew if it ended).
+      if (listener) setTimeout(() => void request('check').catch(() => {}), 1_000).unref();
     };
+    current = socket;
     socket.on('close', lost);
     socket.on('error', lost);
     // Connected again (the activator, or Berth's connection, ended meanwhile): still told.
@@ -133,7 +174,23 @@ export function activator(dir: string, runner: CommandRunner): Activator {
     });
     const socket = await connection;
     const id = ++next;
-    const answered = new Promise<Message>((resolve, reject) => pending.set(id, { resolve, reject }));
+    const answered = new Promise<Message>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        pending.delete(id);
+        reject(new Error(`Berth's PHP activator did not answer ${op} in ${ANSWER_MS / 1000} s`));
+      }, ANSWER_MS);
+      timer.unref();
+      pending.set(id, {
+        resolve: (message) => {
+          clearTimeout(timer);
+          resolve(message);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
+    });
     socket.ref();
     socket.write(`${JSON.stringify({ id, op, ...fields })}\n`);
     return answered;
@@ -158,9 +215,12 @@ export function activator(dir: string, runner: CommandRunner): Activator {
       const { held } = await request('list');
       return typeof held === 'object' ? held : {};
     },
+    async stop(key) {
+      await request('stop', { key });
+    },
     async check() {
-      const { held, absent } = await request('check');
-      return { held: typeof held === 'number' ? held : 0, absent: absent ?? [] };
+      const { held, absent, waiting } = await request('check');
+      return { held: typeof held === 'number' ? held : 0, absent: absent ?? [], waiting: waiting ?? [] };
     },
     async listen(events) {
       listener = events;

@@ -15,11 +15,11 @@
 // master is started at the first request that waits on it (which it then answers) and ends once
 // it has had no worker for `php_idle_stop` seconds; an idle account costs no process. A suspended
 // account has no socket and no master: its PHP cannot run at all.
-import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { existsSync, readlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import { CONFINE, writeConfine } from '../confine/confine.ts';
-import { type Component, type LinuxContext, strayFiles } from '../context.ts';
+import type { Component, LinuxContext } from '../context.ts';
 import {
   makeDirectory,
   makePrivateDirectory,
@@ -33,6 +33,7 @@ import type { StartedProcess } from '../run.ts';
 import { render } from '../templates.ts';
 import { childrenOf, limiter, waitFor } from '../wait.ts';
 import { activator } from './activator.ts';
+import { inspectPhp } from './inspect.ts';
 import { POOL_PREFIX, phpSocket } from './socket.ts';
 import { phpViews } from './view.ts';
 
@@ -96,7 +97,11 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   let known: Promise<void> | null = null;
   const knowMasters = () => {
     known ??= activate.list().then((held) => {
-      for (const [user, { pid }] of Object.entries(held)) if (pid) masters.set(user, pid);
+      for (const [user, { pid }] of Object.entries(held))
+        if (pid) {
+          masters.set(user, pid);
+          lastBusy.set(user, Date.now());
+        }
     });
     return known.catch((error: unknown) => {
       known = null;
@@ -149,7 +154,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     const { user } = account;
     if (!ctx.live || masters.has(user)) return;
     // A master Berth's activator did not start (one of before it) serves no held socket.
-    if (masterPid(user) !== null) await end(account);
+    if (masterPid(user) !== null) await endMaster(user);
     makeDirectory(ctx.path(linux.phpSocketDir));
     makePrivateDirectory(ctx.path(linux.phpLogDir));
     makePrivateDirectory(ctx.path(lockDir));
@@ -205,7 +210,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       if (ended()) throw new Error(`PHP-FPM of ${user} ended; its log: ${logFile(user)}`);
       await placing;
     } catch (error) {
-      await end(account);
+      await endMaster(user);
       throw error;
     } finally {
       // The master holds the namespace now.
@@ -220,6 +225,22 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     if (!ctx.live) return;
     await starting.get(account.user);
     await end(account);
+  };
+  /**
+   * Ends the master alone, with its workers (its process group: the activator starts it in a
+   * session of its own), not the account's shells and cron jobs in its control group: a start that
+   * failed, which any visitor of the site can cause.
+   */
+  const endMaster = async (user: string) => {
+    const pid = masterPid(user) ?? masters.get(user);
+    if (pid !== undefined && pid !== null)
+      for (const target of [-pid, pid])
+        try {
+          process.kill(target, 'SIGKILL');
+        } catch {}
+    await waitFor(`PHP-FPM of ${user} to end`, () => masterPid(user) === null);
+    masters.delete(user);
+    removeFile(ctx.path(pidFile(user)));
   };
   /** Ends the master, its workers and whatever they started: the whole control group. */
   const end = async (account: Account) => {
@@ -239,8 +260,8 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     if (!ctx.live) return;
     makeDirectory(ctx.path(linux.phpSocketDir));
     const web = ctx.systemUser(linux.webUser);
-    wanted.set(account.user, account);
     await activate.hold(account.user, phpSocket(ctx, account.user), web.uid, web.gid);
+    wanted.set(account.user, account);
   };
   /** The account's socket closed and gone: nginx's requests fail at once, and start nothing. */
   const release = async (account: Account) => {
@@ -257,33 +278,41 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   /** A request waits on `user`'s socket: its master is started, at most once at a time. */
   const requested = (user: string, load: (user: string) => Promise<Account | undefined>, log: PhpLog) => {
     if (starting.has(user)) return;
+    /** What waits is refused, never left to nginx's minute. */
+    const refuse = () => activate.drain(user).catch(() => {});
     const started = (async () => {
       const account = wanted.get(user) ?? (await load(user));
-      if (!account || account.suspension) return;
+      if (!account || account.suspension) return await refuse();
       // Held by another of Berth's processes (a command): this one starts it.
       if (!wanted.has(user)) wanted.set(user, account);
-      if (Date.now() < (failedUntil.get(user) ?? 0)) return await activate.drain(user);
+      if (Date.now() < (failedUntil.get(user) ?? 0)) return await refuse();
       // The activator runs no master for it (an end it told of may have been missed).
       masters.delete(user);
       try {
-        await startSlot.run(() => start(account));
+        // Released while it waited for its turn (suspended, removed): nothing is started.
+        await startSlot.run(async () => (wanted.has(user) ? start(account) : undefined));
       } catch (error) {
         log.warn({ err: error }, `PHP-FPM of ${user} could not start`);
         failedUntil.set(user, Date.now() + START_RETRY_MS);
-        // What waits is refused, not left to time out.
-        return await activate.drain(user);
+        return await refuse();
       }
-      // Released while it started (suspended, removed): it ends.
+      // Released while it started: it ends.
       if (!wanted.has(user)) await end(account);
     })()
-      .catch(() => {})
+      .catch(async (error: unknown) => {
+        log.warn({ err: error }, `PHP-FPM of ${user} could not start`);
+        await refuse();
+      })
       .finally(() => starting.delete(user));
     starting.set(user, started);
   };
 
+  /** What serve was given: the sweep starts what still waits with it. */
+  let serving: { load: (user: string) => Promise<Account | undefined>; log: PhpLog } | null = null;
   const serve = async (load: (user: string) => Promise<Account | undefined>, log: PhpLog) => {
     if (!ctx.live) return;
     await knowMasters();
+    serving = { load, log };
     await activate.listen({
       ready: (user) => void requested(user, load, log),
       exited: (user, pid) => {
@@ -294,7 +323,9 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
 
   /** Holds again every socket the activator lost (it ended and another started) or whose path went. */
   const holdLost = async () => {
-    const { held, absent } = await activate.check();
+    const { held, absent, waiting } = await activate.check();
+    // A request told of and not started (its telling lost, Berth busy or away): started now.
+    if (serving) for (const user of waiting) requested(user, serving.load, serving.log);
     const kept = held < wanted.size ? new Set(Object.keys(await activate.list())) : null;
     const missing = kept ? [...wanted.keys()].filter((user) => !kept.has(user)) : [];
     for (const user of [...absent, ...missing]) {
@@ -319,12 +350,10 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     const now = Date.now();
     for (const [user, pid] of masters) {
       if (childrenOf(pid).length > 0) lastBusy.set(user, now);
-      else if (now - (lastBusy.get(user) ?? now) >= linux.phpIdleStop * 1000) {
-        // Graceful: it ends with no worker; a request that comes meanwhile waits on the socket.
-        try {
-          process.kill(pid, 'SIGQUIT');
-        } catch {}
-      }
+      // Graceful: it ends with no worker; a request that comes meanwhile waits on the socket. The
+      // activator signals it: its own child, never a pid reused since.
+      else if (now - (lastBusy.get(user) ?? now) >= linux.phpIdleStop * 1000)
+        await activate.stop(user).catch(() => {});
     }
   };
 
@@ -398,13 +427,14 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       // starts it again, under the filter, with the pool of now.
       const outdated = readIfExists(poolFile(account)) !== pool(account);
       if (outdated) writeFileAtomic(poolFile(account), pool(account), 0o600);
+      await hold(account);
       if (ctx.live) {
         await knowMasters();
         const pid = masterPid(account.user);
-        if (pid !== null && (outdated || unconfined(account.user) || masters.get(account.user) !== pid))
-          await stop(account);
+        // Ended gracefully: its requests in flight finish, the next request starts the master anew.
+        if (pid !== null && masters.get(account.user) !== pid) process.kill(pid, 'SIGQUIT');
+        else if (pid !== null && (outdated || unconfined(account.user))) await activate.stop(account.user);
       }
-      await hold(account);
     },
     async purge(account) {
       await release(account);
@@ -412,34 +442,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
       removeFile(poolFile(account));
       removeServiceDirectory(etcView(account.user));
     },
-    inspect(accounts) {
-      const differences: string[] = [];
-      for (const account of accounts) {
-        const present = existsSync(poolFile(account));
-        if (!account.suspension && !present) differences.push(`${account.user}: no PHP pool`);
-        if (!ctx.live) continue;
-        const up = masterPid(account.user) !== null;
-        if (up && account.suspension) differences.push(`${account.user}: PHP runs for a suspended account`);
-        if (!account.suspension && !isSocket(ctx.path(phpSocket(ctx, account.user))))
-          differences.push(`${account.user}: no PHP socket is held`);
-        if (up && unconfined(account.user))
-          differences.push(`${account.user}: PHP-FPM runs without Berth's seccomp filter`);
-      }
-      const expected = new Set(accounts.map((a) => `${a.user}.conf`));
-      return [
-        ...differences,
-        ...strayFiles(ctx, linux.phpPoolDir, expected, '.conf', 'PHP pool', () =>
-          existsSync(ctx.path(linux.phpPoolDir)),
-        ),
-      ];
-    },
+    inspect: (accounts) =>
+      inspectPhp(ctx, accounts, { poolFile, running: (user) => masterPid(user) !== null, unconfined }),
   };
-}
-
-function isSocket(path: string): boolean {
-  try {
-    return lstatSync(path).isSocket();
-  } catch {
-    return false;
-  }
 }

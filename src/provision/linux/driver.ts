@@ -392,29 +392,12 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
         if (mail) sweeps.push(['counting the mail queue', QUEUE_SWEEP_MS, () => mail.listQueue()]);
         if (php) {
           sweeps.push(["PHP's /etc", ETC_SWEEP_MS, () => php.refreshEtc(() => store.accounts())]);
-          // Masters start at a request on the account's socket, and end when idle. Until Berth is
-          // told of the requests (the activator could not be reached), each sweep tries again.
-          let serving: Promise<void> | null = null;
-          const serve = () => {
-            serving ??= php
-              .serve((user) => store.account(user), log)
-              .catch((error: unknown) => {
-                serving = null;
-                throw error;
-              });
-            return serving;
-          };
-          void serve().catch((error: unknown) =>
-            log.warn({ err: error }, 'PHP masters cannot be started on demand'),
-          );
-          sweeps.push([
-            'starting and ending PHP masters',
-            PHP_SWEEP_MS,
-            async () => {
-              await serve();
-              await php.sweep();
-            },
-          ]);
+          // Masters start at a request on the account's socket (the sweep asks again until the
+          // activator is reached), and end when idle.
+          void php
+            .serve((user) => store.account(user), log)
+            .catch((error: unknown) => log.warn({ err: error }, 'PHP masters cannot be started on demand'));
+          sweeps.push(['starting and ending PHP masters', PHP_SWEEP_MS, () => php.sweep()]);
         }
         if (ftp)
           sweeps.push([

@@ -45,19 +45,17 @@ const STARTS_AT_ONCE = 4;
 /** Every how many sweeps (10 s apart) the activator's sockets are checked. */
 const SOCKET_CHECK_EVERY = 6;
 
+/** The accounts as the store has them, and where to tell of what fails: what serve is given. */
+type Served = { load: (user: string) => Promise<Account | undefined>; log: PhpLog };
+
 /** What the PHP component tells of what it does on its own (masters started at a request). */
 export interface PhpLog {
   warn(details: { err: unknown }, message: string): void;
 }
 
 export interface PhpComponent extends Component {
-  /** Whether the account's master runs. */
-  running(account: Account): boolean;
-  /**
-   * Starts masters from now on when a request waits on an account's socket (`berth serve` alone):
-   * `load` gives the account of a user, as the store has it.
-   */
-  serve(load: (user: string) => Promise<Account | undefined>, log: PhpLog): Promise<void>;
+  /** Starts masters from now on when a request waits on a socket (`berth serve` alone). */
+  serve(load: Served['load'], log: PhpLog): Promise<void>;
   /** Ends the masters that have had no worker for `php_idle_stop` seconds; holds lost sockets again. */
   sweep(): Promise<void>;
   /**
@@ -127,7 +125,6 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     const name = readIfExists(`/proc/${pid}/comm`)?.trim() ?? '';
     return name.startsWith('php-fpm') ? pid : null;
   };
-  const running = (account: Account) => ctx.live && masterPid(account.user) !== null;
   /** Whether the account's master runs outside Berth's seccomp filter (started before it). */
   const unconfined = (user: string) => {
     const pid = masterPid(user);
@@ -307,18 +304,20 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
     starting.set(user, started);
   };
 
-  /** What serve was given: the sweep starts what still waits with it. */
-  let serving: { load: (user: string) => Promise<Account | undefined>; log: PhpLog } | null = null;
+  /** What serve was given once it served (the sweep starts what still waits with it), and asked. */
+  let serving: Served | null = null;
+  let asked: Served | null = null;
   const serve = async (load: (user: string) => Promise<Account | undefined>, log: PhpLog) => {
     if (!ctx.live) return;
+    asked = { load, log };
     await knowMasters();
-    serving = { load, log };
     await activate.listen({
       ready: (user) => void requested(user, load, log),
       exited: (user, pid) => {
         if (masters.get(user) === pid) masters.delete(user);
       },
     });
+    serving = { load, log };
   };
 
   /** Holds again every socket the activator lost (it ended and another started) or whose path went. */
@@ -344,6 +343,7 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
   let sweeps = 0;
   const sweep = async () => {
     if (!ctx.live) return;
+    if (!serving && asked) await serve(asked.load, asked.log);
     // An activator started again (it ended) holds nothing, and a path removed is no socket: each
     // is held again. Looked at once a minute: the look costs the activator a stat a socket.
     if (sweeps++ % SOCKET_CHECK_EVERY === 0) await holdLost();
@@ -388,7 +388,6 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
 
   return {
     name: 'php',
-    running,
     refreshEtc,
     serve,
     sweep,

@@ -96,6 +96,37 @@ describe('accounts isolated from one another', () => {
     if (running.child.exitCode === null) await running.stop();
   });
 
+  it("gives alice's PHP no way into bob's PHP socket: it cannot connect, nor start his master", async () => {
+    const bobMaster = async () =>
+      (
+        await running.exec([
+          '/usr/bin/pgrep',
+          '-f',
+          '^php-fpm: master process \\(/etc/berth/php-fpm/bob\\.conf\\)',
+        ])
+      ).stdout.trim();
+    assert.equal(await bobMaster(), '', 'no master of bob before: his site had no request');
+    // Every PHP socket's path is in /proc/net/unix, which every process reads (named by a keyed
+    // hash, not by the account): alice tries each, from a program her PHP runs (open_basedir binds
+    // PHP's own functions, not what it runs).
+    const connect =
+      'import re, socket, sys\n' +
+      "for path in sorted(set(re.findall(r'/run/berth/php/berth-[0-9a-f]{24}\\.sock', open('/proc/net/unix').read()))):\n" +
+      '    s = socket.socket(socket.AF_UNIX)\n' +
+      '    try:\n' +
+      "        s.connect(path); print(path, 'OPENED')\n" +
+      '    except OSError as e:\n' +
+      "        print(path, 'refused:', e.strerror)\n";
+    const page = await alicePage(
+      'sockets.php',
+      `<?php echo shell_exec('/usr/bin/python3 -c ' . escapeshellarg(base64_decode('${Buffer.from(connect).toString('base64')}')) . ' 2>&1');`,
+    );
+    const tried = page.split('\n').filter((line) => line.startsWith('/run/berth/php/'));
+    assert.ok(tried.length >= 2, `alice's and bob's sockets are listed: ${page}`);
+    for (const line of tried) assert.match(line, / refused: Permission denied$/, page);
+    assert.equal(await bobMaster(), '', 'no master of bob started by her attempts');
+  });
+
   it("keeps bob's site files from alice's PHP, however readable the files are", async () => {
     const page = await alicePage(
       'read.php',

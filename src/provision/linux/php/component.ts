@@ -236,20 +236,17 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
           process.kill(target, 'SIGKILL');
         } catch {}
     await waitFor(`PHP-FPM of ${user} to end`, () => masterPid(user) === null);
+    forget(user);
+  };
+  const forget = (user: string) => {
     masters.delete(user);
     removeFile(ctx.path(pidFile(user)));
   };
   /** Ends the master, its workers and whatever they started: the whole control group. */
-  const end = async (account: Account) => {
-    const { user } = account;
-    if (ctx.groups) await ctx.groups.kill(user);
-    else {
-      const pid = masterPid(user);
-      if (pid !== null) process.kill(pid, 'SIGKILL');
-      await waitFor(`PHP-FPM of ${user} to end`, () => masterPid(user) === null);
-    }
-    masters.delete(user);
-    removeFile(ctx.path(pidFile(user)));
+  const end = async ({ user }: Account) => {
+    if (!ctx.groups) return await endMaster(user);
+    await ctx.groups.kill(user);
+    forget(user);
   };
 
   /** The account's socket, held by the activator: a request on it starts the master. */

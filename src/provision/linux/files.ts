@@ -111,7 +111,12 @@ export function giveSocket(path: string, uid: number, gid: number, mode: number)
 }
 
 /** Writes a file whole with exactly `mode`, whatever the umask. */
-export function writeFileAtomic(path: string, content: string, mode: number, gid?: number): void {
+export function writeFileAtomic(
+  path: string,
+  content: string | Uint8Array,
+  mode: number,
+  gid?: number,
+): void {
   const dir = dirname(path);
   makeDirectory(dir);
   const temporary = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
@@ -119,7 +124,8 @@ export function writeFileAtomic(path: string, content: string, mode: number, gid
   try {
     if (gid !== undefined) fchownSync(fd, 0, gid);
     fchmodSync(fd, mode);
-    writeSync(fd, content);
+    if (typeof content === 'string') writeSync(fd, content);
+    else for (let at = 0; at < content.length; ) at += writeSync(fd, content, at);
     fsyncSync(fd);
   } finally {
     closeSync(fd);

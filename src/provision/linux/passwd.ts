@@ -12,19 +12,41 @@ export interface SystemUser {
   shell: string;
 }
 
-/**
- * The file's lines, split at `:`, parsed again only when the file changed (readParsed): every step
- * of a call asks for its user, and the database grows with the accounts.
- */
+/** The file's text, read again only when it changed (readParsed). */
+function text(root: string, file: string): string {
+  return readParsed(join(root, 'etc', file), (content) => content) ?? '';
+}
+
+/** Each file's lines, split at `:`, and the text they were split from. */
+const split = new Map<string, { from: string; lines: string[][] }>();
+
+/** The file's lines, split at `:`, split again only when the file changed. */
 function lines(root: string, file: string): string[][] {
-  return (
-    readParsed(join(root, 'etc', file), (text) =>
-      text
-        .split('\n')
-        .filter((line) => line !== '' && !line.startsWith('#'))
-        .map((line) => line.split(':')),
-    ) ?? []
-  );
+  const path = join(root, 'etc', file);
+  const now = text(root, file);
+  const known = split.get(path);
+  if (known?.from === now) return known.lines;
+  const parsed = now
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .map((line) => line.split(':'));
+  split.set(path, { from: now, lines: parsed });
+  return parsed;
+}
+
+/**
+ * The line of one name, split at `:`, found in the text without splitting the rest: every step of
+ * a call asks for its user, and the databases grow with the accounts (splitting 10,000 lines costs
+ * about 9 ms; this search, a fraction of one).
+ */
+function entry(root: string, file: string, name: string): string[] | undefined {
+  if (name === '' || /[:\n#]/.test(name)) return undefined;
+  const content = text(root, file);
+  const key = `${name}:`;
+  const at = content.startsWith(key) ? 0 : content.indexOf(`\n${key}`) + 1;
+  if (at === 0 && !content.startsWith(key)) return undefined;
+  const end = content.indexOf('\n', at);
+  return content.slice(at, end === -1 ? undefined : end).split(':');
 }
 
 const toUser = ([name, , uid, gid, gecos, home, shell]: string[]): SystemUser => ({
@@ -41,13 +63,13 @@ export function systemUsers(root: string): SystemUser[] {
 }
 
 export function findSystemUser(root: string, name: string): SystemUser | undefined {
-  const line = lines(root, 'passwd').find(([user]) => user === name);
+  const line = entry(root, 'passwd', name);
   return line && toUser(line);
 }
 
 /** The password field of /etc/shadow: a hash, `!`-prefixed when locked. */
 export function shadowPassword(root: string, name: string): string | undefined {
-  return lines(root, 'shadow').find(([user]) => user === name)?.[1];
+  return entry(root, 'shadow', name)?.[1];
 }
 
 /** Every user's password field in /etc/shadow, read once (for tables naming every account). */
@@ -57,7 +79,7 @@ export function shadowPasswords(root: string): Map<string, string> {
 
 /** Whether the system has a user or a group of this name (useradd -U makes both). */
 export function systemNameTaken(root: string, name: string): boolean {
-  return findSystemUser(root, name) !== undefined || lines(root, 'group').some(([group]) => group === name);
+  return findSystemUser(root, name) !== undefined || entry(root, 'group', name) !== undefined;
 }
 
 /** Whether the group database has a group of this name. */
@@ -67,7 +89,7 @@ export function systemGroupExists(root: string, name: string): boolean {
 
 /** The gid of the group of this name, when the group database has it. */
 export function systemGroupId(root: string, name: string): number | undefined {
-  const gid = lines(root, 'group').find(([group]) => group === name)?.[2];
+  const gid = entry(root, 'group', name)?.[2];
   return gid === undefined ? undefined : Number(gid);
 }
 
@@ -97,6 +119,6 @@ export function processOf(uid: number): boolean {
 
 /** The users /etc/group lists as members of a group (their supplementary groups). */
 export function systemGroupMembers(root: string, group: string): string[] {
-  const members = lines(root, 'group').find(([name]) => name === group)?.[3] ?? '';
+  const members = entry(root, 'group', group)?.[3] ?? '';
   return members.split(',').filter(Boolean);
 }

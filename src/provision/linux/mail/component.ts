@@ -9,7 +9,8 @@
 // Each local mail domain (the main domain, and each addon and parked domain, whose mail goes to the
 // same mailbox: tables.ts) has a record in mail_dir; every table (Postfix's domains, mailboxes and
 // senders, Dovecot's logins and users, OpenDKIM's keys and signing table) is written whole from
-// those records, never edited line by line; a login's password is the account's system password
+// those records (each account's lines kept in memory, made afresh when one of its records changes),
+// never edited line by line; a login's password is the account's system password
 // (its hash copied from the shadow file, readable by Dovecot alone). Each of Postfix, Dovecot and
 // OpenDKIM whose tables changed is reloaded once per call (reloads.ts). Suspension takes the
 // account's logins out of the logins table (and the user component locks the password): nothing
@@ -25,23 +26,17 @@ import type { AccountObjects } from '../../../store/objects.ts';
 import { StepRefused } from '../../driver.ts';
 import { type Component, type LinuxContext, type LinuxStep, sitesOf, strayFiles } from '../context.ts';
 import { dkimKeyFile, signsMail } from '../dns/dkim.ts';
-import {
-  domainFile,
-  giveFile,
-  makePrivateDirectory,
-  readIfExists,
-  restoreFile,
-  writeFileAtomic,
-} from '../files.ts';
+import { domainFile, giveFile, makePrivateDirectory, readIfExists, writeFileAtomic } from '../files.ts';
 import { findSystemUser } from '../passwd.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
+import type { MailDomain } from './lines.ts';
 import { mailAt, mailboxSteps, mailChanged, removedMailboxes } from './mailboxes.ts';
 import type { MilterPolicy } from './milter.ts';
 import { DKIM_SOCKET, LOCAL_SOCKET, type Milters, POLICY_SOCKET, startMilters } from './milters.ts';
 import { mailReloads } from './reloads.ts';
 import { ORIGINATING } from './sender-policy.ts';
-import { type MailDomain, mailTables } from './tables.ts';
+import { mailTables } from './tables.ts';
 
 const MAILDIR_MODE = 0o700;
 /** The records of mail domains, and their directory: root's alone. */
@@ -59,9 +54,8 @@ export interface MailComponent extends Component {
 export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): MailComponent {
   const { linux, config, runner } = ctx;
   const recordFile = (domain: string) => ctx.path(join(linux.mailDir, domainFile(domain, '.json')));
-  const { tableNames, tables, records, writeTables: writeAllTables } = mailTables(ctx);
+  const { tableNames, tables, records, writeTables, putRecord, loginHash } = mailTables(ctx);
   const { service: mail, tablesWritten } = mailReloads(ctx);
-  const writeTables = (hashes?: ReadonlyMap<string, string>) => tablesWritten(writeAllTables(hashes));
   const mailboxes = mailboxSteps(ctx);
 
   let milters: Milters | null = null;
@@ -105,7 +99,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     if (opendkimUser) giveFile(ctx.path(record.dkimKey), opendkimUser.uid, opendkimUser.gid);
   }
 
-  /** Writes (or, given null, removes) the domain's record and every table, as one undoable step. */
+  /** Writes (or, given null, removes) the domain's record and the tables it changes, as one undoable step. */
   function recordStep(
     name: string,
     account: Account,
@@ -121,19 +115,14 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       name,
       async () => {
         before = readIfExists(file);
-        const prefix = `${account.user}:`;
-        const line = readIfExists(tables.logins)
-          ?.split('\n')
-          .find((l) => l.startsWith(prefix));
-        hashBefore = line ? line.slice(prefix.length).split(':')[0]! : null;
+        hashBefore = loginHash(account.user);
         const record = next();
         if (record) handKeyToOpendkim(record);
-        restoreFile(file, record && `${JSON.stringify(record, null, 2)}\n`, RECORD_MODE);
-        writeTables();
+        tablesWritten(putRecord(domain, record && `${JSON.stringify(record, null, 2)}\n`, RECORD_MODE));
       },
       async () => {
-        restoreFile(file, before, RECORD_MODE);
-        writeTables(hashBefore === null ? new Map() : new Map([[account.user, hashBefore]]));
+        const hashes = hashBefore === null ? new Map() : new Map([[account.user, hashBefore]]);
+        tablesWritten(putRecord(domain, before, RECORD_MODE, hashes));
       },
       mail,
     );
@@ -188,7 +177,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
 
     async prepare() {
       makePrivateDirectory(ctx.path(linux.mailDir));
-      writeTables();
+      tablesWritten(writeTables());
       if (!ctx.live) return;
       milters ??= await startMilters(ctx, tables);
       const certificate = tls ? tls.hostCertificateFile : '/etc/ssl/certs/ssl-cert-snakeoil.pem';
@@ -373,8 +362,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     async purgeDomain(domain) {
       const file = recordFile(domain);
       if (!existsSync(file)) return;
-      restoreFile(file, null, RECORD_MODE);
-      writeTables();
+      tablesWritten(putRecord(domain, null, RECORD_MODE));
     },
 
     inspect(accounts, sites, objects = new Map()) {

@@ -20,7 +20,7 @@ import {
   removeTree,
   UnsafePath,
 } from '../home.ts';
-import { type ForwarderEntry, type MailboxEntry, type MailDomain, mailboxPath } from './tables.ts';
+import { type ForwarderEntry, type MailboxEntry, type MailDomain, mailboxPath } from './lines.ts';
 
 const MAILBOX_MODE = 0o700;
 

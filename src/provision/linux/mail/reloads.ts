@@ -12,7 +12,7 @@ import { readlinkSync } from 'node:fs';
 import type { LinuxContext, Service } from '../context.ts';
 import { readIfExists } from '../files.ts';
 import { childrenOf, waitFor } from '../wait.ts';
-import type { TableReader } from './tables.ts';
+import type { TableReader } from './lines.ts';
 
 export function mailReloads(ctx: LinuxContext): {
   service: Service;

@@ -1,86 +1,43 @@
-// The mail component's tables (mail/component.ts), written whole from the records of the mail
-// domains (one per local mail domain: an account's main domain, and its addon and parked domains,
-// whose mail goes to the same mailbox): Postfix's domains, mailboxes, senders and aliases, Dovecot's
-// logins and users, OpenDKIM's keys and signing table. An account's own login's password is its
-// system password (its hash copied from the shadow file); a mailbox the holder made has its own
-// (its hash, from the store, in the record), its own quota and its Maildir at
-// <home>/mail/<domain>/<local>/Maildir; a forwarder is a Postfix virtual alias.
-import { existsSync, readdirSync } from 'node:fs';
+// The mail component's tables (mail/component.ts): Postfix's domains, mailboxes, senders and
+// aliases, Dovecot's logins and users, OpenDKIM's keys and signing table, each written whole from
+// every account's lines (lines.ts), which are kept in memory and made afresh for the account whose
+// mail domain's record changed.
+import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LinuxContext } from '../context.ts';
-import { giveFile, readParsed, writeFileAtomic } from '../files.ts';
-import { shadowPasswords, systemGroupId } from '../passwd.ts';
+import { domainFile, giveFile, readParsed, restoreFile, writeFileAtomic } from '../files.ts';
+import { shadowPassword, shadowPasswords, systemGroupId } from '../passwd.ts';
+import {
+  type AccountLines,
+  accountLines,
+  type MailDomain,
+  PARTS,
+  READERS,
+  type TableName,
+  type TableReader,
+} from './lines.ts';
 
 /** Tables that list the tenants: readable by root and the one service that reads them. */
 const TABLE_MODE = 0o640;
-/** The owner a suspended account's domain has in the senders table: no login is named so. */
-const SUSPENDED_SENDER = 'suspended:';
 
-/** Who reads a table: Postfix (postdrop: sendmail's own part of it), Dovecot or OpenDKIM. */
-export type TableReader = 'postfix' | 'postdrop' | 'dovecot' | 'opendkim';
-
-/** A mailbox of the domain the holder made: `<local>@<domain>`, logging in with its own password. */
-export interface MailboxEntry {
-  local: string;
-  /** SHA-512 crypt. */
-  hash: string;
-  /** In MB, or null for none. */
-  quota: number | null;
+/** A file's identity and times, which change with every write and rename: '' when it is absent. */
+function stampOf(path: string): string {
+  const stat = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+  return stat ? `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}` : '';
 }
 
-/** A forwarder of the domain: mail to `<local>@<domain>` goes to each of `to`. */
-export interface ForwarderEntry {
-  local: string;
-  to: string[];
-}
-
-/** A mailbox's directory below the account's home (Dovecot's home for it; the Maildir is in it). */
-export function mailboxPath(domain: string, local: string): string[] {
-  return ['mail', domain, local];
-}
-
-/** What a name in the tables may be: nothing that ends a field, a line or a list there. */
-const SAFE_LOCAL = /^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?$/;
-const SAFE_ADDRESS = /^[^\s,:#"\\]+@[a-z0-9.-]+$/i;
-const SAFE_HASH = /^\$6\$[A-Za-z0-9./$=]+$/;
-
-/** The mailboxes of a record the tables can take (a record from elsewhere is not trusted blindly). */
-function safeMailboxes(d: MailDomain): MailboxEntry[] {
-  return (d.mailboxes ?? []).filter((m) => SAFE_LOCAL.test(m.local) && !m.local.includes('..'));
-}
-
-function safeForwarders(d: MailDomain): ForwarderEntry[] {
-  return (d.forwarders ?? []).filter(
-    (f) => SAFE_LOCAL.test(f.local) && f.to.length > 0 && f.to.every((to) => SAFE_ADDRESS.test(to)),
-  );
-}
-
-/** What the tables say about one mail domain. */
-export interface MailDomain {
-  user: string;
-  domain: string;
-  /**
-   * An addon or parked domain of the account: its mail goes to the same mailbox, and its logins
-   * are the account's. Absent for the main domain (and in records written before).
-   */
-  kind?: 'addon' | 'parked';
-  uid: number;
-  gid: number;
-  home: string;
-  /** The mailbox quota in MB, or null for none. */
-  quota: number | null;
-  suspended: boolean;
-  /** The private key OpenDKIM signs the domain's mail with, or null when it is not signed. */
-  dkimKey: string | null;
-  /** The holder's mailboxes and forwarders at the domain (absent in records written before). */
-  mailboxes?: MailboxEntry[];
-  forwarders?: ForwarderEntry[];
-}
-
+/**
+ * The records and the tables made from them. The records are read whole once (and again when
+ * their directory changed other than by this process); a change to one record then makes its
+ * account's lines afresh and writes the tables whose lines changed, each whole from every account's
+ * lines kept in memory, the account's bytes replaced in them: the cost of a change does not grow
+ * with the records' number beyond writing the tables. A table changed on disk since this process
+ * wrote it is written again.
+ */
 export function mailTables(ctx: LinuxContext) {
   const { linux } = ctx;
   /** Each table's path on the system (the real one below the root: `tables`). */
-  const tableNames = {
+  const tableNames: Record<TableName, string> = {
     domains: join(linux.postfixMapDir, 'domains'),
     mailboxes: join(linux.postfixMapDir, 'mailboxes'),
     senders: join(linux.postfixMapDir, 'senders'),
@@ -95,162 +52,221 @@ export function mailTables(ctx: LinuxContext) {
   const tables = Object.fromEntries(
     Object.entries(tableNames).map(([name, path]) => [name, ctx.path(path)]),
   ) as typeof tableNames;
+  const names = Object.keys(tableNames) as TableName[];
+  const recordDir = ctx.path(linux.mailDir);
 
-  function records(): MailDomain[] {
-    const dir = ctx.path(linux.mailDir);
-    if (!existsSync(dir)) return [];
-    return readdirSync(dir)
-      .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
-      .sort()
-      .flatMap((name) => readParsed(join(dir, name), (text) => JSON.parse(text) as MailDomain) ?? []);
+  /** The records, by file name, as this process last read or wrote them; null until read. */
+  let records: Map<string, MailDomain> | null = null;
+  /** The record directory's stamp after this process last read or changed it. */
+  let recordsStamp = '';
+  /** The file names of each account's records. */
+  const filesOf = new Map<string, Set<string>>();
+  /** Each account's lines, and the hash its logins were written with. */
+  const lines = new Map<string, { of: AccountLines; hash: string }>();
+  /** The accounts with lines, sorted: the order of the tables. */
+  let users: string[] = [];
+  /**
+   * Each part of the accounts' lines, joined in the order of `users` as the tables take them, and
+   * where each account's begins: a change replaces the account's bytes alone.
+   */
+  let joined = {} as Record<keyof AccountLines, { bytes: Buffer; starts: number[] }>;
+  /** Each table's stamp as this process last wrote or read it. */
+  const written = new Map<TableName, string>();
+  /** The tables whose lines changed since they were written. */
+  const stale = new Set<TableName>();
+
+  /** The records as they are now (read whole when their directory changed behind this process). */
+  function current(): Map<string, MailDomain> {
+    if (records !== null && stampOf(recordDir) === recordsStamp) return records;
+    records = new Map();
+    filesOf.clear();
+    const files = existsSync(recordDir)
+      ? readdirSync(recordDir)
+          .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
+          .sort()
+      : [];
+    for (const name of files) {
+      const record = readParsed(join(recordDir, name), (text) => JSON.parse(text) as MailDomain);
+      if (record) remember(name, record);
+    }
+    recordsStamp = stampOf(recordDir);
+    return records;
+  }
+
+  function remember(name: string, record: MailDomain | null): void {
+    const known = records!.get(name);
+    if (known) filesOf.get(known.user)?.delete(name);
+    if (record === null) {
+      records!.delete(name);
+      return;
+    }
+    records!.set(name, record);
+    const files = filesOf.get(record.user);
+    if (files) files.add(name);
+    else filesOf.set(record.user, new Set([name]));
+  }
+
+  /** Makes the account's lines afresh; `hash` is its password's, else the shadow file's. */
+  function remake(user: string, hash: string | undefined): void {
+    const files = [...(filesOf.get(user) ?? [])].sort();
+    const before = lines.get(user);
+    let after: { of: AccountLines; hash: string } | undefined;
+    if (files.length === 0) {
+      filesOf.delete(user);
+      lines.delete(user);
+    } else {
+      const now = hash ?? shadowPassword(ctx.root, user) ?? '!';
+      after = {
+        of: accountLines(
+          files.map((name) => records!.get(name)!),
+          now,
+        ),
+        hash: now,
+      };
+      lines.set(user, after);
+    }
+    const at = sortedIndex(users, user);
+    const listed = users[at] === user;
+    for (const part of Object.keys(joined) as (keyof AccountLines)[]) {
+      if (before?.of[part] === after?.of[part]) continue;
+      const { bytes, starts } = joined[part];
+      const start = at < starts.length ? starts[at]! : bytes.length;
+      const end = listed ? (at + 1 < starts.length ? starts[at + 1]! : bytes.length) : start;
+      const replacement = Buffer.from(after?.of[part] ?? '');
+      const delta = replacement.length - (end - start);
+      if (listed && !after) starts.splice(at, 1);
+      if (!listed && after) starts.splice(at, 0, start);
+      for (let i = after ? at + 1 : at; i < starts.length; i++) starts[i]! += delta;
+      joined[part] = {
+        bytes: Buffer.concat([bytes.subarray(0, start), replacement, bytes.subarray(end)]),
+        starts,
+      };
+    }
+    if (listed && !after) users.splice(at, 1);
+    if (!listed && after) users.splice(at, 0, user);
+    for (const table of names)
+      if (PARTS[table].some((part) => before?.of[part] !== after?.of[part])) stale.add(table);
+  }
+
+  /** Every account's lines made afresh, from every record and the shadow file. */
+  function remakeAll(hashes: ReadonlyMap<string, string>): void {
+    const all = current();
+    const shadow = shadowPasswords(ctx.root);
+    lines.clear();
+    users = [...filesOf.keys()].sort();
+    for (const user of users) {
+      const files = [...filesOf.get(user)!].sort();
+      const hash = hashes.get(user) ?? shadow.get(user) ?? '!';
+      lines.set(user, {
+        of: accountLines(
+          files.map((name) => all.get(name)!),
+          hash,
+        ),
+        hash,
+      });
+    }
+    const parts = [...new Set(Object.values(PARTS).flat())];
+    joined = Object.fromEntries(
+      parts.map((part) => {
+        const each = users.map((user) => Buffer.from(lines.get(user)!.of[part]));
+        const starts: number[] = [];
+        let at = 0;
+        for (const bytes of each) {
+          starts.push(at);
+          at += bytes.length;
+        }
+        return [part, { bytes: Buffer.concat(each), starts }];
+      }),
+    ) as typeof joined;
+    for (const table of names) stale.add(table);
   }
 
   /**
-   * Every table, written whole from the records; `hashes` stands for the shadow file's hash of the
-   * users it names. Answers the readers (the tables' groups) of the tables whose content changed.
+   * Writes each table whose lines changed, or that changed on disk since this process wrote it
+   * (`all`: every table is compared with the disk, and given to its readers' group). Answers the
+   * readers of the tables whose content changed.
    */
-  function writeTables(hashes: ReadonlyMap<string, string> = new Map()): Set<TableReader> {
+  function flush(all: boolean): Set<TableReader> {
     const changed = new Set<TableReader>();
-    const all = records();
-    const lines = (make: (d: MailDomain) => string[], from = all) =>
-      from
-        .flatMap(make)
-        .map((line) => `${line}\n`)
-        .join('');
-    const quota = (d: MailDomain) => {
-      const { quota: mb } = mainOf(d);
-      return mb === null ? '' : `userdb_quota_rule=*:storage=${mb}M`;
-    };
-    const main = all.filter((d) => d.kind === undefined);
-    /** The logins of one domain: the user name goes with the main domain's alone. */
-    const logins = (d: MailDomain) =>
-      d.kind === undefined ? [d.user, `${d.user}@${d.domain}`] : [`${d.user}@${d.domain}`];
-    // Each account's records, found once: a table costs one pass over the records, not one per record.
-    const mainByUser = new Map<string, MailDomain>();
-    for (const d of main) if (!mainByUser.has(d.user)) mainByUser.set(d.user, d);
-    const byUser = new Map<string, MailDomain[]>();
-    for (const d of [...main, ...all.filter((d) => d.kind !== undefined)]) {
-      const list = byUser.get(d.user);
-      if (list) list.push(d);
-      else byUser.set(d.user, [d]);
+    for (const table of names) {
+      const file = tables[table];
+      const untouched = !all && written.get(table) === stampOf(file);
+      if (untouched && !stale.has(table)) continue;
+      const parts = PARTS[table].map((part) => joined[part].bytes);
+      const content = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+      const gid = systemGroupId(ctx.root, READERS[table]);
+      // Unchanged on disk since written: its lines changed, so its content did.
+      const onDisk = untouched ? null : readParsed(file, (text) => text);
+      if (untouched || onDisk === null || !content.equals(Buffer.from(onDisk))) {
+        writeFileAtomic(file, content, TABLE_MODE, gid);
+        changed.add(READERS[table]);
+      } else if (all && gid !== undefined) giveFile(file, 0, gid);
+      written.set(table, stampOf(file));
     }
-    /** The account's records, its main domain's first. */
-    const ofUser = (user: string) => byUser.get(user) ?? [];
-    /** Every login of the account, any of which may send as any of its domains. */
-    const accountLogins = memo((user: string) => ofUser(user).flatMap(logins));
-    /** What the main domain's record says for the account: its quota and suspension count for every domain. */
-    const mainOf = (d: MailDomain) => mainByUser.get(d.user) ?? d;
-    const domainsOfUser = (user: string) => ofUser(user).map((d) => `@${d.domain}`);
-    writeTable(
-      tables.domains,
-      lines((d) => [`${d.domain} OK`]),
-      'postfix',
-    );
-    writeTable(
-      tables.mailboxes,
-      lines((d) => [`${d.user}@${d.domain} OK`, ...safeMailboxes(d).map((m) => `${m.local}@${d.domain} OK`)]),
-      'postfix',
-    );
-    writeTable(
-      tables.aliases,
-      lines((d) => safeForwarders(d).map((f) => `${f.local}@${d.domain} ${f.to.join(', ')}`)),
-      'postfix',
-    );
-    // A suspended account's domain stays (a hosted domain, guarded on port 25) with no login that
-    // may send as it: a submission session opened before the suspension sends nothing more.
-    // A mailbox's address is its own login's to send as (and the account's); its login sends as
-    // nothing else, since no other entry names it.
-    const sendAs = (d: MailDomain, own: string[]) =>
-      mainOf(d).suspended ? SUSPENDED_SENDER : [...own, ...accountLogins(d.user)].join(', ');
-    writeTable(
-      tables.senders,
-      lines((d) => [
-        ...safeMailboxes(d).map((m) => `${m.local}@${d.domain} ${sendAs(d, [`${m.local}@${d.domain}`])}`),
-        `@${d.domain} ${sendAs(d, [])}`,
-      ]),
-      'postfix',
-    );
-    // What the account's own programs (PHP's mail(), sendmail in a shell) may give as envelope
-    // sender with sendmail -f: its login (which Postfix completes with the host name) or an
-    // address of its own domains. postdrop enforces it: it runs as the account, with the group
-    // postdrop (set-group-id), which alone reads the table besides root.
-    writeTable(
-      tables.localSenders,
-      lines((d) => [`${d.user} ${[d.user, ...domainsOfUser(d.user)].join(', ')}`], main),
-      'postdrop',
-    );
-    // Mail to an account's system user (alice@localhost, a bounce to alice@<host name> from its
-    // sendmail) goes to its mailbox, under its mail quota and in its home, never to /var/mail,
-    // which no quota bounds and every user may list.
-    writeTable(
-      tables.localAliases,
-      lines((d) => [`${d.user} ${d.user}@${d.domain}`], main),
-      'postfix',
-    );
-    // A login's password is the account's system password: its hash, read from the shadow file.
-    const shadow = shadowPasswords(ctx.root);
-    const hashOf = (d: MailDomain) => hashes.get(d.user) ?? shadow.get(d.user) ?? '!';
-    const usable = all.filter((d) => !mainOf(d).suspended && !/^[!*]/.test(hashOf(d)));
-    // A mailbox's login is its whole address, with its own password's hash; none while suspended.
-    const mailboxLogins = (d: MailDomain) =>
-      mainOf(d).suspended
-        ? []
-        : safeMailboxes(d)
-            .filter((m) => SAFE_HASH.test(m.hash))
-            .map((m) => `${m.local}@${d.domain}:${m.hash}:::::::user=${m.local}@${d.domain}`);
-    writeTable(
-      tables.logins,
-      lines((d) => logins(d).map((login) => `${login}:${hashOf(d)}:::::::user=${d.user}`), usable) +
-        lines(mailboxLogins),
-      'dovecot',
-    );
-    const mailboxUsers = (d: MailDomain) =>
-      safeMailboxes(d).map((m) => {
-        const home = [d.home, ...mailboxPath(d.domain, m.local)].join('/');
-        const rule = m.quota === null ? '' : `userdb_quota_rule=*:storage=${m.quota}M`;
-        return `${m.local}@${d.domain}::${d.uid}:${d.gid}::${home}::${rule}`;
-      });
-    writeTable(
-      tables.users,
-      lines((d) => [
-        ...logins(d).map((login) => `${login}::${d.uid}:${d.gid}::${d.home}::${quota(d)}`),
-        ...mailboxUsers(d),
-      ]),
-      'dovecot',
-    );
-    const signed = all.filter((d) => d.dkimKey !== null);
-    writeTable(
-      tables.keys,
-      lines((d) => [`default._domainkey.${d.domain} ${d.domain}:default:${d.dkimKey}`], signed),
-      'opendkim',
-    );
-    // OpenDKIM's refile patterns know one wildcard, `*`.
-    writeTable(
-      tables.signing,
-      lines((d) => [`*@${d.domain} default._domainkey.${d.domain}`], signed),
-      'opendkim',
-    );
+    stale.clear();
     return changed;
+  }
 
-    /** A table, root's and readable by the group of the service that reads it (when it has one here). */
-    function writeTable(file: string, content: string, readers: TableReader): void {
-      if (readParsed(file, (text) => text) !== content) {
-        writeFileAtomic(file, content, TABLE_MODE);
-        changed.add(readers);
+  return {
+    tableNames,
+    tables,
+    /** Every record, in the order of their file names. */
+    records(): MailDomain[] {
+      return [...current()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, record]) => record);
+    },
+    /**
+     * Every table, written whole from every record read afresh; `hashes` stands for the shadow
+     * file's hash of the users it names. Answers the readers (the tables' groups) of the tables
+     * whose content changed.
+     */
+    writeTables(hashes: ReadonlyMap<string, string> = new Map()): Set<TableReader> {
+      records = null;
+      remakeAll(hashes);
+      return flush(true);
+    },
+    /**
+     * Writes the record of one mail domain (`content` null: removes it) and the tables it changes;
+     * `hashes` as for writeTables. Answers the readers of the tables whose content changed.
+     */
+    putRecord(
+      domain: string,
+      content: string | null,
+      mode: number,
+      hashes: ReadonlyMap<string, string> = new Map(),
+    ): Set<TableReader> {
+      const name = domainFile(domain, '.json');
+      const known = records !== null && stampOf(recordDir) === recordsStamp;
+      restoreFile(join(recordDir, name), content, mode);
+      if (!known) {
+        records = null;
+        remakeAll(hashes);
+        return flush(false);
       }
-      const gid = systemGroupId(ctx.root, readers);
-      if (gid !== undefined) giveFile(file, 0, gid);
-    }
-  }
+      recordsStamp = stampOf(recordDir);
+      const before = records!.get(name);
+      const after = content === null ? null : (JSON.parse(content) as MailDomain);
+      remember(name, after);
+      for (const user of new Set([before?.user, after?.user]))
+        if (user !== undefined) remake(user, hashes.get(user));
+      return flush(false);
+    },
+    /** The hash the logins table lists the account's own logins with, or null when it lists none. */
+    loginHash(user: string): string | null {
+      if (records === null || stampOf(recordDir) !== recordsStamp) remakeAll(new Map());
+      const known = lines.get(user);
+      return known && known.of.ownLogins !== '' ? known.hash : null;
+    },
+  };
+}
 
-  /** `make`, computed once per argument. */
-  function memo<T>(make: (key: string) => T): (key: string) => T {
-    const made = new Map<string, T>();
-    return (key) => {
-      if (!made.has(key)) made.set(key, make(key));
-      return made.get(key)!;
-    };
+/** Where `value` is in the sorted `list`, or would go. */
+function sortedIndex(list: readonly string[], value: string): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (list[middle]! < value) low = middle + 1;
+    else high = middle;
   }
-
-  return { tableNames, tables, records, writeTables };
+  return low;
 }

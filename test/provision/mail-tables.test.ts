@@ -1,0 +1,200 @@
+// The mail tables kept in memory and changed one record at a time are, after any sequence of
+// changes, what writing them whole from every record makes; a table changed on disk, or a record
+// written by another process, is taken up at the next change.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import fc from 'fast-check';
+import type { LinuxConfig } from '../../src/config/index.ts';
+import type { LinuxContext } from '../../src/provision/linux/context.ts';
+import type { MailDomain } from '../../src/provision/linux/mail/lines.ts';
+import { mailTables } from '../../src/provision/linux/mail/tables.ts';
+
+const USERS = ['ann', 'bea', 'cy'];
+const DOMAINS = ['ann.example', 'ann-shop.example', 'bea.example', 'b.example', 'cy.example', 'zz.example'];
+const HASH = '$6$salt$abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./';
+const GROUPS = { postfix: 110, postdrop: 111, dovecot: 112, opendkim: 113 };
+
+const dirs: string[] = [];
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A system root with a user and group database, and a context the tables need of it. */
+function systemRoot(): { root: string; ctx: LinuxContext } {
+  const root = mkdtempSync(join(tmpdir(), 'berth-mail-tables-'));
+  dirs.push(root);
+  mkdirSync(join(root, 'etc'));
+  writeShadow(root, new Map(USERS.map((user) => [user, HASH])));
+  writeFileSync(
+    join(root, 'etc/group'),
+    Object.entries(GROUPS)
+      .map(([name, gid]) => `${name}:x:${gid}:\n`)
+      .join(''),
+  );
+  const linux = {
+    mailDir: '/etc/berth/mail',
+    postfixMapDir: '/etc/postfix/berth',
+    dovecotMapDir: '/etc/dovecot/berth',
+    opendkimMapDir: '/etc/opendkim/berth',
+  } as LinuxConfig;
+  const ctx = { linux, root, live: false, path: (p: string) => join(root, p) } as unknown as LinuxContext;
+  return { root, ctx };
+}
+
+function writeShadow(root: string, hashes: ReadonlyMap<string, string>): void {
+  writeFileSync(
+    join(root, 'etc/shadow'),
+    [...hashes].map(([user, hash]) => `${user}:${hash}:20000:0:99999:7:::\n`).join(''),
+  );
+}
+
+const record: fc.Arbitrary<Shape> = fc.record({
+  user: fc.constantFrom(...USERS),
+  kind: fc.constantFrom(undefined, 'addon' as const, 'parked' as const),
+  quota: fc.option(fc.integer({ min: 1, max: 9 }), { nil: null }),
+  suspended: fc.boolean(),
+  signed: fc.boolean(),
+  mailboxes: fc.subarray(['info', 'sales']),
+  forwarders: fc.subarray(['team', 'all']),
+});
+
+/** A change: a domain's record written or removed, or an account's password changed (and its records written again). */
+const change = fc.oneof(
+  fc.record({ put: fc.constantFrom(...DOMAINS), as: record }),
+  fc.record({ remove: fc.constantFrom(...DOMAINS) }),
+  fc.record({ passwd: fc.constantFrom(...USERS), locked: fc.boolean() }),
+);
+
+/** What a generated record says. */
+interface Shape {
+  user: string;
+  kind: 'addon' | 'parked' | undefined;
+  quota: number | null;
+  suspended: boolean;
+  signed: boolean;
+  mailboxes: string[];
+  forwarders: string[];
+}
+
+function mailDomain(domain: string, r: Shape): MailDomain {
+  return {
+    user: r.user,
+    domain,
+    ...(r.kind && { kind: r.kind }),
+    uid: 1000 + USERS.indexOf(r.user),
+    gid: 1000 + USERS.indexOf(r.user),
+    home: `/home/${r.user}`,
+    quota: r.quota,
+    suspended: r.suspended,
+    dkimKey: r.signed ? `/etc/berth/dkim/${domain}.key` : null,
+    mailboxes: r.mailboxes.map((local) => ({ local, hash: HASH, quota: null })),
+    forwarders: r.forwarders.map((local) => ({ local, to: [`${local}@elsewhere.example`] })),
+  };
+}
+
+const text = (r: MailDomain | null) => r && `${JSON.stringify(r, null, 2)}\n`;
+
+describe('mail tables', () => {
+  it('changed one record at a time are what writing them whole from every record makes', () => {
+    fc.assert(
+      fc.property(fc.array(change, { maxLength: 25 }), (changes) => {
+        const { root, ctx } = systemRoot();
+        const kept = mailTables(ctx);
+        kept.writeTables();
+        const hashes = new Map(USERS.map((user) => [user, HASH]));
+        const records = new Map<string, MailDomain>();
+        for (const c of changes) {
+          if ('put' in c) {
+            const r = mailDomain(c.put, c.as);
+            records.set(c.put, r);
+            kept.putRecord(c.put, text(r), 0o600);
+          } else if ('remove' in c) {
+            records.delete(c.remove);
+            kept.putRecord(c.remove, null, 0o600);
+          } else {
+            hashes.set(c.passwd, c.locked ? `!${HASH}` : HASH.replace('salt', `s${hashes.size}`));
+            writeShadow(root, hashes);
+            for (const [domain, r] of records)
+              if (r.user === c.passwd) kept.putRecord(domain, text(r), 0o600);
+          }
+          // Another instance, reading every record afresh, finds every table as it would write it.
+          assert.deepEqual([...mailTables(ctx).writeTables()], []);
+        }
+        const { tables } = kept;
+        assert.equal(statSync(tables.logins).gid, GROUPS.dovecot);
+        assert.equal(statSync(tables.localSenders).gid, GROUPS.postdrop);
+        assert.equal(statSync(tables.keys).mode & 0o777, 0o640);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('list the accounts in the order of their names, each account’s records in the order of their files', () => {
+    const { ctx } = systemRoot();
+    const kept = mailTables(ctx);
+    const put = (domain: string, user: string, kind?: 'addon') =>
+      kept.putRecord(
+        domain,
+        text(
+          mailDomain(domain, {
+            user,
+            kind,
+            quota: null,
+            suspended: false,
+            signed: false,
+            mailboxes: [],
+            forwarders: [],
+          }),
+        ),
+        0o600,
+      );
+    put('cy.example', 'cy');
+    put('ann.example', 'ann');
+    put('ann-shop.example', 'ann', 'addon');
+    assert.equal(
+      readFileSync(kept.tables.domains, 'utf8'),
+      'ann-shop.example OK\nann.example OK\ncy.example OK\n',
+    );
+    assert.equal(
+      readFileSync(kept.tables.localSenders, 'utf8'),
+      'ann ann, @ann.example, @ann-shop.example\ncy cy, @cy.example\n',
+    );
+    assert.equal(kept.loginHash('ann'), HASH);
+    assert.equal(kept.loginHash('bea'), null);
+  });
+
+  it('write again a table changed on disk, and take up a record another process wrote', () => {
+    const { ctx } = systemRoot();
+    const kept = mailTables(ctx);
+    const other = mailTables(ctx);
+    const r = (domain: string, user: string) =>
+      text(
+        mailDomain(domain, {
+          user,
+          kind: undefined,
+          quota: null,
+          suspended: false,
+          signed: false,
+          mailboxes: [],
+          forwarders: [],
+        }),
+      );
+    kept.putRecord('ann.example', r('ann.example', 'ann'), 0o600);
+    writeFileSync(kept.tables.domains, 'evil.example OK\n');
+    other.putRecord('bea.example', r('bea.example', 'bea'), 0o600);
+    assert.equal(readFileSync(kept.tables.domains, 'utf8'), 'ann.example OK\nbea.example OK\n');
+    kept.putRecord('cy.example', r('cy.example', 'cy'), 0o600);
+    assert.equal(
+      readFileSync(kept.tables.domains, 'utf8'),
+      'ann.example OK\nbea.example OK\ncy.example OK\n',
+    );
+    // Only the table cut short by hand changed on disk since: the next change writes it again.
+    writeFileSync(kept.tables.users, '');
+    const changed = kept.putRecord('zz.example', r('zz.example', 'cy'), 0o600);
+    assert.ok(changed.has('dovecot'));
+    assert.match(readFileSync(kept.tables.users, 'utf8'), /^bea::1001:1001::\/home\/bea::$/m);
+  });
+});

@@ -368,6 +368,29 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.deepEqual(await inspect(h.services), []);
   });
 
+  it('a suspension or unsuspension failing after the lock undoes it: password, shell and groups as they were', async () => {
+    const hash = shadowPassword(h.root, 'alice')!;
+    const failing = async (call: string) => {
+      h.failAt.step = 'mail logins';
+      try {
+        assert.equal((await h.call(call, { user: 'alice' })).statusCode, 500);
+      } finally {
+        h.failAt.step = null;
+      }
+    };
+    await failing('suspendacct');
+    assert.equal(shadowPassword(h.root, 'alice'), hash);
+    assert.equal(findSystemUser(h.root, 'alice')?.shell, '/etc/berth/confine');
+    assert.deepEqual([members('berth-shell'), members('berth-suspended')], [['alice'], []]);
+    assert.equal((await h.call('suspendacct', { user: 'alice' })).statusCode, 200);
+    await failing('unsuspendacct');
+    assert.equal(shadowPassword(h.root, 'alice'), `!${hash}`);
+    assert.equal(findSystemUser(h.root, 'alice')?.shell, '/usr/sbin/nologin');
+    assert.deepEqual([members('berth-shell'), members('berth-suspended')], [['alice'], ['alice']]);
+    assert.equal((await h.call('unsuspendacct', { user: 'alice' })).statusCode, 200);
+    assert.deepEqual(await inspect(h.services), []);
+  });
+
   it('editquota and changepackage change the quota and the shell', async () => {
     assert.equal((await h.call('editquota', { user: 'alice', quota: '100' })).statusCode, 200);
     assert.equal((await h.call('changepackage', { user: 'alice', package: 'noshell' })).statusCode, 200);

@@ -62,17 +62,20 @@ const NAMESPACE_CONF = '/etc/security/namespace.d/berth.conf';
 const PAM_BLOCK = /# BEGIN Berth[^\n]*\n[\s\S]*?# END Berth\n/;
 
 export interface ShellComponent extends Component {
-  /** The groups whose sshd rules apply to the account, which useradd gives it at createacct. */
-  groupsOf(account: Account): string[];
+  /**
+   * The groups whose sshd rules apply to the account (suspended or not: `suspended`, else as it is),
+   * which useradd gives it at createacct and the user component's lock at suspension.
+   */
+  groupsOf(account: Account, suspended?: boolean): string[];
 }
 
 export function shellComponent(ctx: LinuxContext): ShellComponent {
   const { linux, runner, prefix, root } = ctx;
   const usermod = (user: string, args: string[]) =>
     runner.run(['/usr/sbin/usermod', ...prefix, ...args, '--', user]);
-  const groupsOf = (account: Account) => [
+  const groupsOf = (account: Account, suspended = account.suspension !== null) => [
     account.shellEnabled ? SHELL_GROUP : SFTP_GROUP,
-    ...(account.suspension ? [SUSPENDED_GROUP] : []),
+    ...(suspended ? [SUSPENDED_GROUP] : []),
   ];
   const { systemUser } = ctx;
   const jailed = (account: Account) => kindOf(ctx.path(account.homedir), ['usr']) === 'directory';
@@ -263,8 +266,7 @@ export function shellComponent(ctx: LinuxContext): ShellComponent {
     groupsOf,
     // The user is made in its groups (useradd -G): no login is ever without its rules.
     create: (account) => [sshDirStep(account), ...(account.shellEnabled ? [jailStep(account, true)] : [])],
-    suspend: (account) => [groupsStep(account, groupsOf({ ...account, suspension: null }))],
-    unsuspend: (account) => [groupsStep(account, [...groupsOf(account), SUSPENDED_GROUP])],
+    // Suspension's groups are set by the user component, in the usermod that locks the password.
     changeLimits(before, after) {
       if (before.shellEnabled === after.shellEnabled) return [];
       return [groupsStep(after, groupsOf(before)), jailStep(after, after.shellEnabled)];

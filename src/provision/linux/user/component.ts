@@ -48,10 +48,13 @@ export interface UserComponent extends Component {
   diskUsage(accounts: readonly Account[]): Promise<Map<string, number>>;
 }
 
-/** `groupsOf`: the groups the user is made in (the shell component's, whose sshd rules apply). */
+/**
+ * `groupsOf`: the groups the user is in, suspended or not (the shell component's, whose sshd rules
+ * apply).
+ */
 export function userComponent(
   ctx: LinuxContext,
-  groupsOf: (account: Account) => string[] = () => [],
+  groupsOf: (account: Account, suspended?: boolean) => string[] = () => [],
 ): UserComponent {
   const { config, linux, runner, prefix, root } = ctx;
   /**
@@ -59,7 +62,22 @@ export function userComponent(
    * `config.shell` under its seccomp filter: sshd runs the login shell inside the jail, after the
    * last step root takes, and nothing of the account runs before it.
    */
-  const shellOf = (account: Account) => (account.suspension || !account.shellEnabled ? NOLOGIN : CONFINE);
+  const shellOf = (account: Account, suspended = account.suspension !== null) =>
+    suspended || !account.shellEnabled ? NOLOGIN : CONFINE;
+  /**
+   * usermod's arguments for the account suspended or not: its password locked or not, its login
+   * shell and its groups, in one usermod (each rewrites the user database under its lock, which
+   * the calls of a burst of suspensions take in turn).
+   */
+  const suspensionArgs = (account: Account, suspended: boolean) => {
+    const groups = groupsOf(account, suspended);
+    return [
+      suspended ? '-L' : '-U',
+      '-s',
+      shellOf(account, suspended),
+      ...(groups.length > 0 ? ['-G', groups.join(',')] : []),
+    ];
+  };
   const usermod = (user: string, args: string[]) =>
     runner.run(['/usr/sbin/usermod', ...prefix, ...args, '--', user]);
   /**
@@ -278,9 +296,8 @@ export function userComponent(
       return [
         ctx.step(
           'lock system user',
-          async () => void (await usermod(account.user, ['-L', '-s', NOLOGIN])),
-          async () =>
-            void (await usermod(account.user, ['-U', '-s', shellOf({ ...account, suspension: null })])),
+          async () => void (await usermod(account.user, suspensionArgs(account, true))),
+          async () => void (await usermod(account.user, suspensionArgs(account, false))),
         ),
       ];
     },
@@ -289,8 +306,8 @@ export function userComponent(
       return [
         ctx.step(
           'unlock system user',
-          async () => void (await usermod(account.user, ['-U', '-s', shellOf(account)])),
-          async () => void (await usermod(account.user, ['-L', '-s', NOLOGIN])),
+          async () => void (await usermod(account.user, suspensionArgs(account, false))),
+          async () => void (await usermod(account.user, suspensionArgs(account, true))),
         ),
       ];
     },

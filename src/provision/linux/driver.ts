@@ -403,7 +403,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
           sweeps.push([
             "moving FTP sessions into their accounts' groups",
             FTP_SWEEP_MS,
-            async () => ftp.placeSessions(await store.accounts()),
+            () => ftp.placeSessions(() => store.accounts()),
           ]);
         for (const [what, every, run] of sweeps) {
           let running = false;

@@ -55,7 +55,7 @@ export function ftpUserLine(
 
 export interface FtpComponent extends Component {
   /** Moves FTP sessions running as an account's user into its control group (sessions.ts). */
-  placeSessions(accounts: readonly Account[]): Promise<void>;
+  placeSessions(accounts: () => Promise<readonly Account[]>): Promise<void>;
 }
 
 export function ftpComponent(ctx: LinuxContext, certificate: string): FtpComponent {

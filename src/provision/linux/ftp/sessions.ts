@@ -30,17 +30,20 @@ function pureFtpdProcesses(): { pid: number; uid: number; cgroup: string }[] {
 
 /**
  * Moves each Pure-FTPd process running as an account's uid into the account's group, where it is
- * not yet; answers how many it moved.
+ * not yet; answers how many it moved. The accounts are read only when a session runs as a user
+ * other than root (most seconds of most servers see none).
  */
 export async function placeFtpSessions(
   groups: AccountGroups,
-  accounts: readonly Account[],
+  accounts: () => Promise<readonly Account[]>,
   parent: string,
 ): Promise<number> {
+  const sessions = pureFtpdProcesses().filter((process) => process.uid !== 0);
+  if (sessions.length === 0) return 0;
   const byUid = new Map<number, string>();
-  for (const account of accounts) if (account.uid !== null) byUid.set(account.uid, account.user);
+  for (const account of await accounts()) if (account.uid !== null) byUid.set(account.uid, account.user);
   let moved = 0;
-  for (const process of pureFtpdProcesses()) {
+  for (const process of sessions) {
     const user = byUid.get(process.uid);
     if (!user) continue;
     // A line per hierarchy, `<id>:<controllers>:<path>`: placed when every one ends in its group.

@@ -282,14 +282,15 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
   };
   /**
    * The subvolumes each account made inside its home, at any depth (not the home, not Berth's own
-   * jail usr), each with whether its qgroup is in the account's: two commands for each home base
-   * (every subvolume of the filesystem, every qgroup), whatever the number of homes.
+   * jail usr), each with whether its qgroup is in the account's: for each home base one command
+   * (every subvolume), and one more (every qgroup) when any is found, whatever the number of homes.
    */
   const nestedSubvolumes = async (homes: readonly string[]) => {
-    const found: { home: string; group: string; id: string; path: string; counted: boolean }[] = [];
+    type Inside = { home: string; group: string; id: string; path: string };
+    const found: (Inside & { counted: boolean })[] = [];
     for (const base of new Set(homes.map((home) => dirname(home)))) {
       const children = await subvolumeChildren(base);
-      const rows = await qgroups(base);
+      const inside: Inside[] = [];
       for (const home of homes.filter((h) => dirname(h) === base)) {
         const top = await homeId(home);
         // Most homes have no subvolume inside: their entries are not read at all.
@@ -299,13 +300,15 @@ function btrfsQuotas({ runner }: QuotaContext): QuotaBackend {
         const visit = (parent: string, top: boolean) => {
           for (const child of children.get(parent) ?? []) {
             if (top && jail.has(basename(child.path))) continue;
-            const counted = rows.get(`0/${child.id}`)?.parents.includes(group) ?? false;
-            found.push({ home, group, ...child, counted });
+            inside.push({ home, group, ...child });
             visit(child.id, false);
           }
         };
         visit(top, true);
       }
+      const rows = inside.length > 0 ? await qgroups(base) : new Map<string, QgroupRow>();
+      for (const one of inside)
+        found.push({ ...one, counted: rows.get(`0/${one.id}`)?.parents.includes(one.group) ?? false });
     }
     return found;
   };

@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmdirSync } from 'node:fs';
 import { get } from 'node:https';
+import { join } from 'node:path';
 import { SERVE_NODE_FLAGS } from '../config/serve-flags.ts';
 import { accountGroups, detectLayout } from '../provision/linux/cgroups.ts';
 import { issueFallback, makeFallbackCa } from '../provision/linux/tls/fallback.ts';
@@ -21,7 +22,7 @@ import {
   type SandboxFleet,
 } from './configure.ts';
 import { setUpNamespace } from './namespace.ts';
-import { answers, choosePorts } from './ports.ts';
+import { answers, PORTS_FILE, type Ports } from './ports.ts';
 import { BIN } from './sandbox.ts';
 import { type Service, Supervisor, say } from './supervisor.ts';
 import { write } from './system.ts';
@@ -88,7 +89,7 @@ export async function runInside(dir: string, fleet: SandboxFleet = {}): Promise<
 
   try {
     setUpNamespace(dir);
-    const ports = await choosePorts();
+    const ports = JSON.parse(readFileSync(join(dir, PORTS_FILE), 'utf8')) as Ports;
     const pebbleCa = await makeFallbackCa('Pebble listener');
     const pebbleTls = await issueFallback(pebbleCa, ['127.0.0.1', 'localhost']);
     const [chain, key] = pebbleTls.split(/(?=-----BEGIN PRIVATE KEY-----)/);

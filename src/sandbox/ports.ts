@@ -1,7 +1,10 @@
 // The sandbox's ports: one on 127.0.0.1 for each of its services, chosen free at start-up, and the
 // check that a service answers on its port.
 import { randomInt } from 'node:crypto';
+import { lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export interface Ports {
   api: number;
@@ -24,6 +27,9 @@ export interface Ports {
   ftpPassive: number;
   webmail: number;
 }
+
+/** The file in the sandbox's directory that has its ports (chosen outside, read inside). */
+export const PORTS_FILE = 'ports.json';
 
 /** How many passive data ports the sandbox's FTP has: each open transfer takes one. */
 export const FTP_PASSIVE_PORTS = 10;
@@ -54,22 +60,71 @@ export async function choosePorts(): Promise<Ports> {
 const chosenPorts = new Set<number>();
 
 /**
+ * Where each port a sandbox on this machine chose is noted (a file named by the port, holding the
+ * choosing process's pid), so that sandboxes started at the same time never choose the same one:
+ * a port is free only until its service binds it, seconds later.
+ */
+const NOTED = join(tmpdir(), 'berth-sandbox-ports');
+
+/** Notes the port as this process's; false when a live process noted it first. */
+export function note(port: number): boolean {
+  const file = join(NOTED, String(port));
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o600 });
+      // Forgotten when this process ends (a note left by one killed is taken over: its pid is gone).
+      if (chosenPorts.size === 0) process.once('exit', forgetNotes);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const owner = Number(readFileSync(file, 'utf8'));
+    if (Number.isInteger(owner) && owner > 0 && alive(owner)) return false;
+    rmSync(file, { force: true });
+  }
+  return false;
+}
+
+function forgetNotes(): void {
+  for (const port of chosenPorts) rmSync(join(NOTED, String(port)), { force: true });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Whether this process may note ports: the directory is its user's own (never another's, planted). */
+function canNote(): boolean {
+  mkdirSync(NOTED, { recursive: true, mode: 0o700 });
+  const stat = lstatSync(NOTED);
+  return stat.isDirectory() && stat.uid === process.getuid?.() && (stat.mode & 0o077) === 0;
+}
+
+/** Whether ports are noted (known once the first is claimed). */
+let noting: boolean | undefined;
+
+/** Claims a port: not chosen before here nor by another sandbox, and free now. */
+async function claim(port: number): Promise<boolean> {
+  if (chosenPorts.has(port) || !(await isFree(port))) return false;
+  noting ??= canNote();
+  if (noting && !note(port)) return false;
+  chosenPorts.add(port);
+  return true;
+}
+
+/**
  * A port no one listens on, below the kernel's range for ephemeral ports (32768 and up): a port from
  * that range could be taken by any outgoing connection between this choice and the service's bind.
  */
 async function freePort(): Promise<number> {
   for (;;) {
     const port = 10_000 + randomInt(20_000);
-    if (chosenPorts.has(port)) continue;
-    const server = createServer();
-    const free = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => resolve(true));
-    });
-    if (!free) continue;
-    await new Promise((resolve) => server.close(resolve));
-    chosenPorts.add(port);
-    return port;
+    if (await claim(port)) return port;
   }
 }
 
@@ -77,15 +132,9 @@ async function freePort(): Promise<number> {
 async function freePorts(count: number): Promise<number> {
   for (;;) {
     const first = await freePort();
-    const rest: number[] = [];
-    for (let port = first + 1; port < first + count; port++) {
-      if (chosenPorts.has(port) || !(await isFree(port))) break;
-      rest.push(port);
-    }
-    if (rest.length === count - 1) {
-      for (const port of rest) chosenPorts.add(port);
-      return first;
-    }
+    let port = first + 1;
+    while (port < first + count && (await claim(port))) port++;
+    if (port === first + count) return first;
   }
 }
 

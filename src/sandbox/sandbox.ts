@@ -13,6 +13,7 @@ import { phpVersion } from '../config/linux.ts';
 import { childrenOf } from '../provision/linux/wait.ts';
 import type { SandboxFleet } from './configure.ts';
 import { detachHomes, makeHomesImage } from './homes.ts';
+import { choosePorts, PORTS_FILE } from './ports.ts';
 
 export const BIN = fileURLToPath(new URL('../../bin/berth.js', import.meta.url));
 
@@ -95,6 +96,9 @@ export async function runSandbox(
   mkdirSync(join(dir, 'layers'), { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
   makeHomesImage(dir);
+  // Chosen here, outside the namespaces, where every sandbox of the machine notes its ports in the
+  // same place and a note's process can be told alive (ports.ts); read inside (inside.ts).
+  writeFileSync(join(dir, PORTS_FILE), JSON.stringify(await choosePorts()), { mode: 0o600 });
   const child = spawn(
     '/usr/bin/unshare',
     [

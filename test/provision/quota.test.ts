@@ -23,13 +23,9 @@ import { type LinuxConfig, loadConfig } from '../../src/config/index.ts';
 import { inspect, refreshUsage } from '../../src/operations/maintenance.ts';
 import { isSubvolume } from '../../src/provision/linux/filesystems.ts';
 import { findSystemUser } from '../../src/provision/linux/passwd.ts';
-import type { CommandRunner } from '../../src/provision/linux/run.ts';
-import {
-  chooseQuotaBackend,
-  parseQgroups,
-  parseRepquota,
-  quotaBackend,
-} from '../../src/provision/linux/user/quota.ts';
+import { type CommandRunner, execRunner } from '../../src/provision/linux/run.ts';
+import { parseQgroups } from '../../src/provision/linux/user/btrfs-quota.ts';
+import { chooseQuotaBackend, parseRepquota, quotaBackend } from '../../src/provision/linux/user/quota.ts';
 import { type Account, findAccount } from '../../src/store/accounts.ts';
 import { callCreateacct, createAccount, summary, tempDir } from '../helpers.ts';
 import { type LinuxHarness, linuxSetup } from './system-root.ts';
@@ -420,6 +416,40 @@ function btrfsInNamespace() {
       const after = qgroupRow(home('rhea'), groupOf(home('rhea'))).exclusive;
       assert.ok(after - before >= 5 * 1024 * 1024, `the account's qgroup counts them: ${before} → ${after}`);
       assert.deepEqual(await inspect(h.services), []);
+    });
+
+    it('the sweep reads the homes only when a subvolume it has not seen may be an account’s, and puts it in the account’s qgroup', async () => {
+      const btrfs = quotaBackend({ linux: linuxConfig(), runner: execRunner(), live: false }, 'btrfs');
+      const base = join(h.root, 'home');
+      const accounts = await Promise.all(['quinn', 'rhea'].map((u) => findAccount(h.services.store.db, u)));
+      let read = 0;
+      const homes = async () => {
+        read++;
+        return accounts.map((account) => ({ account: account!, home: home(account!.user) }));
+      };
+      await btrfs.sweep!(base, homes);
+      assert.equal(read, 1, 'the first sweep looks at every home');
+      await btrfs.sweep!(base, homes);
+      assert.equal(read, 1, 'nothing new: the homes are not read');
+      // A new home (made by Berth, one level inside the base) and its jail's usr: not the accounts'.
+      const other = join(base, 'sweep-home');
+      execFileSync(BTRFS, ['subvolume', 'create', '--', other]);
+      execFileSync(BTRFS, ['subvolume', 'create', '--', join(other, 'usr')]);
+      await btrfs.sweep!(base, homes);
+      assert.equal(read, 1, 'a home and its jail are not an account’s subvolumes');
+      // quinn's own, two levels inside its home; then one just inside that one.
+      const own = join(home('quinn'), 'public_html', 'own');
+      execFileSync(BTRFS, ['subvolume', 'create', '--', own]);
+      await btrfs.sweep!(base, homes);
+      assert.equal(read, 2);
+      assert.equal(qgroupRow(home('quinn'), `0/${subvolumeId(own)}`).parents, groupOf(home('quinn')));
+      const inside = join(own, 'inside');
+      execFileSync(BTRFS, ['subvolume', 'create', '--', inside]);
+      await btrfs.sweep!(base, homes);
+      assert.equal(read, 3, 'a subvolume just inside the account’s own is the account’s too');
+      assert.equal(qgroupRow(home('quinn'), `0/${subvolumeId(inside)}`).parents, groupOf(home('quinn')));
+      for (const path of [inside, own, join(other, 'usr'), other])
+        execFileSync(BTRFS, ['subvolume', 'delete', '--', path]);
     });
 
     it('usage refresh takes each account’s disk space from its qgroup, one listing for every home', async () => {

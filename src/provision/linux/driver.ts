@@ -387,7 +387,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       if (ctx.live && sweepTimers.length === 0) {
         dns?.keyPool.start();
         const sweeps: [string, number, () => Promise<void>][] = [
-          ['quota enforcement', QUOTA_SWEEP_MS, async () => user.enforce(await store.accounts())],
+          ['quota enforcement', QUOTA_SWEEP_MS, () => user.sweepQuotas(() => store.accounts())],
         ];
         if (mail) sweeps.push(['counting the mail queue', QUEUE_SWEEP_MS, () => mail.listQueue()]);
         if (php) {

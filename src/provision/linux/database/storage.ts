@@ -15,7 +15,8 @@ import type { Account } from '../../../store/accounts.ts';
 import type { LinuxContext } from '../context.ts';
 import { makeServiceDirectory, placeLink, removeFile } from '../files.ts';
 import { BTRFS, isSubvolume, removeTree } from '../filesystems.ts';
-import { chooseQuotaBackend, parseQgroups } from '../user/quota.ts';
+import { parseQgroups } from '../user/btrfs-quota.ts';
+import { chooseQuotaBackend } from '../user/quota.ts';
 import { runSql } from './sql.ts';
 
 /** The directory beside the homes that holds each account's databases' subvolume. */

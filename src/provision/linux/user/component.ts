@@ -12,7 +12,8 @@ import { findSystemUser, processOf, shadowPassword, systemGroupExists, systemUse
 import { CommandFailed } from '../run.ts';
 import { waitFor } from '../wait.ts';
 import { removeIpcObjects, removeLeftovers, removeMessageQueues } from './leftovers.ts';
-import { chooseQuotaBackend, type QuotaBackend, quotaBackend } from './quota.ts';
+import { chooseQuotaBackend, quotaBackend } from './quota.ts';
+import type { QuotaBackend } from './quota-backend.ts';
 
 /**
  * The home is root's (OpenSSH chroots logins to it, and allows that only for a root-owned directory
@@ -44,6 +45,8 @@ export interface UserComponent extends Component {
   endProcesses(account: Account): LinuxStep;
   /** Brings what the accounts made since under their disk quotas (QuotaBackend.enforce). */
   enforce(accounts: readonly Account[]): Promise<void>;
+  /** The sweep of every home base (QuotaBackend.sweep); `accounts` read only when it must. */
+  sweepQuotas(accounts: () => Promise<readonly Account[]>): Promise<void>;
   /** The bytes each account takes, by user, where its quota backend counts them (diskUsage). */
   diskUsage(accounts: readonly Account[]): Promise<Map<string, number>>;
 }
@@ -207,6 +210,9 @@ export function userComponent(
   const quotaOf = (account: Account): QuotaBackend =>
     quotaBackend(ctx, chooseQuotaBackend(linux, dirname(ctx.path(account.homedir))));
   const housed = (account: Account) => ({ account, home: ctx.path(account.homedir) });
+  /** The home bases of the accounts (real paths), noted as each account is made or resumed. */
+  const bases = new Set([ctx.path(config.homeBase)]);
+  const noteBase = (account: Account) => bases.add(dirname(ctx.path(account.homedir)));
 
   /** The accounts whose homes are there, by the quota backend of each home's filesystem. */
   function byBackend(accounts: readonly Account[]) {
@@ -236,6 +242,7 @@ export function userComponent(
 
     create(account, origin) {
       const home = ctx.path(account.homedir);
+      noteBase(account);
       // A moved account keeps its hash as it was, locked while it is suspended. A new one's is
       // computed in a worker thread while useradd runs, and set by the next step.
       let hashing: Promise<string> | null = null;
@@ -276,6 +283,7 @@ export function userComponent(
     },
 
     async resume(account) {
+      noteBase(account);
       ensureGroup(account);
       // A login shell set before shells were confined is Berth's confinement from now on.
       const user = findSystemUser(root, account.user);
@@ -345,6 +353,7 @@ export function userComponent(
     },
 
     async reconcile(account) {
+      noteBase(account);
       if (!findSystemUser(root, account.user)) await useradd(account);
       await usermod(account.user, ['-s', shellOf(account)]);
       const password = shadowPassword(root, account.user) ?? '';
@@ -373,6 +382,14 @@ export function userComponent(
 
     async enforce(accounts: readonly Account[]) {
       for (const [name, homes] of byBackend(accounts)) await quotaBackend(ctx, name).enforce?.(homes);
+    },
+
+    async sweepQuotas(accounts) {
+      for (const base of bases) {
+        const homes = async () =>
+          (await accounts()).filter((a) => dirname(ctx.path(a.homedir)) === base).map(housed);
+        await quotaBackend(ctx, chooseQuotaBackend(linux, base)).sweep?.(base, homes);
+      }
     },
 
     async diskUsage(accounts: readonly Account[]) {

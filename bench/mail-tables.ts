@@ -5,10 +5,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LinuxConfig } from '../src/config/index.ts';
 import type { LinuxContext } from '../src/provision/linux/context.ts';
 import type { MailDomain } from '../src/provision/linux/mail/lines.ts';
 import { mailTables } from '../src/provision/linux/mail/tables.ts';
+import { mailTablesContext } from '../test/provision/system-root.ts';
 
 const HASH = `$6$${'s'.repeat(16)}$${'h'.repeat(86)}`;
 const CHANGES = 40;
@@ -42,13 +42,7 @@ function filled(count: number): { root: string; ctx: LinuxContext } {
   writeFileSync(join(root, 'etc/group'), group);
   for (let i = 0; i < count; i++)
     writeFileSync(join(root, `etc/berth/mail/d${i}.example.json`), JSON.stringify(domain(i)));
-  const linux = {
-    mailDir: '/etc/berth/mail',
-    postfixMapDir: '/etc/postfix/berth',
-    dovecotMapDir: '/etc/dovecot/berth',
-    opendkimMapDir: '/etc/opendkim/berth',
-  } as LinuxConfig;
-  return { root, ctx: { linux, root, live: false, path: (p: string) => join(root, p) } as LinuxContext };
+  return { root, ctx: mailTablesContext(root) };
 }
 
 /** The median CPU time (user and system, ms) of writing one new account's mail domain into the tables. */

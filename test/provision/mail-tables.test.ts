@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { LinuxConfig } from '../../src/config/index.ts';
 import type { LinuxContext } from '../../src/provision/linux/context.ts';
 import type { MailDomain } from '../../src/provision/linux/mail/lines.ts';
 import { mailTables } from '../../src/provision/linux/mail/tables.ts';
+import { mailTablesContext } from './system-root.ts';
 
 const USERS = ['ann', 'bea', 'cy'];
 const DOMAINS = ['ann.example', 'ann-shop.example', 'bea.example', 'b.example', 'cy.example', 'zz.example'];
@@ -34,14 +34,7 @@ function systemRoot(): { root: string; ctx: LinuxContext } {
       .map(([name, gid]) => `${name}:x:${gid}:\n`)
       .join(''),
   );
-  const linux = {
-    mailDir: '/etc/berth/mail',
-    postfixMapDir: '/etc/postfix/berth',
-    dovecotMapDir: '/etc/dovecot/berth',
-    opendkimMapDir: '/etc/opendkim/berth',
-  } as LinuxConfig;
-  const ctx = { linux, root, live: false, path: (p: string) => join(root, p) } as unknown as LinuxContext;
-  return { root, ctx };
+  return { root, ctx: mailTablesContext(root) };
 }
 
 function writeShadow(root: string, hashes: ReadonlyMap<string, string>): void {

@@ -13,7 +13,8 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { sha512Crypt } from '../../src/auth/sha512-crypt.js';
-import type { Config } from '../../src/config/index.ts';
+import type { Config, LinuxConfig } from '../../src/config/index.ts';
+import type { LinuxContext } from '../../src/provision/linux/context.ts';
 import { linuxDriver } from '../../src/provision/linux/driver.ts';
 import { type CommandRunner, execRunner } from '../../src/provision/linux/run.ts';
 import { type Harness, setup, tempDir } from '../helpers.ts';
@@ -166,4 +167,15 @@ export async function linuxSetup(prepareRoot: (root: string) => void = () => {})
       rmSync(root, { recursive: true, force: true });
     },
   };
+}
+
+/** What the mail tables (mail/tables.ts) need of a context below `root`: its paths, and the root. */
+export function mailTablesContext(root: string): LinuxContext {
+  const linux = {
+    mailDir: '/etc/berth/mail',
+    postfixMapDir: '/etc/postfix/berth',
+    dovecotMapDir: '/etc/dovecot/berth',
+    opendkimMapDir: '/etc/opendkim/berth',
+  } as LinuxConfig;
+  return { linux, root, live: false, path: (p: string) => join(root, p) } as unknown as LinuxContext;
 }

@@ -1,7 +1,7 @@
 // The sandbox's ports: one on 127.0.0.1 for each of its services, chosen free at start-up, and the
 // check that a service answers on its port.
 import { randomInt } from 'node:crypto';
-import { lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,30 +66,60 @@ const chosenPorts = new Set<number>();
  */
 const NOTED = join(tmpdir(), 'berth-sandbox-ports');
 
-/** Notes the port as this process's; false when a live process noted it first. */
+/** The ports this process noted: their notes go when it ends. */
+const noted = new Set<number>();
+
+/**
+ * Notes the port as this process's; false when a live process noted it first. A note whose process
+ * is gone (a sandbox killed) is taken over: moved aside first, so that of two processes taking it
+ * over at once one alone does, and one that finds a live note there after all puts it back.
+ */
 export function note(port: number): boolean {
   const file = join(NOTED, String(port));
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o600 });
-      // Forgotten when this process ends (a note left by one killed is taken over: its pid is gone).
-      if (chosenPorts.size === 0) process.once('exit', forgetNotes);
+      if (noted.size === 0) process.once('exit', forgetNotes);
+      noted.add(port);
       return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const owner = Number(readFileSync(file, 'utf8'));
-    if (Number.isInteger(owner) && owner > 0 && alive(owner)) return false;
-    rmSync(file, { force: true });
+    const owner = readIfThere(file);
+    if (owner === null) continue;
+    if (alive(Number(owner))) return false;
+    const aside = `${file}.${process.pid}`;
+    try {
+      renameSync(file, aside);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw error;
+    }
+    if (readFileSync(aside, 'utf8') !== owner) {
+      renameSync(aside, file);
+      return false;
+    }
+    rmSync(aside, { force: true });
   }
   return false;
 }
 
+/** A note's text, or null when it is gone (its process ended meanwhile). */
+function readIfThere(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
 function forgetNotes(): void {
-  for (const port of chosenPorts) rmSync(join(NOTED, String(port)), { force: true });
+  for (const port of noted) rmSync(join(NOTED, String(port)), { force: true });
 }
 
 function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;

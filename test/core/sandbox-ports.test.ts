@@ -79,6 +79,7 @@ describe('sandbox ports', () => {
       writeFileSync(file, String(gone.child.pid));
       assert.equal(note(port!), true);
       assert.equal(readFileSync(file, 'utf8'), String(process.pid));
+      assert.equal(existsSync(`${file}.${process.pid}`), false, 'nothing left aside');
       writeFileSync(file, String(process.ppid));
       assert.equal(note(port!), false);
       assert.equal(readFileSync(file, 'utf8'), String(process.ppid));

@@ -11,6 +11,7 @@ import { ensureDirectory, type Kind, kindOf, settleDirectory } from '../home.ts'
 import { findSystemUser, processOf, shadowPassword, systemGroupExists, systemUsers } from '../passwd.ts';
 import { CommandFailed } from '../run.ts';
 import { waitFor } from '../wait.ts';
+import { userDatabase } from './database.ts';
 import { removeIpcObjects, removeLeftovers, removeMessageQueues } from './leftovers.ts';
 import { chooseQuotaBackend, quotaBackend } from './quota.ts';
 import type { QuotaBackend } from './quota-backend.ts';
@@ -68,18 +69,19 @@ export function userComponent(
   const shellOf = (account: Account, suspended = account.suspension !== null) =>
     suspended || !account.shellEnabled ? NOLOGIN : CONFINE;
   /**
-   * usermod's arguments for the account suspended or not: its password locked or not, its login
-   * shell and its groups, in one usermod (each rewrites the user database under its lock, which
-   * the calls of a burst of suspensions take in turn).
+   * The account suspended or not, in one edit of the user database: its password locked or not,
+   * its login shell and its groups. The edits of a burst of suspensions are written together
+   * (database.ts).
    */
-  const suspensionArgs = (account: Account, suspended: boolean) => {
+  const database = userDatabase(root);
+  const suspendUser = (account: Account, suspended: boolean) => {
     const groups = groupsOf(account, suspended);
-    return [
-      suspended ? '-L' : '-U',
-      '-s',
-      shellOf(account, suspended),
-      ...(groups.length > 0 ? ['-G', groups.join(',')] : []),
-    ];
+    return database.edit({
+      user: account.user,
+      locked: suspended,
+      shell: shellOf(account, suspended),
+      ...(groups.length > 0 ? { groups } : {}),
+    });
   };
   const usermod = (user: string, args: string[]) =>
     runner.run(['/usr/sbin/usermod', ...prefix, ...args, '--', user]);
@@ -304,8 +306,8 @@ export function userComponent(
       return [
         ctx.step(
           'lock system user',
-          async () => void (await usermod(account.user, suspensionArgs(account, true))),
-          async () => void (await usermod(account.user, suspensionArgs(account, false))),
+          () => suspendUser(account, true),
+          () => suspendUser(account, false),
         ),
       ];
     },
@@ -314,8 +316,8 @@ export function userComponent(
       return [
         ctx.step(
           'unlock system user',
-          async () => void (await usermod(account.user, suspensionArgs(account, false))),
-          async () => void (await usermod(account.user, suspensionArgs(account, true))),
+          () => suspendUser(account, false),
+          () => suspendUser(account, true),
         ),
       ];
     },

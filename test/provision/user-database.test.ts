@@ -1,0 +1,179 @@
+// Suspension's edits of the user database, written a burst at a time by Berth: each as usermod
+// writes it, under the locks the shadow tools take, and one refused leaves the rest of its burst.
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { cpSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { type UserEdit, userDatabase } from '../../src/provision/linux/user/database.ts';
+import { tempDir } from '../helpers.ts';
+
+const FILES = ['passwd', 'shadow', 'group', 'gshadow'];
+const USERS = ['udb1', 'udb2', 'udb3', 'udb4', 'udb5', 'udb6'];
+const HASH = '$6$salt$abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./';
+
+const dirs: string[] = [];
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const prefixed = (root: string, command: string, args: string[]) =>
+  execFileSync(`/usr/sbin/${command}`, ['--prefix', root, ...args], { stdio: 'pipe' });
+
+/** A root with this machine's user database and users made by useradd, one without a password. */
+function systemRoot(): string {
+  const root = tempDir('berth-user-db-');
+  dirs.push(root);
+  mkdirSync(join(root, 'etc'));
+  for (const file of [...FILES, 'login.defs'])
+    cpSync(`/etc/${file}`, join(root, 'etc', file), { preserveTimestamps: true });
+  for (const file of ['shadow', 'gshadow'])
+    execFileSync('/usr/bin/chgrp', ['shadow', join(root, 'etc', file)]);
+  for (const group of ['udb-ssh', 'udb-sftp']) prefixed(root, 'groupadd', [group]);
+  for (const [i, user] of USERS.entries()) {
+    prefixed(root, 'useradd', [
+      '-K',
+      'SUB_UID_COUNT=0',
+      '-K',
+      'SUB_GID_COUNT=0',
+      '-M',
+      '-U',
+      '-G',
+      'udb-ssh',
+      '-s',
+      '/bin/sh',
+      user,
+    ]);
+    if (i > 0) prefixed(root, 'usermod', ['-p', `${HASH}${i}`, user]);
+  }
+  return root;
+}
+
+const read = (root: string) => FILES.map((file) => readFileSync(join(root, 'etc', file), 'utf8'));
+
+const usermodArgs = (edit: UserEdit) => [
+  edit.locked ? '-L' : '-U',
+  '-s',
+  edit.shell,
+  ...(edit.groups ? ['-G', edit.groups.join(',')] : []),
+  edit.user,
+];
+
+/** Holds glibc's lckpwdf lock of the root, as a shadow tool does, until `release`. */
+async function holdLock(root: string): Promise<{ release: () => Promise<void> }> {
+  const holder: ChildProcess = spawn(
+    '/usr/bin/perl',
+    [
+      '-e',
+      'use Fcntl; open(my $f, ">>", $ARGV[0]) or die; my $r = pack("ssx4qqix4", F_WRLCK, 0, 0, 0, 0); fcntl($f, F_SETLKW, $r) or die; $| = 1; print "held\\n"; 1 while <STDIN>;',
+      join(root, 'etc/.pwd.lock'),
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  await new Promise((resolve) => holder.stdout!.once('data', resolve));
+  return {
+    release: () =>
+      new Promise((resolve) => {
+        holder.once('exit', () => resolve());
+        holder.stdin!.end();
+      }),
+  };
+}
+
+describe('the user database, edited a burst at a time', () => {
+  it('writes a burst of suspensions and unsuspensions as usermod writes each, the files kept as they were', async () => {
+    const ours = systemRoot();
+    const theirs = tempDir('berth-user-db-');
+    dirs.push(theirs);
+    cpSync(ours, theirs, { recursive: true, preserveTimestamps: true });
+    const edits: UserEdit[] = [
+      { user: 'udb1', locked: true, shell: '/usr/sbin/nologin', groups: [] },
+      { user: 'udb2', locked: true, shell: '/usr/sbin/nologin', groups: ['udb-sftp'] },
+      { user: 'udb3', locked: true, shell: '/bin/false' },
+      { user: 'udb4', locked: false, shell: '/bin/sh', groups: ['udb-ssh', 'udb-sftp'] },
+      { user: 'udb5', locked: true, shell: '/usr/sbin/nologin', groups: ['udb-ssh'] },
+    ];
+    // udb1 has no password: unlocked, it stays locked. udb5 locked twice keeps one `!`.
+    const again: UserEdit[] = [
+      { user: 'udb1', locked: false, shell: '/bin/sh', groups: ['udb-ssh'] },
+      { user: 'udb5', locked: true, shell: '/usr/sbin/nologin', groups: [] },
+      { user: 'udb2', locked: false, shell: '/bin/sh', groups: ['udb-ssh'] },
+    ];
+    const modes = FILES.map((file) => statSync(join(ours, 'etc', file)));
+    const database = userDatabase(ours);
+    await Promise.all(edits.map((edit) => database.edit(edit)));
+    await Promise.all(again.map((edit) => database.edit(edit)));
+    for (const edit of [...edits, ...again]) prefixed(theirs, 'usermod', usermodArgs(edit));
+    assert.deepEqual(read(ours), read(theirs));
+    const shadow = read(ours)[1]!;
+    assert.match(shadow, /^udb1:!:/m);
+    assert.match(shadow, /^udb5:!\$6\$/m);
+    assert.match(shadow, /^udb2:\$6\$/m);
+    for (const [i, file] of FILES.entries()) {
+      const now = statSync(join(ours, 'etc', file));
+      assert.deepEqual([now.mode, now.uid, now.gid], [modes[i]!.mode, modes[i]!.uid, modes[i]!.gid], file);
+    }
+  });
+
+  it('refuses an edit of a user or group the system lacks, and writes the rest of its burst', async () => {
+    const root = systemRoot();
+    const before = read(root);
+    const database = userDatabase(root);
+    const outcomes = await Promise.allSettled([
+      database.edit({ user: 'udb1', locked: true, shell: '/usr/sbin/nologin' }),
+      database.edit({ user: 'nosuchudb', locked: true, shell: '/usr/sbin/nologin' }),
+      database.edit({ user: 'udb2', locked: true, shell: '/usr/sbin/nologin', groups: ['udb-nosuch'] }),
+    ]);
+    assert.deepEqual(
+      outcomes.map((outcome) => outcome.status),
+      ['fulfilled', 'rejected', 'rejected'],
+    );
+    assert.match(String((outcomes[1] as PromiseRejectedResult).reason), /user 'nosuchudb' does not exist/);
+    assert.match(String((outcomes[2] as PromiseRejectedResult).reason), /group 'udb-nosuch' does not exist/);
+    const [passwd, shadow, group] = read(root);
+    assert.match(passwd!, /^udb1:.*:\/usr\/sbin\/nologin$/m);
+    assert.match(passwd!, /^udb2:.*:\/bin\/sh$/m);
+    assert.match(shadow!, /^udb2:\$6\$/m);
+    assert.equal(group, before[2]);
+  });
+
+  it('waits for the lock the shadow tools hold, and for a live process holding a file lock; breaks a dead one', async () => {
+    const root = systemRoot();
+    const before = read(root);
+    const database = userDatabase(root);
+    const held = await holdLock(root);
+    let settled = false;
+    const edit = database.edit({ user: 'udb3', locked: true, shell: '/usr/sbin/nologin' }).then(() => {
+      settled = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.equal(settled, false);
+    assert.deepEqual(read(root), before);
+    await held.release();
+    await edit;
+    assert.match(read(root)[1]!, /^udb3:!\$6\$/m);
+
+    // A file lock of a live process (as a shadow tool run with --prefix takes it) is waited for.
+    const sleeper = spawn('/bin/sleep', ['30'], { stdio: 'ignore' });
+    writeFileSync(join(root, 'etc/shadow.lock'), String(sleeper.pid));
+    settled = false;
+    const second = database.edit({ user: 'udb3', locked: false, shell: '/bin/sh' }).then(() => {
+      settled = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.equal(settled, false);
+    rmSync(join(root, 'etc/shadow.lock'));
+    await second;
+    sleeper.kill();
+    assert.match(read(root)[1]!, /^udb3:\$6\$/m);
+
+    // One whose process has ended is stale, and broken.
+    const ended = spawn('/bin/true');
+    await new Promise((resolve) => ended.once('exit', resolve));
+    writeFileSync(join(root, 'etc/passwd.lock'), String(ended.pid));
+    await database.edit({ user: 'udb3', locked: true, shell: '/bin/false' });
+    assert.match(read(root)[0]!, /^udb3:.*:\/bin\/false$/m);
+    for (const file of FILES)
+      assert.throws(() => statSync(join(root, 'etc', `${file}.lock`)), { code: 'ENOENT' });
+  });
+});

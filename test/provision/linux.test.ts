@@ -509,7 +509,6 @@ describe('the linux driver through a whole account lifecycle', () => {
 describe('a failure at any step of createacct', () => {
   const steps = [
     'system user',
-    'password',
     'home directory',
     'DKIM key',
     'DNS zone',

@@ -1,11 +1,12 @@
-// Suspension's edits of the user database, written a burst at a time by Berth: each as usermod
-// writes it, under the locks the shadow tools take, and one refused leaves the rest of its burst.
+// The user database edited by Berth a burst at a time (createacct's users, suspension's edits): each
+// as useradd, chpasswd or usermod writes it, under the locks the shadow tools take; one refused
+// leaves the rest of its burst.
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { type UserEdit, userDatabase } from '../../src/provision/linux/user/database.ts';
+import { type NewUser, type UserEdit, userDatabase } from '../../src/provision/linux/user/database.ts';
 import { tempDir } from '../helpers.ts';
 
 const FILES = ['passwd', 'shadow', 'group', 'gshadow'];
@@ -25,7 +26,7 @@ function systemRoot(): string {
   const root = tempDir('berth-user-db-');
   dirs.push(root);
   mkdirSync(join(root, 'etc'));
-  for (const file of [...FILES, 'login.defs'])
+  for (const file of [...FILES, 'login.defs', 'subuid', 'subgid'])
     cpSync(`/etc/${file}`, join(root, 'etc', file), { preserveTimestamps: true });
   for (const file of ['shadow', 'gshadow'])
     execFileSync('/usr/bin/chgrp', ['shadow', join(root, 'etc', file)]);
@@ -113,6 +114,92 @@ describe('the user database, edited a burst at a time', () => {
       const now = statSync(join(ours, 'etc', file));
       assert.deepEqual([now.mode, now.uid, now.gid], [modes[i]!.mode, modes[i]!.uid, modes[i]!.gid], file);
     }
+  });
+
+  it('adds a burst of users as useradd -U -G and chpasswd -e add each, and refuses a name or id the system has', async () => {
+    const ours = systemRoot();
+    const theirs = tempDir('berth-user-db-');
+    dirs.push(theirs);
+    cpSync(ours, theirs, { recursive: true, preserveTimestamps: true });
+    const users: NewUser[] = [
+      {
+        user: 'udn1',
+        uid: 3101,
+        gecos: 'Berth udn1.example',
+        home: '/home/udn1',
+        shell: '/usr/sbin/nologin',
+        groups: ['udb-ssh'],
+        hash: `${HASH}a`,
+      },
+      {
+        user: 'udn2',
+        uid: 3102,
+        gecos: 'Berth udn2.example',
+        home: '/home/udn2',
+        shell: '/bin/sh',
+        groups: ['udb-ssh', 'udb-sftp'],
+        hash: '!',
+      },
+      {
+        user: 'udn3',
+        uid: null,
+        gecos: 'Berth udn3.example',
+        home: '/home/udn3',
+        shell: '/bin/sh',
+        groups: [],
+        hash: `${HASH}c`,
+      },
+    ];
+    const database = userDatabase(ours);
+    await Promise.all(users.map((user) => database.add(user)));
+    for (const user of users) {
+      prefixed(theirs, 'useradd', [
+        '-K',
+        'SUB_UID_COUNT=0',
+        '-K',
+        'SUB_GID_COUNT=0',
+        '-M',
+        '-U',
+        ...(user.uid === null ? [] : ['-u', String(user.uid)]),
+        ...(user.groups.length > 0 ? ['-G', user.groups.join(',')] : []),
+        '-d',
+        user.home,
+        '-s',
+        user.shell,
+        '-c',
+        user.gecos,
+        user.user,
+      ]);
+      if (user.hash !== '!')
+        execFileSync('/usr/sbin/chpasswd', ['-e', '-R', theirs], { input: `${user.user}:${user.hash}\n` });
+    }
+    assert.deepEqual(read(ours), read(theirs));
+    assert.equal(readFileSync(join(ours, 'etc/subuid'), 'utf8'), readFileSync('/etc/subuid', 'utf8'));
+
+    prefixed(ours, 'groupadd', ['-g', '3300', 'udb-only']);
+    const before = read(ours);
+    const refused = await Promise.allSettled([
+      database.add({ ...users[0]!, uid: 3201 }),
+      database.add({ ...users[0]!, user: 'udn4' }),
+      database.add({ ...users[0]!, user: 'udb-sftp', uid: 3202 }),
+      database.add({ ...users[0]!, user: 'udn5', uid: 3300 }),
+      database.add({ ...users[0]!, user: 'udn6', uid: 3203, groups: ['udb-nosuch'] }),
+      database.add({ ...users[0]!, user: 'udn7', uid: 3204, gecos: 'Berth a:b' }),
+      database.add({ ...users[0]!, user: 'udn8', uid: 3205, hash: `${HASH}\nroot::0:0::/:/bin/sh` }),
+    ]);
+    assert.deepEqual(
+      refused.map((outcome) => (outcome.status === 'rejected' ? String(outcome.reason) : 'written')),
+      [
+        "Error: 'udn1' is in /etc/passwd already",
+        'Error: user id 3101 is taken',
+        "Error: 'udb-sftp' is in /etc/group already",
+        'Error: group id 3300 is taken',
+        "Error: group 'udb-nosuch' does not exist",
+        'Error: refusing a user udn7 with a field that would leave its line',
+        'Error: refusing a user udn8 with a field that would leave its line',
+      ],
+    );
+    assert.deepEqual(read(ours), before);
   });
 
   it('refuses an edit of a user or group the system lacks, and writes the rest of its burst', async () => {

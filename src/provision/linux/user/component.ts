@@ -86,47 +86,21 @@ export function userComponent(
   const usermod = (user: string, args: string[]) =>
     runner.run(['/usr/sbin/usermod', ...prefix, ...args, '--', user]);
   /**
-   * Makes the system user with the account's uid, and its group with the same number as its gid,
-   * in one useradd: -U gives the group the uid's number when no group has it, as the store chose
-   * it. A group that has it (made since) would leave the user another gid: that user is removed
-   * and the step fails, as groupadd -g would have refused it. useradd refuses a uid the system
-   * has. An account made before uids were kept (uid null) gets whatever useradd picks, as it did
-   * then.
+   * Makes the system user, in its SSH groups, with `hash` as its password, and its group with the
+   * same number as its gid: the account's uid from the store, refused when the system has it as a
+   * user or a group id. An account made before uids were kept (uid null) gets the next free one,
+   * as useradd picked it then.
    */
-  const useradd = async (account: Account) => {
-    const { uid } = account;
-    if (uid === null) return void (await runUseradd(account, ['-U']));
-    await runUseradd(account, ['-u', String(uid), '-U']);
-    const made = findSystemUser(root, account.user);
-    if (made?.gid !== uid) {
-      await userdel(account.user);
-      throw new Error(`group id ${uid} is taken: ${account.user} would have had ${made?.gid}`);
-    }
-  };
-  const runUseradd = (account: Account, ids: string[]) => {
-    const groups = groupsOf(account);
-    return runner.run([
-      '/usr/sbin/useradd',
-      ...prefix,
-      // No subordinate ids: an account has no use for user namespaces of its own, and /etc/subuid
-      // and /etc/subgid, which every user reads, would name it.
-      '-K',
-      'SUB_UID_COUNT=0',
-      '-K',
-      'SUB_GID_COUNT=0',
-      '-M',
-      ...ids,
-      ...(groups.length > 0 ? ['-G', groups.join(',')] : []),
-      '-d',
-      account.homedir,
-      '-s',
-      shellOf(account),
-      '-c',
-      gecosOf(account),
-      '--',
-      account.user,
-    ]);
-  };
+  const addUser = (account: Account, hash: string) =>
+    database.add({
+      user: account.user,
+      uid: account.uid,
+      gecos: gecosOf(account),
+      home: account.homedir,
+      shell: shellOf(account),
+      groups: groupsOf(account),
+      hash,
+    });
   /**
    * Removes the user, and its group (userdel leaves it when login.defs says USERGROUPS_ENAB no);
    * either gone already is no failure.
@@ -246,23 +220,15 @@ export function userComponent(
       const home = ctx.path(account.homedir);
       noteBase(account);
       // A moved account keeps its hash as it was, locked while it is suspended. A new one's is
-      // computed in a worker thread while useradd runs, and set by the next step.
-      let hashing: Promise<string> | null = null;
-      const hash = () => {
-        if ('moved' in origin) return Promise.resolve(origin.moved.passwordHash);
-        hashing ??= ctx.hashPassword(origin.password);
-        return hashing;
-      };
+      // computed in a worker thread, and written with the user.
+      const hash = () =>
+        'moved' in origin ? Promise.resolve(origin.moved.passwordHash) : ctx.hashPassword(origin.password);
       return [
         ctx.step(
           'system user',
-          async () => {
-            hash().catch(() => {});
-            await useradd(account);
-          },
+          async () => addUser(account, await hash()),
           async () => void (await userdel(account.user)),
         ),
-        ctx.step('password', async () => setPasswordField(account.user, await hash())),
         ctx.step(
           'home directory',
           async () => {
@@ -356,7 +322,7 @@ export function userComponent(
 
     async reconcile(account) {
       noteBase(account);
-      if (!findSystemUser(root, account.user)) await useradd(account);
+      if (!findSystemUser(root, account.user)) await addUser(account, '!');
       await usermod(account.user, ['-s', shellOf(account)]);
       const password = shadowPassword(root, account.user) ?? '';
       if (account.suspension && !password.startsWith('!')) await usermod(account.user, ['-L']);

@@ -1,29 +1,44 @@
-// Suspension's edits of the system's user database (passwd, shadow, group and gshadow below the
-// system root), made by Berth: every edit waiting when a rewrite starts goes into that one rewrite
-// of each file. usermod rewrites all four files for each user under the database's lock, so a
-// burst of suspensions took turns there, each turn longer as the server filled (docs/linux-driver.md,
-// "The user database").
+// The system's user database (passwd, shadow, group and gshadow below the system root), edited by
+// Berth for createacct and suspension: every edit waiting when a rewrite starts goes into that one
+// rewrite of each file. useradd and usermod rewrite all four files for each user under the
+// database's lock, so a burst of calls took turns there, each turn longer as the server filled
+// (docs/linux-driver.md, "The user database, a burst at a time").
 import { spawn } from 'node:child_process';
-import { linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../files.ts';
+import { readIfExists, syncDirectory } from '../files.ts';
+import {
+  FILES,
+  type File,
+  type NewUser,
+  readDefaults,
+  type Tables,
+  type UserEdit,
+  userTables,
+} from './database-edits.ts';
 
-export interface UserEdit {
-  user: string;
-  /** The password locked (`!` before its hash) or unlocked, as usermod -L and -U leave it. */
-  locked: boolean;
-  shell: string;
-  /** The user's supplementary groups, exactly (usermod -G); left as they are when absent. */
-  groups?: readonly string[];
-}
+export type { NewUser, UserEdit };
 
 export interface UserDatabase {
   /** Settles when the edit is written, or rejects with why it was not (nothing of it written). */
   edit(change: UserEdit): Promise<void>;
+  /** Settles when the user and its group are written, or rejects with why not (nothing written). */
+  add(user: NewUser): Promise<void>;
 }
-
-const FILES = ['passwd', 'shadow', 'group', 'gshadow'] as const;
-type File = (typeof FILES)[number];
 
 /**
  * Holds glibc's `lckpwdf` lock, the one the shadow tools take first (an fcntl lock on
@@ -120,15 +135,14 @@ async function lockDatabase(etc: string): Promise<() => void> {
   return free;
 }
 
-/** One file's lines, each split at `:`, and what it was read as (to write it back as it was). */
-interface Table {
-  lines: string[][];
+/** One file as it was read: its text, to write back as it was, and its mode and group. */
+interface Read {
   original: string;
   mode: number;
   gid: number;
 }
 
-function readTable(path: string): Table {
+function readFile(path: string): Read & { lines: string[][] } {
   const original = readFileSync(path, 'utf8');
   const { mode, gid } = statSync(path);
   const lines = original.split('\n');
@@ -136,38 +150,30 @@ function readTable(path: string): Table {
   return { lines: lines.map((line) => line.split(':')), original, mode: mode & 0o7777, gid };
 }
 
-const render = (table: Table) => `${table.lines.map((line) => line.join(':')).join('\n')}\n`;
-
-/** Applies one edit to the tables read; throws before changing anything when it cannot apply. */
-function apply(tables: Record<File, Table>, edit: UserEdit): void {
-  const find = (file: File, name: string) => tables[file].lines.find((line) => line[0] === name);
-  const user = find('passwd', edit.user);
-  const shadow = find('shadow', edit.user);
-  if (!user || user.length < 7 || !shadow || shadow.length < 2)
-    throw new Error(`user '${edit.user}' does not exist`);
-  for (const group of edit.groups ?? [])
-    if (!find('group', group)) throw new Error(`group '${group}' does not exist`);
-  user[6] = edit.shell;
-  const hash = shadow[1]!;
-  if (edit.locked && !hash.startsWith('!')) shadow[1] = `!${hash}`;
-  // A password never set stays locked: unlocking it would leave none (as usermod -U refuses).
-  if (!edit.locked && hash.startsWith('!') && hash.length > 1) shadow[1] = hash.slice(1);
-  if (!edit.groups) return;
-  const wanted = new Set(edit.groups);
-  // A member stays where it is in the list, and a new one comes last (as usermod -G leaves them).
-  const member = (line: string[], at: number) => {
-    const wants = wanted.has(line[0]!);
-    if (line.length <= at || (line[at] === '' && !wants)) return;
-    const members = line[at]!.split(',').filter((name) => name !== '');
-    if (members.includes(edit.user) === wants) return;
-    line[at] = (wants ? [...members, edit.user] : members.filter((name) => name !== edit.user)).join(',');
-  };
-  for (const line of tables.group.lines) member(line, 3);
-  for (const line of tables.gshadow.lines) member(line, 3);
+/**
+ * Replaces the file whole as the shadow tools do: a new `<file>+` (a name PHP's views of /etc
+ * leave out, see php/etc-view.ts), with the old one's mode and group, synced and renamed over it.
+ */
+function replaceFile(path: string, content: string, { mode, gid }: Read): void {
+  const next = `${path}+`;
+  const fd = openSync(
+    next,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
+    0o600,
+  );
+  try {
+    fchownSync(fd, 0, gid);
+    fchmodSync(fd, mode);
+    writeSync(fd, content);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(next, path);
 }
 
 interface Waiting {
-  edit: UserEdit;
+  apply(tables: ReturnType<typeof userTables>): void;
   resolve: () => void;
   reject: (error: Error) => void;
 }
@@ -187,16 +193,18 @@ export function userDatabase(root: string): UserDatabase {
       for (const { reject } of batch) reject(error as Error);
       return;
     }
-    const written: [File, Table][] = [];
+    const written: [File, Read][] = [];
     try {
-      const tables = Object.fromEntries(FILES.map((file) => [file, readTable(join(etc, file))])) as Record<
+      const read = Object.fromEntries(FILES.map((file) => [file, readFile(join(etc, file))])) as Record<
         File,
-        Table
+        ReturnType<typeof readFile>
       >;
+      const tables = Object.fromEntries(FILES.map((file) => [file, read[file].lines])) as Tables;
+      const edits = userTables(tables, readDefaults(readIfExists(join(etc, 'login.defs')) ?? ''));
       const applied: Waiting[] = [];
       for (const waiter of batch) {
         try {
-          apply(tables, waiter.edit);
+          waiter.apply(edits);
           applied.push(waiter);
         } catch (error) {
           waiter.reject(error as Error);
@@ -204,16 +212,15 @@ export function userDatabase(root: string): UserDatabase {
       }
       try {
         for (const file of FILES) {
-          const table = tables[file];
-          const content = render(table);
-          if (content === table.original) continue;
-          writeFileAtomic(join(etc, file), content, table.mode, table.gid);
-          written.push([file, table]);
+          const content = `${tables[file].map((line) => line.join(':')).join('\n')}\n`;
+          if (content === read[file].original) continue;
+          replaceFile(join(etc, file), content, read[file]);
+          written.push([file, read[file]]);
         }
+        syncDirectory(etc);
       } catch (error) {
-        // The files written so far are put back: the database stays as it was for every edit.
-        for (const [file, table] of written)
-          writeFileAtomic(join(etc, file), table.original, table.mode, table.gid);
+        // The files replaced so far are put back: the database stays as it was for every edit.
+        for (const [file, before] of written) replaceFile(join(etc, file), before.original, before);
         throw error;
       }
       for (const { resolve } of applied) resolve();
@@ -237,12 +244,14 @@ export function userDatabase(root: string): UserDatabase {
     }
   };
 
+  const queue = (apply: Waiting['apply']) =>
+    new Promise<void>((resolve, reject) => {
+      waiting.push({ apply, resolve, reject });
+      if (!writing) void drain();
+    });
+
   return {
-    edit(change) {
-      return new Promise((resolve, reject) => {
-        waiting.push({ edit: change, resolve, reject });
-        if (!writing) void drain();
-      });
-    },
+    edit: (change) => queue((edits) => edits.edit(change)),
+    add: (user) => queue((edits) => edits.add(user)),
   };
 }

@@ -1,0 +1,143 @@
+// What Berth's edits do to the lines of the user database (database.ts reads and writes the files):
+// each as the shadow tools would write it, checked whole before anything of it changes.
+
+export const FILES = ['passwd', 'shadow', 'group', 'gshadow'] as const;
+export type File = (typeof FILES)[number];
+
+/** One file's lines, each split at `:`. */
+export type Tables = Record<File, string[][]>;
+
+/** The account suspended or not: what usermod -L or -U, -s and -G would make of it. */
+export interface UserEdit {
+  user: string;
+  /** The password locked (`!` before its hash) or unlocked. */
+  locked: boolean;
+  shell: string;
+  /** The user's supplementary groups, exactly; left as they are when absent. */
+  groups?: readonly string[];
+}
+
+/** A new user, with its own group of the same number: what useradd -U, then chpasswd -e, make. */
+export interface NewUser {
+  user: string;
+  /** The user's id and its group's; null: the next free one, as useradd picks it. */
+  uid: number | null;
+  gecos: string;
+  home: string;
+  shell: string;
+  groups: readonly string[];
+  /** The password field: a hash, or `!` for none yet. */
+  hash: string;
+}
+
+/** What login.defs gives a new user (useradd reads the same). */
+export interface Defaults {
+  uidMin: number;
+  uidMax: number;
+  /** PASS_MIN_DAYS, PASS_MAX_DAYS, PASS_WARN_AGE: empty when unset, as useradd leaves them. */
+  passwordAges: [string, string, string];
+}
+
+export function readDefaults(loginDefs: string): Defaults {
+  const values = new Map<string, string>();
+  for (const line of loginDefs.split('\n')) {
+    const found = /^\s*([A-Z_]+)\s+(\S+)/.exec(line);
+    if (found) values.set(found[1]!, found[2]!);
+  }
+  const number = (name: string, fallback: number) => {
+    const value = Number(values.get(name));
+    return Number.isInteger(value) ? value : fallback;
+  };
+  const age = (name: string) => (/^-?\d+$/.test(values.get(name) ?? '') ? values.get(name)! : '');
+  return {
+    uidMin: number('UID_MIN', 1000),
+    uidMax: number('UID_MAX', 60000),
+    passwordAges: [age('PASS_MIN_DAYS'), age('PASS_MAX_DAYS'), age('PASS_WARN_AGE')],
+  };
+}
+
+const DAY = 86_400_000;
+
+/**
+ * The lines of the four files, found by name (the first line of a name, as the tools read it), and
+ * the edits applied to them.
+ */
+export function userTables(tables: Tables, defaults: Defaults, now = Date.now()) {
+  const byName = {} as Record<File, Map<string, string[]>>;
+  for (const file of FILES) {
+    const names = new Map<string, string[]>();
+    for (const line of tables[file]) if (!names.has(line[0]!)) names.set(line[0]!, line);
+    byName[file] = names;
+  }
+  const uids = new Set(tables.passwd.map((line) => Number(line[2])));
+  const gids = new Set(tables.group.map((line) => Number(line[2])));
+
+  const existingGroups = (groups: readonly string[]) => {
+    for (const group of groups)
+      if (!byName.group.has(group)) throw new Error(`group '${group}' does not exist`);
+  };
+  /** The user in or out of a group's member list (group and gshadow): a member keeps its place. */
+  const member = (line: string[] | undefined, user: string, wanted: boolean) => {
+    if (!line || line.length < 4 || (line[3] === '' && !wanted)) return;
+    const members = line[3]!.split(',').filter((name) => name !== '');
+    if (members.includes(user) === wanted) return;
+    line[3] = (wanted ? [...members, user] : members.filter((name) => name !== user)).join(',');
+  };
+
+  return {
+    edit(edit: UserEdit): void {
+      const user = byName.passwd.get(edit.user);
+      const shadow = byName.shadow.get(edit.user);
+      if (!user || user.length < 7 || !shadow || shadow.length < 2)
+        throw new Error(`user '${edit.user}' does not exist`);
+      existingGroups(edit.groups ?? []);
+      user[6] = edit.shell;
+      const hash = shadow[1]!;
+      if (edit.locked && !hash.startsWith('!')) shadow[1] = `!${hash}`;
+      // A password never set stays locked: unlocking it would leave none (usermod -U refuses).
+      if (!edit.locked && hash.startsWith('!') && hash.length > 1) shadow[1] = hash.slice(1);
+      if (!edit.groups) return;
+      const wanted = new Set(edit.groups);
+      for (const file of ['group', 'gshadow'] as const)
+        for (const line of tables[file]) member(line, edit.user, wanted.has(line[0]!));
+    },
+
+    add(user: NewUser): void {
+      const { user: name, gecos, home, shell, hash, groups } = user;
+      if ([name, gecos, home, shell, hash].some((field) => /[:\n]/.test(field)))
+        throw new Error(`refusing a user ${name} with a field that would leave its line`);
+      for (const file of FILES)
+        if (byName[file].has(name)) throw new Error(`'${name}' is in /etc/${file} already`);
+      existingGroups(groups);
+      const id = user.uid ?? nextId();
+      if (uids.has(id)) throw new Error(`user id ${id} is taken`);
+      if (gids.has(id)) throw new Error(`group id ${id} is taken`);
+      const [min, max, warn] = defaults.passwordAges;
+      const lines: Record<File, string[]> = {
+        passwd: [name, 'x', String(id), String(id), gecos, home, shell],
+        shadow: [name, hash, String(Math.floor(now / DAY)), min, max, warn, '', '', ''],
+        group: [name, 'x', String(id), ''],
+        gshadow: [name, '!', '', ''],
+      };
+      for (const group of groups) {
+        member(byName.group.get(group), name, true);
+        member(byName.gshadow.get(group), name, true);
+      }
+      for (const file of FILES) {
+        tables[file].push(lines[file]);
+        byName[file].set(name, lines[file]);
+      }
+      uids.add(id);
+      gids.add(id);
+    },
+  };
+
+  /** One past the highest user id in login.defs' range, free as a group id too (useradd's pick). */
+  function nextId(): number {
+    let id = defaults.uidMin;
+    for (const used of uids) if (used >= id && used <= defaults.uidMax) id = used + 1;
+    while (uids.has(id) || gids.has(id)) id++;
+    if (id > defaults.uidMax) throw new Error('no user id is left in login.defs’ range');
+    return id;
+  }
+}

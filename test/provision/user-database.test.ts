@@ -3,10 +3,24 @@
 // leaves the rest of its burst.
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { type NewUser, type UserEdit, userDatabase } from '../../src/provision/linux/user/database.ts';
+import {
+  holdPasswordLock,
+  type NewUser,
+  type UserEdit,
+  userDatabase,
+} from '../../src/provision/linux/user/database.ts';
 import { tempDir } from '../helpers.ts';
 
 const FILES = ['passwd', 'shadow', 'group', 'gshadow'];
@@ -118,6 +132,9 @@ describe('the user database, edited a burst at a time', () => {
 
   it('adds a burst of users as useradd -U -G and chpasswd -e add each, and refuses a name or id the system has', async () => {
     const ours = systemRoot();
+    // Entries of NIS (compat) stay last: new lines go before them, as the shadow tools put them.
+    appendFileSync(join(ours, 'etc/passwd'), '+::::::\n');
+    appendFileSync(join(ours, 'etc/group'), '+:::\n');
     const theirs = tempDir('berth-user-db-');
     dirs.push(theirs);
     cpSync(ours, theirs, { recursive: true, preserveTimestamps: true });
@@ -222,6 +239,47 @@ describe('the user database, edited a burst at a time', () => {
     assert.match(passwd!, /^udb2:.*:\/bin\/sh$/m);
     assert.match(shadow!, /^udb2:\$6\$/m);
     assert.equal(group, before[2]);
+  });
+
+  it("holds glibc's lckpwdf lock: chpasswd waits for it", async () => {
+    const root = systemRoot();
+    const release = await holdPasswordLock(join(root, 'etc/.pwd.lock'));
+    const chpasswd = spawn('/usr/sbin/chpasswd', ['-e', '-R', root], { stdio: ['pipe', 'ignore', 'pipe'] });
+    const ended = new Promise<number | null>((resolve) => chpasswd.once('exit', resolve));
+    chpasswd.stdin.end(`udb2:${HASH}z\n`);
+    const early = await Promise.race([
+      ended,
+      new Promise((resolve) => setTimeout(() => resolve('waiting'), 700)),
+    ]);
+    assert.equal(early, 'waiting');
+    assert.doesNotMatch(read(root)[1]!, /z:/);
+    release();
+    assert.equal(await ended, 0);
+    assert.match(read(root)[1]!, /^udb2:\$6\$salt\$\w+\.\/z:/m);
+  });
+
+  it('writes no part of a file it cannot write whole (a file size limit), and leaves nothing beside it', () => {
+    const root = systemRoot();
+    const before = read(root);
+    const script = [
+      `import { userDatabase } from ${JSON.stringify(new URL('../../src/provision/linux/user/database.ts', import.meta.url).href)};`,
+      `await userDatabase(${JSON.stringify(root)}).add({ user: 'udbbig', uid: 3400, gecos: 'Berth big.example', home: '/home/udbbig', shell: '/bin/sh', groups: [], hash: '!' })`,
+      "  .then(() => console.log('written'), (error) => console.log('refused:', error.code));",
+    ].join('\n');
+    // A shell whose files may not pass 1 KB; the database's are larger.
+    const said = execFileSync(
+      '/bin/sh',
+      ['-c', 'ulimit -f 1; exec "$0" --input-type=module -e "$1"', process.execPath, script],
+      {
+        encoding: 'utf8',
+      },
+    );
+    assert.equal(said.trim(), 'refused: EFBIG');
+    assert.deepEqual(read(root), before);
+    assert.deepEqual(
+      readdirSync(join(root, 'etc')).filter((name) => /^(?:passwd|shadow|group|gshadow)[+.]/.test(name)),
+      [],
+    );
   });
 
   it('waits for the lock the shadow tools hold, and for a live process holding a file lock; breaks a dead one', async () => {

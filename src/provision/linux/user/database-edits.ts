@@ -48,7 +48,9 @@ export function readDefaults(loginDefs: string): Defaults {
     const value = Number(values.get(name));
     return Number.isInteger(value) ? value : fallback;
   };
-  const age = (name: string) => (/^-?\d+$/.test(values.get(name) ?? '') ? values.get(name)! : '');
+  // -1 (or none) is no limit, which useradd writes as an empty field.
+  const age = (name: string) =>
+    /^\d+$/.test(values.get(name) ?? '') ? String(Number(values.get(name))) : '';
   return {
     uidMin: number('UID_MIN', 1000),
     uidMax: number('UID_MAX', 60000),
@@ -73,8 +75,11 @@ export function userTables(tables: Tables, defaults: Defaults, now = Date.now())
   const gids = new Set(tables.group.map((line) => Number(line[2])));
 
   const existingGroups = (groups: readonly string[]) => {
-    for (const group of groups)
-      if (!byName.group.has(group)) throw new Error(`group '${group}' does not exist`);
+    for (const group of groups) {
+      const line = byName.group.get(group);
+      if (!line) throw new Error(`group '${group}' does not exist`);
+      if (line.length < 4) throw new Error(`the line of group '${group}' in /etc/group is not whole`);
+    }
   };
   /** The user in or out of a group's member list (group and gshadow): a member keeps its place. */
   const member = (line: string[] | undefined, user: string, wanted: boolean) => {
@@ -106,7 +111,8 @@ export function userTables(tables: Tables, defaults: Defaults, now = Date.now())
       const { user: name, gecos, home, shell, hash, groups } = user;
       if ([name, gecos, home, shell, hash].some((field) => /[:\n]/.test(field)))
         throw new Error(`refusing a user ${name} with a field that would leave its line`);
-      for (const file of FILES)
+      // A line left in shadow or gshadow without its user or group is replaced, as useradd does.
+      for (const file of ['passwd', 'group'] as const)
         if (byName[file].has(name)) throw new Error(`'${name}' is in /etc/${file} already`);
       existingGroups(groups);
       const id = user.uid ?? nextId();
@@ -124,13 +130,22 @@ export function userTables(tables: Tables, defaults: Defaults, now = Date.now())
         member(byName.gshadow.get(group), name, true);
       }
       for (const file of FILES) {
-        tables[file].push(lines[file]);
-        byName[file].set(name, lines[file]);
+        const left = byName[file].get(name);
+        if (left) left.splice(0, left.length, ...lines[file]);
+        else insert(tables[file], lines[file]);
+        byName[file].set(name, left ?? lines[file]);
       }
       uids.add(id);
       gids.add(id);
     },
   };
+
+  /** A new line last, or before the first NIS entry (`+`, `-`), where the shadow tools put it. */
+  function insert(lines: string[][], line: string[]): void {
+    const nis = lines.findIndex(([name]) => name!.startsWith('+') || name!.startsWith('-'));
+    if (nis === -1) lines.push(line);
+    else lines.splice(nis, 0, line);
+  }
 
   /** One past the highest user id in login.defs' range, free as a group id too (useradd's pick). */
   function nextId(): number {

@@ -17,7 +17,6 @@ import {
   rmSync,
   statSync,
   writeFileSync,
-  writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { readIfExists, syncDirectory } from '../files.ts';
@@ -47,7 +46,7 @@ export interface UserDatabase {
  */
 const LOCK_HOLDER = `
 use Fcntl;
-open(my $lock, '>>', $ARGV[0]) or die "cannot open $ARGV[0]: $!\\n";
+sysopen(my $lock, $ARGV[0], O_WRONLY | O_CREAT, 0600) or die "cannot open $ARGV[0]: $!\\n";
 $SIG{ALRM} = sub { die "$ARGV[0] stayed locked for 15 s\\n" };
 alarm 15;
 my $request = pack('ssx4qqix4', F_WRLCK, 0, 0, 0, 0);
@@ -59,7 +58,7 @@ print "locked\\n";
 `;
 
 /** Takes the lckpwdf lock; the function returned gives it back. */
-function holdPasswordLock(path: string): Promise<() => void> {
+export function holdPasswordLock(path: string): Promise<() => void> {
   return new Promise((resolve, reject) => {
     const holder = spawn('/usr/bin/perl', ['-e', LOCK_HOLDER, path], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
@@ -95,24 +94,24 @@ const alive = (pid: number) => {
 
 /**
  * Takes a file's lock as the shadow tools do (commonio): a file naming this process, linked to
- * `<file>.lock`. A lock whose process has ended is theirs to break and so Berth's; a live one is
- * waited for, up to 15 s.
+ * `<file>.lock`. A lock whose process has ended is theirs to break and so Berth's; a live one (or
+ * one whose process cannot be read yet) is waited for, until `deadline`.
  */
-async function lockFile(path: string): Promise<() => void> {
+async function lockFile(path: string, deadline: number): Promise<() => void> {
   const lock = `${path}.lock`;
   const mine = `${path}.${process.pid}`;
   writeFileSync(mine, String(process.pid), { mode: 0o600 });
   try {
-    for (const started = Date.now(); ; ) {
+    for (;;) {
       try {
         linkSync(mine, lock);
         return () => rmSync(lock, { force: true });
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
-      const holder = Number.parseInt(readFileSync(lock, 'utf8'), 10);
-      if (!Number.isInteger(holder) || holder <= 0 || !alive(holder)) rmSync(lock, { force: true });
-      else if (Date.now() - started > 15_000) throw new Error(`${path} stayed locked by process ${holder}`);
+      const holder = Number.parseInt(readIfExists(lock) ?? '', 10);
+      if (holder > 0 && !alive(holder)) rmSync(lock, { force: true });
+      else if (Date.now() > deadline) throw new Error(`${path} stayed locked by process ${holder}`);
       else await new Promise((wake) => setTimeout(wake, 10));
     }
   } finally {
@@ -120,14 +119,26 @@ async function lockFile(path: string): Promise<() => void> {
   }
 }
 
-/** The locks of the whole database, in the shadow tools' order; the function returned frees them. */
+/**
+ * The locks of the whole database, in the shadow tools' order, waited for 15 s in all; the function
+ * returned frees them (each, whatever another's release throws).
+ */
 async function lockDatabase(etc: string): Promise<() => void> {
+  const deadline = Date.now() + 15_000;
   const held: (() => void)[] = [await holdPasswordLock(join(etc, '.pwd.lock'))];
   const free = () => {
-    for (const release of held.reverse()) release();
+    let failed: unknown = null;
+    for (const release of held.reverse()) {
+      try {
+        release();
+      } catch (error) {
+        failed ??= error;
+      }
+    }
+    if (failed) throw failed;
   };
   try {
-    for (const file of FILES) held.push(await lockFile(join(etc, file)));
+    for (const file of FILES) held.push(await lockFile(join(etc, file), deadline));
   } catch (error) {
     free();
     throw error;
@@ -164,12 +175,29 @@ function replaceFile(path: string, content: string, { mode, gid }: Read): void {
   try {
     fchownSync(fd, 0, gid);
     fchmodSync(fd, mode);
-    writeSync(fd, content);
+    // writeFileSync writes until every byte is written or a write fails (a full disk, a file size
+    // limit): a short file is never renamed over the database.
+    writeFileSync(fd, content);
     fsyncSync(fd);
+  } catch (error) {
+    rmSync(next, { force: true });
+    throw error;
   } finally {
     closeSync(fd);
   }
   renameSync(next, path);
+}
+
+const WRITE_ORDER = ['shadow', 'gshadow', 'group', 'passwd'] as const;
+
+/** login.defs' text; none is no failure (useradd's defaults then). */
+function readLoginDefs(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw error;
+  }
 }
 
 interface Waiting {
@@ -200,7 +228,7 @@ export function userDatabase(root: string): UserDatabase {
         ReturnType<typeof readFile>
       >;
       const tables = Object.fromEntries(FILES.map((file) => [file, read[file].lines])) as Tables;
-      const edits = userTables(tables, readDefaults(readIfExists(join(etc, 'login.defs')) ?? ''));
+      const edits = userTables(tables, readDefaults(readLoginDefs(join(etc, 'login.defs'))));
       const applied: Waiting[] = [];
       for (const waiter of batch) {
         try {
@@ -211,8 +239,11 @@ export function userDatabase(root: string): UserDatabase {
         }
       }
       try {
-        for (const file of FILES) {
-          const content = `${tables[file].map((line) => line.join(':')).join('\n')}\n`;
+        // passwd last: a new user appears once its password and group are there, and a suspended
+        // one's password is locked before its shell changes.
+        for (const file of WRITE_ORDER) {
+          const lines = tables[file];
+          const content = lines.length === 0 ? '' : `${lines.map((line) => line.join(':')).join('\n')}\n`;
           if (content === read[file].original) continue;
           replaceFile(join(etc, file), content, read[file]);
           written.push([file, read[file]]);
@@ -227,7 +258,12 @@ export function userDatabase(root: string): UserDatabase {
     } catch (error) {
       for (const { reject } of batch) reject(error as Error);
     } finally {
-      release();
+      try {
+        release();
+      } catch (error) {
+        // Written already: what could not be freed is a stale lock the shadow tools break.
+        process.emitWarning(`the user database's locks were not all freed: ${(error as Error).message}`);
+      }
     }
   };
 

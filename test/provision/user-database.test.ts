@@ -16,8 +16,8 @@ import {
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import {
-  holdPasswordLock,
   type NewUser,
+  passwordLock,
   type UserEdit,
   userDatabase,
 } from '../../src/provision/linux/user/database.ts';
@@ -243,7 +243,8 @@ describe('the user database, edited a burst at a time', () => {
 
   it("holds glibc's lckpwdf lock: chpasswd waits for it", async () => {
     const root = systemRoot();
-    const release = await holdPasswordLock(join(root, 'etc/.pwd.lock'));
+    const lock = passwordLock(join(root, 'etc/.pwd.lock'));
+    let release = await lock.hold();
     const chpasswd = spawn('/usr/sbin/chpasswd', ['-e', '-R', root], { stdio: ['pipe', 'ignore', 'pipe'] });
     const ended = new Promise<number | null>((resolve) => chpasswd.once('exit', resolve));
     chpasswd.stdin.end(`udb2:${HASH}z\n`);
@@ -256,6 +257,10 @@ describe('the user database, edited a burst at a time', () => {
     release();
     assert.equal(await ended, 0);
     assert.match(read(root)[1]!, /^udb2:\$6\$salt\$\w+\.\/z:/m);
+    // The same holder takes it again, and gives it back.
+    release = await lock.hold();
+    release();
+    execFileSync('/usr/sbin/chpasswd', ['-e', '-R', root], { input: `udb3:${HASH}y\n` });
   });
 
   it('writes no part of a file it cannot write whole (a file size limit), and leaves nothing beside it', () => {

@@ -19,6 +19,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { readIfExists, syncDirectory } from '../files.ts';
 import {
   FILES,
@@ -40,47 +41,92 @@ export interface UserDatabase {
 }
 
 /**
- * Holds glibc's `lckpwdf` lock, the one the shadow tools take first (an fcntl lock on
- * /etc/.pwd.lock, which Node cannot take), until its standard input ends: Berth's end ends it too.
- * `struct flock` packed as on Linux's 64-bit ABIs (amd64, arm64). It waits 15 s, as lckpwdf does.
+ * Takes and gives back glibc's `lckpwdf` lock, the one the shadow tools take first (an fcntl lock
+ * on /etc/.pwd.lock, which Node cannot take), at each line Berth sends: `lock` answers `locked`
+ * once held (waiting 15 s, as lckpwdf waits) or why not, `unlock` gives it back. It ends with its
+ * standard input, and Berth's end ends it, the lock with it. `struct flock` packed as on Linux's
+ * 64-bit ABIs (amd64, arm64).
  */
 const LOCK_HOLDER = `
 use Fcntl;
 sysopen(my $lock, $ARGV[0], O_WRONLY | O_CREAT, 0600) or die "cannot open $ARGV[0]: $!\\n";
-$SIG{ALRM} = sub { die "$ARGV[0] stayed locked for 15 s\\n" };
-alarm 15;
-my $request = pack('ssx4qqix4', F_WRLCK, 0, 0, 0, 0);
-fcntl($lock, F_SETLKW, $request) or die "cannot lock $ARGV[0]: $!\\n";
-alarm 0;
 $| = 1;
-print "locked\\n";
-1 while <STDIN>;
+while (my $line = <STDIN>) {
+  if ($line eq "lock\\n") {
+    my $held = eval {
+      local $SIG{ALRM} = sub { die "$ARGV[0] stayed locked for 15 s\\n" };
+      alarm 15;
+      my $request = pack('ssx4qqix4', F_WRLCK, 0, 0, 0, 0);
+      fcntl($lock, F_SETLKW, $request) or die "cannot lock $ARGV[0]: $!\\n";
+      alarm 0;
+      1;
+    };
+    alarm 0;
+    print $held ? "locked\\n" : "failed $@";
+  } elsif ($line eq "unlock\\n") {
+    my $request = pack('ssx4qqix4', F_UNLCK, 0, 0, 0, 0);
+    fcntl($lock, F_SETLK, $request);
+  }
+}
 `;
 
-/** Takes the lckpwdf lock; the function returned gives it back. */
-export function holdPasswordLock(path: string): Promise<() => void> {
-  return new Promise((resolve, reject) => {
-    const holder = spawn('/usr/bin/perl', ['-e', LOCK_HOLDER, path], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stderr = '';
-    let answered = false;
-    holder.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
+export interface PasswordLock {
+  /** Takes the lock; the function returned gives it back. One holder at a time. */
+  hold(): Promise<() => void>;
+}
+
+/**
+ * The lckpwdf lock of one system root, through one lasting Perl process (started at the first
+ * hold, again if it ended): starting a process from Berth's own for every rewrite cost its thread
+ * more than the rewrite. Idle, it keeps no one waiting (a CLI command, a test may end).
+ */
+export function passwordLock(path: string): PasswordLock {
+  let holder: ReturnType<typeof start> | null = null;
+  function start() {
+    const child = spawn('/usr/bin/perl', ['-e', LOCK_HOLDER, path], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const current = { child, answer: null as ((line: string) => void) | null, stderr: '' };
+    createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) => {
+      const answer = current.answer;
+      current.answer = null;
+      answer?.(line);
     });
-    holder.stdin.on('error', () => {});
-    holder.on('error', (error) => {
-      if (!answered) reject(error);
-      answered = true;
+    child.stderr.on('data', (chunk: Buffer) => {
+      current.stderr = (current.stderr + chunk.toString()).slice(-2000);
     });
-    holder.on('exit', () => {
-      if (!answered) reject(new Error(stderr.trim() || `cannot lock ${path}`));
-      answered = true;
-    });
-    holder.stdout.once('data', () => {
-      if (answered) return;
-      answered = true;
-      resolve(() => holder.stdin.end());
-    });
-  });
+    child.stdin.on('error', () => {});
+    const ended = (why: string) => {
+      if (holder === current) holder = null;
+      current.answer?.(`failed ${current.stderr.trim() || why}`);
+      current.answer = null;
+    };
+    child.on('error', (error) => ended(error.message));
+    child.on('exit', (code, signal) => ended(`the lock's holder ended (${code ?? signal})`));
+    return current;
+  }
+  const handles = (current: NonNullable<typeof holder>) =>
+    [current.child, current.child.stdin, current.child.stdout, current.child.stderr] as unknown as {
+      ref(): void;
+      unref(): void;
+    }[];
+  return {
+    hold() {
+      holder ??= start();
+      const current = holder;
+      for (const handle of handles(current)) handle.ref();
+      return new Promise((resolve, reject) => {
+        current.answer = (line) => {
+          if (line === 'locked')
+            return resolve(() => {
+              current.child.stdin.write('unlock\n');
+              for (const handle of handles(current)) handle.unref();
+            });
+          for (const handle of handles(current)) handle.unref();
+          reject(new Error(line.replace(/^failed /, '') || `cannot lock ${path}`));
+        };
+        current.child.stdin.write('lock\n');
+      });
+    },
+  };
 }
 
 const alive = (pid: number) => {
@@ -123,9 +169,9 @@ async function lockFile(path: string, deadline: number): Promise<() => void> {
  * The locks of the whole database, in the shadow tools' order, waited for 15 s in all; the function
  * returned frees them (each, whatever another's release throws).
  */
-async function lockDatabase(etc: string): Promise<() => void> {
+async function lockDatabase(etc: string, lock: PasswordLock): Promise<() => void> {
   const deadline = Date.now() + 15_000;
-  const held: (() => void)[] = [await holdPasswordLock(join(etc, '.pwd.lock'))];
+  const held: (() => void)[] = [await lock.hold()];
   const free = () => {
     let failed: unknown = null;
     for (const release of held.reverse()) {
@@ -209,6 +255,7 @@ interface Waiting {
 /** The user database below `root`, edited a burst at a time. */
 export function userDatabase(root: string): UserDatabase {
   const etc = join(root, 'etc');
+  const lock = passwordLock(join(etc, '.pwd.lock'));
   let waiting: Waiting[] = [];
   let writing = false;
 
@@ -216,7 +263,7 @@ export function userDatabase(root: string): UserDatabase {
   const write = async (batch: Waiting[]) => {
     let release: () => void;
     try {
-      release = await lockDatabase(etc);
+      release = await lockDatabase(etc, lock);
     } catch (error) {
       for (const { reject } of batch) reject(error as Error);
       return;

@@ -35,6 +35,10 @@ after(() => {
 const prefixed = (root: string, command: string, args: string[]) =>
   execFileSync(`/usr/sbin/${command}`, ['--prefix', root, ...args], { stdio: 'pipe' });
 
+/** useradd as Berth's accounts were made with it: no home made, a group of its own, no subordinate ids. */
+const useradd = (root: string, args: string[]) =>
+  prefixed(root, 'useradd', ['-K', 'SUB_UID_COUNT=0', '-K', 'SUB_GID_COUNT=0', '-M', '-U', ...args]);
+
 /** A root with this machine's user database and users made by useradd, one without a password. */
 function systemRoot(): string {
   const root = tempDir('berth-user-db-');
@@ -46,19 +50,7 @@ function systemRoot(): string {
     execFileSync('/usr/bin/chgrp', ['shadow', join(root, 'etc', file)]);
   for (const group of ['udb-ssh', 'udb-sftp']) prefixed(root, 'groupadd', [group]);
   for (const [i, user] of USERS.entries()) {
-    prefixed(root, 'useradd', [
-      '-K',
-      'SUB_UID_COUNT=0',
-      '-K',
-      'SUB_GID_COUNT=0',
-      '-M',
-      '-U',
-      '-G',
-      'udb-ssh',
-      '-s',
-      '/bin/sh',
-      user,
-    ]);
+    useradd(root, ['-G', 'udb-ssh', '-s', '/bin/sh', user]);
     if (i > 0) prefixed(root, 'usermod', ['-p', `${HASH}${i}`, user]);
   }
   return root;
@@ -170,13 +162,7 @@ describe('the user database, edited a burst at a time', () => {
     const database = userDatabase(ours);
     await Promise.all(users.map((user) => database.add(user)));
     for (const user of users) {
-      prefixed(theirs, 'useradd', [
-        '-K',
-        'SUB_UID_COUNT=0',
-        '-K',
-        'SUB_GID_COUNT=0',
-        '-M',
-        '-U',
+      useradd(theirs, [
         ...(user.uid === null ? [] : ['-u', String(user.uid)]),
         ...(user.groups.length > 0 ? ['-G', user.groups.join(',')] : []),
         '-d',

@@ -199,6 +199,7 @@ describe('the linux driver touches customer paths in one place', () => {
       // cgroups.ts writes the kernel's control-group files alone, which no account can write.
       // home-walk.js and home-remove.js are home.ts's walks in worker threads, under its rules.
       // php/etc-view.ts copies the system's /etc, root's, into views in a directory root's alone.
+      // user/database.ts replaces the user database in /etc, root's alone, as the shadow tools do.
       const apart = [
         'home.ts',
         'home-walk.js',
@@ -206,6 +207,7 @@ describe('the linux driver touches customer paths in one place', () => {
         'files.ts',
         'cgroups.ts',
         'php/etc-view.ts',
+        'user/database.ts',
       ];
       if (apart.includes(file)) continue;
       const source = readFileSync(join(dir, file), 'utf8');

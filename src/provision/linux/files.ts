@@ -26,7 +26,7 @@ import {
   rmSync,
   symlinkSync,
   type WriteStream,
-  writeSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -124,9 +124,12 @@ export function writeFileAtomic(
   try {
     if (gid !== undefined) fchownSync(fd, 0, gid);
     fchmodSync(fd, mode);
-    if (typeof content === 'string') writeSync(fd, content);
-    else for (let at = 0; at < content.length; ) at += writeSync(fd, content, at);
+    // Every byte, or a failure (a full disk): a short file is never renamed over the old one.
+    writeFileSync(fd, content);
     fsyncSync(fd);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
   } finally {
     closeSync(fd);
   }

@@ -1,7 +1,18 @@
 // System files the driver writes keep their modes whatever the process's umask: under a service
 // unit's UMask=0077, a zone written 0600 would be unreadable to BIND, a challenge file to nginx.
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { makeServiceDirectory, removeDirectory, writeFileAtomic } from '../../src/provision/linux/files.ts';
@@ -23,6 +34,33 @@ describe('writeFileAtomic', () => {
     assert.equal(mode('zones/new'), 0o755);
     assert.equal(mode('zones/new/example.com.db'), 0o644);
     assert.equal(mode('zones/new/example.com.private'), 0o600);
+  });
+});
+
+describe('writeFileAtomic cut short', () => {
+  it('leaves the old file whole and nothing beside it when it cannot write every byte', () => {
+    const root = tempDir('berth-files-');
+    const zone = join(root, 'example.com.db');
+    writeFileSync(zone, 'old\n');
+    const script = [
+      `import { writeFileAtomic } from ${JSON.stringify(new URL('../../src/provision/linux/files.ts', import.meta.url).href)};`,
+      'try {',
+      `  writeFileAtomic(${JSON.stringify(zone)}, 'x'.repeat(4096), 0o644);`,
+      "  console.log('written');",
+      '} catch (error) {',
+      "  console.log('refused:', error.code);",
+      '}',
+    ].join('\n');
+    // A shell whose files may not pass 1 KB.
+    const said = execFileSync(
+      '/bin/sh',
+      ['-c', 'ulimit -f 1; exec "$0" --input-type=module -e "$1"', process.execPath, script],
+      { encoding: 'utf8' },
+    );
+    assert.equal(said.trim(), 'refused: EFBIG');
+    assert.equal(readFileSync(zone, 'utf8'), 'old\n');
+    assert.deepEqual(readdirSync(root), ['example.com.db']);
+    rmSync(root, { recursive: true, force: true });
   });
 });
 

@@ -110,17 +110,24 @@ export function giveSocket(path: string, uid: number, gid: number, mode: number)
   chmodSync(path, mode);
 }
 
-/** Writes a file whole with exactly `mode`, whatever the umask. */
+/**
+ * Writes a file whole with exactly `mode`, whatever the umask. `temporary`: the name written before
+ * the rename, when the file's own tools have one (the user database's `<file>+`, under their lock);
+ * a fresh name otherwise.
+ */
 export function writeFileAtomic(
   path: string,
   content: string | Uint8Array,
   mode: number,
   gid?: number,
+  temporary?: string,
 ): void {
   const dir = dirname(path);
   makeDirectory(dir);
-  const temporary = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
-  const fd = openSync(temporary, 'wx', mode);
+  const next = temporary ?? join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
+  const fd = temporary
+    ? openSync(next, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, mode)
+    : openSync(next, 'wx', mode);
   try {
     if (gid !== undefined) fchownSync(fd, 0, gid);
     fchmodSync(fd, mode);
@@ -128,15 +135,15 @@ export function writeFileAtomic(
     writeFileSync(fd, content);
     fsyncSync(fd);
   } catch (error) {
-    rmSync(temporary, { force: true });
+    rmSync(next, { force: true });
     throw error;
   } finally {
     closeSync(fd);
   }
   try {
-    renameSync(temporary, path);
+    renameSync(next, path);
   } catch (error) {
-    rmSync(temporary, { force: true });
+    rmSync(next, { force: true });
     throw error;
   }
   syncDirectory(dir);

@@ -4,23 +4,10 @@
 // database's lock, so a burst of calls took turns there, each turn longer as the server filled
 // (docs/linux-driver.md, "The user database, a burst at a time").
 import { spawn } from 'node:child_process';
-import {
-  closeSync,
-  constants,
-  fchmodSync,
-  fchownSync,
-  fsyncSync,
-  linkSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { linkSync, lstatSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { readIfExists, syncDirectory } from '../files.ts';
+import { readIfExists, writeFileAtomic } from '../files.ts';
 import {
   FILES,
   type File,
@@ -201,38 +188,20 @@ interface Read {
 
 function readFile(path: string): Read & { lines: string[][] } {
   const original = readFileSync(path, 'utf8');
-  const { mode, gid } = statSync(path);
+  const stat = lstatSync(path);
+  if (!stat.isFile()) throw new Error(`${path} is not a file`);
+  const { mode, gid } = stat;
   const lines = original.split('\n');
   if (lines.at(-1) === '') lines.pop();
   return { lines: lines.map((line) => line.split(':')), original, mode: mode & 0o7777, gid };
 }
 
 /**
- * Replaces the file whole as the shadow tools do: a new `<file>+` (a name PHP's views of /etc
- * leave out, see php/etc-view.ts), with the old one's mode and group, synced and renamed over it.
+ * Replaces the file whole as the shadow tools do: a new `<file>+` (a name PHP's views of /etc leave
+ * out, see php/etc-view.ts) with the old one's mode and group, renamed over it.
  */
-function replaceFile(path: string, content: string, { mode, gid }: Read): void {
-  const next = `${path}+`;
-  const fd = openSync(
-    next,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
-    0o600,
-  );
-  try {
-    fchownSync(fd, 0, gid);
-    fchmodSync(fd, mode);
-    // writeFileSync writes until every byte is written or a write fails (a full disk, a file size
-    // limit): a short file is never renamed over the database.
-    writeFileSync(fd, content);
-    fsyncSync(fd);
-  } catch (error) {
-    rmSync(next, { force: true });
-    throw error;
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(next, path);
-}
+const replace = (path: string, content: string, { mode, gid }: Read) =>
+  writeFileAtomic(path, content, mode, gid, `${path}+`);
 
 const WRITE_ORDER = ['shadow', 'gshadow', 'group', 'passwd'] as const;
 
@@ -292,13 +261,12 @@ export function userDatabase(root: string): UserDatabase {
           const lines = tables[file];
           const content = lines.length === 0 ? '' : `${lines.map((line) => line.join(':')).join('\n')}\n`;
           if (content === read[file].original) continue;
-          replaceFile(join(etc, file), content, read[file]);
+          replace(join(etc, file), content, read[file]);
           written.push([file, read[file]]);
         }
-        syncDirectory(etc);
       } catch (error) {
         // The files replaced so far are put back: the database stays as it was for every edit.
-        for (const [file, before] of written) replaceFile(join(etc, file), before.original, before);
+        for (const [file, before] of written) replace(join(etc, file), before.original, before);
         throw error;
       }
       for (const { resolve } of applied) resolve();

@@ -46,7 +46,10 @@ function entry(root: string, file: string, name: string): string[] | undefined {
   const at = content.startsWith(key) ? 0 : content.indexOf(`\n${key}`) + 1;
   if (at === 0 && !content.startsWith(key)) return undefined;
   const end = content.indexOf('\n', at);
-  return content.slice(at, end === -1 ? undefined : end).split(':');
+  // Copied out of the file's text: a slice of it (and the fields split from the slice) would keep
+  // the whole text alive for as long as a field is kept (the mail tables keep each account's hash),
+  // a copy of the shadow file for every account.
+  return Buffer.from(content.slice(at, end === -1 ? undefined : end)).toString().split(':');
 }
 
 const toUser = ([name, , uid, gid, gecos, home, shell]: string[]): SystemUser => ({

@@ -49,7 +49,9 @@ function entry(root: string, file: string, name: string): string[] | undefined {
   // Copied out of the file's text: a slice of it (and the fields split from the slice) would keep
   // the whole text alive for as long as a field is kept (the mail tables keep each account's hash),
   // a copy of the shadow file for every account.
-  return Buffer.from(content.slice(at, end === -1 ? undefined : end)).toString().split(':');
+  return Buffer.from(content.slice(at, end === -1 ? undefined : end))
+    .toString()
+    .split(':');
 }
 
 const toUser = ([name, , uid, gid, gecos, home, shell]: string[]): SystemUser => ({

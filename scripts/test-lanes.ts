@@ -3,7 +3,8 @@
 // operations, the API, the driver below a system root) fills the slots beside them, each file a
 // `node --test` process of its own with its lane's time limit: a file that hangs is stopped and
 // named, never left to hold the run. A file's output is printed whole when it ends, so that files
-// running together never interleave.
+// running together never interleave, and the end of a failed file's output again after the summary,
+// so that a log cut to its last lines still says why.
 //
 //   node scripts/test-lanes.ts [--lane NAME]... [FILE]...
 //
@@ -68,7 +69,12 @@ interface Outcome {
   lane: string;
   seconds: number;
   result: 'passed' | 'failed' | 'out of time';
+  /** What a file that did not pass printed: its end is printed again below the summary. */
+  output: string;
 }
+
+/** How many lines of a failed file's output are printed again at the end of the run. */
+const FAILURE_LINES = 120;
 
 /** The process groups of the files running now: stopped with the run when it is stopped. */
 const runningGroups = new Set<number>();
@@ -107,7 +113,13 @@ function runFile(lane: Lane, file: string): Promise<Outcome> {
       process.stdout.write(`\n== ${file} (${lane.name}, ${seconds.toFixed(0)} s): ${result}\n`);
       process.stdout.write(Buffer.concat(output));
       if (outOfTime) process.stdout.write(`\n${file} was stopped after ${lane.minutes} minutes\n`);
-      resolve({ file, lane: lane.name, seconds, result });
+      resolve({
+        file,
+        lane: lane.name,
+        seconds,
+        result,
+        output: result === 'passed' ? '' : Buffer.concat(output).toString(),
+      });
     });
   });
 }
@@ -179,6 +191,12 @@ process.stdout.write(
   `slowest: ${slowest.map((outcome) => `${outcome.file} ${outcome.seconds.toFixed(0)} s`).join(', ')}\n`,
 );
 const bad = outcomes.filter((outcome) => outcome.result !== 'passed');
+// The end of each failed file's output once more, where a log read from its end finds it.
+for (const outcome of bad) {
+  const lines = outcome.output.trimEnd().split('\n');
+  process.stdout.write(`\n== the end of ${outcome.file} (${outcome.result}), again\n`);
+  process.stdout.write(`${lines.slice(-FAILURE_LINES).join('\n')}\n`);
+}
 for (const outcome of bad) process.stdout.write(`✖ ${outcome.file}: ${outcome.result}\n`);
 process.stdout.write(`${outcomes.length - bad.length} of ${outcomes.length} files passed\n`);
 process.exit(bad.length > 0 ? 1 : 0);

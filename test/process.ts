@@ -89,7 +89,8 @@ export function serve(
     );
     let out = '';
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-    const timer = setTimeout(() => reject(new Error(`berth serve did not start:\n${out}`)), 20_000);
+    // A hang, never a slow start on two cores shared with whole sandboxes.
+    const timer = setTimeout(() => reject(new Error(`berth serve did not start:\n${out}`)), 60_000);
     let stdout = '';
     let started = false;
     const onData = (chunk: Buffer) => {

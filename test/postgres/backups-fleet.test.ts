@@ -59,10 +59,13 @@ describe('backups on a fleet of two linux-driver servers', () => {
     writeFileSync(home(i, user, path), content);
     lchownSync(home(i, user, path), uid, gid);
   };
-  /** Backs the account up through server `through` and waits until its own server made the snapshot. */
+  /**
+   * Backs the account up through server `through` and waits until its own server made the snapshot:
+   * up to three minutes, for restic's key derivation on two cores shared with whole sandboxes.
+   */
   const backup = async (through: number, user: string) => {
     const { job } = (await ok(call(through, 'backupacct', `user=${user}`))) as { job: string };
-    for (let i = 0; i < 120; i++) {
+    for (let i = 0; i < 360; i++) {
       const { rows } = await store.query('select state, error from backup_jobs where id = $1', [job]);
       if (rows[0]?.state === 'done') return;
       assert.notEqual(rows[0]?.state, 'failed', rows[0]?.error);

@@ -37,7 +37,7 @@ function onLoop(connection: Connection): Writer {
 async function inThread(path: string, report: (error: string) => void): Promise<Writer> {
   const worker = new Worker(new URL('./writer-thread.js', import.meta.url), {
     workerData: { path },
-    // It holds a statement and its answer at a time: a young generation as small as the server's.
+    // It holds a statement and its answer at a time: a small young generation is enough.
     resourceLimits: { maxYoungGenerationSizeMb: 4 },
   });
   const pending = new Map<

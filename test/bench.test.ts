@@ -30,6 +30,9 @@ describe('the benchmark runner', () => {
       '4. failed-login storm',
       '5a. resident memory',
       '5b. start-up',
+      '6d. createacct, whole stack, one at a time',
+      '7c. suspendacct, whole stack',
+      '9. certificates still to order',
     ]) {
       assert.ok(report.includes(`| ${scenario}`), scenario);
     }

@@ -793,7 +793,7 @@ async function bulkChanges(): Promise<void> {
         const listed = await sandbox.exec([
           '/bin/sh',
           '-c',
-          `grep -L '"state": "valid"' ${CERT_DIR}/*/state.json | wc -l`,
+          `grep -LE '"state": *"valid"' ${CERT_DIR}/*/state.json | wc -l`,
         ]);
         if (listed.code !== 0) throw new Error(`the certificates' states: ${listed.stderr}`);
         return Number(listed.stdout.trim());

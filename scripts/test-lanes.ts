@@ -111,14 +111,15 @@ function runFile(lane: Lane, file: string): Promise<Outcome> {
       const seconds = (performance.now() - started) / 1000;
       const result = outOfTime ? 'out of time' : code === 0 ? 'passed' : 'failed';
       process.stdout.write(`\n== ${file} (${lane.name}, ${seconds.toFixed(0)} s): ${result}\n`);
-      process.stdout.write(Buffer.concat(output));
+      const printed = Buffer.concat(output);
+      process.stdout.write(printed);
       if (outOfTime) process.stdout.write(`\n${file} was stopped after ${lane.minutes} minutes\n`);
       resolve({
         file,
         lane: lane.name,
         seconds,
         result,
-        output: result === 'passed' ? '' : Buffer.concat(output).toString(),
+        output: result === 'passed' ? '' : printed.toString(),
       });
     });
   });

@@ -119,18 +119,50 @@ describe('the queue budget', () => {
     budget.accepted('alice', 2 * MB, 'A4');
     // A listing begun at 111,000 (ten seconds after A2) shows A1 and A4 (each counted once); A2
     // was delivered before it; A3, accepted less than ten seconds before it, is not in it yet.
-    const listed = (bytes: number, ...ids: string[]) => ({
-      waiting: new Map([['alice', { bytes, messages: ids.length }]]),
-      ids: new Set(ids),
-      takenAt: 111_000,
+    const listed = (at: number, ...messages: [string, number][]) => ({
+      messages: new Map(messages.map(([id, size]) => [id, { logins: ['alice'], size }])),
+      takenAt: at,
     });
-    budget.observe(listed(6 * MB, 'A1', 'A4'));
+    budget.observe(listed(111_000, ['A1', 4 * MB], ['A4', 2 * MB]));
     assert.deepEqual(budget.usage('alice'), { bytes: 9 * MB, messages: 3 });
     now = 122_000;
-    // Everything delivered: the next listing finds nothing of alice's.
-    budget.observe({ waiting: new Map(), ids: new Set(), takenAt: 121_000 });
+    // Everything delivered: the listing after it finds nothing of alice's, and counts A1 and A4,
+    // which the last one showed, once more (a listing misses a message Postfix moves while it
+    // runs); the next one says they are gone.
+    budget.observe(listed(121_000));
+    assert.deepEqual(budget.usage('alice'), { bytes: 6 * MB, messages: 2 });
+    budget.observe(listed(126_000));
     assert.deepEqual(budget.usage('alice'), { bytes: 0, messages: 0 });
     assert.equal(budget.allows('alice', 9 * MB), true);
+  });
+
+  it('keeps counting a message one listing misses while Postfix moves it from queue to queue', () => {
+    let now = 100_000;
+    const budget = queueBudget({ bytes: 10 * MB, messages: null }, () => now);
+    const listed = (...ids: string[]) => ({
+      messages: new Map(ids.map((id) => [id, { logins: ['alice'], size: 5 * MB }])),
+      takenAt: now,
+    });
+    budget.accepted('alice', 5 * MB, 'A1');
+    budget.accepted('alice', 5 * MB, 'A2');
+    now += 5_000;
+    budget.observe(listed('A1', 'A2'));
+    assert.equal(budget.allows('alice', 1), false);
+    // The next listing read the active queue before qmgr moved A2 there, and the incoming one after.
+    now += 5_000;
+    budget.observe(listed('A1'));
+    assert.deepEqual(budget.usage('alice'), { bytes: 10 * MB, messages: 2 });
+    assert.equal(budget.allows('alice', 1), false, 'A2 still waits');
+    now += 5_000;
+    budget.observe(listed('A1', 'A2'));
+    assert.equal(budget.allows('alice', 1), false);
+    // A2 delivered: counted for one listing more, then no longer.
+    now += 5_000;
+    budget.observe(listed('A1'));
+    now += 5_000;
+    budget.observe(listed('A1'));
+    assert.deepEqual(budget.usage('alice'), { bytes: 5 * MB, messages: 1 });
+    assert.equal(budget.allows('alice', 5 * MB), true);
   });
 
   it('on SMTP holds back mail for an account whose mail waits at its limit, and counts what reaches it', async () => {
@@ -236,8 +268,15 @@ describe('the queue budget', () => {
 
   it('learns each account’s waiting mail from a listing of the queue', async () => {
     const listing = join(tempDir('berth-queue-'), 'postqueue.json');
+    let id = 0;
     const line = (sender: string, size: number) =>
-      JSON.stringify({ queue_name: 'deferred', queue_id: 'A1', message_size: size, sender, recipients: [] });
+      JSON.stringify({
+        queue_name: 'deferred',
+        queue_id: `A${++id}`,
+        message_size: size,
+        sender,
+        recipients: [],
+      });
     writeFileSync(
       listing,
       [
@@ -245,7 +284,13 @@ describe('the queue budget', () => {
         line('alice@host.example', 2 * MB),
         line('root@host.example', 30 * MB),
         line('', 5_000),
-        JSON.stringify({ message_size: 3_000, sender: '', recipients: [{ address: 'bob@bob.example' }] }),
+        JSON.stringify({
+          queue_id: 'B1',
+          message_size: 3_000,
+          sender: '',
+          recipients: [{ address: 'bob@bob.example' }],
+        }),
+        JSON.stringify({ message_size: 3_000, sender: 'bob@bob.example', recipients: [] }),
         'not json',
         line('bob@bob.example', 1_000),
         '',

@@ -22,7 +22,12 @@
 // of lists, and its mail waiting in the queue stays bounded.
 //
 // What is waiting is learnt from `postqueue -j` every few seconds; what the milters accepted since
-// that listing began is added to it, so that a burst between two listings is counted too.
+// that listing began is added to it, so that a burst between two listings is counted too. A
+// listing is no snapshot: Postfix's showq reads the active queue before the incoming one, and the
+// deferred after the active, so a message qmgr moves from incoming to active (or, to try it again,
+// from deferred to active) while the listing runs is in neither directory when it is read. A
+// message the last listing showed and this one does not is therefore counted once more, until the
+// next listing says whether it is gone.
 import { createInterface } from 'node:readline';
 import { streamCommand } from '../run.ts';
 import { CONTINUE, type Envelope, type MilterPolicy, type Verdict } from './milter.ts';
@@ -105,7 +110,12 @@ export function queuedMessage(
   } catch {
     return null;
   }
-  if (typeof entry.sender !== 'string' || typeof entry.message_size !== 'number') return null;
+  if (
+    typeof entry.queue_id !== 'string' ||
+    typeof entry.sender !== 'string' ||
+    typeof entry.message_size !== 'number'
+  )
+    return null;
   const recipients = (Array.isArray(entry.recipients) ? (entry.recipients as { address?: unknown }[]) : [])
     .map((recipient) => recipient.address)
     .filter((address) => typeof address === 'string');
@@ -114,7 +124,7 @@ export function queuedMessage(
   // its mailbox refuse delivery (a Maildir it made unwritable) keeps its mail waiting for days.
   const owners = [...(bounce ? [] : [owner(entry.sender)]), ...recipients.map(owner)];
   const logins = [...new Set(owners.filter((login) => login !== null))];
-  return { id: String(entry.queue_id ?? ''), logins, size: entry.message_size };
+  return { id: entry.queue_id, logins, size: entry.message_size };
 }
 
 /** Bytes and messages of one account's. */
@@ -131,10 +141,15 @@ export interface QueueUsage {
  */
 const LISTING_GRACE_MS = 10_000;
 
-/** What a listing of the queue found: each account's waiting mail, and every queue ID it saw. */
+/** One message a listing showed: whose it is, and its size. */
+export interface ListedMessage {
+  logins: readonly string[];
+  size: number;
+}
+
+/** What a listing of the queue found: each message, by its queue ID. */
 export interface QueueListing {
-  waiting: ReadonlyMap<string, QueueUsage>;
-  ids: ReadonlySet<string>;
+  messages: ReadonlyMap<string, ListedMessage>;
   /** When the listing began. */
   takenAt: number;
 }
@@ -162,21 +177,32 @@ export function queueBudget(
   listLimits: QueueLimits = limits,
 ): QueueBudget {
   const limitsOf = (key: string) => (isListsKey(key) ? listLimits : limits);
-  let waiting: ReadonlyMap<string, QueueUsage> = new Map();
+  /** The last listing's messages, and what they and those it missed of the one before add up to. */
+  let listed: ReadonlyMap<string, ListedMessage> = new Map();
+  let waiting = new Map<string, QueueUsage>();
   let since: { login: string; size: number; id: string; at: number }[] = [];
   const usage = (login: string): QueueUsage => {
-    const listed = waiting.get(login) ?? { bytes: 0, messages: 0 };
+    const counted = waiting.get(login) ?? { bytes: 0, messages: 0 };
     const recent = since.filter((entry) => entry.login === login);
     return {
-      bytes: listed.bytes + recent.reduce((sum, entry) => sum + entry.size, 0),
-      messages: listed.messages + recent.length,
+      bytes: counted.bytes + recent.reduce((sum, entry) => sum + entry.size, 0),
+      messages: counted.messages + recent.length,
     };
   };
   return {
     observe(listing) {
-      waiting = listing.waiting;
+      const missed = [...listed].filter(([id]) => !listing.messages.has(id)).map(([, message]) => message);
+      waiting = new Map();
+      for (const message of [...listing.messages.values(), ...missed])
+        for (const login of message.logins) {
+          const entry = waiting.get(login) ?? { bytes: 0, messages: 0 };
+          entry.bytes += message.size;
+          entry.messages += 1;
+          waiting.set(login, entry);
+        }
+      listed = listing.messages;
       since = since.filter(
-        (entry) => !listing.ids.has(entry.id) && entry.at >= listing.takenAt - LISTING_GRACE_MS,
+        (entry) => !listing.messages.has(entry.id) && entry.at >= listing.takenAt - LISTING_GRACE_MS,
       );
     },
     usage,
@@ -294,19 +320,11 @@ export async function listQueue(
 ): Promise<void> {
   const takenAt = now();
   const { output, done } = streamCommand(argv);
-  const waiting = new Map<string, QueueUsage>();
-  const ids = new Set<string>();
+  const messages = new Map<string, ListedMessage>();
   for await (const line of createInterface({ input: output, crlfDelay: Number.POSITIVE_INFINITY })) {
     const message = queuedMessage(line, owner);
-    if (!message) continue;
-    ids.add(message.id);
-    for (const login of message.logins) {
-      const usage = waiting.get(login) ?? { bytes: 0, messages: 0 };
-      usage.bytes += message.size;
-      usage.messages += 1;
-      waiting.set(login, usage);
-    }
+    if (message?.logins.length) messages.set(message.id, message);
   }
   await done;
-  budget.observe({ waiting, ids, takenAt });
+  budget.observe({ messages, takenAt });
 }

@@ -122,6 +122,51 @@ describe('the user database, edited a burst at a time', () => {
     }
   });
 
+  it('keeps what the shadow tools wrote between two of its rewrites, however soon after the last', async () => {
+    const ours = systemRoot();
+    const theirs = tempDir('berth-user-db-');
+    dirs.push(theirs);
+    cpSync(ours, theirs, { recursive: true, preserveTimestamps: true });
+    const database = userDatabase(ours);
+    const steps: (UserEdit | [string, string[]])[] = [
+      { user: 'udb1', locked: true, shell: '/usr/sbin/nologin', groups: [] },
+      ['usermod', ['-s', '/bin/bash', 'udb2']],
+      { user: 'udb2', locked: true, shell: '/usr/sbin/nologin', groups: ['udb-sftp'] },
+      ['groupadd', ['udb-late']],
+      [
+        'useradd',
+        ['-K', 'SUB_UID_COUNT=0', '-K', 'SUB_GID_COUNT=0', '-M', '-U', '-G', 'udb-late', 'udblate'],
+      ],
+      { user: 'udblate', locked: true, shell: '/usr/sbin/nologin', groups: ['udb-late', 'udb-ssh'] },
+      { user: 'udb1', locked: false, shell: '/bin/sh', groups: ['udb-late'] },
+      ['usermod', ['-L', 'udb3']],
+      { user: 'udb3', locked: false, shell: '/bin/sh' },
+    ];
+    for (const step of steps) {
+      if (Array.isArray(step)) {
+        // Each tool, with the same arguments, on both roots: Berth's view of ours is then stale.
+        for (const root of [ours, theirs]) prefixed(root, step[0], step[1]);
+      } else {
+        await database.edit(step);
+        prefixed(theirs, 'usermod', usermodArgs(step));
+      }
+    }
+    // The clock of the shadow line useradd wrote is the same day in both.
+    assert.deepEqual(read(ours), read(theirs));
+    // A file replaced with one of the very same size and times (another inode) is read again too.
+    const shadowPath = join(ours, 'etc', 'shadow');
+    const before = statSync(shadowPath);
+    const edited = readFileSync(shadowPath, 'utf8').replace(/^udb4:\$6\$/m, 'udb4:X6$');
+    assert.equal(edited.length, before.size);
+    writeFileSync(`${shadowPath}.new`, edited, { mode: before.mode });
+    execFileSync('/usr/bin/chgrp', ['shadow', `${shadowPath}.new`]);
+    execFileSync('/usr/bin/touch', ['-r', shadowPath, `${shadowPath}.new`]);
+    execFileSync('/usr/bin/mv', [`${shadowPath}.new`, shadowPath]);
+    await database.edit({ user: 'udb5', locked: true, shell: '/bin/false' });
+    assert.match(read(ours)[1]!, /^udb4:X6\$/m);
+    assert.match(read(ours)[1]!, /^udb5:!\$6\$/m);
+  });
+
   it('adds a burst of users as useradd -U -G and chpasswd -e add each, and refuses a name or id the system has', async () => {
     const ours = systemRoot();
     // Entries of NIS (compat) stay last: new lines go before them, as the shadow tools put them.

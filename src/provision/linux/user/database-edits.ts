@@ -62,9 +62,21 @@ const DAY = 86_400_000;
 
 /**
  * The lines of the four files, found by name (the first line of a name, as the tools read it), and
- * the edits applied to them.
+ * the edits applied to them. It lasts as long as the lines do: each edit keeps what it finds by
+ * name up to date, and `now` is read at each new user. `touched` holds each file's lines an edit
+ * changed (or added) since its writer last emptied it: only those need joining again.
  */
-export function userTables(tables: Tables, defaults: Defaults, now = Date.now()) {
+export function userTables(tables: Tables, defaults: Defaults, now: () => number = Date.now) {
+  const touched = Object.fromEntries(FILES.map((file) => [file, new Set<string[]>()])) as Record<
+    File,
+    Set<string[]>
+  >;
+  /** Sets a field of a line of `file`, noting the line when the field changes. */
+  const set = (file: File, line: string[], field: number, value: string) => {
+    if (line[field] === value) return;
+    line[field] = value;
+    touched[file].add(line);
+  };
   const byName = {} as Record<File, Map<string, string[]>>;
   for (const file of FILES) {
     const names = new Map<string, string[]>();
@@ -72,6 +84,11 @@ export function userTables(tables: Tables, defaults: Defaults, now = Date.now())
     byName[file] = names;
   }
   const uids = new Set(tables.passwd.map((line) => Number(line[2])));
+  const isNis = (name: string) => name.startsWith('+') || name.startsWith('-');
+  /** The files with no NIS entry: a new line (never one) goes last, with no search. */
+  const nisFree = new Set(
+    FILES.map((file) => tables[file]).filter((lines) => !lines.some(([name]) => isNis(name!))),
+  );
   const gids = new Set(tables.group.map((line) => Number(line[2])));
 
   const existingGroups = (groups: readonly string[]) => {
@@ -82,35 +99,39 @@ export function userTables(tables: Tables, defaults: Defaults, now = Date.now())
     }
   };
   /** The user in or out of a group's member list (group and gshadow): a member keeps its place. */
-  const member = (line: string[] | undefined, user: string, wanted: boolean) => {
-    if (!line || line.length < 4 || (line[3] === '' && !wanted)) return;
+  const member = (file: 'group' | 'gshadow', line: string[] | undefined, user: string, wanted: boolean) => {
+    if (!line || line.length < 4 || (!wanted && !line[3]!.includes(user))) return;
     const members = line[3]!.split(',').filter((name) => name !== '');
     if (members.includes(user) === wanted) return;
-    line[3] = (wanted ? [...members, user] : members.filter((name) => name !== user)).join(',');
+    set(file, line, 3, (wanted ? [...members, user] : members.filter((name) => name !== user)).join(','));
   };
 
   return {
+    touched,
+
     edit(edit: UserEdit): void {
       const user = byName.passwd.get(edit.user);
       const shadow = byName.shadow.get(edit.user);
       if (!user || user.length < 7 || !shadow || shadow.length < 2)
         throw new Error(`user '${edit.user}' does not exist`);
       existingGroups(edit.groups ?? []);
-      user[6] = edit.shell;
+      set('passwd', user, 6, edit.shell);
       const hash = shadow[1]!;
-      if (edit.locked && !hash.startsWith('!')) shadow[1] = `!${hash}`;
+      if (edit.locked && !hash.startsWith('!')) set('shadow', shadow, 1, `!${hash}`);
       // A password never set stays locked: unlocking it would leave none (usermod -U refuses).
-      if (!edit.locked && hash.startsWith('!') && hash.length > 1) shadow[1] = hash.slice(1);
+      if (!edit.locked && hash.startsWith('!') && hash.length > 1) set('shadow', shadow, 1, hash.slice(1));
       if (!edit.groups) return;
       const wanted = new Set(edit.groups);
       for (const file of ['group', 'gshadow'] as const)
-        for (const line of tables[file]) member(line, edit.user, wanted.has(line[0]!));
+        for (const line of tables[file])
+          if (line[3] !== '' || wanted.has(line[0]!)) member(file, line, edit.user, wanted.has(line[0]!));
     },
 
     add(user: NewUser): void {
       const { user: name, gecos, home, shell, hash, groups } = user;
       if ([name, gecos, home, shell, hash].some((field) => /[:\n]/.test(field)))
         throw new Error(`refusing a user ${name} with a field that would leave its line`);
+      if (isNis(name)) throw new Error(`refusing a user ${name}: a name of NIS's`);
       // A line left in shadow or gshadow without its user or group is replaced, as useradd does.
       for (const file of ['passwd', 'group'] as const)
         if (byName[file].has(name)) throw new Error(`'${name}' is in /etc/${file} already`);
@@ -121,19 +142,20 @@ export function userTables(tables: Tables, defaults: Defaults, now = Date.now())
       const [min, max, warn] = defaults.passwordAges;
       const lines: Record<File, string[]> = {
         passwd: [name, 'x', String(id), String(id), gecos, home, shell],
-        shadow: [name, hash, String(Math.floor(now / DAY)), min, max, warn, '', '', ''],
+        shadow: [name, hash, String(Math.floor(now() / DAY)), min, max, warn, '', '', ''],
         group: [name, 'x', String(id), ''],
         gshadow: [name, '!', '', ''],
       };
       for (const group of groups) {
-        member(byName.group.get(group), name, true);
-        member(byName.gshadow.get(group), name, true);
+        member('group', byName.group.get(group), name, true);
+        member('gshadow', byName.gshadow.get(group), name, true);
       }
       for (const file of FILES) {
         const left = byName[file].get(name);
         if (left) left.splice(0, left.length, ...lines[file]);
         else insert(tables[file], lines[file]);
         byName[file].set(name, left ?? lines[file]);
+        touched[file].add(left ?? lines[file]);
       }
       uids.add(id);
       gids.add(id);
@@ -142,7 +164,7 @@ export function userTables(tables: Tables, defaults: Defaults, now = Date.now())
 
   /** A new line last, or before the first NIS entry (`+`, `-`), where the shadow tools put it. */
   function insert(lines: string[][], line: string[]): void {
-    const nis = lines.findIndex(([name]) => name!.startsWith('+') || name!.startsWith('-'));
+    const nis = nisFree.has(lines) ? -1 : lines.findIndex(([name]) => isNis(name!));
     if (nis === -1) lines.push(line);
     else lines.splice(nis, 0, line);
   }

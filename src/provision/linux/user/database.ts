@@ -186,14 +186,60 @@ interface Read {
   gid: number;
 }
 
-function readFile(path: string): Read & { lines: string[][] } {
+/**
+ * What tells one version of a file from another: its inode (each rewrite, Berth's or a shadow
+ * tool's, renames a new file over the old), size and times to the nanosecond.
+ */
+function stampOf(path: string): string {
+  const stat = lstatSync(path, { bigint: true });
+  if (!stat.isFile()) throw new Error(`${path} is not a file`);
+  return `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+}
+
+/** A file's text, its lines as they are written (`texts`), and each split at `:` (`lines`). */
+function readFile(path: string): Read & { texts: string[]; lines: string[][] } {
   const original = readFileSync(path, 'utf8');
   const stat = lstatSync(path);
   if (!stat.isFile()) throw new Error(`${path} is not a file`);
   const { mode, gid } = stat;
-  const lines = original.split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  return { lines: lines.map((line) => line.split(':')), original, mode: mode & 0o7777, gid };
+  const texts = original.split('\n');
+  if (texts.at(-1) === '') texts.pop();
+  return { texts, lines: texts.map((line) => line.split(':')), original, mode: mode & 0o7777, gid };
+}
+
+/**
+ * Brings the written lines of `lines` up to date, the touched ones joined again, and says whether
+ * any changed. Lines added last are joined onto the end; added anywhere else, every line is.
+ */
+function retext(texts: string[], lines: string[][], touched: Set<string[]>): boolean {
+  if (touched.size === 0) return false;
+  const kept = texts.length;
+  if (lines.length < kept || !lines.slice(kept).every((line) => touched.has(line))) {
+    texts.length = 0;
+    for (const line of lines) texts.push(line.join(':'));
+  } else {
+    for (const line of lines.slice(kept)) texts.push(line.join(':'));
+    for (const line of touched) {
+      const at = lines.indexOf(line);
+      if (at !== -1 && at < kept) texts[at] = line.join(':');
+    }
+  }
+  touched.clear();
+  return true;
+}
+
+/**
+ * The four files as Berth last wrote (or read) them, split into lines, with the edits over those
+ * lines: a burst's next rewrite starts from them while every file is still the one they were
+ * taken from and login.defs says the same. Reading and splitting the whole database again for
+ * each rewrite cost Berth's thread more than anything else in a burst of suspensions.
+ */
+interface Known {
+  stamps: Record<File, string>;
+  loginDefs: string;
+  read: Record<File, ReturnType<typeof readFile>>;
+  tables: Tables;
+  edits: ReturnType<typeof userTables>;
 }
 
 /**
@@ -227,6 +273,27 @@ export function userDatabase(root: string): UserDatabase {
   const lock = passwordLock(join(etc, '.pwd.lock'));
   let waiting: Waiting[] = [];
   let writing = false;
+  let known: Known | null = null;
+
+  /** The files as they are now: what Berth knows of them when they are still that, else read. */
+  const current = (): Known => {
+    const stamps = Object.fromEntries(FILES.map((file) => [file, stampOf(join(etc, file))])) as Record<
+      File,
+      string
+    >;
+    const loginDefs = readLoginDefs(join(etc, 'login.defs'));
+    const last = known;
+    known = null;
+    if (last && last.loginDefs === loginDefs && FILES.every((file) => last.stamps[file] === stamps[file]))
+      return last;
+    const read = Object.fromEntries(FILES.map((file) => [file, readFile(join(etc, file))])) as Record<
+      File,
+      ReturnType<typeof readFile>
+    >;
+    // Stamped before reading: a file changed in between is read again next time.
+    const tables = Object.fromEntries(FILES.map((file) => [file, read[file].lines])) as Tables;
+    return { stamps, loginDefs, read, tables, edits: userTables(tables, readDefaults(loginDefs)) };
+  };
 
   /** Writes one rewrite of each file for the edits of `batch`; each settles with its own outcome. */
   const write = async (batch: Waiting[]) => {
@@ -239,12 +306,8 @@ export function userDatabase(root: string): UserDatabase {
     }
     const written: [File, Read][] = [];
     try {
-      const read = Object.fromEntries(FILES.map((file) => [file, readFile(join(etc, file))])) as Record<
-        File,
-        ReturnType<typeof readFile>
-      >;
-      const tables = Object.fromEntries(FILES.map((file) => [file, read[file].lines])) as Tables;
-      const edits = userTables(tables, readDefaults(readLoginDefs(join(etc, 'login.defs'))));
+      // Forgotten until this rewrite is written whole: a failure leaves the next one to read.
+      const { read, tables, edits, loginDefs, stamps } = current();
       const applied: Waiting[] = [];
       for (const waiter of batch) {
         try {
@@ -257,18 +320,25 @@ export function userDatabase(root: string): UserDatabase {
       try {
         // passwd last: a new user appears once its password and group are there, and a suspended
         // one's password is locked before its shell changes.
+        const contents = {} as Record<File, string>;
         for (const file of WRITE_ORDER) {
-          const lines = tables[file];
-          const content = lines.length === 0 ? '' : `${lines.map((line) => line.join(':')).join('\n')}\n`;
-          if (content === read[file].original) continue;
-          replace(join(etc, file), content, read[file]);
+          const { texts } = read[file];
+          if (!retext(texts, tables[file], edits.touched[file])) continue;
+          contents[file] = texts.length === 0 ? '' : `${texts.join('\n')}\n`;
+          if (contents[file] === read[file].original) continue;
+          replace(join(etc, file), contents[file], read[file]);
           written.push([file, read[file]]);
+        }
+        for (const [file] of written) {
+          stamps[file] = stampOf(join(etc, file));
+          read[file] = { ...read[file], original: contents[file] };
         }
       } catch (error) {
         // The files replaced so far are put back: the database stays as it was for every edit.
         for (const [file, before] of written) replace(join(etc, file), before.original, before);
         throw error;
       }
+      known = { stamps, loginDefs, read, tables, edits };
       for (const { resolve } of applied) resolve();
     } catch (error) {
       for (const { reject } of batch) reject(error as Error);

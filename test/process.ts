@@ -1,6 +1,6 @@
 // Runs the real `berth` command in child processes, as an administrator would from a shell.
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as plainRequest } from 'node:http';
 import { request } from 'node:https';
 import { type Socket, connect as tcpConnect } from 'node:net';
@@ -576,6 +576,11 @@ export function sandboxSshSession(sandbox: SandboxInfo, user: string, password: 
   return spawn(command, argv, { env, stdio: 'ignore' });
 }
 
+/** The askpass script this test process wrote, removed as it ends. */
+function removeAskpass() {
+  rmSync(join(tmpdir(), `berth-askpass-${process.pid}.sh`), { force: true });
+}
+
 function sshInvocation(
   sandbox: SandboxInfo,
   program: 'ssh' | 'sftp',
@@ -585,6 +590,7 @@ function sshInvocation(
 ) {
   const askpass = join(tmpdir(), `berth-askpass-${process.pid}.sh`);
   writeFileSync(askpass, '#!/bin/sh\nprintf "%s\\n" "$BERTH_TEST_PASSWORD"\n', { mode: 0o700 });
+  if (!process.listeners('exit').includes(removeAskpass)) process.on('exit', removeAskpass);
   const options = [
     '-o',
     'StrictHostKeyChecking=no',

@@ -173,6 +173,15 @@ export function moveSystemPath(from: string, to: string): boolean {
   }
 }
 
+/**
+ * What tells one version of a file from another: its inode (a rewrite that renames a new file over
+ * the old gives another), size, and times to the nanosecond. Throws ENOENT when there is none.
+ */
+export function fileStamp(path: string): string {
+  const { ino, size, mtimeNs, ctimeNs } = lstatSync(path, { bigint: true });
+  return `${ino}:${size}:${mtimeNs}:${ctimeNs}`;
+}
+
 /** What readParsed last made of each file, with the file's stamp then. */
 const parsedFiles = new Map<string, { stamp: string; value: unknown }>();
 
@@ -185,8 +194,7 @@ const parsedFiles = new Map<string, { stamp: string; value: unknown }>();
 export function readParsed<T>(path: string, parse: (text: string) => T): T | null {
   let stamp: string;
   try {
-    const { ino, size, mtimeNs, ctimeNs } = lstatSync(path, { bigint: true });
-    stamp = `${ino}:${size}:${mtimeNs}:${ctimeNs}`;
+    stamp = fileStamp(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     parsedFiles.delete(path);

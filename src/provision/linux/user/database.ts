@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { linkSync, lstatSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { readIfExists, writeFileAtomic } from '../files.ts';
+import { fileStamp, readIfExists, writeFileAtomic } from '../files.ts';
 import {
   FILES,
   type File,
@@ -186,16 +186,6 @@ interface Read {
   gid: number;
 }
 
-/**
- * What tells one version of a file from another: its inode (each rewrite, Berth's or a shadow
- * tool's, renames a new file over the old), size and times to the nanosecond.
- */
-function stampOf(path: string): string {
-  const stat = lstatSync(path, { bigint: true });
-  if (!stat.isFile()) throw new Error(`${path} is not a file`);
-  return `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
-}
-
 /** A file's text, its lines as they are written (`texts`), and each split at `:` (`lines`). */
 function readFile(path: string): Read & { texts: string[]; lines: string[][] } {
   const original = readFileSync(path, 'utf8');
@@ -277,7 +267,7 @@ export function userDatabase(root: string): UserDatabase {
 
   /** The files as they are now: what Berth knows of them when they are still that, else read. */
   const current = (): Known => {
-    const stamps = Object.fromEntries(FILES.map((file) => [file, stampOf(join(etc, file))])) as Record<
+    const stamps = Object.fromEntries(FILES.map((file) => [file, fileStamp(join(etc, file))])) as Record<
       File,
       string
     >;
@@ -330,7 +320,7 @@ export function userDatabase(root: string): UserDatabase {
           written.push([file, read[file]]);
         }
         for (const [file] of written) {
-          stamps[file] = stampOf(join(etc, file));
+          stamps[file] = fileStamp(join(etc, file));
           read[file] = { ...read[file], original: contents[file] };
         }
       } catch (error) {

@@ -175,11 +175,11 @@ export function moveSystemPath(from: string, to: string): boolean {
 
 /**
  * What tells one version of a file from another: its inode (a rewrite that renames a new file over
- * the old gives another), size, and times to the nanosecond. Throws ENOENT when there is none.
+ * the old gives another), size, and times to the nanosecond; '' when there is none.
  */
 export function fileStamp(path: string): string {
-  const { ino, size, mtimeNs, ctimeNs } = lstatSync(path, { bigint: true });
-  return `${ino}:${size}:${mtimeNs}:${ctimeNs}`;
+  const stat = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+  return stat ? `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}` : '';
 }
 
 /** What readParsed last made of each file, with the file's stamp then. */
@@ -192,11 +192,8 @@ const parsedFiles = new Map<string, { stamp: string; value: unknown }>();
  * database), a stat instead of a read and a parse.
  */
 export function readParsed<T>(path: string, parse: (text: string) => T): T | null {
-  let stamp: string;
-  try {
-    stamp = fileStamp(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  const stamp = fileStamp(path);
+  if (stamp === '') {
     parsedFiles.delete(path);
     return null;
   }

@@ -2,10 +2,10 @@
 // aliases, Dovecot's logins and users, OpenDKIM's keys and signing table, each written whole from
 // every account's lines (lines.ts), which are kept in memory and made afresh for the account whose
 // mail domain's record changed.
-import { existsSync, lstatSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LinuxContext } from '../context.ts';
-import { domainFile, giveFile, readParsed, restoreFile, writeFileAtomic } from '../files.ts';
+import { domainFile, fileStamp, giveFile, readParsed, restoreFile, writeFileAtomic } from '../files.ts';
 import { shadowPassword, shadowPasswords, systemGroupId } from '../passwd.ts';
 import {
   type AccountLines,
@@ -19,12 +19,6 @@ import {
 
 /** Tables that list the tenants: readable by root and the one service that reads them. */
 const TABLE_MODE = 0o640;
-
-/** A file's identity and times, which change with every write and rename: '' when it is absent. */
-function stampOf(path: string): string {
-  const stat = lstatSync(path, { bigint: true, throwIfNoEntry: false });
-  return stat ? `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}` : '';
-}
 
 /**
  * The records and the tables made from them. The records are read whole once (and again when
@@ -77,7 +71,7 @@ export function mailTables(ctx: LinuxContext) {
 
   /** The records as they are now (read whole when their directory changed behind this process). */
   function current(): Map<string, MailDomain> {
-    if (records !== null && stampOf(recordDir) === recordsStamp) return records;
+    if (records !== null && fileStamp(recordDir) === recordsStamp) return records;
     records = new Map();
     filesOf.clear();
     const files = existsSync(recordDir)
@@ -89,7 +83,7 @@ export function mailTables(ctx: LinuxContext) {
       const record = readParsed(join(recordDir, name), (text) => JSON.parse(text) as MailDomain);
       if (record) remember(name, record);
     }
-    recordsStamp = stampOf(recordDir);
+    recordsStamp = fileStamp(recordDir);
     return records;
   }
 
@@ -190,7 +184,7 @@ export function mailTables(ctx: LinuxContext) {
     const changed = new Set<TableReader>();
     for (const table of names) {
       const file = tables[table];
-      const untouched = !all && written.get(table) === stampOf(file);
+      const untouched = !all && written.get(table) === fileStamp(file);
       if (untouched && !stale.has(table)) continue;
       const parts = PARTS[table].map((part) => joined[part].bytes);
       const content = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
@@ -201,7 +195,7 @@ export function mailTables(ctx: LinuxContext) {
         writeFileAtomic(file, content, TABLE_MODE, gid);
         changed.add(READERS[table]);
       } else if (all && gid !== undefined) giveFile(file, 0, gid);
-      written.set(table, stampOf(file));
+      written.set(table, fileStamp(file));
     }
     stale.clear();
     return changed;
@@ -235,14 +229,14 @@ export function mailTables(ctx: LinuxContext) {
       hashes: ReadonlyMap<string, string> = new Map(),
     ): Set<TableReader> {
       const name = domainFile(domain, '.json');
-      const known = records !== null && stampOf(recordDir) === recordsStamp;
+      const known = records !== null && fileStamp(recordDir) === recordsStamp;
       restoreFile(join(recordDir, name), content, mode);
       if (!known) {
         records = null;
         remakeAll(hashes);
         return flush(false);
       }
-      recordsStamp = stampOf(recordDir);
+      recordsStamp = fileStamp(recordDir);
       const before = records!.get(name);
       const after = content === null ? null : (JSON.parse(content) as MailDomain);
       remember(name, after);
@@ -252,7 +246,7 @@ export function mailTables(ctx: LinuxContext) {
     },
     /** The hash the logins table lists the account's own logins with, or null when it lists none. */
     loginHash(user: string): string | null {
-      if (records === null || stampOf(recordDir) !== recordsStamp) remakeAll(new Map());
+      if (records === null || fileStamp(recordDir) !== recordsStamp) remakeAll(new Map());
       const known = lines.get(user);
       return known && known.of.ownLogins !== '' ? known.hash : null;
     },

@@ -98,13 +98,37 @@ export function userTables(tables: Tables, defaults: Defaults, now: () => number
       if (line.length < 4) throw new Error(`the line of group '${group}' in /etc/group is not whole`);
     }
   };
-  /** The user in or out of a group's member list (group and gshadow): a member keeps its place. */
+  /**
+   * The user in or out of a group's member list (group and gshadow): a member keeps its place.
+   * A well-formed list (no empty name) is searched and cut as text: a group of every account
+   * (`berth-sftp`) lists thousands.
+   */
   const member = (file: 'group' | 'gshadow', line: string[] | undefined, user: string, wanted: boolean) => {
-    if (!line || line.length < 4 || (!wanted && !line[3]!.includes(user))) return;
-    const members = line[3]!.split(',').filter((name) => name !== '');
+    if (!line || line.length < 4) return;
+    const list = line[3]!;
+    const at = memberAt(list, user);
+    if (at === -1 && !wanted) return;
+    const wellFormed = list !== '' && !list.startsWith(',') && !list.endsWith(',') && !list.includes(',,');
+    if (wellFormed) {
+      if (at === -1) return set(file, line, 3, `${list},${user}`);
+      const cut =
+        at === 0 ? list.slice(user.length + 1) : `${list.slice(0, at - 1)}${list.slice(at + user.length)}`;
+      // Named once: kept, or cut out. Named twice, the list is split as below.
+      if (memberAt(cut, user) === -1) return wanted ? undefined : set(file, line, 3, cut);
+    }
+    const members = list.split(',').filter((name) => name !== '');
     if (members.includes(user) === wanted) return;
     set(file, line, 3, (wanted ? [...members, user] : members.filter((name) => name !== user)).join(','));
   };
+
+  /** Where `user` is in a comma-separated list as a whole name, or -1. */
+  function memberAt(list: string, user: string): number {
+    for (let at = list.indexOf(user); at !== -1; at = list.indexOf(user, at + 1)) {
+      const end = at + user.length;
+      if ((at === 0 || list[at - 1] === ',') && (end === list.length || list[end] === ',')) return at;
+    }
+    return -1;
+  }
 
   return {
     touched,

@@ -1,10 +1,15 @@
 // The mail services each reload only when a change rewrote the tables they read.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { LinuxConfig } from '../../src/config/index.ts';
 import type { LinuxContext } from '../../src/provision/linux/context.ts';
 import { mailReloads } from '../../src/provision/linux/mail/reloads.ts';
 import { CommandFailed, type CommandRunner } from '../../src/provision/linux/run.ts';
+import { childrenOf, processName, waitFor } from '../../src/provision/linux/wait.ts';
+import { tempDir } from '../helpers.ts';
 
 function reloads(failing?: string) {
   const ran: string[] = [];
@@ -49,6 +54,52 @@ describe('mail reloads', () => {
     const mail = reloads();
     await mail.service.reload();
     assert.deepEqual(mail.ran, ['/postfix', '/doveadm', '/opendkim']);
+  });
+
+  it('wait for the old processes that read the tables to end, and not for a busy queue manager', async () => {
+    // A master (Perl, under the name) whose smtpd ends a moment after its SIGHUP, as an idle one
+    // does, and whose queue manager, busy, ends 1.9 s after it: before the reload's wait would
+    // give up (2 s), so a reload that waited for it would find it gone.
+    const dir = tempDir('berth-postfix-');
+    copyFileSync('/usr/bin/perl', join(dir, 'master'));
+    for (const name of ['qmgr', 'smtpd']) copyFileSync('/usr/bin/sleep', join(dir, name));
+    const master = spawn(
+      join(dir, 'master'),
+      [
+        '-e',
+        `my %kid; for my $name ('qmgr', 'smtpd') { my $pid = fork(); if (!$pid) { exec("${dir}/$name", '60'); } $kid{$name} = $pid; }
+         $SIG{HUP} = sub { select(undef, undef, undef, 0.1); kill('TERM', $kid{smtpd}); waitpid($kid{smtpd}, 0);
+                           select(undef, undef, undef, 1.8); kill('TERM', $kid{qmgr}); waitpid($kid{qmgr}, 0); };
+         $| = 1; print "ready\n"; sleep 1 while 1;`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await new Promise((resolve) => master.stdout.once('data', resolve));
+      await waitFor('the children', () => childrenOf(master.pid!).length === 2, 5_000);
+      const pidFile = join(dir, 'master.pid');
+      writeFileSync(pidFile, `${master.pid}\n`);
+      const linux = {
+        reloadMail: [],
+        reloadImap: [],
+        reloadDkim: [],
+        postfixPidFile: pidFile,
+      } as unknown as LinuxConfig;
+      const runner: CommandRunner = { run: async () => ({ stdout: '', stderr: '' }) };
+      const mail = mailReloads({
+        linux,
+        runner,
+        live: true,
+        path: (p: string) => p,
+      } as unknown as LinuxContext);
+      mail.tablesWritten(new Set(['postfix']));
+      await mail.service.reload();
+      assert.deepEqual(childrenOf(master.pid!).map(processName), ['qmgr'], 'smtpd ended, qmgr still busy');
+    } finally {
+      for (const pid of childrenOf(master.pid!)) process.kill(pid, 'SIGKILL');
+      master.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('keep what a failed reload did not make live for the next one', async () => {

@@ -31,6 +31,15 @@ export function childrenOf(pid: number): number[] {
   }
 }
 
+/** A process's name (its program's, as /proc has it), or '' when it has gone. */
+export function processName(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
 /** Runs at most `slots` tasks at once; the others wait their turn, first come first served. */
 export function limiter(slots: number) {
   let free = slots;

@@ -11,8 +11,33 @@
 import { readlinkSync } from 'node:fs';
 import type { LinuxContext, Service } from '../context.ts';
 import { readIfExists } from '../files.ts';
-import { childrenOf, waitFor } from '../wait.ts';
+import { childrenOf, processName, waitFor } from '../wait.ts';
 import type { TableReader } from './lines.ts';
+
+/**
+ * Postfix's programs that read none of the tables Berth writes: the queue manager (it asks
+ * trivial-rewrite, which reads them, where each message goes), pickup, the delivery agents to
+ * other hosts and to Dovecot (smtp, lmtp), and the services beside them. A reload waits for none
+ * of them: one that is busy ends only when its work is done, and a queue manager waiting on a
+ * delivery whose DNS answer was slow outlived the reload by seconds, each call waiting for it
+ * until the wait's limit.
+ */
+const READS_NO_TABLE = new Set([
+  'qmgr',
+  'pickup',
+  'showq',
+  'smtp',
+  'lmtp',
+  'bounce',
+  'error',
+  'discard',
+  'flush',
+  'verify',
+  'anvil',
+  'scache',
+  'tlsmgr',
+  'postlogd',
+]);
 
 export function mailReloads(ctx: LinuxContext): {
   service: Service;
@@ -32,12 +57,13 @@ export function mailReloads(ctx: LinuxContext): {
   /**
    * Postfix's processes read the tables when they start: after a reload the old ones end as soon as
    * they are idle, and a new connection meets a new process. One still busy with a client ends
-   * after it, taking no other; it is not waited for beyond a moment.
+   * after it, taking no other; it is not waited for beyond a moment. Those that read no table
+   * (READS_NO_TABLE) are not waited for at all.
    */
   async function reloadPostfix(): Promise<void> {
     const pidText = readIfExists(ctx.path(linux.postfixPidFile));
     const master = pidText === null ? 0 : Number(pidText.trim());
-    const before = master ? childrenOf(master) : [];
+    const before = master ? childrenOf(master).filter((pid) => !READS_NO_TABLE.has(processName(pid))) : [];
     if (linux.reloadMail.length > 0 || !ctx.live) await run(linux.reloadMail);
     else if (master) signalMaster(master);
     if (!master || !ctx.live) return;

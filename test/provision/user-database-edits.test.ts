@@ -71,4 +71,81 @@ describe('the user database’s edits', () => {
       true,
     );
   });
+
+  it('sets every group of a user, through any run of edits and new users, as usermod -G would', () => {
+    // Three groups, one named on two lines, with member lists of any shape; users edited and added.
+    const member = fc.constantFrom('a', 'b', 'c', 'n0', 'n1', '');
+    const list = fc.array(member, { maxLength: 4 }).map((names) => names.join(','));
+    const groups = fc.subarray(['g1', 'g2', 'g3']);
+    const step = fc.oneof(
+      fc.record({ edit: fc.constantFrom('a', 'b', 'c'), groups }),
+      fc.record({ add: fc.constant(true), groups }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(list, { minLength: 4, maxLength: 4 }),
+        fc.array(step, { maxLength: 8 }),
+        (lists, steps) => {
+          const groupLines = ['g1', 'g2', 'g3', 'g1'].map((name, i) => [
+            name,
+            'x',
+            String(2000 + i),
+            lists[i]!,
+          ]);
+          const users = ['a', 'b', 'c'];
+          const tables: Tables = {
+            passwd: users.map((u, i) => [
+              u,
+              'x',
+              String(1000 + i),
+              String(1000 + i),
+              '',
+              `/home/${u}`,
+              '/bin/sh',
+            ]),
+            shadow: users.map((u) => [u, '$6$x', '19000', '', '', '', '', '', '']),
+            group: [...users.map((u, i) => [u, 'x', String(1000 + i), '']), ...groupLines.map((l) => [...l])],
+            gshadow: [
+              ...users.map((u) => [u, '!', '', '']),
+              ...groupLines.map(([n, , , m]) => [n!, '!', '', m!]),
+            ],
+          };
+          // The model: every line of group and gshadow looked at, as usermod -G does.
+          const model = {
+            group: tables.group.map((line) => [...line]),
+            gshadow: tables.gshadow.map((line) => [...line]),
+          };
+          const edits = userTables(tables, DEFAULTS);
+          let added = 0;
+          for (const s of steps) {
+            const user = 'edit' in s ? s.edit : `n${added++}`;
+            if ('edit' in s) edits.edit({ user, locked: false, shell: '/bin/sh', groups: s.groups });
+            else
+              edits.add({
+                user,
+                uid: null,
+                gecos: '',
+                home: `/home/${user}`,
+                shell: '/bin/sh',
+                groups: s.groups,
+                hash: '!',
+              });
+            if (!('edit' in s)) {
+              const id = tables.group.at(-1)![2]!;
+              model.group.push([user, 'x', id, '']);
+              model.gshadow.push([user, '!', '', '']);
+            }
+            // A new user is put in its groups and taken out of none.
+            for (const file of ['group', 'gshadow'] as const)
+              for (const line of model[file])
+                if (line[0]!.startsWith('g') && ('edit' in s || s.groups.includes(line[0]!)))
+                  line[3] = expected(line[3]!, user, s.groups.includes(line[0]!));
+            assert.deepEqual(tables.group, model.group);
+            assert.deepEqual(tables.gshadow, model.gshadow);
+          }
+        },
+      ),
+      { numRuns: 1_000 },
+    );
+  });
 });

@@ -71,11 +71,27 @@ export function userTables(tables: Tables, defaults: Defaults, now: () => number
     File,
     Set<string[]>
   >;
+  /**
+   * The lines of group and gshadow that list members, and every line of each name: a user's groups
+   * set is a look through those, not through a line for every account.
+   */
+  const listing = { group: new Set<string[]>(), gshadow: new Set<string[]>() };
+  const named = { group: new Map<string, string[][]>(), gshadow: new Map<string, string[][]>() };
+  const noteMembers = (file: 'group' | 'gshadow', line: string[]) => {
+    if (line.length >= 4 && line[3] !== '') listing[file].add(line);
+    else listing[file].delete(line);
+  };
+  for (const file of ['group', 'gshadow'] as const)
+    for (const line of tables[file]) {
+      noteMembers(file, line);
+      named[file].set(line[0]!, [...(named[file].get(line[0]!) ?? []), line]);
+    }
   /** Sets a field of a line of `file`, noting the line when the field changes. */
   const set = (file: File, line: string[], field: number, value: string) => {
     if (line[field] === value) return;
     line[field] = value;
     touched[file].add(line);
+    if (file === 'group' || file === 'gshadow') noteMembers(file, line);
   };
   const byName = {} as Record<File, Map<string, string[]>>;
   for (const file of FILES) {
@@ -146,9 +162,11 @@ export function userTables(tables: Tables, defaults: Defaults, now: () => number
       if (!edit.locked && hash.startsWith('!') && hash.length > 1) set('shadow', shadow, 1, hash.slice(1));
       if (!edit.groups) return;
       const wanted = new Set(edit.groups);
-      for (const file of ['group', 'gshadow'] as const)
-        for (const line of tables[file])
-          if (line[3] !== '' || wanted.has(line[0]!)) member(file, line, edit.user, wanted.has(line[0]!));
+      for (const file of ['group', 'gshadow'] as const) {
+        const lines = new Set(listing[file]);
+        for (const group of wanted) for (const line of named[file].get(group) ?? []) lines.add(line);
+        for (const line of lines) member(file, line, edit.user, wanted.has(line[0]!));
+      }
     },
 
     add(user: NewUser): void {
@@ -170,16 +188,20 @@ export function userTables(tables: Tables, defaults: Defaults, now: () => number
         group: [name, 'x', String(id), ''],
         gshadow: [name, '!', '', ''],
       };
-      for (const group of groups) {
-        member('group', byName.group.get(group), name, true);
-        member('gshadow', byName.gshadow.get(group), name, true);
-      }
+      // Every line of each group's name, as useradd -G does.
+      for (const group of groups)
+        for (const file of ['group', 'gshadow'] as const)
+          for (const line of named[file].get(group) ?? []) member(file, line, name, true);
       for (const file of FILES) {
         const left = byName[file].get(name);
         if (left) left.splice(0, left.length, ...lines[file]);
         else insert(tables[file], lines[file]);
         byName[file].set(name, left ?? lines[file]);
         touched[file].add(left ?? lines[file]);
+        if (file === 'group' || file === 'gshadow') {
+          noteMembers(file, left ?? lines[file]);
+          if (!left) named[file].set(name, [...(named[file].get(name) ?? []), lines[file]]);
+        }
       }
       uids.add(id);
       gids.add(id);

@@ -181,8 +181,14 @@ export interface LinuxConfig {
   reloadMail: string[];
   /** The pid file of Postfix's master, signalled and watched so that a reload is waited for. */
   postfixPidFile: string;
+  /** Reloads Dovecot; empty (the default) to send its master SIGHUP from Berth, as `doveadm reload` does. */
   reloadImap: string[];
+  /** The pid file of Dovecot's master, signalled when reload_imap is empty. */
+  dovecotPidFile: string;
+  /** Reloads OpenDKIM's tables; empty (the default) to send it SIGUSR1 from Berth. */
   reloadDkim: string[];
+  /** The pid file of OpenDKIM, signalled when reload_dkim is empty. */
+  opendkimPidFile: string;
   /** The jail template (made with jailkit) every shell account's jail is hard-linked from. */
   jailTemplate: string;
   /** The file sshd includes with Berth's chroot rules. */
@@ -312,8 +318,10 @@ export function linuxDefaults(): LinuxConfig {
     listsPort: 10026,
     reloadMail: [],
     postfixPidFile: '/var/spool/postfix/pid/master.pid',
-    reloadImap: ['/usr/bin/pkill', '-HUP', '--pidfile', '/run/dovecot/master.pid'],
-    reloadDkim: ['/usr/bin/pkill', '-USR1', '--pidfile', '/run/opendkim/opendkim.pid'],
+    reloadImap: [],
+    dovecotPidFile: '/run/dovecot/master.pid',
+    reloadDkim: [],
+    opendkimPidFile: '/run/opendkim/opendkim.pid',
     jailTemplate: '/home/.berth-jail',
     sshdConfig: '/etc/ssh/sshd_config.d/berth.conf',
     pamSshd: '/etc/pam.d/sshd',
@@ -417,7 +425,9 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.reload_mail': ['linux.reloadMail', command],
   'linux.postfix_pid_file': ['linux.postfixPidFile', absolutePath],
   'linux.reload_imap': ['linux.reloadImap', command],
+  'linux.dovecot_pid_file': ['linux.dovecotPidFile', absolutePath],
   'linux.reload_dkim': ['linux.reloadDkim', command],
+  'linux.opendkim_pid_file': ['linux.opendkimPidFile', absolutePath],
   'linux.jail_template': ['linux.jailTemplate', absolutePath],
   'linux.sshd_config': ['linux.sshdConfig', absolutePath],
   'linux.pam_sshd': ['linux.pamSshd', absolutePath],

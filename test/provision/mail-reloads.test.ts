@@ -110,4 +110,62 @@ describe('mail reloads', () => {
     await assert.rejects(mail.service.reload(), /doveadm failed/);
     assert.deepEqual(mail.ran, ['/doveadm']);
   });
+
+  it('signal Dovecot and OpenDKIM from their pid files, and refuse a pid file naming another program', async () => {
+    // Perl under each program's name, noting each signal it catches.
+    const dir = tempDir('berth-mail-services-');
+    const started = ['dovecot', 'opendkim', 'other'].map((name) => {
+      copyFileSync('/usr/bin/perl', join(dir, name));
+      const child = spawn(
+        join(dir, name),
+        [
+          '-e',
+          `$| = 1; for my $s ('HUP', 'USR1') { $SIG{$s} = sub { print "$s\n" }; } print "ready\n"; sleep 1 while 1;`,
+        ],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      let heard = '';
+      child.stdout.on('data', (chunk) => {
+        heard += String(chunk);
+      });
+      writeFileSync(join(dir, `${name}.pid`), `${child.pid}\n`);
+      return { child, heard: () => heard };
+    });
+    const [dovecot, opendkim] = started;
+    const mail = (dovecotPid: string) =>
+      mailReloads({
+        linux: {
+          reloadMail: [],
+          reloadImap: [],
+          reloadDkim: [],
+          postfixPidFile: join(dir, 'none.pid'),
+          dovecotPidFile: join(dir, dovecotPid),
+          opendkimPidFile: join(dir, 'opendkim.pid'),
+        } as unknown as LinuxConfig,
+        runner: { run: async () => assert.fail('no command is run') },
+        live: true,
+        path: (p: string) => p,
+      } as unknown as LinuxContext);
+    try {
+      await waitFor('the programs', () => started.every((s) => s.heard() === 'ready\n'), 5_000);
+      const right = mail('dovecot.pid');
+      right.tablesWritten(new Set(['dovecot', 'opendkim']));
+      await right.service.reload();
+      await waitFor(
+        'the signals',
+        () => dovecot!.heard().includes('HUP') && opendkim!.heard().includes('USR1'),
+        5_000,
+      );
+      assert.equal(dovecot!.heard(), 'ready\nHUP\n');
+      assert.equal(opendkim!.heard(), 'ready\nUSR1\n');
+      // A pid file naming a process of another program: nothing is signalled, the reload fails.
+      const wrong = mail('other.pid');
+      wrong.tablesWritten(new Set(['dovecot']));
+      await assert.rejects(wrong.service.reload(), /is not Dovecot's master/);
+      assert.equal(started[2]!.heard(), 'ready\n');
+    } finally {
+      for (const { child } of started) child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

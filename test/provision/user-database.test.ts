@@ -15,6 +15,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import fc from 'fast-check';
 import {
   type NewUser,
   passwordLock,
@@ -120,6 +121,35 @@ describe('the user database, edited a burst at a time', () => {
       const now = statSync(join(ours, 'etc', file));
       assert.deepEqual([now.mode, now.uid, now.gid], [modes[i]!.mode, modes[i]!.uid, modes[i]!.gid], file);
     }
+  });
+
+  it('writes any run of bursts as usermod writes each edit, a line changed where it stands', async () => {
+    // Each rewrite cuts the lines it changed out of the text it wrote last: shells of other
+    // lengths, locks put on and taken off, member lists grown and cut, in bursts of any size.
+    const edit = fc.record({
+      user: fc.constantFrom(...USERS),
+      locked: fc.boolean(),
+      shell: fc.constantFrom('/bin/sh', '/usr/sbin/nologin', '/bin/false', '/bin/bash'),
+      groups: fc.option(fc.subarray(['udb-ssh', 'udb-sftp']), { nil: undefined }),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(edit, { minLength: 1, maxLength: 4 }), { maxLength: 4 }),
+        async (bursts) => {
+          const ours = systemRoot();
+          const theirs = tempDir('berth-user-db-');
+          dirs.push(theirs);
+          cpSync(ours, theirs, { recursive: true, preserveTimestamps: true });
+          const database = userDatabase(ours);
+          for (const burst of bursts) {
+            await Promise.all(burst.map((change) => database.edit(change)));
+            for (const change of burst) prefixed(theirs, 'usermod', usermodArgs(change));
+            assert.deepEqual(read(ours), read(theirs));
+          }
+        },
+      ),
+      { numRuns: 12 },
+    );
   });
 
   it('keeps what the shadow tools wrote between two of its rewrites, however soon after the last', async () => {

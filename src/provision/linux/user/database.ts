@@ -186,36 +186,90 @@ interface Read {
   gid: number;
 }
 
-/** A file's text, its lines as they are written (`texts`), and each split at `:` (`lines`). */
-function readFile(path: string): Read & { texts: string[]; lines: string[][] } {
+/**
+ * A file's text, where each of its lines begins in it (`starts`; null when the text does not end
+ * with a newline, so that the next rewrite joins every line), and each line split at `:`.
+ */
+function readFile(path: string): Read & { starts: number[] | null; lines: string[][] } {
   const original = readFileSync(path, 'utf8');
   const stat = lstatSync(path);
   if (!stat.isFile()) throw new Error(`${path} is not a file`);
   const { mode, gid } = stat;
   const texts = original.split('\n');
   if (texts.at(-1) === '') texts.pop();
-  return { texts, lines: texts.map((line) => line.split(':')), original, mode: mode & 0o7777, gid };
+  const whole = original === '' || original.endsWith('\n');
+  return {
+    starts: whole ? startsOf(texts) : null,
+    lines: texts.map((line) => line.split(':')),
+    original,
+    mode: mode & 0o7777,
+    gid,
+  };
+}
+
+/** Where each line begins in the text of `texts` joined, each ended by a newline. */
+function startsOf(texts: readonly string[]): number[] {
+  const starts: number[] = [];
+  let at = 0;
+  for (const text of texts) {
+    starts.push(at);
+    at += text.length + 1;
+  }
+  return starts;
 }
 
 /**
- * Brings the written lines of `lines` up to date, the touched ones joined again, and says whether
- * any changed. Lines added last are joined onto the end; added anywhere else, every line is.
+ * The file's text with the touched lines of `lines` written again, made from its text as last
+ * written: each changed line cut out and its new text put in, lines added last put at the end, so
+ * that a file of a line an account is not joined again for a few of them. Lines added anywhere
+ * else (or a text without its last newline): every line is joined. `file.starts` is brought up to
+ * date. Null when no line was touched.
  */
-function retext(texts: string[], lines: string[][], touched: Set<string[]>): boolean {
-  if (touched.size === 0) return false;
-  const kept = texts.length;
-  if (lines.length < kept || !lines.slice(kept).every((line) => touched.has(line))) {
-    texts.length = 0;
-    for (const line of lines) texts.push(line.join(':'));
-  } else {
-    for (const line of lines.slice(kept)) texts.push(line.join(':'));
-    for (const line of touched) {
-      const at = lines.indexOf(line);
-      if (at !== -1 && at < kept) texts[at] = line.join(':');
-    }
+function rewritten(
+  file: { original: string; starts: number[] | null },
+  lines: string[][],
+  touched: Set<string[]>,
+): string | null {
+  if (touched.size === 0) return null;
+  const { original, starts } = file;
+  const kept = starts?.length ?? 0;
+  if (starts === null || lines.length < kept || !lines.slice(kept).every((line) => touched.has(line))) {
+    const texts = lines.map((line) => line.join(':'));
+    file.starts = startsOf(texts);
+    touched.clear();
+    return texts.length === 0 ? '' : `${texts.join('\n')}\n`;
+  }
+  const changed: [number, string][] = [];
+  for (const line of touched) {
+    const at = lines.indexOf(line);
+    if (at !== -1 && at < kept) changed.push([at, line.join(':')]);
   }
   touched.clear();
-  return true;
+  changed.sort((a, b) => a[0] - b[0]);
+  const endOf = (at: number) => (at + 1 < kept ? starts[at + 1]! : original.length);
+  const pieces: string[] = [];
+  let from = 0;
+  for (const [at, text] of changed) {
+    pieces.push(original.slice(from, starts[at]), text, '\n');
+    from = endOf(at);
+  }
+  pieces.push(original.slice(from));
+  // The lines after each changed one begin as far later as the lines changed before them grew.
+  const grown = changed.map(([at, text]) => text.length + 1 - (endOf(at) - starts[at]!));
+  let shift = 0;
+  for (const [c, [at]] of changed.entries()) {
+    shift += grown[c]!;
+    const until = c + 1 < changed.length ? changed[c + 1]![0] : kept - 1;
+    for (let i = at + 1; i <= until; i++) starts[i]! += shift;
+  }
+  let length = original.length + shift;
+  for (const line of lines.slice(kept)) {
+    const text = line.join(':');
+    starts.push(length);
+    pieces.push(text, '\n');
+    length += text.length + 1;
+  }
+  return pieces.join('');
 }
 
 /**
@@ -312,11 +366,10 @@ export function userDatabase(root: string): UserDatabase {
         // one's password is locked before its shell changes.
         const contents = {} as Record<File, string>;
         for (const file of WRITE_ORDER) {
-          const { texts } = read[file];
-          if (!retext(texts, tables[file], edits.touched[file])) continue;
-          contents[file] = texts.length === 0 ? '' : `${texts.join('\n')}\n`;
-          if (contents[file] === read[file].original) continue;
-          replace(join(etc, file), contents[file], read[file]);
+          const content = rewritten(read[file], tables[file], edits.touched[file]);
+          if (content === null || content === read[file].original) continue;
+          contents[file] = content;
+          replace(join(etc, file), content, read[file]);
           written.push([file, read[file]]);
         }
         for (const [file] of written) {

@@ -49,6 +49,7 @@ export const changePassword = defineOperation({
         account: current,
         objects: await objectsOf(db, current.user),
         password: input.password,
+        passwordHash: hash,
       });
       return current.user;
     });

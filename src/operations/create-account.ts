@@ -178,7 +178,13 @@ export const createAccount = defineOperation({
         throw error;
       }
       await setPasswordHash(db, account.user, passwordHash);
-      await system({ kind: 'create', account, objects: await objectsOf(db, account.user), password });
+      await system({
+        kind: 'create',
+        account,
+        objects: await objectsOf(db, account.user),
+        password,
+        passwordHash,
+      });
       return account;
     });
     return {

@@ -26,7 +26,13 @@ export const passwd = defineOperation({
       await setPasswordHash(db, account.user, hash);
       // Every panel session of the account ends with the password it was opened with.
       await endHolderSessions(db, account.user);
-      await system({ kind: 'password', account, objects: await objectsOf(db, account.user), password });
+      await system({
+        kind: 'password',
+        account,
+        objects: await objectsOf(db, account.user),
+        password,
+        passwordHash: hash,
+      });
       return account.user;
     });
     const message = `User password changed for ${user}`;

@@ -9,13 +9,17 @@ import type { AccountRow, ObjectRows } from '../store/schema.ts';
 import type { Driver, Step } from './driver.ts';
 
 export type SystemChange =
-  | { kind: 'create'; account: Account; objects: AccountObjects; password: string }
+  /**
+   * A new account. `passwordHash`: the store's hash of `password`, which the system user takes
+   * rather than hashing it again; a server that sent none, the driver hashes the password.
+   */
+  | { kind: 'create'; account: Account; objects: AccountObjects; password: string; passwordHash?: string }
   | { kind: 'remove'; account: Account; objects: AccountObjects }
   /** A removed account made again from a backup (restoreacct): its system password as a hash. */
   | { kind: 'recreate'; account: Account; objects: AccountObjects; passwordHash: string }
   | { kind: 'suspend'; account: Account; objects: AccountObjects }
   | { kind: 'unsuspend'; account: Account; objects: AccountObjects }
-  | { kind: 'password'; account: Account; objects: AccountObjects; password: string }
+  | { kind: 'password'; account: Account; objects: AccountObjects; password: string; passwordHash?: string }
   /** Any limit, the package, the feature list or the shell changed from `before` to `account`. */
   | { kind: 'limits'; before: Account; account: Account; objects: AccountObjects }
   /** The account's objects changed from `before` to `objects` (a domain added or removed). */
@@ -50,6 +54,12 @@ const FIELDS = {
     encode: (text: string): string => text,
     decode: (value: unknown): string | null => (typeof value === 'string' ? value : null),
   },
+  /** Text a server of an earlier version did not send. */
+  optionalText: {
+    encode: (text: string | undefined): string | undefined => text,
+    decode: (value: unknown): string | undefined | null =>
+      typeof value === 'string' || value === undefined ? value : null,
+  },
 } as const;
 type FieldType = keyof typeof FIELDS;
 type Wire<F extends FieldType> = ReturnType<(typeof FIELDS)[F]['encode']>;
@@ -59,8 +69,9 @@ type Fields<K extends Kind> = { [F in Exclude<keyof ChangeOf<K>, 'kind'>]: Field
 /** Each kind of change: its fields (the account first), and the driver's steps for it. */
 const KINDS: { [K in Kind]: { fields: Fields<K>; steps(driver: Driver, change: ChangeOf<K>): Step[] } } = {
   create: {
-    fields: { account: 'account', objects: 'objects', password: 'text' },
-    steps: (driver, { account, password, objects }) => driver.createAccount(account, password, objects),
+    fields: { account: 'account', objects: 'objects', password: 'text', passwordHash: 'optionalText' },
+    steps: (driver, { account, password, objects, passwordHash }) =>
+      driver.createAccount(account, password, objects, passwordHash),
   },
   recreate: {
     fields: { account: 'account', objects: 'objects', passwordHash: 'text' },
@@ -85,8 +96,9 @@ const KINDS: { [K in Kind]: { fields: Fields<K>; steps(driver: Driver, change: C
     steps: (driver, { account, objects }) => driver.unsuspendAccount(account, objects),
   },
   password: {
-    fields: { account: 'account', objects: 'objects', password: 'text' },
-    steps: (driver, { account, password, objects }) => driver.changePassword(account, password, objects),
+    fields: { account: 'account', objects: 'objects', password: 'text', passwordHash: 'optionalText' },
+    steps: (driver, { account, password, objects, passwordHash }) =>
+      driver.changePassword(account, password, objects, passwordHash),
   },
   limits: {
     fields: { account: 'account', before: 'account', objects: 'objects' },
@@ -138,7 +150,7 @@ export function changeOf(message: unknown): SystemChange | null {
   for (const [name, type] of Object.entries(fields)) {
     const value = FIELDS[type].decode(m[name], account);
     if (value === null) return null;
-    change[name] = value;
+    if (value !== undefined) change[name] = value;
   }
   return change as SystemChange;
 }

@@ -156,11 +156,13 @@ export interface Driver {
   /** Whether the system already has a user of this name (createacct refuses it). */
   nameTaken(user: string): Promise<boolean>;
   // Each change is given the account's objects (its domains…); without them, its main domain alone.
-  createAccount(account: Account, password: string, objects?: AccountObjects): Step[];
+  // A password comes with the hash the store keeps of it, when the caller made one: the system's
+  // password is that hash, not a second one made of the same password.
+  createAccount(account: Account, password: string, objects?: AccountObjects, passwordHash?: string): Step[];
   removeAccount(account: Account, objects?: AccountObjects): Step[];
   suspendAccount(account: Account, objects?: AccountObjects): Step[];
   unsuspendAccount(account: Account, objects?: AccountObjects): Step[];
-  changePassword(account: Account, password: string, objects?: AccountObjects): Step[];
+  changePassword(account: Account, password: string, objects?: AccountObjects, passwordHash?: string): Step[];
   /** The quota, package, shell or any other limit changed from `before` to `after`. */
   changeLimits(before: Account, after: Account, objects?: AccountObjects): Step[];
   /** The account's objects changed from `before` to `after` (a domain added or removed). */

@@ -93,15 +93,17 @@ const travelled = (change: SystemChange) => changeOf(JSON.parse(JSON.stringify(c
 describe('a system change between servers', () => {
   const changes: SystemChange[] = [
     { kind: 'create', account, objects, password: 'Password-1' },
+    { kind: 'create', account, objects, password: 'Password-1', passwordHash: '$6$salt$hash' },
     { kind: 'remove', account, objects },
     { kind: 'suspend', account, objects },
     { kind: 'unsuspend', account, objects },
     { kind: 'password', account, objects, password: 'Password-2' },
+    { kind: 'password', account, objects, password: 'Password-2', passwordHash: '$6$salt$hash2' },
     { kind: 'limits', before: { ...account, limits: { ...account.limits, quota: 100 } }, account, objects },
     { kind: 'objects', account, before: mainOnly, objects },
   ];
   for (const change of changes)
-    it(`arrives as it left: ${change.kind}, with the account's objects`, () => {
+    it(`arrives as it left: ${change.kind}${'passwordHash' in change ? ' with its hash' : ''}, with the account's objects`, () => {
       assert.deepEqual(travelled(change), change);
     });
 

@@ -25,6 +25,7 @@ import { inspect, recoverInterruptedCalls, refreshUsage } from '../../src/operat
 import { StepFailed } from '../../src/provision/driver.ts';
 import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
 import { findAccount } from '../../src/store/accounts.ts';
+import { passwordHashOf } from '../../src/store/holder-credentials.ts';
 import { assertRefused, callCreateacct, createAccount, forSuite, summary } from '../helpers.ts';
 import { get, login, PORTAL_PASSWORD } from '../portal/pages.ts';
 import { berth } from '../process.ts';
@@ -92,6 +93,8 @@ describe('the linux driver through a whole account lifecycle', () => {
       },
     );
     assert.equal(verifySha512Crypt('Alice-pass-1', shadowPassword(h.root, 'alice')!), true);
+    // The password is hashed once: the system takes the hash the store keeps.
+    assert.equal(shadowPassword(h.root, 'alice'), await passwordHashOf(h.services.store.db, 'alice'));
     // No subordinate ids: /etc/subuid and /etc/subgid, which every user reads, do not name it.
     for (const table of ['etc/subuid', 'etc/subgid'])
       assert.doesNotMatch(readFileSync(file(table), 'utf8'), /^alice:/m, table);
@@ -354,6 +357,7 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.deepEqual(await inspect(h.services), []);
     assert.equal((await h.call('passwd', { user: 'alice', password: 'Alice-pass-3' })).statusCode, 200);
     assert.match(shadowPassword(h.root, 'alice')!, /^!\$6\$/, 'a password change keeps the account locked');
+    assert.equal(shadowPassword(h.root, 'alice'), `!${await passwordHashOf(h.services.store.db, 'alice')}`);
 
     assert.equal((await h.call('unsuspendacct', { user: 'alice' })).statusCode, 200);
     assert.equal(verifySha512Crypt('Alice-pass-3', shadowPassword(h.root, 'alice')!), true);

@@ -233,7 +233,8 @@ export function linuxContext(
  * How an account's system starts: from the password createacct was given, or as it was on the
  * server it moves from (its password's hash, certificate and DKIM key).
  */
-export type Origin = { password: string } | { moved: MovedAccount };
+/** Where a new account's system password comes from: its password (and the store's hash of it, if made), or the server it moved from. */
+export type Origin = { password: string; passwordHash?: string | undefined } | { moved: MovedAccount };
 
 /**
  * One of an account's domains as the web, dns and tls components serve it: the account seen through
@@ -295,7 +296,7 @@ export interface Component {
   unsuspend?(account: Account, objects?: AccountObjects): LinuxStep[];
   /** The account's objects changed from `before` to `after` (a domain, mailbox … added or removed). */
   changeObjects?(account: Account, before: AccountObjects, after: AccountObjects): LinuxStep[];
-  changePassword?(account: Account, password: string): LinuxStep[];
+  changePassword?(account: Account, password: string, passwordHash?: string): LinuxStep[];
   changeLimits?(before: Account, after: Account): LinuxStep[];
   /**
    * What goes only with the domains, mailboxes and lists that went from `before` to `after`, in the

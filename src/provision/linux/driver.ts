@@ -222,10 +222,10 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       return systemNameTaken(ctx.root, name);
     },
 
-    createAccount(account, password, objects = mainObjects(account)) {
+    createAccount(account, password, objects = mainObjects(account), passwordHash) {
       checkIdentifiers(account);
       const [create, settle] = [
-        each((c) => c.create?.(account, { password }, objects)),
+        each((c) => c.create?.(account, { password, passwordHash }, objects)),
         each((c) => c.settle?.(account)),
       ];
       return plan(create, settle);
@@ -290,9 +290,9 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       return plan(each((c) => c.unsuspend?.(account, objects)));
     },
 
-    changePassword(account, password) {
+    changePassword(account, password, _objects, passwordHash) {
       checkIdentifiers(account);
-      return plan(each((c) => c.changePassword?.(account, password)));
+      return plan(each((c) => c.changePassword?.(account, password, passwordHash)));
     },
 
     changeLimits(before, after) {

@@ -152,6 +152,14 @@ export function userComponent(
     }
   };
   const { systemUser } = ctx;
+  /**
+   * The system's hash of a password: the one the store keeps, when the call made it (a SHA-512
+   * crypt hash, as chpasswd -e takes it), else one made here in a worker thread.
+   */
+  const systemHash = (password: string, passwordHash: string | undefined) =>
+    passwordHash !== undefined && /^\$6\$[^:\n]+$/.test(passwordHash)
+      ? Promise.resolve(passwordHash)
+      : ctx.hashPassword(password);
   const groupExists = (user: string) => ctx.groups?.list().includes(user) ?? false;
   /** The account's control group, bounded as configured: every process it runs is in it. */
   const ensureGroup = (account: Account) =>
@@ -222,7 +230,9 @@ export function userComponent(
       // A moved account keeps its hash as it was, locked while it is suspended. A new one's is
       // computed in a worker thread, and written with the user.
       const hash = () =>
-        'moved' in origin ? Promise.resolve(origin.moved.passwordHash) : ctx.hashPassword(origin.password);
+        'moved' in origin
+          ? Promise.resolve(origin.moved.passwordHash)
+          : systemHash(origin.password, origin.passwordHash);
       return [
         ctx.step(
           'system user',
@@ -288,14 +298,14 @@ export function userComponent(
       ];
     },
 
-    changePassword(account, password) {
+    changePassword(account, password, passwordHash) {
       let before: string | undefined;
       return [
         ctx.step(
           'password',
           async () => {
             before = shadowPassword(root, account.user);
-            const hash = await ctx.hashPassword(password);
+            const hash = await systemHash(password, passwordHash);
             // A suspended account stays locked: the new hash waits behind the `!`.
             await setPasswordField(account.user, account.suspension ? `!${hash}` : hash);
           },

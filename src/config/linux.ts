@@ -181,13 +181,10 @@ export interface LinuxConfig {
   reloadMail: string[];
   /** The pid file of Postfix's master, signalled and watched so that a reload is waited for. */
   postfixPidFile: string;
-  /** Reloads Dovecot; empty (the default) to send its master SIGHUP from Berth, as `doveadm reload` does. */
+  /** Reload Dovecot, OpenDKIM; empty (the default): Berth signals the processes their pid files name. */
   reloadImap: string[];
-  /** The pid file of Dovecot's master, signalled when reload_imap is empty. */
-  dovecotPidFile: string;
-  /** Reloads OpenDKIM's tables; empty (the default) to send it SIGUSR1 from Berth. */
   reloadDkim: string[];
-  /** The pid file of OpenDKIM, signalled when reload_dkim is empty. */
+  dovecotPidFile: string;
   opendkimPidFile: string;
   /** The jail template (made with jailkit) every shell account's jail is hard-linked from. */
   jailTemplate: string;

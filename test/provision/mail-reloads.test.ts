@@ -158,6 +158,11 @@ describe('mail reloads', () => {
       );
       assert.equal(dovecot!.heard(), 'ready\nHUP\n');
       assert.equal(opendkim!.heard(), 'ready\nUSR1\n');
+      // Its program replaced while it runs (a package upgrade): still Dovecot.
+      rmSync(join(dir, 'dovecot'));
+      right.tablesWritten(new Set(['dovecot']));
+      await right.service.reload();
+      await waitFor('the second signal', () => dovecot!.heard() === 'ready\nHUP\nHUP\n', 5_000);
       // A pid file naming a process of another program: nothing is signalled, the reload fails.
       const wrong = mail('other.pid');
       wrong.tablesWritten(new Set(['dovecot']));

@@ -114,7 +114,9 @@ export function mailReloads(ctx: LinuxContext): {
     } catch {
       throw new Error(`${name} (pid ${pid}, from ${pidFile}) does not run`);
     }
-    if (!exe.endsWith(`/${program}`)) throw new Error(`pid ${pid} of ${pidFile} is not ${name} but ${exe}`);
+    // A program an upgrade replaced while it runs is `<path> (deleted)` there, and still the service.
+    if (!exe.replace(/ \(deleted\)$/, '').endsWith(`/${program}`))
+      throw new Error(`pid ${pid} of ${pidFile} is not ${name} but ${exe}`);
     process.kill(pid, signal);
   }
 

@@ -230,10 +230,10 @@ export function linuxContext(
 }
 
 /**
- * How an account's system starts: from the password createacct was given, or as it was on the
- * server it moves from (its password's hash, certificate and DKIM key).
+ * How an account's system starts: from the password createacct was given (with the store's hash
+ * of it, when the call made one), or as it was on the server it moves from (its password's hash,
+ * certificate and DKIM key).
  */
-/** Where a new account's system password comes from: its password (and the store's hash of it, if made), or the server it moved from. */
 export type Origin = { password: string; passwordHash?: string | undefined } | { moved: MovedAccount };
 
 /**

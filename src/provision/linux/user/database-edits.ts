@@ -81,10 +81,12 @@ export function userTables(tables: Tables, defaults: Defaults, now: () => number
     if (line.length >= 4 && line[3] !== '') listing[file].add(line);
     else listing[file].delete(line);
   };
+  const noteName = (file: 'group' | 'gshadow', line: string[]) =>
+    named[file].set(line[0]!, [...(named[file].get(line[0]!) ?? []), line]);
   for (const file of ['group', 'gshadow'] as const)
     for (const line of tables[file]) {
       noteMembers(file, line);
-      named[file].set(line[0]!, [...(named[file].get(line[0]!) ?? []), line]);
+      noteName(file, line);
     }
   /** Sets a field of a line of `file`, noting the line when the field changes. */
   const set = (file: File, line: string[], field: number, value: string) => {
@@ -200,7 +202,7 @@ export function userTables(tables: Tables, defaults: Defaults, now: () => number
         touched[file].add(left ?? lines[file]);
         if (file === 'group' || file === 'gshadow') {
           noteMembers(file, left ?? lines[file]);
-          if (!left) named[file].set(name, [...(named[file].get(name) ?? []), lines[file]]);
+          if (!left) noteName(file, lines[file]);
         }
       }
       uids.add(id);

@@ -8,8 +8,9 @@
 #   php-fpm, bind9, pebble, curl, procps — berth sandbox (CONTRACT §13) runs PHP-FPM, BIND and
 #                Pebble (the ACME test server); its test fetches the sites with curl; the linux
 #                driver signals PHP-FPM with pkill
-#   postfix, dovecot-imapd, dovecot-lmtpd, opendkim, openssh-server, openssh-client, jailkit, rsync
-#              — the sandbox's mail and SSH; its test reads mail with curl and logs in with ssh/sftp
+#   postfix, dovecot-imapd, dovecot-lmtpd, dovecot-sqlite, opendkim, openssh-server, openssh-client,
+#   jailkit, rsync — the sandbox's mail and SSH; its test reads mail with curl and logs in with
+#              ssh/sftp (Dovecot reads Berth's logins from SQLite)
 #   cron       — the sandbox runs Debian's cron daemon, which runs the accounts' cron jobs
 #   tini       — the sandbox's first process, reaping orphans as init does
 #   systemd    — its systemd-analyze checks deploy/berth.service (verify, and its exposure rating)
@@ -43,6 +44,7 @@ ls /usr/sbin/php-fpm* >/dev/null 2>&1 || missing="$missing php-fpm"
 [ -x /usr/sbin/postfix ] || missing="$missing postfix"
 [ -x /usr/lib/dovecot/imap ] || missing="$missing dovecot-imapd"
 [ -x /usr/lib/dovecot/lmtp ] || missing="$missing dovecot-lmtpd"
+[ -f /usr/lib/dovecot/modules/libdriver_sqlite.so ] || missing="$missing dovecot-sqlite"
 [ -x /usr/sbin/opendkim ] || missing="$missing opendkim"
 [ -x /usr/sbin/sshd ] || missing="$missing openssh-server"
 [ -x /usr/bin/sftp ] || missing="$missing openssh-client"

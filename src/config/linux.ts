@@ -149,7 +149,7 @@ export interface LinuxConfig {
   mailDir: string;
   /** Postfix's tables of Berth's domains, mailboxes and senders (texthash). */
   postfixMapDir: string;
-  /** Dovecot's tables of Berth's logins and mail users (passwd-file), re-read by Dovecot itself. */
+  /** Dovecot's database of Berth's logins and mail users, read by Dovecot on every lookup. */
   dovecotMapDir: string;
   /** OpenDKIM's key and signing tables. */
   opendkimMapDir: string;
@@ -181,10 +181,8 @@ export interface LinuxConfig {
   reloadMail: string[];
   /** The pid file of Postfix's master, signalled and watched so that a reload is waited for. */
   postfixPidFile: string;
-  /** Reload Dovecot, OpenDKIM; empty (the default): Berth signals the processes their pid files name. */
-  reloadImap: string[];
+  /** Reload OpenDKIM; empty (the default): Berth signals the process its pid file names. */
   reloadDkim: string[];
-  dovecotPidFile: string;
   opendkimPidFile: string;
   /** The jail template (made with jailkit) every shell account's jail is hard-linked from. */
   jailTemplate: string;
@@ -315,8 +313,6 @@ export function linuxDefaults(): LinuxConfig {
     listsPort: 10026,
     reloadMail: [],
     postfixPidFile: '/var/spool/postfix/pid/master.pid',
-    reloadImap: [],
-    dovecotPidFile: '/run/dovecot/master.pid',
     reloadDkim: [],
     opendkimPidFile: '/run/opendkim/opendkim.pid',
     jailTemplate: '/home/.berth-jail',
@@ -421,8 +417,6 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.lists_port': ['linux.listsPort', servicePort],
   'linux.reload_mail': ['linux.reloadMail', command],
   'linux.postfix_pid_file': ['linux.postfixPidFile', absolutePath],
-  'linux.reload_imap': ['linux.reloadImap', command],
-  'linux.dovecot_pid_file': ['linux.dovecotPidFile', absolutePath],
   'linux.reload_dkim': ['linux.reloadDkim', command],
   'linux.opendkim_pid_file': ['linux.opendkimPidFile', absolutePath],
   'linux.jail_template': ['linux.jailTemplate', absolutePath],

@@ -29,7 +29,13 @@ import { passwordHashOf } from '../../src/store/holder-credentials.ts';
 import { assertRefused, callCreateacct, createAccount, forSuite, summary } from '../helpers.ts';
 import { get, login, PORTAL_PASSWORD } from '../portal/pages.ts';
 import { berth } from '../process.ts';
-import { journalUnfinished, type LinuxHarness, linuxSetup, nginxAccepts } from './system-root.ts';
+import {
+  dovecotRows,
+  journalUnfinished,
+  type LinuxHarness,
+  linuxSetup,
+  nginxAccepts,
+} from './system-root.ts';
 
 /** Every file below the root with its content, to prove that a failed call leaves no trace. */
 function snapshot(root: string): Map<string, string> {
@@ -41,6 +47,9 @@ function snapshot(root: string): Map<string, string> {
         files.set(`${path}/`, '');
         walk(path);
       } else if (entry.isSymbolicLink()) files.set(path, `-> ${readlinkSync(path)}`);
+      // Dovecot's database by its rows: a commit undone moves its counters all the same.
+      else if (path === join(root, 'etc/dovecot/berth/mail.sqlite'))
+        files.set(path, dovecotRows(root, 'logins') + dovecotRows(root, 'users'));
       else files.set(path, readFileSync(path, 'utf8'));
     }
   };
@@ -57,6 +66,7 @@ describe('the linux driver through a whole account lifecycle', () => {
   let uid = 0;
   const file = (path: string) => join(h.root, path);
   const lines = (path: string) => readFileSync(file(path), 'utf8').split('\n').filter(Boolean);
+  const dovecot = (table: 'logins' | 'users') => dovecotRows(h.root, table).split('\n').filter(Boolean);
   /** The users /etc/group lists in a group. */
   const members = (group: string) =>
     lines('etc/group')
@@ -260,10 +270,7 @@ describe('the linux driver through a whole account lifecycle', () => {
     // Local mail to the account's user goes to its mailbox, never to /var/mail.
     assert.deepEqual(lines('etc/postfix/berth/local-aliases'), ['alice alice@alice.example.com']);
     const hash = shadowPassword(h.root, 'alice');
-    assert.deepEqual(lines('etc/dovecot/berth/logins'), [
-      `alice:${hash}:::::::user=alice`,
-      `alice@alice.example.com:${hash}:::::::user=alice`,
-    ]);
+    assert.deepEqual(dovecot('logins'), [`alice\t${hash}\talice`, `alice@alice.example.com\t${hash}\talice`]);
     // Every table lists the tenants: root's, and readable by its service's group alone.
     for (const table of [
       'etc/postfix/berth/domains',
@@ -271,17 +278,16 @@ describe('the linux driver through a whole account lifecycle', () => {
       'etc/postfix/berth/senders',
       'etc/postfix/berth/local-senders',
       'etc/postfix/berth/local-aliases',
-      'etc/dovecot/berth/logins',
-      'etc/dovecot/berth/users',
+      'etc/dovecot/berth/mail.sqlite',
       'etc/opendkim/berth/keys',
       'etc/opendkim/berth/signing',
     ])
       assert.equal(statSync(file(table)).mode & 0o777, 0o640, table);
     assert.equal(statSync(file('etc/berth/mail/alice.example.com.json')).mode & 0o777, 0o600);
     assert.equal(statSync(file('etc/berth/mail')).mode & 0o777, 0o700);
-    assert.deepEqual(lines('etc/dovecot/berth/users'), [
-      `alice::${uid}:${uid}::/home/alice::userdb_quota_rule=*:storage=250M`,
-      `alice@alice.example.com::${uid}:${uid}::/home/alice::userdb_quota_rule=*:storage=250M`,
+    assert.deepEqual(dovecot('users'), [
+      `alice\t${uid}\t${uid}\t/home/alice\t*:storage=250M`,
+      `alice@alice.example.com\t${uid}\t${uid}\t/home/alice\t*:storage=250M`,
     ]);
     assert.deepEqual(lines('etc/opendkim/berth/signing'), [
       '*@alice.example.com default._domainkey.alice.example.com',
@@ -328,10 +334,7 @@ describe('the linux driver through a whole account lifecycle', () => {
       h.inputs.slice(ran).filter((input) => input.includes(hash)),
       [`alice:${hash}\n`],
     );
-    assert.equal(
-      lines('etc/dovecot/berth/logins')[0],
-      `alice:${shadowPassword(h.root, 'alice')}:::::::user=alice`,
-    );
+    assert.equal(dovecot('logins')[0], `alice\t${shadowPassword(h.root, 'alice')}\talice`);
   });
 
   it('suspendacct locks the user, takes its shell and answers 503 for the site; unsuspendacct restores it', async () => {
@@ -341,7 +344,7 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.equal((await h.call('suspendacct', { user: 'alice', reason: 'Unpaid' })).statusCode, 200);
     assert.match(shadowPassword(h.root, 'alice')!, /^!\$6\$/);
     assert.equal(findSystemUser(h.root, 'alice')?.shell, '/usr/sbin/nologin');
-    assert.deepEqual(lines('etc/dovecot/berth/logins'), [], 'no mail login while suspended');
+    assert.deepEqual(dovecot('logins'), [], 'no mail login while suspended');
     assert.deepEqual(
       lines('etc/postfix/berth/mailboxes'),
       ['alice@alice.example.com OK'],
@@ -361,7 +364,7 @@ describe('the linux driver through a whole account lifecycle', () => {
 
     assert.equal((await h.call('unsuspendacct', { user: 'alice' })).statusCode, 200);
     assert.equal(verifySha512Crypt('Alice-pass-3', shadowPassword(h.root, 'alice')!), true);
-    assert.equal(lines('etc/dovecot/berth/logins').length, 2);
+    assert.equal(dovecot('logins').length, 2);
     assert.deepEqual(lines('etc/postfix/berth/senders'), [
       '@alice.example.com alice, alice@alice.example.com',
     ]);
@@ -401,7 +404,7 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.equal(findSystemUser(h.root, 'alice')?.shell, '/usr/sbin/nologin');
     assert.deepEqual([members('berth-shell'), members('berth-sftp')], [[], ['alice']]);
     assert.equal(existsSync(file('home/alice/usr')), false, 'the jail goes with the shell');
-    assert.match(lines('etc/dovecot/berth/users')[0]!, /storage=100M$/);
+    assert.match(dovecot('users')[0]!, /storage=100M$/);
     assert.deepEqual(await inspect(h.services), []);
   });
 

@@ -22,7 +22,6 @@ function reloads(failing?: string) {
   };
   const linux = {
     reloadMail: ['/postfix'],
-    reloadImap: ['/doveadm'],
     reloadDkim: ['/opendkim'],
     postfixPidFile: '/nonexistent/master.pid',
   } as LinuxConfig;
@@ -33,14 +32,14 @@ function reloads(failing?: string) {
 describe('mail reloads', () => {
   it('reload the services whose tables changed, and only those', async () => {
     const mail = reloads();
-    mail.tablesWritten(new Set(['dovecot']));
+    mail.tablesWritten(new Set(['opendkim']));
     await mail.service.reload();
-    assert.deepEqual(mail.ran, ['/doveadm']);
+    assert.deepEqual(mail.ran, ['/opendkim']);
     mail.ran.length = 0;
-    mail.tablesWritten(new Set(['postfix', 'opendkim']));
-    mail.tablesWritten(new Set(['dovecot']));
+    mail.tablesWritten(new Set(['postdrop']));
+    mail.tablesWritten(new Set(['opendkim']));
     await mail.service.reload();
-    assert.deepEqual(mail.ran, ['/postfix', '/doveadm', '/opendkim']);
+    assert.deepEqual(mail.ran, ['/postfix', '/opendkim']);
   });
 
   it('reload nothing when the tables were written as they were', async () => {
@@ -53,7 +52,7 @@ describe('mail reloads', () => {
   it('reload every service when nothing was written (recovery)', async () => {
     const mail = reloads();
     await mail.service.reload();
-    assert.deepEqual(mail.ran, ['/postfix', '/doveadm', '/opendkim']);
+    assert.deepEqual(mail.ran, ['/postfix', '/opendkim']);
   });
 
   it('wait for the old processes that read the tables to end, and not for a busy queue manager', async () => {
@@ -81,7 +80,6 @@ describe('mail reloads', () => {
       writeFileSync(pidFile, `${master.pid}\n`);
       const linux = {
         reloadMail: [],
-        reloadImap: [],
         reloadDkim: [],
         postfixPidFile: pidFile,
       } as unknown as LinuxConfig;
@@ -103,18 +101,18 @@ describe('mail reloads', () => {
   });
 
   it('keep what a failed reload did not make live for the next one', async () => {
-    const mail = reloads('/doveadm');
-    mail.tablesWritten(new Set(['dovecot']));
-    await assert.rejects(mail.service.reload(), /doveadm failed/);
+    const mail = reloads('/opendkim');
+    mail.tablesWritten(new Set(['opendkim']));
+    await assert.rejects(mail.service.reload(), /opendkim failed/);
     mail.ran.length = 0;
-    await assert.rejects(mail.service.reload(), /doveadm failed/);
-    assert.deepEqual(mail.ran, ['/doveadm']);
+    await assert.rejects(mail.service.reload(), /opendkim failed/);
+    assert.deepEqual(mail.ran, ['/opendkim']);
   });
 
-  it('signal Dovecot and OpenDKIM from their pid files, and refuse a pid file naming another program', async () => {
+  it('signal OpenDKIM from its pid file, and refuse a pid file naming another program', async () => {
     // Perl under each program's name, noting each signal it catches.
     const dir = tempDir('berth-mail-services-');
-    const started = ['dovecot', 'opendkim', 'other'].map((name) => {
+    const started = ['opendkim', 'other'].map((name) => {
       copyFileSync('/usr/bin/perl', join(dir, name));
       const child = spawn(
         join(dir, name),
@@ -131,16 +129,14 @@ describe('mail reloads', () => {
       writeFileSync(join(dir, `${name}.pid`), `${child.pid}\n`);
       return { child, heard: () => heard };
     });
-    const [dovecot, opendkim] = started;
-    const mail = (dovecotPid: string) =>
+    const [opendkim, other] = started;
+    const mail = (opendkimPid: string) =>
       mailReloads({
         linux: {
           reloadMail: [],
-          reloadImap: [],
           reloadDkim: [],
           postfixPidFile: join(dir, 'none.pid'),
-          dovecotPidFile: join(dir, dovecotPid),
-          opendkimPidFile: join(dir, 'opendkim.pid'),
+          opendkimPidFile: join(dir, opendkimPid),
         } as unknown as LinuxConfig,
         runner: { run: async () => assert.fail('no command is run') },
         live: true,
@@ -148,26 +144,21 @@ describe('mail reloads', () => {
       } as unknown as LinuxContext);
     try {
       await waitFor('the programs', () => started.every((s) => s.heard() === 'ready\n'), 5_000);
-      const right = mail('dovecot.pid');
-      right.tablesWritten(new Set(['dovecot', 'opendkim']));
+      const right = mail('opendkim.pid');
+      right.tablesWritten(new Set(['opendkim']));
       await right.service.reload();
-      await waitFor(
-        'the signals',
-        () => dovecot!.heard().includes('HUP') && opendkim!.heard().includes('USR1'),
-        5_000,
-      );
-      assert.equal(dovecot!.heard(), 'ready\nHUP\n');
+      await waitFor('the signal', () => opendkim!.heard().includes('USR1'), 5_000);
       assert.equal(opendkim!.heard(), 'ready\nUSR1\n');
-      // Its program replaced while it runs (a package upgrade): still Dovecot.
-      rmSync(join(dir, 'dovecot'));
-      right.tablesWritten(new Set(['dovecot']));
+      // Its program replaced while it runs (a package upgrade): still OpenDKIM.
+      rmSync(join(dir, 'opendkim'));
+      right.tablesWritten(new Set(['opendkim']));
       await right.service.reload();
-      await waitFor('the second signal', () => dovecot!.heard() === 'ready\nHUP\nHUP\n', 5_000);
+      await waitFor('the second signal', () => opendkim!.heard() === 'ready\nUSR1\nUSR1\n', 5_000);
       // A pid file naming a process of another program: nothing is signalled, the reload fails.
       const wrong = mail('other.pid');
-      wrong.tablesWritten(new Set(['dovecot']));
-      await assert.rejects(wrong.service.reload(), /is not Dovecot's master/);
-      assert.equal(started[2]!.heard(), 'ready\n');
+      wrong.tablesWritten(new Set(['opendkim']));
+      await assert.rejects(wrong.service.reload(), /is not OpenDKIM/);
+      assert.equal(other!.heard(), 'ready\n');
     } finally {
       for (const { child } of started) child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,7 @@
 // changes, what writing them whole from every record makes; a table changed on disk, or a record
 // written by another process, is taken up at the next change.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import type { LinuxContext } from '../../src/provision/linux/context.ts';
 import type { MailDomain } from '../../src/provision/linux/mail/lines.ts';
 import { mailTables } from '../../src/provision/linux/mail/tables.ts';
-import { mailTablesContext } from './system-root.ts';
+import { changeDovecotRows, dovecotRows, mailTablesContext } from './system-root.ts';
 
 const USERS = ['ann', 'bea', 'cy'];
 const DOMAINS = ['ann.example', 'ann-shop.example', 'bea.example', 'b.example', 'cy.example', 'zz.example'];
@@ -113,11 +113,19 @@ describe('mail tables', () => {
             for (const [domain, r] of records)
               if (r.user === c.passwd) kept.putRecord(domain, text(r), 0o600);
           }
-          // Another instance, reading every record afresh, finds every table as it would write it.
-          assert.deepEqual([...mailTables(ctx).writeTables()], []);
+          // Another instance, reading every record afresh, finds every table (Dovecot's rows too)
+          // as it would write it.
+          const rows = () => [dovecotRows(root, 'logins'), dovecotRows(root, 'users')];
+          const before = rows();
+          const fresh = mailTables(ctx);
+          assert.deepEqual([...fresh.writeTables()], []);
+          fresh.database.close();
+          assert.deepEqual(rows(), before);
         }
         const { tables } = kept;
-        assert.equal(statSync(tables.logins).gid, GROUPS.dovecot);
+        kept.database.close();
+        assert.equal(statSync(kept.database.path).gid, GROUPS.dovecot);
+        assert.equal(statSync(kept.database.path).mode & 0o777, 0o640);
         assert.equal(statSync(tables.localSenders).gid, GROUPS.postdrop);
         assert.equal(statSync(tables.keys).mode & 0o777, 0o640);
       }),
@@ -160,7 +168,7 @@ describe('mail tables', () => {
   });
 
   it('write again a table changed on disk, and take up a record another process wrote', () => {
-    const { ctx } = systemRoot();
+    const { root, ctx } = systemRoot();
     const kept = mailTables(ctx);
     const other = mailTables(ctx);
     const r = (domain: string, user: string) =>
@@ -184,10 +192,43 @@ describe('mail tables', () => {
       readFileSync(kept.tables.domains, 'utf8'),
       'ann.example OK\nbea.example OK\ncy.example OK\n',
     );
-    // Only the table cut short by hand changed on disk since: the next change writes it again.
-    writeFileSync(kept.tables.users, '');
-    const changed = kept.putRecord('zz.example', r('zz.example', 'cy'), 0o600);
-    assert.ok(changed.has('dovecot'));
-    assert.match(readFileSync(kept.tables.users, 'utf8'), /^bea::1001:1001::\/home\/bea::$/m);
+    // Dovecot's rows deleted by another process: the next change writes every row again.
+    changeDovecotRows(root, 'DELETE FROM users');
+    kept.putRecord('zz.example', r('zz.example', 'cy'), 0o600);
+    assert.match(dovecotRows(root, 'users'), /^bea\t1001\t1001\t\/home\/bea\t$/m);
+    assert.match(dovecotRows(root, 'users'), /^cy@zz\.example\t/m);
+  });
+
+  it('leave nothing of a removed account in Dovecot’s database, however many rows it holds', () => {
+    const { root, ctx } = systemRoot();
+    const kept = mailTables(ctx);
+    const users = Array.from({ length: 400 }, (_, i) => `user${String(i).padStart(3, '0')}`);
+    for (const user of users)
+      kept.putRecord(
+        `${user}.example`,
+        text({
+          ...mailDomain(`${user}.example`, {
+            user: 'ann',
+            kind: undefined,
+            quota: 5,
+            suspended: false,
+            signed: false,
+            mailboxes: ['info', 'sales'],
+            forwarders: [],
+          }),
+          user,
+        }),
+        0o600,
+        new Map([[user, HASH]]),
+      );
+    // Many pages, with logins as dividers in the inner ones.
+    assert.ok(statSync(kept.database.path).size > 64 * 1024);
+    kept.putRecord('user200.example', null, 0o600);
+    assert.doesNotMatch(dovecotRows(root, 'logins') + dovecotRows(root, 'users'), /user200/);
+    assert.match(dovecotRows(root, 'logins'), /^user201@user201\.example\t/m);
+    // Neither in the database nor in its log, while it is open.
+    for (const file of [kept.database.path, `${kept.database.path}-wal`])
+      assert.equal(existsSync(file) && readFileSync(file).includes('user200'), false, file);
+    kept.database.close();
   });
 });

@@ -22,7 +22,7 @@ import { inspect, recoverInterruptedCalls } from '../../src/operations/maintenan
 import { findSystemUser } from '../../src/provision/linux/passwd.ts';
 import { mailboxesOf } from '../../src/store/mailboxes.ts';
 import { callForHolder, createAccount, forSuite, refused } from '../helpers.ts';
-import { linuxSetup } from './system-root.ts';
+import { changeDovecotRows, dovecotRows, linuxSetup } from './system-root.ts';
 
 const SECRET = 'Mailbox-Secret-7';
 
@@ -31,7 +31,7 @@ describe('mailboxes and forwarders made by the holder on the linux driver', () =
   const file = (path: string) => join(h.root, path);
   const read = (path: string) => readFileSync(file(path), 'utf8');
   const postfix = (name: string) => read(`etc/postfix/berth/${name}`);
-  const dovecot = (name: string) => read(`etc/dovecot/berth/${name}`);
+  const dovecot = (table: 'logins' | 'users') => dovecotRows(h.root, table);
   const call = (op: string, params: Record<string, string>) => callForHolder(h, 'mia', op, params);
   const refusedWith = async (promise: Promise<unknown>) => {
     const { code, param } = await refused(promise);
@@ -59,21 +59,19 @@ describe('mailboxes and forwarders made by the holder on the linux driver', () =
     const [info] = (await mailboxesOf(h.services.store.db, 'mia')).filter(
       (m) => m.email === 'info@mia.example',
     );
-    assert.ok(
-      dovecot('logins').includes(`info@mia.example:${info!.passwordHash}:::::::user=info@mia.example\n`),
-    );
+    assert.ok(dovecot('logins').includes(`info@mia.example\t${info!.passwordHash}\tinfo@mia.example\n`));
     assert.ok(
       dovecot('users').includes(
-        `info@mia.example::${mia.uid}:${mia.gid}::/home/mia/mail/mia.example/info::userdb_quota_rule=*:storage=100M\n`,
+        `info@mia.example\t${mia.uid}\t${mia.gid}\t/home/mia/mail/mia.example/info\t*:storage=100M\n`,
       ),
     );
     // The account's mailquota by default.
-    assert.match(dovecot('users'), /^sales@mia-shop\.example::.*storage=200M$/m);
+    assert.match(dovecot('users'), /^sales@mia-shop\.example\t.*storage=200M$/m);
     // It sends as its own address (and the account's logins may, too); it is named nowhere else.
     assert.match(postfix('senders'), /^info@mia\.example info@mia\.example, mia, mia@mia\.example/m);
     assert.equal(postfix('senders').match(/info@mia\.example/g)?.length, 2);
     // The password itself is nowhere.
-    for (const name of ['logins', 'users']) assert.equal(dovecot(name).includes(SECRET), false);
+    for (const name of ['logins', 'users'] as const) assert.equal(dovecot(name).includes(SECRET), false);
     assert.equal(read('etc/berth/mail/mia.example.json').includes(SECRET), false);
     assert.deepEqual(await inspect(h.services), []);
   });
@@ -83,12 +81,12 @@ describe('mailboxes and forwarders made by the holder on the linux driver', () =
     const [info] = (await mailboxesOf(h.services.store.db, 'mia')).filter(
       (m) => m.email === 'info@mia.example',
     );
-    assert.ok(dovecot('logins').includes(`info@mia.example:${info!.passwordHash}:`));
+    assert.ok(dovecot('logins').includes(`info@mia.example\t${info!.passwordHash}\t`));
     await call('change_mailbox_quota', { email: 'info@mia.example', quota: '150' });
-    assert.match(dovecot('users'), /^info@mia\.example::.*storage=150M$/m);
+    assert.match(dovecot('users'), /^info@mia\.example\t.*storage=150M$/m);
     // A change of the account's own password keeps the mailboxes as they are.
     await h.call('passwd', { user: 'mia', password: 'Account-Password-9' });
-    assert.ok(dovecot('logins').includes(`info@mia.example:${info!.passwordHash}:`));
+    assert.ok(dovecot('logins').includes(`info@mia.example\t${info!.passwordHash}\t`));
     assert.deepEqual(await inspect(h.services), []);
   });
 
@@ -110,16 +108,19 @@ describe('mailboxes and forwarders made by the holder on the linux driver', () =
     assert.match(postfix('aliases'), /^team@mia-shop\.example /m);
     assert.deepEqual(await inspect(h.services), []);
     await h.call('unsuspendacct', { user: 'mia' });
-    assert.match(dovecot('logins'), /^info@mia\.example:\$6\$/m);
-    assert.match(dovecot('logins'), /^sales@mia-shop\.example:\$6\$/m);
+    assert.match(dovecot('logins'), /^info@mia\.example\t\$6\$/m);
+    assert.match(dovecot('logins'), /^sales@mia-shop\.example\t\$6\$/m);
     assert.deepEqual(await inspect(h.services), []);
   });
 
   it('doctor finds a mailbox whose Maildir or login is missing', async () => {
     const maildir = file('home/mia/mail/mia.example/info/Maildir');
     renameSync(maildir, `${maildir}.away`);
-    const logins = dovecot('logins');
-    writeFileSync(file('etc/dovecot/berth/logins'), logins.replace(/^sales@.*\n/m, ''));
+    const sales = dovecot('logins')
+      .split('\n')
+      .find((row) => row.startsWith('sales@'))!
+      .split('\t');
+    changeDovecotRows(h.root, "DELETE FROM logins WHERE login = 'sales@mia-shop.example'");
     try {
       const found = await inspect(h.services);
       assert.ok(
@@ -128,7 +129,7 @@ describe('mailboxes and forwarders made by the holder on the linux driver', () =
       assert.ok(found.some((d) => d.includes('mailbox sales@mia-shop.example: no login')));
     } finally {
       renameSync(`${maildir}.away`, maildir);
-      writeFileSync(file('etc/dovecot/berth/logins'), logins);
+      changeDovecotRows(h.root, `INSERT INTO logins VALUES (${sales.map((v) => `'${v}'`).join(', ')})`);
     }
     assert.deepEqual(await inspect(h.services), []);
   });
@@ -171,7 +172,7 @@ describe('mailboxes and forwarders made by the holder on the linux driver', () =
     await call('add_mailbox', { email: 'trap@mia.example', password: SECRET });
     rmSync(file('home/mia/mail/mia.example/trap'), { recursive: true });
     symlinkSync('/etc', file('home/mia/mail/mia.example/trap'));
-    writeFileSync(file('etc/dovecot/berth/users'), '');
+    changeDovecotRows(h.root, 'DELETE FROM users');
     h.services.journal.begin({
       user: 'mia',
       domain: 'mia.example',
@@ -183,7 +184,7 @@ describe('mailboxes and forwarders made by the holder on the linux driver', () =
     assert.deepEqual(await recoverInterruptedCalls(h.services), [
       'mia: repaired to match the store after an interrupted "mailboxes"',
     ]);
-    assert.match(dovecot('users'), /^info@mia\.example::/m);
+    assert.match(dovecot('users'), /^info@mia\.example\t/m);
     assert.equal(existsSync(file('etc/Maildir')), false);
     assert.ok(
       (await inspect(h.services)).some((d) => d.includes('mailbox trap@mia.example: no /home/mia/mail')),
@@ -213,7 +214,9 @@ describe('mailboxes and forwarders made by the holder on the linux driver', () =
     assert.equal((await h.call('removeacct', { user: 'mia' })).statusCode, 200);
     for (const name of ['mailboxes', 'aliases', 'senders'])
       assert.equal(postfix(name).includes('mia'), false, name);
-    for (const name of ['logins', 'users']) assert.equal(dovecot(name).includes('mia'), false, name);
+    for (const name of ['logins', 'users'] as const) assert.equal(dovecot(name).includes('mia'), false, name);
+    // Nor is it left in the database's file (its deleted rows are overwritten).
+    assert.equal(readFileSync(file('etc/dovecot/berth/mail.sqlite')).includes('mia'), false);
     assert.equal(existsSync(file('home/mia')), false);
     assert.deepEqual(await inspect(h.services), []);
   });

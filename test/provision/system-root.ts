@@ -12,6 +12,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { sha512Crypt } from '../../src/auth/sha512-crypt.js';
 import type { Config, LinuxConfig } from '../../src/config/index.ts';
 import type { LinuxContext } from '../../src/provision/linux/context.ts';
@@ -178,4 +179,35 @@ export function mailTablesContext(root: string): LinuxContext {
     opendkimMapDir: '/etc/opendkim/berth',
   } as LinuxConfig;
   return { linux, root, live: false, path: (p: string) => join(root, p) } as unknown as LinuxContext;
+}
+
+/**
+ * Dovecot's rows of `table` (`logins`: login, hash, user; `users`: login, uid, gid, home, quota
+ * rule) in the database below `root`, ordered by login: a line each, the fields separated by tabs.
+ */
+export function dovecotRows(root: string, table: 'logins' | 'users'): string {
+  const db = new DatabaseSync(join(root, 'etc/dovecot/berth/mail.sqlite'), { readOnly: true });
+  try {
+    const rows = db.prepare(`SELECT * FROM ${table} ORDER BY login`).all() as Record<string, unknown>[];
+    return rows
+      .map(
+        (row) =>
+          `${Object.values(row)
+            .map((v) => v ?? '')
+            .join('\t')}\n`,
+      )
+      .join('');
+  } finally {
+    db.close();
+  }
+}
+
+/** Runs `sql` on Dovecot's database below `root`, as another process changing it would. */
+export function changeDovecotRows(root: string, sql: string): void {
+  const db = new DatabaseSync(join(root, 'etc/dovecot/berth/mail.sqlite'));
+  try {
+    db.exec(sql);
+  } finally {
+    db.close();
+  }
 }

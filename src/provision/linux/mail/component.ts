@@ -10,16 +10,17 @@
 // same mailbox: tables.ts) has a record in mail_dir; every table (Postfix's domains, mailboxes and
 // senders, Dovecot's logins and users, OpenDKIM's keys and signing table) is written whole from
 // those records (each account's lines kept in memory, made afresh when one of its records changes),
-// never edited line by line; a login's password is the account's system password
-// (its hash copied from the shadow file, readable by Dovecot alone). Each of Postfix, Dovecot and
-// OpenDKIM whose tables changed is reloaded once per call (reloads.ts). Suspension takes the
-// account's logins out of the logins table (and the user component locks the password): nothing
-// can log in, but mail still arrives.
+// never edited line by line, Dovecot's as rows of its database (dovecot-db.ts); a login's password
+// is the account's system password (its hash copied from the shadow file, readable by Dovecot
+// alone). Postfix and OpenDKIM, when their tables changed, are reloaded once per call
+// (reloads.ts); Dovecot reads its rows on every lookup. Suspension takes the account's logins out
+// of the logins table (and the user component locks the password): nothing can log in, but mail
+// still arrives.
 //
 // The holder's mailboxes and forwarders (mailboxes.ts) are in the record of their domain: a
 // mailbox logs in with its whole address and its own password, has its own quota and its Maildir
 // under the account's home; a forwarder is a Postfix virtual alias.
-import { existsSync, lstatSync, readdirSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import type { AccountObjects } from '../../../store/objects.ts';
@@ -27,16 +28,17 @@ import { StepRefused } from '../../driver.ts';
 import { type Component, type LinuxContext, type LinuxStep, sitesOf, strayFiles } from '../context.ts';
 import { dkimKeyFile, signsMail } from '../dns/dkim.ts';
 import { domainFile, giveFile, makePrivateDirectory, readIfExists, writeFileAtomic } from '../files.ts';
-import { findSystemUser } from '../passwd.ts';
+import { findSystemUser, systemGroupId } from '../passwd.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
+import { dovecotQueries } from './dovecot-db.ts';
 import type { MailDomain } from './lines.ts';
 import { mailAt, mailboxSteps, mailChanged, removedMailboxes } from './mailboxes.ts';
 import type { MilterPolicy } from './milter.ts';
 import { DKIM_SOCKET, LOCAL_SOCKET, type Milters, POLICY_SOCKET, startMilters } from './milters.ts';
 import { mailReloads } from './reloads.ts';
 import { ORIGINATING } from './sender-policy.ts';
-import { mailTables } from './tables.ts';
+import { dovecotDatabasePath, mailTables } from './tables.ts';
 
 const MAILDIR_MODE = 0o700;
 /** The records of mail domains, and their directory: root's alone. */
@@ -54,9 +56,11 @@ export interface MailComponent extends Component {
 export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): MailComponent {
   const { linux, config, runner } = ctx;
   const recordFile = (domain: string) => ctx.path(join(linux.mailDir, domainFile(domain, '.json')));
-  const { tableNames, tables, records, writeTables, putRecord, loginHash } = mailTables(ctx);
+  const { tableNames, tables, database, records, writeTables, putRecord, loginHash } = mailTables(ctx);
   const { service: mail, tablesWritten } = mailReloads(ctx);
   const mailboxes = mailboxSteps(ctx);
+  /** Where Dovecot's sql driver finds the database and its queries. */
+  const dovecotQueryFile = join(linux.dovecotMapDir, 'sql.conf');
 
   let milters: Milters | null = null;
 
@@ -182,17 +186,26 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       milters ??= await startMilters(ctx, tables);
       const certificate = tls ? tls.hostCertificateFile : '/etc/ssl/certs/ssl-cert-snakeoil.pem';
       writeFileAtomic(
-        ctx.path('/etc/dovecot/dovecot.conf'),
-        render('mail/dovecot.conf', {
-          address: linux.mailAddress,
-          imap_port: String(linux.imapPort),
-          host_name: config.hostName,
-          certificate,
-          logins: join(linux.dovecotMapDir, 'logins'),
-          users: join(linux.dovecotMapDir, 'users'),
-        }),
-        0o644,
+        ctx.path(dovecotQueryFile),
+        dovecotQueries(dovecotDatabasePath(ctx)),
+        0o640,
+        systemGroupId(ctx.root, 'dovecot'),
       );
+      const dovecotConf = ctx.path('/etc/dovecot/dovecot.conf');
+      const was = readIfExists(dovecotConf);
+      const now = render('mail/dovecot.conf', {
+        address: linux.mailAddress,
+        imap_port: String(linux.imapPort),
+        host_name: config.hostName,
+        certificate,
+        queries: dovecotQueryFile,
+      });
+      writeFileAtomic(dovecotConf, now, 0o644);
+      // A Dovecot already running with another configuration (an older Berth's, whose logins were
+      // passwd-files) takes this one; one not running reads it when it starts.
+      if (was !== now) await runner.run(['/usr/bin/doveadm', 'reload']).catch(() => {});
+      for (const old of ['logins', 'users'])
+        rmSync(ctx.path(join(linux.dovecotMapDir, old)), { force: true });
       writeFileAtomic(
         ctx.path('/etc/opendkim.conf'),
         render('mail/opendkim.conf', {
@@ -278,6 +291,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     async close() {
       const served = milters;
       milters = null;
+      database.close();
       await served?.close();
     },
 
@@ -366,7 +380,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     },
 
     inspect(accounts, sites, objects = new Map()) {
-      const differences: string[] = mailboxes.inspect(accounts, objects, records(), tables);
+      const differences: string[] = mailboxes.inspect(accounts, objects, records(), tables.aliases, database);
       const listed = readIfExists(tables.domains) ?? '';
       const mailDomains = sites.filter((s) => local(s.site) && s.kind !== 'subdomain' && s.mailHere);
       for (const { site, kind } of mailDomains) {
@@ -379,7 +393,8 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       const recordFiles = existsSync(ctx.path(linux.mailDir))
         ? readdirSync(ctx.path(linux.mailDir)).map((name) => join(linux.mailDir, name))
         : [];
-      for (const path of [linux.mailDir, ...recordFiles, ...Object.values(tableNames)]) {
+      const tableFiles = [...Object.values(tableNames), dovecotDatabasePath(ctx)];
+      for (const path of [linux.mailDir, ...recordFiles, ...tableFiles]) {
         const real = ctx.path(path);
         const mode = lstatSync(real, { throwIfNoEntry: false })?.mode ?? 0;
         if ((mode & 0o007) !== 0)

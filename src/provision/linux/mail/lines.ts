@@ -8,8 +8,8 @@
 /** The owner a suspended account's domain has in the senders table: no login is named so. */
 const SUSPENDED_SENDER = 'suspended:';
 
-/** Who reads a table: Postfix (postdrop: sendmail's own part of it), Dovecot or OpenDKIM. */
-export type TableReader = 'postfix' | 'postdrop' | 'dovecot' | 'opendkim';
+/** Who reads a table file: Postfix (postdrop: sendmail's own part of it) or OpenDKIM. */
+export type TableReader = 'postfix' | 'postdrop' | 'opendkim';
 
 /** A mailbox of the domain the holder made: `<local>@<domain>`, logging in with its own password. */
 export interface MailboxEntry {
@@ -69,7 +69,7 @@ export interface MailDomain {
   forwarders?: ForwarderEntry[];
 }
 
-/** The tables, each by its name in `tableNames`. */
+/** The tables, each a file by its name in `tableNames` but Dovecot's, rows of its database. */
 export type TableName =
   | 'domains'
   | 'mailboxes'
@@ -82,24 +82,24 @@ export type TableName =
   | 'keys'
   | 'signing';
 
-/** Who reads each table. */
-export const READERS: Record<TableName, TableReader> = {
+/** The tables that are files. */
+export type FileTable = Exclude<TableName, 'logins' | 'users'>;
+
+/** Who reads each table file. */
+export const READERS: Record<FileTable, TableReader> = {
   domains: 'postfix',
   mailboxes: 'postfix',
   senders: 'postfix',
   aliases: 'postfix',
   localSenders: 'postdrop',
   localAliases: 'postfix',
-  logins: 'dovecot',
-  users: 'dovecot',
   keys: 'opendkim',
   signing: 'opendkim',
 };
 
 /**
  * One account's lines of each table (its records in the order of their file names), the logins
- * table in two parts: the account's own logins, and its mailboxes' (every account's own logins come
- * first in the table).
+ * in two parts: the account's own logins, and its mailboxes'.
  */
 export type AccountLines = Record<Exclude<TableName, 'logins'> | 'ownLogins' | 'mailboxLogins', string>;
 
@@ -134,7 +134,7 @@ export function accountLines(records: MailDomain[], hash: string): AccountLines 
   const mainOf = (d: MailDomain) => main[0] ?? d;
   const quota = (d: MailDomain) => {
     const { quota: mb } = mainOf(d);
-    return mb === null ? '' : `userdb_quota_rule=*:storage=${mb}M`;
+    return mb === null ? '' : `*:storage=${mb}M`;
   };
   /** The logins of one domain: the user name goes with the main domain's alone. */
   const logins = (d: MailDomain) =>
@@ -156,12 +156,12 @@ export function accountLines(records: MailDomain[], hash: string): AccountLines 
       ? []
       : safeMailboxes(d)
           .filter((m) => SAFE_HASH.test(m.hash))
-          .map((m) => `${m.local}@${d.domain}:${m.hash}:::::::user=${m.local}@${d.domain}`);
+          .map((m) => `${m.local}@${d.domain}\t${m.hash}\t${m.local}@${d.domain}`);
   const mailboxUsers = (d: MailDomain) =>
     safeMailboxes(d).map((m) => {
       const home = [d.home, ...mailboxPath(d.domain, m.local)].join('/');
-      const rule = m.quota === null ? '' : `userdb_quota_rule=*:storage=${m.quota}M`;
-      return `${m.local}@${d.domain}::${d.uid}:${d.gid}::${home}::${rule}`;
+      const rule = m.quota === null ? '' : `*:storage=${m.quota}M`;
+      return `${m.local}@${d.domain}\t${d.uid}\t${d.gid}\t${home}\t${rule}`;
     });
   const signed = records.filter((d) => d.dkimKey !== null);
   return {
@@ -184,10 +184,12 @@ export function accountLines(records: MailDomain[], hash: string): AccountLines 
     // sendmail) goes to its mailbox, under its mail quota and in its home, never to /var/mail,
     // which no quota bounds and every user may list.
     localAliases: lines(main, (d) => [`${d.user} ${d.user}@${d.domain}`]),
-    ownLogins: lines(usable, (d) => logins(d).map((login) => `${login}:${hash}:::::::user=${d.user}`)),
+    // Dovecot's rows (dovecot-db.ts), the fields separated by tabs: a login, its password's hash and
+    // the user it is (the account, or the mailbox's address); a login, its uid, gid, home and quota.
+    ownLogins: lines(usable, (d) => logins(d).map((login) => `${login}\t${hash}\t${d.user}`)),
     mailboxLogins: lines(records, mailboxLogins),
     users: lines(records, (d) => [
-      ...logins(d).map((login) => `${login}::${d.uid}:${d.gid}::${d.home}::${quota(d)}`),
+      ...logins(d).map((login) => `${login}\t${d.uid}\t${d.gid}\t${d.home}\t${quota(d)}`),
       ...mailboxUsers(d),
     ]),
     keys: lines(signed, (d) => [`default._domainkey.${d.domain} ${d.domain}:default:${d.dkimKey}`]),

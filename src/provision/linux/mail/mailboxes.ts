@@ -20,6 +20,7 @@ import {
   removeTree,
   UnsafePath,
 } from '../home.ts';
+import type { DovecotDatabase } from './dovecot-db.ts';
 import { type ForwarderEntry, type MailboxEntry, type MailDomain, mailboxPath } from './lines.ts';
 
 const MAILBOX_MODE = 0o700;
@@ -108,14 +109,13 @@ export function mailboxSteps(ctx: LinuxContext) {
     accounts: readonly Account[],
     objects: ReadonlyMap<string, AccountObjects>,
     records: readonly MailDomain[],
-    tables: { logins: string; users: string; aliases: string },
+    aliasTable: string,
+    dovecot: DovecotDatabase,
   ): string[] {
     const differences: string[] = [];
-    const firstFields = (file: string) =>
-      new Set((readIfExists(file) ?? '').split('\n').map((line) => line.split(/[:\s]/)[0]));
-    const logins = firstFields(tables.logins);
-    const users = firstFields(tables.users);
-    const aliases = firstFields(tables.aliases);
+    const logins = new Set(dovecot.rows('logins').keys());
+    const users = new Set(dovecot.rows('users').keys());
+    const aliases = new Set((readIfExists(aliasTable) ?? '').split('\n').map((line) => line.split(/\s/)[0]));
     const byDomain = new Map(records.map((r) => [r.domain, r]));
     const expected = new Set<string>();
     for (const account of accounts) {

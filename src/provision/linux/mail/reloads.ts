@@ -1,15 +1,13 @@
 // The mail services' reloads: each service whose tables a change rewrote reads them again, the
-// others not. Postfix's texthash tables are read when a process starts and never again
+// other not. Postfix's texthash tables are read when a process starts and never again
 // (postconf(5): "texthash: does not detect changes after the file is read"): Postfix reloads.
-// Dovecot's auth looks at a passwd-file's time and size at most once a second, so a change within
-// the second of a lookup would be missed until the next (and a password changed within the second
-// keeps both): Dovecot reloads. OpenDKIM reads its tables at start and on SIGUSR1. A mailbox's
-// password so reloads Dovecot alone, a forwarder Postfix alone, and a change that leaves every
-// table as it was reloads nothing. The services reload side by side, each signalled by Berth
-// itself unless a command is configured: Postfix's master SIGHUP, as `postfix reload` ends by
-// doing (the script's checks before it cost a dozen processes, 40 ms and more), Dovecot's master
-// SIGHUP, as `doveadm reload` does, OpenDKIM SIGUSR1. A `pkill` each for the last two cost a
-// process each, 14 to 19 ms apiece on the path of every call that changed a table.
+// OpenDKIM reads its tables at start and on SIGUSR1. Dovecot reads its rows from Berth's database
+// on every lookup (dovecot-db.ts) and is never reloaded. A forwarder so reloads Postfix alone, a
+// password nothing, and a change that leaves every table as it was nothing either. The two reload
+// side by side, each signalled by Berth itself unless a command is configured: Postfix's master
+// SIGHUP, as `postfix reload` ends by doing (the script's checks before it cost a dozen processes,
+// 40 ms and more), OpenDKIM SIGUSR1 (a `pkill` cost a process, 14 to 19 ms on the path of every
+// call that changed a table).
 import { readlinkSync } from 'node:fs';
 import type { LinuxContext, Service } from '../context.ts';
 import { readIfExists } from '../files.ts';
@@ -132,10 +130,6 @@ export function mailReloads(ctx: LinuxContext): {
         try {
           const reloads: Promise<void>[] = [];
           if (all || taken.has('postfix') || taken.has('postdrop')) reloads.push(reloadPostfix());
-          if (all || taken.has('dovecot'))
-            reloads.push(
-              reloadBy(linux.reloadImap, linux.dovecotPidFile, 'dovecot', "Dovecot's master", 'SIGHUP'),
-            );
           if (all || taken.has('opendkim'))
             reloads.push(
               reloadBy(linux.reloadDkim, linux.opendkimPidFile, 'opendkim', 'OpenDKIM', 'SIGUSR1'),

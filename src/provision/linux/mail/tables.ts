@@ -1,52 +1,68 @@
 // The mail component's tables (mail/component.ts): Postfix's domains, mailboxes, senders and
-// aliases, Dovecot's logins and users, OpenDKIM's keys and signing table, each written whole from
-// every account's lines (lines.ts), which are kept in memory and made afresh for the account whose
-// mail domain's record changed.
+// aliases, OpenDKIM's keys and signing table, each written whole from every account's lines
+// (lines.ts), which are kept in memory and made afresh for the account whose mail domain's record
+// changed; Dovecot's logins and users, rows of a database written by login (dovecot-db.ts).
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LinuxContext } from '../context.ts';
 import { domainFile, fileStamp, giveFile, readParsed, restoreFile, writeFileAtomic } from '../files.ts';
 import { shadowPassword, shadowPasswords, systemGroupId } from '../passwd.ts';
+import { type DovecotTable, dovecotDatabase, loginOf } from './dovecot-db.ts';
 import {
   type AccountLines,
   accountLines,
+  type FileTable,
   type MailDomain,
   PARTS,
   READERS,
-  type TableName,
   type TableReader,
 } from './lines.ts';
 
 /** Tables that list the tenants: readable by root and the one service that reads them. */
 const TABLE_MODE = 0o640;
 
+/** Dovecot's tables, rows of its database rather than files. */
+const DOVECOT_TABLES: readonly DovecotTable[] = ['logins', 'users'];
+
+/** Where Dovecot's database is: in `dovecot_map_dir`. */
+export function dovecotDatabasePath(ctx: LinuxContext): string {
+  return join(ctx.linux.dovecotMapDir, 'mail.sqlite');
+}
+
 /**
  * The records and the tables made from them. The records are read whole once (and again when
  * their directory changed other than by this process); a change to one record then makes its
- * account's lines afresh and writes the tables whose lines changed, each whole from every account's
- * lines kept in memory, the account's bytes replaced in them: the cost of a change does not grow
- * with the records' number beyond writing the tables. A table changed on disk since this process
- * wrote it is written again.
+ * account's lines afresh and writes the tables whose lines changed, each file whole from every
+ * account's lines kept in memory, the account's bytes replaced in them, and Dovecot's rows of that
+ * account alone: the cost of a change does not grow with the records' number beyond writing the
+ * files. A table changed on disk since this process wrote it is written again.
  */
 export function mailTables(ctx: LinuxContext) {
   const { linux } = ctx;
-  /** Each table's path on the system (the real one below the root: `tables`). */
-  const tableNames: Record<TableName, string> = {
+  /** Each table file's path on the system (the real one below the root: `tables`). */
+  const tableNames: Record<FileTable, string> = {
     domains: join(linux.postfixMapDir, 'domains'),
     mailboxes: join(linux.postfixMapDir, 'mailboxes'),
     senders: join(linux.postfixMapDir, 'senders'),
     aliases: join(linux.postfixMapDir, 'aliases'),
     localSenders: join(linux.postfixMapDir, 'local-senders'),
     localAliases: join(linux.postfixMapDir, 'local-aliases'),
-    logins: join(linux.dovecotMapDir, 'logins'),
-    users: join(linux.dovecotMapDir, 'users'),
     keys: join(linux.opendkimMapDir, 'keys'),
     signing: join(linux.opendkimMapDir, 'signing'),
   };
   const tables = Object.fromEntries(
     Object.entries(tableNames).map(([name, path]) => [name, ctx.path(path)]),
   ) as typeof tableNames;
-  const names = Object.keys(tableNames) as TableName[];
+  const names = Object.keys(tableNames) as FileTable[];
+  const database = dovecotDatabase(ctx.path(dovecotDatabasePath(ctx)), systemGroupId(ctx.root, 'dovecot'));
+  /** Dovecot's rows changed since they were written: by login, those gone and those written. */
+  const pending = new Map(
+    DOVECOT_TABLES.map((table) => [table, { gone: new Set<string>(), put: new Map<string, string>() }]),
+  );
+  /** Whether every account's lines were made afresh since Dovecot's rows were last written. */
+  let remade = true;
+  /** Whether an account's lines all went since then (its rows go, and the database's log is emptied). */
+  let removed = false;
   const recordDir = ctx.path(linux.mailDir);
 
   /** The records, by file name, as this process last read or wrote them; null until read. */
@@ -65,9 +81,9 @@ export function mailTables(ctx: LinuxContext) {
    */
   let joined = {} as Record<keyof AccountLines, { bytes: Buffer; starts: number[] }>;
   /** Each table's stamp as this process last wrote or read it. */
-  const written = new Map<TableName, string>();
+  const written = new Map<FileTable, string>();
   /** The tables whose lines changed since they were written. */
-  const stale = new Set<TableName>();
+  const stale = new Set<FileTable>();
 
   /** The records as they are now (read whole when their directory changed behind this process). */
   function current(): Map<string, MailDomain> {
@@ -140,6 +156,18 @@ export function mailTables(ctx: LinuxContext) {
     if (!listed && after) users.splice(at, 0, user);
     for (const table of names)
       if (PARTS[table].some((part) => before?.of[part] !== after?.of[part])) stale.add(table);
+    if (before && !after) removed = true;
+    for (const table of DOVECOT_TABLES) {
+      const { gone, put } = pending.get(table)!;
+      for (const row of rowsOf(table, before?.of)) {
+        put.delete(loginOf(row));
+        gone.add(loginOf(row));
+      }
+      for (const row of rowsOf(table, after?.of)) {
+        gone.delete(loginOf(row));
+        put.set(loginOf(row), row);
+      }
+    }
   }
 
   /** Every account's lines made afresh, from every record and the shadow file. */
@@ -173,15 +201,26 @@ export function mailTables(ctx: LinuxContext) {
       }),
     ) as typeof joined;
     for (const table of names) stale.add(table);
+    remade = true;
   }
 
   /**
    * Writes each table whose lines changed, or that changed on disk since this process wrote it
    * (`all`: every table is compared with the disk, and given to its readers' group). Answers the
-   * readers of the tables whose content changed.
+   * readers of the tables whose content changed and who read them again only when reloaded:
+   * Dovecot reads its rows on every lookup.
    */
   function flush(all: boolean): Set<TableReader> {
     const changed = new Set<TableReader>();
+    if (all || remade || !database.current())
+      for (const table of DOVECOT_TABLES) database.sync(table, rowsOf(table, null));
+    else database.apply(pending, removed);
+    remade = false;
+    removed = false;
+    for (const changes of pending.values()) {
+      changes.gone.clear();
+      changes.put.clear();
+    }
     for (const table of names) {
       const file = tables[table];
       const untouched = !all && written.get(table) === fileStamp(file);
@@ -201,9 +240,19 @@ export function mailTables(ctx: LinuxContext) {
     return changed;
   }
 
+  /** The rows of `table` in `of` (one account's lines), or of every account (null). */
+  function rowsOf(table: DovecotTable, of: AccountLines | null | undefined): string[] {
+    if (of === undefined) return [];
+    const text = PARTS[table]
+      .map((part) => (of === null ? joined[part].bytes.toString() : of[part]))
+      .join('');
+    return text.split('\n').filter((row) => row !== '');
+  }
+
   return {
     tableNames,
     tables,
+    database,
     /** Every record, in the order of their file names. */
     records(): MailDomain[] {
       return [...current()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, record]) => record);

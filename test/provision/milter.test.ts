@@ -33,8 +33,11 @@ const SENDERS = [
 const OWN = '198.51.100.7';
 /** SPF as the zones have it: hosted domains pass from 127.0.0.1 (another server) and OWN. */
 const spfChecks: string[] = [];
+/** Dovecot's logins as they are now: a suspension takes an account's out. */
+const logins = new Set(['alice', 'alice@alice.example', 'bob', 'bob@bob.example', 'carol-sales']);
 const policy = senderPolicy({
   senders: () => parseSenders(SENDERS),
+  mayLogIn: (login) => logins.has(login.toLowerCase()),
   spfPasses: async (sender, ip) => {
     spfChecks.push(`${sender} ${ip}`);
     return ip === '127.0.0.1' || ip === OWN ? 'pass' : ip === '192.0.2.9' ? 'temperror' : 'fail';
@@ -247,6 +250,27 @@ describe('the sender policy', () => {
     size: 0,
   });
   const reply = (verdict: { action: string; reply?: string }) => verdict.reply ?? verdict.action;
+
+  it('on submission refuses a login no longer listed, at MAIL FROM and at the end of the message', async () => {
+    const before = submission('bob', 'bob@bob.example', 'bob@bob.example');
+    assert.equal(reply(await policy.mailFrom(before)), 'continue');
+    // Suspended while the session is open: its logins are out of Dovecot's table.
+    logins.delete('bob');
+    try {
+      assert.equal(reply(await policy.endOfMessage(before)), '550 5.7.1 bob may no longer log in');
+      assert.equal(
+        reply(await policy.mailFrom(submission('bob', 'bob@bob.example'))),
+        '550 5.7.1 bob may no longer log in',
+      );
+      // Its other login, still listed, is not touched by this one's going.
+      assert.equal(
+        reply(await policy.mailFrom(submission('bob@bob.example', 'bob@bob.example'))),
+        'continue',
+      );
+    } finally {
+      logins.add('bob');
+    }
+  });
 
   it('on submission accepts only the login’s own domains, as envelope and as the one From', async () => {
     assert.equal(reply(await policy.mailFrom(submission('alice', 'alice@alice.example'))), 'continue');

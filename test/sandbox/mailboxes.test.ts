@@ -125,11 +125,42 @@ describe('mailboxes and forwarders in the sandbox', () => {
   it('the neighbour can neither log in to the mailbox nor touch it', async () => {
     for (const login of [`${INFO}:Bob-pass-1234`, 'bob:Info-pass-5678', `${INFO}:Alice-pass-1234`])
       assert.equal(inboxMessage(sandbox, login, 1), '', login);
+    // Dovecot looks logins up in SQL: a login written as SQL that would find the mailbox's row
+    // finds nobody's, even with the mailbox's own password.
+    for (const login of [
+      `nobody' UNION SELECT password, user FROM logins WHERE login = '${INFO}`,
+      `nobody'/**/UNION/**/SELECT/**/password,user/**/FROM/**/logins/**/WHERE/**/login='${INFO}`,
+    ])
+      assert.equal(inboxMessage(sandbox, `${login}:${INFO_PASSWORD}`, 1), '', login);
     const removal = await asHolder('bob', 'Bob-pass-1234', 'remove_mailbox', { email: INFO });
     assert.equal(removal.status, 400);
     assert.equal((removal.body.data as { code: string }).code, 'object_not_found');
     const peek = await running.exec(['/usr/sbin/runuser', '-u', 'bob', '--', '/bin/ls', '/home/alice/mail']);
     assert.notEqual(peek.code, 0);
+  });
+
+  it('mail keeps arriving at once while another account is suspended: no delivery kept back, no reload', async () => {
+    const log = async () => (await running.exec(['/usr/bin/cat', '/var/log/sandbox/postfix.log'])).stdout;
+    const from = (await log()).length;
+    const since = async () => (await log()).slice(from);
+    const delivered = (text: string) =>
+      text.split('\n').filter((line) => line.includes(`to=<${INFO}>`) && line.includes('status=sent')).length;
+    // Each message on its way to the mailbox (a user lookup of Dovecot's) while bob's logins change.
+    for (let i = 0; i < 12; i++)
+      await Promise.all([
+        inbound(INFO, `while bob changes ${i}`),
+        i % 2 === 0
+          ? sandboxCall(sandbox, 'suspendacct', { user: 'bob', reason: 'unpaid' })
+          : sandboxCall(sandbox, 'unsuspendacct', { user: 'bob' }),
+      ]);
+    // Delivered within seconds; one kept back would come again only after five minutes.
+    for (let i = 0; i < 150 && delivered(await since()) < 12; i++)
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    const text = await since();
+    assert.equal(delivered(text), 12, text);
+    assert.doesNotMatch(text, /status=deferred/);
+    // Suspensions change no table of Postfix's: it was not reloaded for them.
+    assert.doesNotMatch(text, /postfix\/master.*reload/);
   });
 
   it('suspension refuses its login, unsuspension restores it, and removal ends it', async () => {

@@ -114,8 +114,11 @@ export function listsComponent(ctx: LinuxContext, mail: MailComponent): Componen
       .map((name) => JSON.parse(readFileSync(join(dir, name), 'utf8')) as ListRecord);
   }
 
+  /** Writes the table; Postfix reloads when its content changed. */
   function writeTable(): void {
-    writeFileAtomic(table, listsTable(records()), TABLE_MODE);
+    const content = listsTable(records());
+    if (readIfExists(table) !== content) mail.postfixTableWritten();
+    writeFileAtomic(table, content, TABLE_MODE);
     const gid = systemGroupId(ctx.root, 'postfix');
     if (gid !== undefined) giveFile(table, 0, gid);
   }

@@ -45,6 +45,8 @@ const MAILDIR_MODE = 0o700;
 const RECORD_MODE = 0o600;
 
 export interface MailComponent extends Component {
+  /** Notes a table of Postfix's another component wrote (the lists'): Postfix reloads for it. */
+  postfixTableWritten(): void;
   /** Serves one more milter of Berth's (Milters.serve); nothing below another system root. */
   serveMilter(name: string, policy: MilterPolicy, lists?: () => Iterable<string>): Promise<void>;
   /** Learns what each account has waiting in Postfix's queue (its budget: milters.ts). */
@@ -183,7 +185,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       makePrivateDirectory(ctx.path(linux.mailDir));
       tablesWritten(writeTables());
       if (!ctx.live) return;
-      milters ??= await startMilters(ctx, tables);
+      milters ??= await startMilters(ctx, tables, database);
       const certificate = tls ? tls.hostCertificateFile : '/etc/ssl/certs/ssl-cert-snakeoil.pem';
       writeFileAtomic(
         ctx.path(dovecotQueryFile),
@@ -278,6 +280,10 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
           `smtpd_milters=unix:${POLICY_SOCKET},unix:${DKIM_SOCKET}`,
         ].map((option) => `${service}/${option}`),
       ]);
+    },
+
+    postfixTableWritten() {
+      tablesWritten(new Set(['postfix']));
     },
 
     async serveMilter(name, policy, lists) {

@@ -137,6 +137,10 @@ export function dovecotDatabase(path: string, gid: number | undefined) {
       const handle = open();
       return version >= 0 && dataVersion(handle) === version;
     },
+    /** Whether `table` has a row for `login`. */
+    has(table: DovecotTable, login: string): boolean {
+      return open().prepare(`SELECT 1 FROM ${table} WHERE login = ?`).get(login) !== undefined;
+    },
     /** Every row of `table`, by login. */
     rows(table: DovecotTable): Map<string, string> {
       const handle = open();

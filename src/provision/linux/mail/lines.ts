@@ -5,9 +5,6 @@
 // (its hash, from the store, in the record), its own quota and its Maildir at
 // <home>/mail/<domain>/<local>/Maildir; a forwarder is a Postfix virtual alias.
 
-/** The owner a suspended account's domain has in the senders table: no login is named so. */
-const SUSPENDED_SENDER = 'suspended:';
-
 /** Who reads a table file: Postfix (postdrop: sendmail's own part of it) or OpenDKIM. */
 export type TableReader = 'postfix' | 'postdrop' | 'opendkim';
 
@@ -142,12 +139,11 @@ export function accountLines(records: MailDomain[], hash: string): AccountLines 
   /** Every login of the account, any of which may send as any of its domains. */
   const accountLogins = mainFirst.flatMap(logins);
   const domainsOfUser = mainFirst.map((d) => `@${d.domain}`);
-  // A suspended account's domain stays (a hosted domain, guarded on port 25) with no login that
-  // may send as it: a submission session opened before the suspension sends nothing more.
   // A mailbox's address is its own login's to send as (and the account's); its login sends as
-  // nothing else, since no other entry names it.
-  const sendAs = (d: MailDomain, own: string[]) =>
-    mainOf(d).suspended ? SUSPENDED_SENDER : [...own, ...accountLogins].join(', ');
+  // nothing else, since no other entry names it. A suspension leaves the table as it is: its
+  // logins go from Dovecot's, so none logs in, and a submission session opened before it sends
+  // nothing more (the sender-policy milter asks Dovecot's logins); Postfix is not reloaded for it.
+  const sendAs = (own: string[]) => [...own, ...accountLogins].join(', ');
   // A login's password is the account's system password: its hash, from the shadow file.
   const usable = records.filter((d) => !mainOf(d).suspended && !/^[!*]/.test(hash));
   // A mailbox's login is its whole address, with its own password's hash; none while suspended.
@@ -172,8 +168,8 @@ export function accountLines(records: MailDomain[], hash: string): AccountLines 
     ]),
     aliases: lines(records, (d) => safeForwarders(d).map((f) => `${f.local}@${d.domain} ${f.to.join(', ')}`)),
     senders: lines(records, (d) => [
-      ...safeMailboxes(d).map((m) => `${m.local}@${d.domain} ${sendAs(d, [`${m.local}@${d.domain}`])}`),
-      `@${d.domain} ${sendAs(d, [])}`,
+      ...safeMailboxes(d).map((m) => `${m.local}@${d.domain} ${sendAs([`${m.local}@${d.domain}`])}`),
+      `@${d.domain} ${sendAs([])}`,
     ]),
     // What the account's own programs (PHP's mail(), sendmail in a shell) may give as envelope
     // sender with sendmail -f: its login (which Postfix completes with the host name) or an

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { LinuxContext } from '../context.ts';
 import { giveSocket, makeServiceDirectory, readIfExists, removeFile } from '../files.ts';
 import { findSystemUser } from '../passwd.ts';
+import type { DovecotDatabase } from './dovecot-db.ts';
 import { type MilterPolicy, serveMilter } from './milter.ts';
 import {
   listQueue,
@@ -61,10 +62,14 @@ async function postfixOrigin(ctx: LinuxContext): Promise<string> {
   return named || setting('myhostname');
 }
 
-/** The milters' directories and Berth's milters, served; `tables` are the Postfix tables they read. */
+/**
+ * The milters' directories and Berth's milters, served; `tables` are the Postfix tables they read,
+ * `logins` Dovecot's (dovecot-db.ts).
+ */
 export async function startMilters(
   ctx: LinuxContext,
   tables: { senders: string; localSenders: string },
+  logins: DovecotDatabase,
 ): Promise<Milters> {
   const { linux, config } = ctx;
   const postfix = findSystemUser(ctx.root, 'postfix');
@@ -101,6 +106,7 @@ export async function startMilters(
 
   const senders = senderPolicy({
     senders: () => parseSenders(readIfExists(tables.senders) ?? ''),
+    mayLogIn: (login) => logins.has('logins', login.toLowerCase()),
     spfPasses: spfChecker(linux.mailDnsServer, config.hostName),
     isOwnAddress: serverAddress,
   });

@@ -168,6 +168,12 @@ export function namedDomains(value: string): string[] {
 export interface SenderPolicyOptions {
   /** The senders table as it is now (read afresh: the mail component rewrites it on every change). */
   senders(): SenderTable;
+  /**
+   * Whether `login` (Postfix's SASL user name: an account's user or a mailbox's address) may log
+   * in now: listed in Dovecot's logins, which a suspension or removal takes it out of. A session
+   * that logged in before sends nothing more once it may not.
+   */
+  mayLogIn(login: string): boolean;
   /** Whether SPF passes for `sender` (an address) from `ip`, which said `helo`. */
   spfPasses(sender: string, ip: string, helo: string): Promise<'pass' | 'fail' | 'temperror'>;
   /**
@@ -217,6 +223,7 @@ export function senderPolicy(options: SenderPolicyOptions): MilterPolicy {
         return sender === '' ? CONTINUE : spfFor(envelope, [domainOf(sender)], 'sender domain');
       const login = envelope.macros.get('auth_authen') ?? '';
       if (login === '') return refuse('530 5.7.0 Authentication required');
+      if (!options.mayLogIn(login)) return refuse(`550 5.7.1 ${login} may no longer log in`);
       if (sender === '') return refuse('550 5.7.1 A null sender is not accepted from a login');
       if (!mayUse(login, sender)) return refuse(`553 5.7.1 ${login} may not send as <${sender}>`);
       return CONTINUE;
@@ -233,6 +240,7 @@ export function senderPolicy(options: SenderPolicyOptions): MilterPolicy {
         );
       }
       const login = envelope.macros.get('auth_authen') ?? '';
+      if (!options.mayLogIn(login)) return refuse(`550 5.7.1 ${login} may no longer log in`);
       if (froms.length !== 1)
         return refuse(`550 5.7.1 A message needs exactly one From header (${froms.length})`);
       const addresses = fromAddresses(froms[0]!.value);

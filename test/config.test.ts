@@ -97,6 +97,10 @@ describe('configuration', () => {
     for (const [toml, message] of [
       ['drivr = "linux"', `${file}: unknown key drivr`],
       ['[linux]\nhttp_prot = 80', `${file}: unknown key linux.http_prot`],
+      [
+        '[linux]\nreload_imap = ["/usr/bin/doveadm", "reload"]',
+        `${file}: linux.reload_imap is no longer used: Dovecot reads its logins from a database and is never reloaded; remove it`,
+      ],
       ['[mail]\nport = 25', `${file}: unknown section [mail]`],
       ['driver = "docker"', `${file}: driver must be one of "record", "linux"`],
       ['port = "5555"', `${file}: port must be a whole number`],

@@ -184,6 +184,14 @@ function readWebhook(hook: unknown, where: string): Webhook {
   };
 }
 
+/** Keys an earlier Berth knew and this one has no use for: what to do about each. */
+const RETIRED: Record<string, string> = {
+  'linux.reload_imap':
+    'is no longer used: Dovecot reads its logins from a database and is never reloaded; remove it',
+  'linux.dovecot_pid_file':
+    'is no longer used: Dovecot reads its logins from a database and is never reloaded; remove it',
+};
+
 /** berth.toml as overrides: every key known, every value usable, or a ConfigError naming both. */
 export function fromFile(path: string): ConfigOverrides {
   if (!existsSync(path)) return {};
@@ -196,6 +204,7 @@ export function fromFile(path: string): ConfigOverrides {
   const out: Record<string, unknown> = {};
   const set = (key: string, value: unknown) => {
     const setting = SETTINGS[key];
+    if (!setting && RETIRED[key]) throw new ConfigError(`${path}: ${key} ${RETIRED[key]}`);
     if (!setting) throw new ConfigError(`${path}: unknown key ${key}`);
     const [field, read] = setting;
     let parsed: unknown;

@@ -167,6 +167,42 @@ describe('mail tables', () => {
     assert.equal(kept.loginHash('bea'), null);
   });
 
+  it('give no login to an account whose password is locked or empty (passwd -d), and write the rest', () => {
+    const { root, ctx } = systemRoot();
+    const kept = mailTables(ctx);
+    const shape = {
+      kind: undefined,
+      quota: null,
+      suspended: false,
+      signed: false,
+      mailboxes: [],
+      forwarders: [],
+    };
+    for (const [user, hash] of [
+      ['ann', ''],
+      ['bea', `!${HASH}`],
+      ['cy', HASH],
+    ] as const)
+      kept.putRecord(
+        `${user}.example`,
+        text(mailDomain(`${user}.example`, { ...shape, user })),
+        0o600,
+        new Map([[user, hash]]),
+      );
+    assert.equal(dovecotRows(root, 'logins'), `cy\t${HASH}\tcy\ncy@cy.example\t${HASH}\tcy\n`);
+    // Every account is still a user mail is delivered to; a fresh start writes the same rows.
+    assert.match(dovecotRows(root, 'users'), /^ann\t/m);
+    const fresh = mailTables(ctx);
+    fresh.writeTables(
+      new Map([
+        ['ann', ''],
+        ['bea', `!${HASH}`],
+      ]),
+    );
+    fresh.database.close();
+    assert.equal(dovecotRows(root, 'logins'), `cy\t${HASH}\tcy\ncy@cy.example\t${HASH}\tcy\n`);
+  });
+
   it('write again a table changed on disk, and take up a record another process wrote', () => {
     const { root, ctx } = systemRoot();
     const kept = mailTables(ctx);

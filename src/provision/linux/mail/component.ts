@@ -41,6 +41,7 @@ import { ORIGINATING } from './sender-policy.ts';
 import { dovecotDatabasePath, mailTables } from './tables.ts';
 
 const MAILDIR_MODE = 0o700;
+const DOVECOT_SQLITE = '/usr/lib/dovecot/modules/libdriver_sqlite.so';
 /** The records of mail domains, and their directory: root's alone. */
 const RECORD_MODE = 0o600;
 
@@ -182,6 +183,12 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     services: [mail],
 
     async prepare() {
+      // Dovecot reads the logins through its SQLite driver (Debian's dovecot-sqlite): without it,
+      // Berth does not start, and nothing is changed.
+      if (ctx.live && !existsSync(ctx.path(DOVECOT_SQLITE)))
+        throw new Error(
+          `the mail component needs Dovecot's SQLite driver (${DOVECOT_SQLITE}: dovecot-sqlite)`,
+        );
       makePrivateDirectory(ctx.path(linux.mailDir));
       tablesWritten(writeTables());
       if (!ctx.live) return;
@@ -297,8 +304,9 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     async close() {
       const served = milters;
       milters = null;
-      database.close();
+      // The milters first: they ask the database.
       await served?.close();
+      database.close();
     },
 
     create: (account, _origin, objects) =>
@@ -399,7 +407,13 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       const recordFiles = existsSync(ctx.path(linux.mailDir))
         ? readdirSync(ctx.path(linux.mailDir)).map((name) => join(linux.mailDir, name))
         : [];
-      const tableFiles = [...Object.values(tableNames), dovecotDatabasePath(ctx)];
+      const rows = dovecotDatabasePath(ctx);
+      const tableFiles = [
+        ...Object.values(tableNames),
+        ...[rows, `${rows}-wal`, `${rows}-shm`, dovecotQueryFile].filter((path) =>
+          existsSync(ctx.path(path)),
+        ),
+      ];
       for (const path of [linux.mailDir, ...recordFiles, ...tableFiles]) {
         const real = ctx.path(path);
         const mode = lstatSync(real, { throwIfNoEntry: false })?.mode ?? 0;

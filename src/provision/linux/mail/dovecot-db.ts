@@ -125,9 +125,13 @@ export function dovecotDatabase(path: string, gid: number | undefined) {
     version = dataVersion(handle);
   }
 
-  /** The log copied into the database and emptied. */
+  /** Whether the log still holds rows that went (a checkpoint a reader kept from finishing). */
+  let unforgotten = false;
+
+  /** The log copied into the database and emptied (else again after the next commit). */
   function forget(handle: DatabaseSync): void {
-    handle.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    const { busy } = handle.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get() as { busy: number };
+    unforgotten = busy !== 0;
   }
 
   return {
@@ -174,7 +178,7 @@ export function dovecotDatabase(path: string, gid: number | undefined) {
         for (const login of gone) statements!.remove[table].run(login);
         for (const row of put) statements!.put[table].run(...valuesOf(table, row));
       });
-      if (gone.length > 0) forget(handle);
+      if (gone.length > 0 || unforgotten) forget(handle);
       return true;
     },
     /**
@@ -192,7 +196,7 @@ export function dovecotDatabase(path: string, gid: number | undefined) {
           for (const row of put.values()) statements!.put[table].run(...valuesOf(table, row));
         }
       });
-      if (removed) forget(handle);
+      if (removed || unforgotten) forget(handle);
     },
     close(): void {
       db?.close();

@@ -145,7 +145,8 @@ export function accountLines(records: MailDomain[], hash: string): AccountLines 
   // nothing more (the sender-policy milter asks Dovecot's logins); Postfix is not reloaded for it.
   const sendAs = (own: string[]) => [...own, ...accountLogins].join(', ');
   // A login's password is the account's system password: its hash, from the shadow file.
-  const usable = records.filter((d) => !mainOf(d).suspended && !/^[!*]/.test(hash));
+  // None for a locked password (`!`, `*`) or none at all (`passwd -d`): no login without one.
+  const usable = records.filter((d) => !mainOf(d).suspended && hash !== '' && !/^[!*]/.test(hash));
   // A mailbox's login is its whole address, with its own password's hash; none while suspended.
   const mailboxLogins = (d: MailDomain) =>
     mainOf(d).suspended

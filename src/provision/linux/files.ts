@@ -264,6 +264,21 @@ export function removeFile(path: string): void {
   rmSync(path, { force: true });
 }
 
+/**
+ * Makes `path` (and its missing parents) a file of root's and `gid`'s with `mode`, empty when it
+ * was missing and as it was otherwise, never through a link: a database another program fills.
+ */
+export function keepFile(path: string, mode: number, gid?: number): void {
+  makeDirectory(dirname(path));
+  const fd = openSync(path, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+  try {
+    if (gid !== undefined) fchownSync(fd, 0, gid);
+    fchmodSync(fd, mode);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** What writeFileAtomic writes before its rename: a name no other file has. */
 const TEMPORARY = /^\.[0-9a-f]{12}\.tmp$/;
 

@@ -20,14 +20,21 @@
 // The holder's mailboxes and forwarders (mailboxes.ts) are in the record of their domain: a
 // mailbox logs in with its whole address and its own password, has its own quota and its Maildir
 // under the account's home; a forwarder is a Postfix virtual alias.
-import { existsSync, lstatSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Account } from '../../../store/accounts.ts';
 import type { AccountObjects } from '../../../store/objects.ts';
 import { StepRefused } from '../../driver.ts';
 import { type Component, type LinuxContext, type LinuxStep, sitesOf, strayFiles } from '../context.ts';
 import { dkimKeyFile, signsMail } from '../dns/dkim.ts';
-import { domainFile, giveFile, makePrivateDirectory, readIfExists, writeFileAtomic } from '../files.ts';
+import {
+  domainFile,
+  giveFile,
+  makePrivateDirectory,
+  readIfExists,
+  removeFile,
+  writeFileAtomic,
+} from '../files.ts';
 import { findSystemUser, systemGroupId } from '../passwd.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
@@ -213,8 +220,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       // A Dovecot already running with another configuration (an older Berth's, whose logins were
       // passwd-files) takes this one; one not running reads it when it starts.
       if (was !== now) await runner.run(['/usr/bin/doveadm', 'reload']).catch(() => {});
-      for (const old of ['logins', 'users'])
-        rmSync(ctx.path(join(linux.dovecotMapDir, old)), { force: true });
+      for (const old of ['logins', 'users']) removeFile(ctx.path(join(linux.dovecotMapDir, old)));
       writeFileAtomic(
         ctx.path('/etc/opendkim.conf'),
         render('mail/opendkim.conf', {

@@ -14,10 +14,9 @@
 // is emptied: a removed account leaves none of its names or hashes in the files. Never VACUUM:
 // it changes the schema, and Dovecot's first lookup after it fails ("database schema has
 // changed"), a delivery then kept back for five minutes.
-import { closeSync, constants, fchmodSync, fchownSync, openSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { lstatSync } from 'node:fs';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { makeDirectory } from '../files.ts';
+import { keepFile } from '../files.ts';
 
 export type DovecotTable = 'logins' | 'users';
 
@@ -75,24 +74,17 @@ export function dovecotDatabase(path: string, gid: number | undefined) {
   } | null = null;
 
   function open(): DatabaseSync {
-    const now = statSync(path, { bigint: true, throwIfNoEntry: false })?.ino ?? 0n;
+    const now = lstatSync(path, { bigint: true, throwIfNoEntry: false })?.ino ?? 0n;
     if (db && now === inode) return db;
     db?.close();
-    makeDirectory(dirname(path));
     // Never through a link (the directory is root's; no account can plant one there, still).
-    const fd = openSync(path, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
-    try {
-      if (gid !== undefined) fchownSync(fd, 0, gid);
-      fchmodSync(fd, 0o640);
-    } finally {
-      closeSync(fd);
-    }
+    keepFile(path, 0o640, gid);
     db = new DatabaseSync(path);
     db.exec(
       'PRAGMA secure_delete = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA temp_store = MEMORY; PRAGMA busy_timeout = 5000;',
     );
     db.exec(SCHEMA);
-    inode = statSync(path, { bigint: true }).ino;
+    inode = lstatSync(path, { bigint: true }).ino;
     const each = (make: (table: DovecotTable) => string) =>
       Object.fromEntries(
         (Object.keys(COLUMNS) as DovecotTable[]).map((t) => [t, db!.prepare(make(t))]),

@@ -90,6 +90,18 @@ function mailDomain(domain: string, r: Shape): MailDomain {
 
 const text = (r: MailDomain | null) => r && `${JSON.stringify(r, null, 2)}\n`;
 
+/** A plain record: no quota, suspension, key, mailbox or forwarder. */
+const plain = (domain: string, user: string, kind?: 'addon') =>
+  mailDomain(domain, {
+    user,
+    kind,
+    quota: null,
+    suspended: false,
+    signed: false,
+    mailboxes: [],
+    forwarders: [],
+  });
+
 describe('mail tables', () => {
   it('changed one record at a time are what writing them whole from every record makes', () => {
     fc.assert(
@@ -137,21 +149,7 @@ describe('mail tables', () => {
     const { ctx } = systemRoot();
     const kept = mailTables(ctx);
     const put = (domain: string, user: string, kind?: 'addon') =>
-      kept.putRecord(
-        domain,
-        text(
-          mailDomain(domain, {
-            user,
-            kind,
-            quota: null,
-            suspended: false,
-            signed: false,
-            mailboxes: [],
-            forwarders: [],
-          }),
-        ),
-        0o600,
-      );
+      kept.putRecord(domain, text(plain(domain, user, kind)), 0o600);
     put('cy.example', 'cy');
     put('ann.example', 'ann');
     put('ann-shop.example', 'ann', 'addon');
@@ -170,25 +168,12 @@ describe('mail tables', () => {
   it('give no login to an account whose password is locked or empty (passwd -d), and write the rest', () => {
     const { root, ctx } = systemRoot();
     const kept = mailTables(ctx);
-    const shape = {
-      kind: undefined,
-      quota: null,
-      suspended: false,
-      signed: false,
-      mailboxes: [],
-      forwarders: [],
-    };
     for (const [user, hash] of [
       ['ann', ''],
       ['bea', `!${HASH}`],
       ['cy', HASH],
     ] as const)
-      kept.putRecord(
-        `${user}.example`,
-        text(mailDomain(`${user}.example`, { ...shape, user })),
-        0o600,
-        new Map([[user, hash]]),
-      );
+      kept.putRecord(`${user}.example`, text(plain(`${user}.example`, user)), 0o600, new Map([[user, hash]]));
     assert.equal(dovecotRows(root, 'logins'), `cy\t${HASH}\tcy\ncy@cy.example\t${HASH}\tcy\n`);
     // Every account is still a user mail is delivered to; a fresh start writes the same rows.
     assert.match(dovecotRows(root, 'users'), /^ann\t/m);
@@ -207,18 +192,7 @@ describe('mail tables', () => {
     const { root, ctx } = systemRoot();
     const kept = mailTables(ctx);
     const other = mailTables(ctx);
-    const r = (domain: string, user: string) =>
-      text(
-        mailDomain(domain, {
-          user,
-          kind: undefined,
-          quota: null,
-          suspended: false,
-          signed: false,
-          mailboxes: [],
-          forwarders: [],
-        }),
-      );
+    const r = (domain: string, user: string) => text(plain(domain, user));
     kept.putRecord('ann.example', r('ann.example', 'ann'), 0o600);
     writeFileSync(kept.tables.domains, 'evil.example OK\n');
     other.putRecord('bea.example', r('bea.example', 'bea'), 0o600);

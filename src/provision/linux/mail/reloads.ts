@@ -66,14 +66,15 @@ export function mailReloads(ctx: LinuxContext): {
     if (linux.reloadMail.length > 0) await run(linux.reloadMail);
     else if (master) signalProgram(master, 'master', "Postfix's master", linux.postfixPidFile, 'SIGHUP');
     if (!master) return;
-    await waitFor(
-      'Postfix to take the new tables',
-      () => {
-        const now = childrenOf(master);
-        return before.every((pid) => !now.includes(pid));
-      },
-      2_000,
-    ).catch(() => {});
+    const lingering = () => {
+      const now = childrenOf(master);
+      return before.filter((pid) => now.includes(pid));
+    };
+    await waitFor('Postfix to take the new tables', () => lingering().length === 0, 2_000).catch(() => {
+      // Said, so that what keeps a reload waiting can be found.
+      const left = lingering().map((pid) => `${processName(pid)} (${pid})`);
+      if (left.length > 0) process.emitWarning(`Postfix's ${left.join(', ')} still ran 2 s after its reload`);
+    });
   }
 
   /** A reload by `command` when one is configured, else `signal` to the process `pidFile` names. */

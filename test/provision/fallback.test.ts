@@ -72,6 +72,35 @@ describe('fallback certificates', () => {
     );
   });
 
+  it('name a domain past 64 characters in the critical alternative names alone, as RFC 5280 asks', async () => {
+    const host = `${'h'.repeat(60)}.example.net`;
+    const ca = await makeFallbackCa(host);
+    const long = `${'a'.repeat(63)}.${'b'.repeat(20)}.example`;
+    const chain = await issueFallback(ca, [long]);
+    writeFileSync(join(dir, 'long-ca.pem'), ca.certPem);
+    writeFileSync(join(dir, 'long.pem'), chain);
+    assert.equal(
+      openssl('verify', '-x509_strict', '-CAfile', join(dir, 'long-ca.pem'), join(dir, 'long.pem')),
+      `${join(dir, 'long.pem')}: OK\n`,
+    );
+    const text = openssl('x509', '-in', join(dir, 'long.pem'), '-noout', '-text');
+    assert.match(text, /Subject: *\n/);
+    assert.match(text, /X509v3 Subject Alternative Name: critical\n\s+DNS:a{63}\.b{20}\.example/);
+    const issuer = new X509Certificate(ca.certPem).subject;
+    assert.equal(issuer, `CN=${`Berth fallback CA ${host}`.slice(0, 64)}`);
+  });
+
+  it('refuse DER that is cut short or runs past its parent, and times X.509 cannot hold', () => {
+    for (const bytes of [
+      [0x30, 0x82, 0x01],
+      [0x30, 0x03, 0x30, 0x84, 0x00],
+      [0x30, 0x02, 0x04, 0x03, 0x41, 0x42, 0x43],
+    ])
+      assert.throws(() => elements(Buffer.from(bytes)), /DER/, Buffer.from(bytes).toString('hex'));
+    assert.throws(() => time(new Date('1949-12-31T23:59:59Z')), /no X\.509 time/);
+    assert.equal(contentOf(integer(Buffer.alloc(0))).toString('hex'), '00');
+  });
+
   it('write DER lengths, integers and times as X.690 and RFC 5280 ask, and read them back', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 70_000 }), (length) => {

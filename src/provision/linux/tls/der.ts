@@ -27,9 +27,12 @@ export function bitString(bytes: Uint8Array, bits = bytes.length * 8): Buffer {
   return der(0x03, Buffer.from([bytes.length * 8 - bits]), bytes);
 }
 
-/** A non-negative INTEGER given as its big-endian bytes (or a small number). */
+/** A non-negative INTEGER given as its big-endian bytes (none: zero) or a small number. */
 export function integer(value: Uint8Array | number): Buffer {
+  if (typeof value === 'number' && !(Number.isSafeInteger(value) && value >= 0))
+    throw new Error(`DER: ${value} is not a non-negative integer`);
   let bytes = typeof value === 'number' ? numberBytes(value) : Buffer.from(value);
+  if (bytes.length === 0) bytes = Buffer.from([0]);
   while (bytes.length > 1 && bytes[0] === 0 && bytes[1]! < 0x80) bytes = bytes.subarray(1);
   if (bytes[0]! >= 0x80) bytes = Buffer.concat([Buffer.from([0]), bytes]);
   return der(0x02, bytes);
@@ -44,6 +47,8 @@ function numberBytes(value: number): Buffer {
 /** An OBJECT IDENTIFIER from its dotted form. */
 export function oid(dotted: string): Buffer {
   const [first, second, ...rest] = dotted.split('.').map(Number);
+  if ([first, second, ...rest].some((arc) => !Number.isSafeInteger(arc) || arc! < 0))
+    throw new Error(`DER: ${dotted} is not an object identifier this encoder writes`);
   const bytes: number[] = [];
   for (const arc of [first! * 40 + second!, ...rest]) {
     const group = [arc & 0x7f];
@@ -56,6 +61,8 @@ export function oid(dotted: string): Buffer {
 
 /** A time as X.509 wants it: UTCTime through 2049, GeneralizedTime from 2050 (RFC 5280 4.1.2.5). */
 export function time(date: Date): Buffer {
+  const year = date.getUTCFullYear();
+  if (!(year >= 1950 && year <= 9999)) throw new Error(`DER: no X.509 time for ${date.toISOString()}`);
   const iso = date.toISOString();
   const digits = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}Z`;
   return date.getUTCFullYear() < 2050
@@ -70,6 +77,7 @@ export function elements(value: Uint8Array): Buffer[] {
   const found: Buffer[] = [];
   for (let at = start; at < end; ) {
     const element = extent(bytes, at);
+    if (element.end > end) throw new Error('DER: an element runs past its parent');
     found.push(bytes.subarray(at, element.end));
     at = element.end;
   }
@@ -92,6 +100,7 @@ function extent(bytes: Buffer, at: number): { start: number; end: number } {
   if (first >= 0x80) {
     const count = first & 0x7f;
     if (count === 0 || count > 4) throw new Error('DER: a length of an unsupported form');
+    if (start + count > bytes.length) throw new Error('DER: a value is cut short');
     length = 0;
     for (let i = 0; i < count; i++) length = length * 256 + bytes[start + i]!;
     start += count;

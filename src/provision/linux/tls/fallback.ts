@@ -42,8 +42,12 @@ export interface FallbackCa {
   keyPem: string;
 }
 
-/** A name of one common name (`CN=<cn>`). */
-const commonName = (cn: string) => sequence(set(sequence(oid('2.5.4.3'), utf8String(cn))));
+/** RFC 5280's upper bound on a common name. */
+const COMMON_NAME_LIMIT = 64;
+
+/** A name of one common name (`CN=<cn>`); an empty name for one past the bound. */
+const commonName = (cn: string) =>
+  cn.length > COMMON_NAME_LIMIT ? sequence() : sequence(set(sequence(oid('2.5.4.3'), utf8String(cn))));
 
 /** An extension: its OID, critical or not, and its value's DER. */
 const extension = (id: string, critical: boolean, value: Buffer) =>
@@ -109,7 +113,8 @@ const keyPemOf = (key: KeyObject) => key.export({ type: 'pkcs8', format: 'pem' }
 
 export async function makeFallbackCa(hostName: string, now = new Date()): Promise<FallbackCa> {
   const { publicKey, privateKey } = await newKeys();
-  const name = commonName(`Berth fallback CA ${hostName}`);
+  // A CA's name is never empty: a long host name is cut to the bound.
+  const name = commonName(`Berth fallback CA ${hostName}`.slice(0, COMMON_NAME_LIMIT));
   const certPem = certificate(
     name,
     keyIdentifier(publicKey),
@@ -138,6 +143,7 @@ function parse(ca: FallbackCa): { subject: Buffer; key: KeyObject; keyId: Buffer
   const subject = fields[fields[0]![0] === 0xa0 ? 5 : 4];
   if (!subject) throw new Error('the fallback CA certificate has no subject');
   const key = createPrivateKey(ca.keyPem);
+  if (key.asymmetricKeyType !== 'ec') throw new Error('the fallback CA key is not an EC key');
   parsed = { ca, subject, key, keyId: keyIdentifier(createPublicKey(key)) };
   return parsed;
 }
@@ -170,10 +176,11 @@ export async function issueFallback(
 ): Promise<string> {
   const { subject: issuer, key: caKey, keyId } = parse(ca);
   const { publicKey, privateKey } = await newKeys();
+  const subject = commonName(names[0]!);
   const cert = certificate(
     issuer,
     keyId,
-    commonName(names[0]!),
+    subject,
     publicKey,
     { from: new Date(now.getTime() - DAY), to: new Date(now.getTime() + 397 * DAY) },
     [
@@ -182,9 +189,10 @@ export async function issueFallback(
       extension('2.5.29.15', true, bitString(Buffer.from([0x80]), 1)),
       // serverAuth.
       extension('2.5.29.37', false, sequence(oid('1.3.6.1.5.5.7.3.1'))),
+      // With no subject (a name past the bound), the names are the certificate's: critical.
       extension(
         '2.5.29.17',
-        false,
+        subject.length === 2,
         sequence(
           ...names.map((name) =>
             isIP(name) ? implicit(7, addressBytes(name)) : implicit(2, Buffer.from(name, 'ascii')),

@@ -184,12 +184,13 @@ function readWebhook(hook: unknown, where: string): Webhook {
   };
 }
 
+const DOVECOT_NOT_RELOADED =
+  'is no longer used: Dovecot reads its logins from a database and is never reloaded; remove it';
+
 /** Keys an earlier Berth knew and this one has no use for: what to do about each. */
 const RETIRED: Record<string, string> = {
-  'linux.reload_imap':
-    'is no longer used: Dovecot reads its logins from a database and is never reloaded; remove it',
-  'linux.dovecot_pid_file':
-    'is no longer used: Dovecot reads its logins from a database and is never reloaded; remove it',
+  'linux.reload_imap': DOVECOT_NOT_RELOADED,
+  'linux.dovecot_pid_file': DOVECOT_NOT_RELOADED,
 };
 
 /** berth.toml as overrides: every key known, every value usable, or a ConfigError naming both. */

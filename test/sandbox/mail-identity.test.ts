@@ -268,6 +268,8 @@ describe('mail identity in the sandbox', () => {
       '/etc/postfix/berth/senders',
       '/etc/postfix/berth/local-senders',
       '/etc/dovecot/berth/mail.sqlite',
+      '/etc/dovecot/berth/mail.sqlite-wal',
+      '/etc/dovecot/berth/mail.sqlite-shm',
       '/etc/dovecot/berth/sql.conf',
       '/etc/opendkim/berth/keys',
       '/etc/opendkim/berth/signing',

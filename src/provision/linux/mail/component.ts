@@ -7,15 +7,15 @@
 // from sendmail (PHP's mail()) meets Berth's local milter: no other account's domain in From.
 //
 // Each local mail domain (the main domain, and each addon and parked domain, whose mail goes to the
-// same mailbox: tables.ts) has a record in mail_dir; every table (Postfix's domains, mailboxes and
-// senders, Dovecot's logins and users, OpenDKIM's keys and signing table) is written whole from
-// those records (each account's lines kept in memory, made afresh when one of its records changes),
-// never edited line by line, Dovecot's as rows of its database (dovecot-db.ts); a login's password
-// is the account's system password (its hash copied from the shadow file, readable by Dovecot
-// alone). Postfix and OpenDKIM, when their tables changed, are reloaded once per call
-// (reloads.ts); Dovecot reads its rows on every lookup. Suspension takes the account's logins out
-// of the logins table (and the user component locks the password): nothing can log in, but mail
-// still arrives.
+// same mailbox: tables.ts) has a record in mail_dir, and every table comes from those records alone
+// (each account's lines kept in memory, made afresh when one of its records changes): Postfix's
+// domains, mailboxes and senders and OpenDKIM's keys and signing table written whole, never edited
+// line by line; Dovecot's logins and users as the account's rows of its database (dovecot-db.ts).
+// A login's password is the account's system password (its hash copied from the shadow file,
+// readable by Dovecot alone). Postfix and OpenDKIM, when their tables changed, are reloaded once
+// per call (reloads.ts); Dovecot reads its rows on every lookup. Suspension takes the account's
+// logins out of the logins table (and the user component locks the password): nothing can log in,
+// but mail still arrives.
 //
 // The holder's mailboxes and forwarders (mailboxes.ts) are in the record of their domain: a
 // mailbox logs in with its whole address and its own password, has its own quota and its Maildir

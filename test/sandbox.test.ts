@@ -506,6 +506,24 @@ describe('berth sandbox', () => {
       'ls -a /home; cat /etc/postfix/berth/* /etc/dovecot/berth/* /etc/opendkim/berth/*; ls /etc/berth/mail /etc/berth/dkim; getent group berth-shell berth-sftp',
     ]);
     assert.doesNotMatch(left.stdout, /dora|emil/);
+    // Nor does Postfix find them in the tables Berth serves it, asking as it does (postmap exits 1
+    // for a key not found).
+    for (const [table, key] of [
+      ['domains', 'dora.example'],
+      ['mailboxes', 'dora@dora.example'],
+      ['senders', 'dora@dora.example'],
+      ['local-senders', 'dora'],
+      ['local-aliases', 'dora'],
+      ['local-senders', 'emil'],
+    ]) {
+      const found = await exec([
+        '/usr/sbin/postmap',
+        '-q',
+        key!,
+        `socketmap:unix:/var/spool/postfix/berth/tables.sock:${table}`,
+      ]);
+      assert.equal(found.code, 1, `${table} ${key}: ${found.stdout}${found.stderr}`);
+    }
     assert.equal(imap('dora:New-pass-dora-99').ok, false);
     assert.equal(smtpTo(sandbox.smtp_port, 'someone@example.net', 'dora@dora.example', null, 'x\n'), false);
     const doctor = await exec([process.execPath, BERTH, 'doctor', '--data-dir', '/var/lib/berth']);

@@ -147,7 +147,7 @@ export interface LinuxConfig {
   checkZone: string[];
   /** The mail component's record of each local mail domain, from which every mail table is written. */
   mailDir: string;
-  /** Postfix's tables of Berth's domains, mailboxes and senders (texthash). */
+  /** Where the mailing lists' table for Postfix is (Berth serves Postfix its other tables). */
   postfixMapDir: string;
   /** Dovecot's database of Berth's logins and mail users, read by Dovecot on every lookup. */
   dovecotMapDir: string;

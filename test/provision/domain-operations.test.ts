@@ -16,7 +16,7 @@ import { domainsOf } from '../../src/store/domains.ts';
 import { objectsByUser } from '../../src/store/objects.ts';
 import { dnsServer } from '../dns-server.ts';
 import { callForHolder, createAccount, forSuite, refused } from '../helpers.ts';
-import { dovecotRows, linuxSetup, nginxAccepts, siteOf } from './system-root.ts';
+import { dovecotRows, linuxSetup, nginxAccepts, postfixTable, siteOf } from './system-root.ts';
 
 describe('domains added and removed by the holder on the linux driver', () => {
   const h = forSuite(linuxSetup);
@@ -24,7 +24,7 @@ describe('domains added and removed by the holder on the linux driver', () => {
   const read = (path: string) => readFileSync(file(path), 'utf8');
   const siteRoot = (domain: string) => siteOf(h.root, domain)?.root;
   const zone = (domain: string) => read(`etc/bind/zones/${domain}.db`);
-  const table = (name: string) => read(`etc/postfix/berth/${name}`);
+  const table = (name: string) => postfixTable(h.root, name);
   const add = (params: Record<string, string>) => callForHolder(h, 'uma', 'add_domain', params);
   const remove = (domain: string) => callForHolder(h, 'uma', 'remove_domain', { domain });
   /** What add_domain refused with, as code and parameter. */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type Domain, domainsOf, insertDomain } from '../../src/store/domains.ts';
 import { callCreateacct, forSuite } from '../helpers.ts';
-import { linuxSetup, nginxAccepts, siteOf } from './system-root.ts';
+import { linuxSetup, nginxAccepts, postfixTable, siteOf } from './system-root.ts';
 
 const at = new Date('2026-04-05T06:07:08.000Z');
 
@@ -86,7 +86,7 @@ describe('the domains of an account on the linux driver', () => {
     for (const domain of ['olga-shop.example', 'olga.example.net'])
       assert.ok(zone(domain).includes(key), domain);
     // Each is a mail domain of its own, delivering to the account's one mailbox.
-    const tables = (name: string) => readFileSync(file(`etc/postfix/berth/${name}`), 'utf8');
+    const tables = (name: string) => postfixTable(h.root, name);
     for (const domain of ['olga-shop.example', 'olga.example.net']) {
       assert.match(tables('domains'), new RegExp(`^${domain.replaceAll('.', '\\.')} OK$`, 'm'));
       assert.match(

@@ -35,6 +35,7 @@ import {
   type LinuxHarness,
   linuxSetup,
   nginxAccepts,
+  postfixTable,
 } from './system-root.ts';
 
 /** Every file below the root with its content, to prove that a failed call leaves no trace. */
@@ -68,6 +69,8 @@ describe('the linux driver through a whole account lifecycle', () => {
   let uid = 0;
   const file = (path: string) => join(h.root, path);
   const lines = (path: string) => readFileSync(file(path), 'utf8').split('\n').filter(Boolean);
+  /** Postfix's table `name`, a line each. */
+  const table = (name: string) => postfixTable(h.root, name).split('\n').filter(Boolean);
   const dovecot = (table: 'logins' | 'users') => dovecotRows(h.root, table).split('\n').filter(Boolean);
   /** The users /etc/group lists in a group. */
   const members = (group: string) =>
@@ -262,24 +265,17 @@ describe('the linux driver through a whole account lifecycle', () => {
   });
 
   it('accepts the domain for mail, lists both logins with the system hash, signs with the zone key, and jails the shell', () => {
-    assert.deepEqual(lines('etc/postfix/berth/domains'), ['alice.example.com OK']);
-    assert.deepEqual(lines('etc/postfix/berth/mailboxes'), ['alice@alice.example.com OK']);
-    assert.deepEqual(lines('etc/postfix/berth/senders'), [
-      '@alice.example.com alice, alice@alice.example.com',
-    ]);
+    assert.deepEqual(table('domains'), ['alice.example.com OK']);
+    assert.deepEqual(table('mailboxes'), ['alice@alice.example.com OK']);
+    assert.deepEqual(table('senders'), ['@alice.example.com alice, alice@alice.example.com']);
     // sendmail -f from the account's own programs: its login, or an address of its domain.
-    assert.deepEqual(lines('etc/postfix/berth/local-senders'), ['alice alice, @alice.example.com']);
+    assert.deepEqual(table('local-senders'), ['alice alice, @alice.example.com']);
     // Local mail to the account's user goes to its mailbox, never to /var/mail.
-    assert.deepEqual(lines('etc/postfix/berth/local-aliases'), ['alice alice@alice.example.com']);
+    assert.deepEqual(table('local-aliases'), ['alice alice@alice.example.com']);
     const hash = shadowPassword(h.root, 'alice');
     assert.deepEqual(dovecot('logins'), [`alice\t${hash}\talice`, `alice@alice.example.com\t${hash}\talice`]);
     // Every table lists the tenants: root's, and readable by its service's group alone.
     for (const table of [
-      'etc/postfix/berth/domains',
-      'etc/postfix/berth/mailboxes',
-      'etc/postfix/berth/senders',
-      'etc/postfix/berth/local-senders',
-      'etc/postfix/berth/local-aliases',
       'etc/dovecot/berth/mail.sqlite',
       'etc/opendkim/berth/keys',
       'etc/opendkim/berth/signing',
@@ -347,16 +343,10 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.match(shadowPassword(h.root, 'alice')!, /^!\$6\$/);
     assert.equal(findSystemUser(h.root, 'alice')?.shell, '/usr/sbin/nologin');
     assert.deepEqual(dovecot('logins'), [], 'no mail login while suspended');
-    assert.deepEqual(
-      lines('etc/postfix/berth/mailboxes'),
-      ['alice@alice.example.com OK'],
-      'mail still arrives',
-    );
+    assert.deepEqual(table('mailboxes'), ['alice@alice.example.com OK'], 'mail still arrives');
     // Postfix's tables stay as they were: no login logs in to send, and the sender-policy milter
     // refuses a session already open, since Dovecot lists none of the account's logins.
-    assert.deepEqual(lines('etc/postfix/berth/senders'), [
-      '@alice.example.com alice, alice@alice.example.com',
-    ]);
+    assert.deepEqual(table('senders'), ['@alice.example.com alice, alice@alice.example.com']);
     assert.deepEqual(members('berth-suspended'), ['alice']);
     // Its sites answer 503 while its suspension file exists; the configuration is unchanged.
     assert.equal(existsSync(flag), true);
@@ -370,9 +360,7 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.equal((await h.call('unsuspendacct', { user: 'alice' })).statusCode, 200);
     assert.equal(verifySha512Crypt('Alice-pass-3', shadowPassword(h.root, 'alice')!), true);
     assert.equal(dovecot('logins').length, 2);
-    assert.deepEqual(lines('etc/postfix/berth/senders'), [
-      '@alice.example.com alice, alice@alice.example.com',
-    ]);
+    assert.deepEqual(table('senders'), ['@alice.example.com alice, alice@alice.example.com']);
     assert.deepEqual(members('berth-suspended'), []);
     assert.equal(findSystemUser(h.root, 'alice')?.shell, '/etc/berth/confine');
     assert.equal(existsSync(flag), false);
@@ -472,7 +460,7 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.doesNotMatch(zone, /_domainkey/);
     execFileSync('/usr/bin/named-checkzone', ['-q', 'bob.example', file('etc/bind/zones/bob.example.db')]);
     // mailserver=remote: this server does not take the domain's mail, nor has a mailbox for it.
-    assert.doesNotMatch(readFileSync(file('etc/postfix/berth/domains'), 'utf8'), /bob\.example/);
+    assert.doesNotMatch(postfixTable(h.root, 'domains'), /bob\.example/);
     assert.equal(existsSync(file('etc/berth/mail/bob.example.json')), false);
     assert.equal(existsSync(file('home/bob/Maildir')), false);
   });
@@ -502,12 +490,12 @@ describe('the linux driver through a whole account lifecycle', () => {
     rmSync(file('etc/bind/zones/carol.example.db'));
     rmSync(file('etc/berth/mail/carol.example.json'));
     writeFileSync(file('etc/berth/mail/stray.example.json'), '{}', { mode: 0o600 });
-    chmodSync(file('etc/postfix/berth/senders'), 0o644);
+    chmodSync(file('etc/opendkim/berth/signing'), 0o644);
     execFileSync('/usr/sbin/usermod', ['--prefix', h.root, '-G', '', '--', 'carol']);
     mkdirSync(file('var/www/berth-sites/stray.example'));
     execFileSync('/usr/sbin/useradd', ['--prefix', h.root, '-M', '-c', 'Berth ghost.example', '--', 'ghost']);
     assert.deepEqual(await inspect(h.services), [
-      '/etc/postfix/berth/senders: readable by every user (mode 0644)',
+      '/etc/opendkim/berth/signing: readable by every user (mode 0644)',
       'carol: no DNS zone',
       'carol: no mail domain',
       'carol: not in the group berth-sftp',

@@ -36,7 +36,7 @@ describe('mail reloads', () => {
     await mail.service.reload();
     assert.deepEqual(mail.ran, ['/opendkim']);
     mail.ran.length = 0;
-    mail.tablesWritten(new Set(['postdrop']));
+    mail.tablesWritten(new Set(['postfix']));
     mail.tablesWritten(new Set(['opendkim']));
     await mail.service.reload();
     assert.deepEqual(mail.ran, ['/postfix', '/opendkim']);

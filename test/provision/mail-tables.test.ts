@@ -1,6 +1,6 @@
 // The mail tables kept in memory and changed one record at a time are, after any sequence of
 // changes, what writing them whole from every record makes; a table changed on disk, or a record
-// written by another process, is taken up at the next change.
+// written by another process, is taken up at the next change (Postfix's, at the next lookup).
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { LinuxContext } from '../../src/provision/linux/context.ts';
-import type { MailDomain } from '../../src/provision/linux/mail/lines.ts';
+import { type MailDomain, POSTFIX_TABLES } from '../../src/provision/linux/mail/lines.ts';
 import { mailTables } from '../../src/provision/linux/mail/tables.ts';
 import { changeDovecotRows, dovecotRows, mailTablesContext } from './system-root.ts';
 
@@ -131,18 +131,43 @@ describe('mail tables', () => {
           const before = rows();
           const fresh = mailTables(ctx);
           assert.deepEqual([...fresh.writeTables()], []);
+          for (const table of POSTFIX_TABLES) {
+            assert.equal(kept.text(table), fresh.text(table), table);
+            // Every entry is what a lookup answers, by any case of its key; of a key given twice
+            // (an account with two main domains' records), the first.
+            const seen = new Set<string>();
+            for (const line of fresh.text(table).split('\n').filter(Boolean)) {
+              const [key, value] = [line.slice(0, line.indexOf(' ')), line.slice(line.indexOf(' ') + 1)];
+              if (seen.has(key)) continue;
+              seen.add(key);
+              assert.equal(kept.lookup(table, key.toUpperCase()), value, `${table}: ${key}`);
+            }
+          }
           fresh.database.close();
           assert.deepEqual(rows(), before);
         }
+        // What was once a key and is one no more is answered as none.
+        for (const domain of DOMAINS)
+          if (!records.has(domain)) assert.equal(kept.lookup('domains', domain), null, domain);
         const { tables } = kept;
         kept.database.close();
         assert.equal(statSync(kept.database.path).gid, GROUPS.dovecot);
         assert.equal(statSync(kept.database.path).mode & 0o777, 0o640);
-        assert.equal(statSync(tables.localSenders).gid, GROUPS.postdrop);
         assert.equal(statSync(tables.keys).mode & 0o777, 0o640);
+        assert.equal(statSync(tables.keys).gid, GROUPS.opendkim);
       }),
       { numRuns: 60 },
     );
+  });
+
+  it('answer Postfix in a process that has only read the records (the doctor)', () => {
+    const { ctx } = systemRoot();
+    mailTables(ctx).putRecord('ann.example', text(plain('ann.example', 'ann')), 0o600);
+    const doctor = mailTables(ctx);
+    assert.equal(doctor.records().length, 1);
+    assert.equal(doctor.text('domains'), 'ann.example OK\n');
+    assert.equal(doctor.lookup('domains', 'ann.example'), 'OK');
+    doctor.database.close();
   });
 
   it('list the accounts in the order of their names, each account’s records in the order of their files', () => {
@@ -153,14 +178,8 @@ describe('mail tables', () => {
     put('cy.example', 'cy');
     put('ann.example', 'ann');
     put('ann-shop.example', 'ann', 'addon');
-    assert.equal(
-      readFileSync(kept.tables.domains, 'utf8'),
-      'ann-shop.example OK\nann.example OK\ncy.example OK\n',
-    );
-    assert.equal(
-      readFileSync(kept.tables.localSenders, 'utf8'),
-      'ann ann, @ann.example, @ann-shop.example\ncy cy, @cy.example\n',
-    );
+    assert.equal(kept.text('domains'), 'ann-shop.example OK\nann.example OK\ncy.example OK\n');
+    assert.equal(kept.text('localSenders'), 'ann ann, @ann.example, @ann-shop.example\ncy cy, @cy.example\n');
     assert.equal(kept.loginHash('ann'), HASH);
     assert.equal(kept.loginHash('bea'), null);
   });
@@ -192,16 +211,22 @@ describe('mail tables', () => {
     const { root, ctx } = systemRoot();
     const kept = mailTables(ctx);
     const other = mailTables(ctx);
-    const r = (domain: string, user: string) => text(plain(domain, user));
+    const r = (domain: string, user: string) => text({ ...plain(domain, user), dkimKey: `/k/${domain}` });
     kept.putRecord('ann.example', r('ann.example', 'ann'), 0o600);
-    writeFileSync(kept.tables.domains, 'evil.example OK\n');
+    writeFileSync(kept.tables.signing, '*@evil.example default._domainkey.evil.example\n');
     other.putRecord('bea.example', r('bea.example', 'bea'), 0o600);
-    assert.equal(readFileSync(kept.tables.domains, 'utf8'), 'ann.example OK\nbea.example OK\n');
-    kept.putRecord('cy.example', r('cy.example', 'cy'), 0o600);
-    assert.equal(
-      readFileSync(kept.tables.domains, 'utf8'),
-      'ann.example OK\nbea.example OK\ncy.example OK\n',
+    // The records read (as the doctor reads them) are not yet the tables made from them.
+    assert.deepEqual(
+      kept.records().map((record) => record.domain),
+      ['ann.example', 'bea.example'],
     );
+    // Postfix's answer at once, the next lookup after another process wrote.
+    assert.equal(kept.lookup('domains', 'bea.example'), 'OK');
+    assert.equal(kept.lookup('senders', '@bea.example'), 'bea, bea@bea.example');
+    kept.putRecord('cy.example', r('cy.example', 'cy'), 0o600);
+    assert.equal(kept.text('domains'), 'ann.example OK\nbea.example OK\ncy.example OK\n');
+    assert.doesNotMatch(readFileSync(kept.tables.signing, 'utf8'), /evil/);
+    assert.match(readFileSync(kept.tables.signing, 'utf8'), /^\*@bea\.example /m);
     // Dovecot's rows deleted by another process: the next change writes every row again.
     changeDovecotRows(root, 'DELETE FROM users');
     kept.putRecord('zz.example', r('zz.example', 'cy'), 0o600);

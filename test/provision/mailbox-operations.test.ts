@@ -22,7 +22,7 @@ import { inspect, recoverInterruptedCalls } from '../../src/operations/maintenan
 import { findSystemUser } from '../../src/provision/linux/passwd.ts';
 import { mailboxesOf } from '../../src/store/mailboxes.ts';
 import { callForHolder, createAccount, forSuite, refused } from '../helpers.ts';
-import { changeDovecotRows, dovecotRows, linuxSetup } from './system-root.ts';
+import { changeDovecotRows, dovecotRows, linuxSetup, postfixTable } from './system-root.ts';
 
 const SECRET = 'Mailbox-Secret-7';
 
@@ -30,7 +30,7 @@ describe('mailboxes and forwarders made by the holder on the linux driver', () =
   const h = forSuite(linuxSetup);
   const file = (path: string) => join(h.root, path);
   const read = (path: string) => readFileSync(file(path), 'utf8');
-  const postfix = (name: string) => read(`etc/postfix/berth/${name}`);
+  const postfix = (name: string) => postfixTable(h.root, name);
   const dovecot = (table: 'logins' | 'users') => dovecotRows(h.root, table);
   const call = (op: string, params: Record<string, string>) => callForHolder(h, 'mia', op, params);
   const refusedWith = async (promise: Promise<unknown>) => {

@@ -17,6 +17,9 @@ import { sha512Crypt } from '../../src/auth/sha512-crypt.js';
 import type { Config, LinuxConfig } from '../../src/config/index.ts';
 import type { LinuxContext } from '../../src/provision/linux/context.ts';
 import { linuxDriver } from '../../src/provision/linux/driver.ts';
+import type { PostfixTable } from '../../src/provision/linux/mail/lines.ts';
+import { TABLE_NAMES } from '../../src/provision/linux/mail/socketmap.ts';
+import { mailTables } from '../../src/provision/linux/mail/tables.ts';
 import { type CommandRunner, execRunner } from '../../src/provision/linux/run.ts';
 import { type Harness, setup, tempDir } from '../helpers.ts';
 
@@ -179,6 +182,21 @@ export function mailTablesContext(root: string): LinuxContext {
     opendkimMapDir: '/etc/opendkim/berth',
   } as LinuxConfig;
   return { linux, root, live: false, path: (p: string) => join(root, p) } as unknown as LinuxContext;
+}
+
+/**
+ * Postfix's table by the name main.cf gives it (`senders`, `local-senders`), as Berth serves it
+ * from the mail records below `root`: `key value` a line.
+ */
+export function postfixTable(root: string, name: string): string {
+  const tables = mailTables(mailTablesContext(root));
+  try {
+    const table = Object.entries(TABLE_NAMES).find(([, each]) => each === name)?.[0];
+    if (table === undefined) throw new Error(`no Postfix table ${name}`);
+    return tables.text(table as PostfixTable);
+  } finally {
+    tables.database.close();
+  }
 }
 
 /**

@@ -33,7 +33,7 @@ import {
   restoreFile,
   writeFileAtomic,
 } from '../files.ts';
-import type { MailComponent } from '../mail/component.ts';
+import { type MailComponent, postfixMap } from '../mail/component.ts';
 import { findSystemUser, systemGroupId } from '../passwd.ts';
 import {
   changeMembers,
@@ -254,7 +254,7 @@ export function listsComponent(ctx: LinuxContext, mail: MailComponent): Componen
       await runner.run([
         '/usr/sbin/postconf',
         '-e',
-        `virtual_mailbox_maps=texthash:${join(linux.postfixMapDir, 'mailboxes')}, ${lists}`,
+        `virtual_mailbox_maps=${postfixMap(linux, 'mailboxes')}, ${lists}`,
         `transport_maps=${lists}`,
         // mlmmj takes one recipient a delivery: its list directory is the next hop.
         'mlmmj_destination_recipient_limit=1',

@@ -9,11 +9,12 @@
 // Each local mail domain (the main domain, and each addon and parked domain, whose mail goes to the
 // same mailbox: tables.ts) has a record in mail_dir, and every table comes from those records alone
 // (each account's lines kept in memory, made afresh when one of its records changes): Postfix's
-// domains, mailboxes and senders and OpenDKIM's keys and signing table written whole, never edited
-// line by line; Dovecot's logins and users as the account's rows of its database (dovecot-db.ts).
-// A login's password is the account's system password (its hash copied from the shadow file,
-// readable by Dovecot alone). Postfix and OpenDKIM, when their tables changed, are reloaded once
-// per call (reloads.ts); Dovecot reads its rows on every lookup. Suspension takes the account's
+// domains, mailboxes, senders and aliases served to it from memory (socketmap.ts), OpenDKIM's keys
+// and signing table written whole, never edited line by line; Dovecot's logins and users as the
+// account's rows of its database (dovecot-db.ts). A login's password is the account's system
+// password (its hash copied from the shadow file, readable by Dovecot alone). Postfix asks for
+// its tables on every lookup and Dovecot for its rows, so neither is reloaded for a change;
+// OpenDKIM, when its tables changed, is reloaded once per call (reloads.ts). Suspension takes the account's
 // logins out of the logins table (and the user component locks the password): nothing can log in,
 // but mail still arrives.
 //
@@ -22,6 +23,7 @@
 // under the account's home; a forwarder is a Postfix virtual alias.
 import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { LinuxConfig } from '../../../config/index.ts';
 import type { Account } from '../../../store/accounts.ts';
 import type { AccountObjects } from '../../../store/objects.ts';
 import { StepRefused } from '../../driver.ts';
@@ -39,12 +41,13 @@ import { findSystemUser, systemGroupId } from '../passwd.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
 import { dovecotQueries } from './dovecot-db.ts';
-import type { MailDomain } from './lines.ts';
+import type { MailDomain, PostfixTable } from './lines.ts';
 import { mailAt, mailboxSteps, mailChanged, removedMailboxes } from './mailboxes.ts';
 import type { MilterPolicy } from './milter.ts';
 import { DKIM_SOCKET, LOCAL_SOCKET, type Milters, POLICY_SOCKET, startMilters } from './milters.ts';
 import { mailReloads } from './reloads.ts';
 import { ORIGINATING } from './sender-policy.ts';
+import { POSTDROP_SOCKET, serveTables, TABLE_NAMES, TABLES_SOCKET } from './socketmap.ts';
 import { dovecotDatabasePath, mailTables } from './tables.ts';
 
 const MAILDIR_MODE = 0o700;
@@ -63,16 +66,27 @@ export interface MailComponent extends Component {
   close(): Promise<void>;
 }
 
+/**
+ * How main.cf names one of Berth's tables: on the socket Postfix's daemons reach by a name relative
+ * to the queue directory, local-senders on postdrop's own (by its whole path: postdrop is not
+ * chrooted).
+ */
+export function postfixMap(linux: LinuxConfig, table: PostfixTable): string {
+  const socket = table === 'localSenders' ? join(linux.postfixQueueDir, POSTDROP_SOCKET) : TABLES_SOCKET;
+  return `socketmap:unix:${socket}:${TABLE_NAMES[table]}`;
+}
+
 export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): MailComponent {
   const { linux, config, runner } = ctx;
   const recordFile = (domain: string) => ctx.path(join(linux.mailDir, domainFile(domain, '.json')));
-  const { tableNames, tables, database, records, writeTables, putRecord, loginHash } = mailTables(ctx);
+  const { tableNames, database, records, writeTables, putRecord, loginHash, lookup, text } = mailTables(ctx);
   const { service: mail, tablesWritten } = mailReloads(ctx);
   const mailboxes = mailboxSteps(ctx);
   /** Where Dovecot's sql driver finds the database and its queries. */
   const dovecotQueryFile = join(linux.dovecotMapDir, 'sql.conf');
 
   let milters: Milters | null = null;
+  let served: { close(): Promise<void> } | null = null;
 
   /**
    * The record of one mail domain of the account: its main domain, or (`site`) an addon or parked
@@ -199,7 +213,8 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       makePrivateDirectory(ctx.path(linux.mailDir));
       tablesWritten(writeTables());
       if (!ctx.live) return;
-      milters ??= await startMilters(ctx, tables, database);
+      milters ??= await startMilters(ctx, { text }, database);
+      served ??= await serveTables(ctx, lookup);
       const certificate = tls ? tls.hostCertificateFile : '/etc/ssl/certs/ssl-cert-snakeoil.pem';
       writeFileAtomic(
         ctx.path(dovecotQueryFile),
@@ -221,6 +236,8 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       // passwd-files) takes this one; one not running reads it when it starts.
       if (was !== now) await runner.run(['/usr/bin/doveadm', 'reload']).catch(() => {});
       for (const old of ['logins', 'users']) removeFile(ctx.path(join(linux.dovecotMapDir, old)));
+      // Postfix asks Berth for its tables now (socketmap.ts): an older Berth's files go.
+      for (const old of Object.values(TABLE_NAMES)) removeFile(ctx.path(join(linux.postfixMapDir, old)));
       writeFileAtomic(
         ctx.path('/etc/opendkim.conf'),
         render('mail/opendkim.conf', {
@@ -230,7 +247,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
         }),
         0o644,
       );
-      const maps = (name: string) => `texthash:${join(linux.postfixMapDir, name)}`;
+      const maps = (table: PostfixTable) => postfixMap(linux, table);
       await runner.run([
         '/usr/sbin/postconf',
         '-e',
@@ -251,8 +268,9 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
         // The queue is root's to read and flush: its envelopes name every tenant's correspondents.
         'authorized_mailq_users=root',
         'authorized_flush_users=root',
-        // Local mail to an account's user goes to its mailbox (local-aliases), the system's as before.
-        `alias_maps=hash:/etc/aliases, ${maps('local-aliases')}`,
+        // Local mail to an account's user goes to its mailbox (the aliases table takes it in:
+        // socketmap.ts), the system's as before.
+        'alias_maps=hash:/etc/aliases',
         // A system user's /var/mail file (root's, www-data's) is bounded: Postfix's own default, which
         // Debian lifts; any program of the server, an account's PHP among them, may write to them.
         'mailbox_size_limit=52428800',
@@ -261,7 +279,7 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
         'smtpd_discard_ehlo_keywords=silent-discard, dsn',
         // sendmail -f: an account only as itself (local-senders); root and the system's own
         // users (not accounts, not in the table) as before.
-        `local_login_sender_maps=${maps('local-senders')}, static:*`,
+        `local_login_sender_maps=${maps('localSenders')}, static:*`,
         // Mail from sendmail: no other account's domain in From, and the account's queue budget
         // (cleanup asks the local milter).
         `non_smtpd_milters=unix:${LOCAL_SOCKET}`,
@@ -308,10 +326,11 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     },
 
     async close() {
-      const served = milters;
+      const running = [milters, served];
       milters = null;
-      // The milters first: they ask the database.
-      await served?.close();
+      served = null;
+      // The milters and the tables first: they ask the database.
+      await Promise.all(running.map((each) => each?.close()));
       database.close();
     },
 
@@ -400,14 +419,20 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
     },
 
     inspect(accounts, sites, objects = new Map()) {
-      const differences: string[] = mailboxes.inspect(accounts, objects, records(), tables.aliases, database);
-      const listed = readIfExists(tables.domains) ?? '';
+      const differences: string[] = mailboxes.inspect(
+        accounts,
+        objects,
+        records(),
+        text('aliases'),
+        database,
+      );
+      const listed = text('domains');
       const mailDomains = sites.filter((s) => local(s.site) && s.kind !== 'subdomain' && s.mailHere);
       for (const { site, kind } of mailDomains) {
         const whose = kind === 'main' ? site.user : `${site.user} (${site.domain})`;
         if (!existsSync(recordFile(site.domain))) differences.push(`${whose}: no mail domain`);
         else if (!listed.split('\n').includes(`${site.domain} OK`))
-          differences.push(`${whose}: mail domain not in ${join(linux.postfixMapDir, 'domains')}`);
+          differences.push(`${whose}: mail domain not in Postfix's domains table`);
       }
       // What lists the tenants is no account's to read (a table written by an older Berth was).
       const recordFiles = existsSync(ctx.path(linux.mailDir))

@@ -5,8 +5,8 @@
 // (its hash, from the store, in the record), its own quota and its Maildir at
 // <home>/mail/<domain>/<local>/Maildir; a forwarder is a Postfix virtual alias.
 
-/** Who reads a table file: Postfix (postdrop: sendmail's own part of it) or OpenDKIM. */
-export type TableReader = 'postfix' | 'postdrop' | 'opendkim';
+/** Who reads a table file and takes it again when reloaded: Postfix (the lists') or OpenDKIM. */
+export type TableReader = 'postfix' | 'opendkim';
 
 /** A mailbox of the domain the holder made: `<local>@<domain>`, logging in with its own password. */
 export interface MailboxEntry {
@@ -66,7 +66,10 @@ export interface MailDomain {
   forwarders?: ForwarderEntry[];
 }
 
-/** The tables, each a file by its name in `tableNames` but Dovecot's, rows of its database. */
+/**
+ * The tables: Postfix's, which Berth serves it from memory (socketmap.ts); OpenDKIM's, files by
+ * their names in `tableNames`; Dovecot's, rows of its database.
+ */
 export type TableName =
   | 'domains'
   | 'mailboxes'
@@ -79,20 +82,20 @@ export type TableName =
   | 'keys'
   | 'signing';
 
-/** The tables that are files. */
-export type FileTable = Exclude<TableName, 'logins' | 'users'>;
+/** The tables Postfix asks Berth for, each `key value` a line. */
+export type PostfixTable = 'domains' | 'mailboxes' | 'senders' | 'aliases' | 'localSenders' | 'localAliases';
 
-/** Who reads each table file. */
-export const READERS: Record<FileTable, TableReader> = {
-  domains: 'postfix',
-  mailboxes: 'postfix',
-  senders: 'postfix',
-  aliases: 'postfix',
-  localSenders: 'postdrop',
-  localAliases: 'postfix',
-  keys: 'opendkim',
-  signing: 'opendkim',
-};
+export const POSTFIX_TABLES: readonly PostfixTable[] = [
+  'domains',
+  'mailboxes',
+  'senders',
+  'aliases',
+  'localSenders',
+  'localAliases',
+];
+
+/** The tables that are files: OpenDKIM's, which it reads again when reloaded. */
+export type FileTable = 'keys' | 'signing';
 
 /**
  * One account's lines of each table (its records in the order of their file names), the logins

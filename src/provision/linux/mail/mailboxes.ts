@@ -10,7 +10,6 @@ import { domainOfAddress } from '../../../store/mailboxes.ts';
 import type { AccountObjects } from '../../../store/objects.ts';
 import { StepRefused } from '../../driver.ts';
 import type { LinuxContext, LinuxStep } from '../context.ts';
-import { readIfExists } from '../files.ts';
 import { deleteSubvolumesBelow } from '../filesystems.ts';
 import {
   kindOf,
@@ -109,13 +108,14 @@ export function mailboxSteps(ctx: LinuxContext) {
     accounts: readonly Account[],
     objects: ReadonlyMap<string, AccountObjects>,
     records: readonly MailDomain[],
+    /** Postfix's aliases table, `address targets` a line. */
     aliasTable: string,
     dovecot: DovecotDatabase,
   ): string[] {
     const differences: string[] = [];
     const logins = new Set(dovecot.rows('logins').keys());
     const users = new Set(dovecot.rows('users').keys());
-    const aliases = new Set((readIfExists(aliasTable) ?? '').split('\n').map((line) => line.split(/\s/)[0]));
+    const aliases = new Set(aliasTable.split('\n').map((line) => line.split(/\s/)[0]));
     const byDomain = new Map(records.map((r) => [r.domain, r]));
     const expected = new Set<string>();
     for (const account of accounts) {

@@ -63,12 +63,12 @@ async function postfixOrigin(ctx: LinuxContext): Promise<string> {
 }
 
 /**
- * The milters' directories and Berth's milters, served; `tables` are the Postfix tables they read,
- * `logins` Dovecot's (dovecot-db.ts).
+ * The milters' directories and Berth's milters, served; `tables` gives the Postfix tables they read
+ * as they are now, `logins` Dovecot's (dovecot-db.ts).
  */
 export async function startMilters(
   ctx: LinuxContext,
-  tables: { senders: string; localSenders: string },
+  tables: { text(table: 'senders' | 'localSenders'): string },
   logins: DovecotDatabase,
 ): Promise<Milters> {
   const { linux, config } = ctx;
@@ -94,7 +94,7 @@ export async function startMilters(
   let lists: () => Iterable<string> = () => [];
   const owners = () =>
     senderOwners(
-      readIfExists(tables.localSenders) ?? '',
+      tables.text('localSenders'),
       origin,
       new Set([...lists()].map((address) => address.toLowerCase())),
     );
@@ -105,7 +105,7 @@ export async function startMilters(
   ) => (budgeted ? withQueueBudget(policy, budget, owners, counts, refusal) : policy);
 
   const senders = senderPolicy({
-    senders: () => parseSenders(readIfExists(tables.senders) ?? ''),
+    senders: () => parseSenders(tables.text('senders')),
     mayLogIn: (login) => logins.has('logins', login.toLowerCase()),
     spfPasses: spfChecker(linux.mailDnsServer, config.hostName),
     isOwnAddress: serverAddress,

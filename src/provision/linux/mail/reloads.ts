@@ -1,13 +1,12 @@
 // The mail services' reloads: each service whose tables a change rewrote reads them again, the
-// other not. Postfix's texthash tables are read when a process starts and never again
-// (postconf(5): "texthash: does not detect changes after the file is read"): Postfix reloads.
-// OpenDKIM reads its tables at start and on SIGUSR1. Dovecot reads its rows from Berth's database
-// on every lookup (dovecot-db.ts) and is never reloaded. A forwarder so reloads Postfix alone, a
-// password nothing, and a change that leaves every table as it was nothing either. The two reload
-// side by side, each signalled by Berth itself unless a command is configured: Postfix's master
-// SIGHUP, as `postfix reload` ends by doing (the script's checks before it cost a dozen processes,
-// 40 ms and more), OpenDKIM SIGUSR1 (a `pkill` cost a process, 14 to 19 ms on the path of every
-// call that changed a table).
+// other not. Postfix asks Berth for the tables of its domains on every lookup (socketmap.ts) and
+// Dovecot its database (dovecot-db.ts): neither is reloaded for an account's change. The mailing
+// lists' table (lists/component.ts) is a file Postfix reads when a process starts: Postfix reloads
+// for it. OpenDKIM reads its tables at start and on SIGUSR1. A change that leaves every table as
+// it was reloads nothing. The two reload side by side, each signalled by Berth itself unless a
+// command is configured: Postfix's master SIGHUP, as `postfix reload` ends by doing (the script's
+// checks before it cost a dozen processes, 40 ms and more), OpenDKIM SIGUSR1 (a `pkill` cost a
+// process, 14 to 19 ms on the path of every call that changed a table).
 import { readlinkSync } from 'node:fs';
 import type { LinuxContext, Service } from '../context.ts';
 import { readIfExists } from '../files.ts';
@@ -130,7 +129,7 @@ export function mailReloads(ctx: LinuxContext): {
         written = false;
         try {
           const reloads: Promise<void>[] = [];
-          if (all || taken.has('postfix') || taken.has('postdrop')) reloads.push(reloadPostfix());
+          if (all || taken.has('postfix')) reloads.push(reloadPostfix());
           if (all || taken.has('opendkim'))
             reloads.push(
               reloadBy(linux.reloadDkim, linux.opendkimPidFile, 'opendkim', 'OpenDKIM', 'SIGUSR1'),

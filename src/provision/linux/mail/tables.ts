@@ -1,7 +1,9 @@
-// The mail component's tables (mail/component.ts): Postfix's domains, mailboxes, senders and
-// aliases, OpenDKIM's keys and signing table, each written whole from every account's lines
-// (lines.ts), which are kept in memory and made afresh for the account whose mail domain's record
-// changed; Dovecot's logins and users, rows of a database written by login (dovecot-db.ts).
+// The mail component's tables (mail/component.ts), made from every account's lines (lines.ts),
+// which are kept in memory and made afresh for the account whose mail domain's record changed:
+// Postfix's domains, mailboxes, senders and aliases, kept in memory by key and served to Postfix
+// (socketmap.ts), so that a change is live the moment it is made, with no file written and no
+// reload; OpenDKIM's keys and signing table, files written whole; Dovecot's logins and users,
+// rows of a database written by login (dovecot-db.ts).
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LinuxContext } from '../context.ts';
@@ -14,11 +16,12 @@ import {
   type FileTable,
   type MailDomain,
   PARTS,
-  READERS,
+  POSTFIX_TABLES,
+  type PostfixTable,
   type TableReader,
 } from './lines.ts';
 
-/** Tables that list the tenants: readable by root and the one service that reads them. */
+/** OpenDKIM's tables list the tenants: readable by root and OpenDKIM alone. */
 const TABLE_MODE = 0o640;
 
 /** Dovecot's tables, rows of its database rather than files. */
@@ -32,21 +35,15 @@ export function dovecotDatabasePath(ctx: LinuxContext): string {
 /**
  * The records and the tables made from them. The records are read whole once (and again when
  * their directory changed other than by this process); a change to one record then makes its
- * account's lines afresh and writes the tables whose lines changed, each file whole from every
- * account's lines kept in memory, the account's bytes replaced in them, and Dovecot's rows of that
- * account alone: the cost of a change does not grow with the records' number beyond writing the
- * files. A table changed on disk since this process wrote it is written again.
+ * account's lines afresh, replaces that account's entries of Postfix's tables in memory, writes
+ * OpenDKIM's files whole from every account's lines kept in memory (the account's bytes replaced
+ * in them), and Dovecot's rows of that account alone. A file changed on disk since this process
+ * wrote it is written again.
  */
 export function mailTables(ctx: LinuxContext) {
   const { linux } = ctx;
   /** Each table file's path on the system (the real one below the root: `tables`). */
   const tableNames: Record<FileTable, string> = {
-    domains: join(linux.postfixMapDir, 'domains'),
-    mailboxes: join(linux.postfixMapDir, 'mailboxes'),
-    senders: join(linux.postfixMapDir, 'senders'),
-    aliases: join(linux.postfixMapDir, 'aliases'),
-    localSenders: join(linux.postfixMapDir, 'local-senders'),
-    localAliases: join(linux.postfixMapDir, 'local-aliases'),
     keys: join(linux.opendkimMapDir, 'keys'),
     signing: join(linux.opendkimMapDir, 'signing'),
   };
@@ -69,6 +66,8 @@ export function mailTables(ctx: LinuxContext) {
   let records: Map<string, MailDomain> | null = null;
   /** The record directory's stamp after this process last read or changed it. */
   let recordsStamp = '';
+  /** Its stamp when the lines were last made from the records (null: never). */
+  let linesStamp: string | null = null;
   /** The file names of each account's records. */
   const filesOf = new Map<string, Set<string>>();
   /** Each account's lines, and the hash its logins were written with. */
@@ -84,6 +83,25 @@ export function mailTables(ctx: LinuxContext) {
   const written = new Map<FileTable, string>();
   /** The tables whose lines changed since they were written. */
   const stale = new Set<FileTable>();
+  /** Postfix's tables: each key's value, and the account whose lines give it. */
+  const entries = new Map(
+    POSTFIX_TABLES.map((table) => [table, new Map<string, { user: string; value: string }>()]),
+  );
+
+  /**
+   * Takes the account's entries of `table` from `was` out of memory and puts those of `now` in; of
+   * a key given twice the first counts, as it did in Postfix's table files.
+   */
+  function replaceEntries(table: PostfixTable, user: string, was: string, now: string): void {
+    const map = entries.get(table)!;
+    for (const [key] of keyed(was)) if (map.get(key)?.user === user) map.delete(key);
+    const put = new Set<string>();
+    for (const [key, value] of keyed(now)) {
+      if (put.has(key)) continue;
+      put.add(key);
+      map.set(key, { user, value });
+    }
+  }
 
   /** The records as they are now (read whole when their directory changed behind this process). */
   function current(): Map<string, MailDomain> {
@@ -156,6 +174,9 @@ export function mailTables(ctx: LinuxContext) {
     if (!listed && after) users.splice(at, 0, user);
     for (const table of names)
       if (PARTS[table].some((part) => before?.of[part] !== after?.of[part])) stale.add(table);
+    for (const table of POSTFIX_TABLES)
+      if (before?.of[table] !== after?.of[table])
+        replaceEntries(table, user, before?.of[table] ?? '', after?.of[table] ?? '');
     if (before && !after) removed = true;
     for (const table of DOVECOT_TABLES) {
       const { gone, put } = pending.get(table)!;
@@ -201,7 +222,11 @@ export function mailTables(ctx: LinuxContext) {
       }),
     ) as typeof joined;
     for (const table of names) stale.add(table);
+    for (const map of entries.values()) map.clear();
+    for (const table of POSTFIX_TABLES)
+      for (const user of users) replaceEntries(table, user, '', lines.get(user)!.of[table]);
     remade = true;
+    linesStamp = recordsStamp;
   }
 
   /**
@@ -227,12 +252,12 @@ export function mailTables(ctx: LinuxContext) {
       if (untouched && !stale.has(table)) continue;
       const parts = PARTS[table].map((part) => joined[part].bytes);
       const content = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-      const gid = systemGroupId(ctx.root, READERS[table]);
+      const gid = systemGroupId(ctx.root, 'opendkim');
       // Unchanged on disk since written: its lines changed, so its content did.
       const onDisk = untouched ? null : readParsed(file, (text) => text);
       if (untouched || onDisk === null || !content.equals(Buffer.from(onDisk))) {
         writeFileAtomic(file, content, TABLE_MODE, gid);
-        changed.add(READERS[table]);
+        changed.add('opendkim');
       } else if (all && gid !== undefined) giveFile(file, 0, gid);
       written.set(table, fileStamp(file));
     }
@@ -278,7 +303,7 @@ export function mailTables(ctx: LinuxContext) {
       hashes: ReadonlyMap<string, string> = new Map(),
     ): Set<TableReader> {
       const name = domainFile(domain, '.json');
-      const known = records !== null && fileStamp(recordDir) === recordsStamp;
+      const known = records !== null && fileStamp(recordDir) === linesStamp;
       restoreFile(join(recordDir, name), content, mode);
       if (!known) {
         records = null;
@@ -286,6 +311,7 @@ export function mailTables(ctx: LinuxContext) {
         return flush(false);
       }
       recordsStamp = fileStamp(recordDir);
+      linesStamp = recordsStamp;
       const before = records!.get(name);
       const after = content === null ? null : (JSON.parse(content) as MailDomain);
       remember(name, after);
@@ -293,13 +319,34 @@ export function mailTables(ctx: LinuxContext) {
         if (user !== undefined) remake(user, hashes.get(user));
       return flush(false);
     },
+    /**
+     * What Postfix's `table` says of `key` (its case aside), or null when it has no such key; the
+     * records read again first if another process changed them.
+     */
+    lookup(table: PostfixTable, key: string): string | null {
+      if (fileStamp(recordDir) !== linesStamp) remakeAll(new Map());
+      return entries.get(table)!.get(key.toLowerCase())?.value ?? null;
+    },
+    /** Postfix's `table` whole, `key value` a line (what a milter reads, and the doctor). */
+    text(table: PostfixTable): string {
+      if (fileStamp(recordDir) !== linesStamp) remakeAll(new Map());
+      return joined[table].bytes.toString();
+    },
     /** The hash the logins table lists the account's own logins with, or null when it lists none. */
     loginHash(user: string): string | null {
-      if (records === null || fileStamp(recordDir) !== recordsStamp) remakeAll(new Map());
+      if (fileStamp(recordDir) !== linesStamp) remakeAll(new Map());
       const known = lines.get(user);
       return known && known.of.ownLogins !== '' ? known.hash : null;
     },
   };
+}
+
+/** The entries of table lines: each line's key (lower case) and the value after its first space. */
+function* keyed(text: string): Generator<[string, string]> {
+  for (const line of text.split('\n')) {
+    const space = line.indexOf(' ');
+    if (space > 0) yield [line.slice(0, space).toLowerCase(), line.slice(space + 1)];
+  }
 }
 
 /** Where `value` is in the sorted `list`, or would go. */

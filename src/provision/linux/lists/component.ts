@@ -33,7 +33,8 @@ import {
   restoreFile,
   writeFileAtomic,
 } from '../files.ts';
-import { type MailComponent, postfixMap } from '../mail/component.ts';
+import type { MailComponent } from '../mail/component.ts';
+import { postfixMap } from '../mail/socketmap.ts';
 import { findSystemUser, systemGroupId } from '../passwd.ts';
 import {
   changeMembers,

@@ -23,7 +23,6 @@
 // under the account's home; a forwarder is a Postfix virtual alias.
 import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LinuxConfig } from '../../../config/index.ts';
 import type { Account } from '../../../store/accounts.ts';
 import type { AccountObjects } from '../../../store/objects.ts';
 import { StepRefused } from '../../driver.ts';
@@ -47,7 +46,7 @@ import type { MilterPolicy } from './milter.ts';
 import { DKIM_SOCKET, LOCAL_SOCKET, type Milters, POLICY_SOCKET, startMilters } from './milters.ts';
 import { mailReloads } from './reloads.ts';
 import { ORIGINATING } from './sender-policy.ts';
-import { POSTDROP_SOCKET, serveTables, TABLE_NAMES, TABLES_SOCKET } from './socketmap.ts';
+import { postfixMap, serveTables, TABLE_NAMES } from './socketmap.ts';
 import { dovecotDatabasePath, mailTables } from './tables.ts';
 
 const MAILDIR_MODE = 0o700;
@@ -64,16 +63,6 @@ export interface MailComponent extends Component {
   listQueue(): Promise<void>;
   /** Stops Berth's milters (Postfix then tempfails mail until they are back). */
   close(): Promise<void>;
-}
-
-/**
- * How main.cf names one of Berth's tables: on the socket Postfix's daemons reach by a name relative
- * to the queue directory, local-senders on postdrop's own (by its whole path: postdrop is not
- * chrooted).
- */
-export function postfixMap(linux: LinuxConfig, table: PostfixTable): string {
-  const socket = table === 'localSenders' ? join(linux.postfixQueueDir, POSTDROP_SOCKET) : TABLES_SOCKET;
-  return `socketmap:unix:${socket}:${TABLE_NAMES[table]}`;
 }
 
 export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): MailComponent {

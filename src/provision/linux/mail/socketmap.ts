@@ -11,6 +11,7 @@
 // either directory.
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import type { LinuxConfig } from '../../../config/index.ts';
 import type { LinuxContext } from '../context.ts';
 import { giveSocket, makeServiceDirectory, removeFile } from '../files.ts';
 import { findSystemUser, systemGroupId } from '../passwd.ts';
@@ -33,6 +34,16 @@ export const TABLE_NAMES: Record<PostfixTable, string> = {
 
 /** The tables whose keys are addresses: Postfix sends the whole address, and no partial key. */
 const BY_ADDRESS: ReadonlySet<PostfixTable> = new Set(['mailboxes', 'senders', 'aliases']);
+
+/**
+ * How main.cf names one of Berth's tables: on the socket Postfix's daemons reach by a name relative
+ * to the queue directory, local-senders on postdrop's own (by its whole path: postdrop is not
+ * chrooted).
+ */
+export function postfixMap(linux: LinuxConfig, table: PostfixTable): string {
+  const socket = table === 'localSenders' ? join(linux.postfixQueueDir, POSTDROP_SOCKET) : TABLES_SOCKET;
+  return `socketmap:unix:${socket}:${TABLE_NAMES[table]}`;
+}
 
 /** A request longer than this (a name and an address are far shorter) ends the connection. */
 const MAX_REQUEST = 4096;

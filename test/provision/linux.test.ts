@@ -276,6 +276,7 @@ describe('the linux driver through a whole account lifecycle', () => {
     assert.deepEqual(dovecot('logins'), [`alice\t${hash}\talice`, `alice@alice.example.com\t${hash}\talice`]);
     // Every table lists the tenants: root's, and readable by its service's group alone.
     for (const table of [
+      'etc/postfix/berth/local-senders',
       'etc/dovecot/berth/mail.sqlite',
       'etc/opendkim/berth/keys',
       'etc/opendkim/berth/signing',

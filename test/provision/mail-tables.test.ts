@@ -155,6 +155,9 @@ describe('mail tables', () => {
         assert.equal(statSync(kept.database.path).mode & 0o777, 0o640);
         assert.equal(statSync(tables.keys).mode & 0o777, 0o640);
         assert.equal(statSync(tables.keys).gid, GROUPS.opendkim);
+        // postdrop reads local-senders as the account, with its group alone.
+        assert.equal(statSync(tables.localSenders).gid, GROUPS.postdrop);
+        assert.equal(statSync(tables.localSenders).mode & 0o777, 0o640);
       }),
       { numRuns: 60 },
     );

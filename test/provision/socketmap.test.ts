@@ -24,11 +24,14 @@ const TABLES: Partial<Record<PostfixTable, Record<string, string>>> = {
   mailboxes: { 'ann@ann.example': 'OK', 'info@ann.example': 'OK' },
   senders: { 'info@ann.example': 'info@ann.example, ann', '@ann.example': 'ann, ann@ann.example' },
   aliases: { 'team@ann.example': 'ann@ann.example, bea@elsewhere.example' },
-  localSenders: { ann: 'ann, @ann.example' },
-  localAliases: { ann: 'ann@ann.example' },
+  localAliases: { ann: 'ann@ann.example', postmaster: 'postmaster@pm.example' },
 };
-const SETTINGS = { delimiters: '+', localDomains: new Set(['localhost', 'host.example']) };
-const lookup = (table: PostfixTable, key: string) => TABLES[table]?.[key.toLowerCase()] ?? null;
+const SETTINGS = {
+  delimiters: '+',
+  isLocal: (domain: string) => ['localhost', 'host.example', '[127.0.0.1]'].includes(domain),
+  isSystemAlias: (local: string) => ['postmaster', 'abuse'].includes(local),
+};
+const lookup = (table: PostfixTable, key: string) => TABLES[table]?.[key] ?? null;
 const every = new Map(Object.entries(TABLE_NAMES).map(([table, name]) => [name, table as PostfixTable]));
 
 describe('the socketmap tables', () => {
@@ -60,7 +63,6 @@ describe('the socketmap tables', () => {
   it('answer Postfix’s client, any case of a key', async () => {
     assert.equal(await postmap('domains', 'ANN.example'), 'OK');
     assert.equal(await postmap('domains', 'bea.example'), null);
-    assert.equal(await postmap('local-senders', 'ann'), 'ann, @ann.example');
     assert.equal(await postmap('local-aliases', 'ann'), 'ann@ann.example');
     assert.equal(await postmap('local-aliases', 'bea'), null);
   });
@@ -95,12 +97,19 @@ describe('the socketmap tables', () => {
     assert.equal(await postmap('aliases', 'ann@elsewhere.example'), null);
     assert.equal(await postmap('aliases', 'root@localhost'), null);
     assert.equal(await postmap('aliases', '@localhost'), null);
+    assert.equal(await postmap('aliases', 'ann@[127.0.0.1]'), 'ann@ann.example');
+    // A name the system's aliases give (an account may be called postmaster) goes by them.
+    assert.equal(await postmap('aliases', 'postmaster@localhost'), null);
+    assert.equal(await postmap('aliases', 'postmaster+x@localhost'), null);
+    // Case is folded as Postfix folds it, A to Z alone (U+212A, the Kelvin sign, is no k).
+    assert.equal(await postmap('domains', '\u212Ann.example'), null);
   });
 
   it('refuse a table it does not serve, and fail for the moment when a lookup fails', () => {
-    const postdrop = new Map([['local-senders', 'localSenders' as const]]);
-    assert.equal(answer('domains ann.example', postdrop, lookup, SETTINGS), 'PERM no such table');
-    assert.equal(answer('local-senders ann', postdrop, lookup, SETTINGS), 'OK ann, @ann.example');
+    const some = new Map([['senders', 'senders' as const]]);
+    assert.equal(answer('domains ann.example', some, lookup, SETTINGS), 'PERM no such table');
+    assert.equal(answer('local-senders ann', every, lookup, SETTINGS), 'PERM no such table');
+    assert.equal(answer('senders @ann.example', some, lookup, SETTINGS), 'OK ann, ann@ann.example');
     assert.equal(answer('nospace', every, lookup, SETTINGS), 'PERM no such table');
     assert.equal(answer('domains ', every, lookup, SETTINGS), 'NOTFOUND ');
     const huge = () => 'x'.repeat(200_000);
@@ -140,5 +149,18 @@ describe('the socketmap tables', () => {
     assert.equal((await exchange(['14:domains boom.x,'])).reply, '22:TEMP the lookup failed,');
     for (const garbage of ['GET / HTTP/1.0\r\n', '99999999:x', ':x,', '5:abcdeX', '9000:'])
       assert.deepEqual(await exchange([garbage]), { reply: '', closed: true }, garbage);
+  });
+
+  it('stop reading from a client that sends and does not read its replies', async () => {
+    const client = connect(socket);
+    client.pause();
+    await new Promise((resolve) => client.on('connect', resolve));
+    const request = '19:domains ann.example,'.repeat(2000);
+    for (let i = 0; i < 100; i++) client.write(request);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const server = [...served.connections][0];
+    assert.ok(server?.isPaused(), 'the server stopped reading');
+    assert.ok(server!.writableLength < 2 * 1024 * 1024, `${server!.writableLength} bytes waiting`);
+    client.destroy();
   });
 });

@@ -191,6 +191,7 @@ export function mailTablesContext(root: string): LinuxContext {
 export function postfixTable(root: string, name: string): string {
   const tables = mailTables(mailTablesContext(root));
   try {
+    if (name === 'local-senders') return tables.text('localSenders');
     const table = Object.entries(TABLE_NAMES).find(([, each]) => each === name)?.[0];
     if (table === undefined) throw new Error(`no Postfix table ${name}`);
     return tables.text(table as PostfixTable);

@@ -263,6 +263,7 @@ describe('mail identity in the sandbox', () => {
 
   it('keeps the mail tables, records, keys, logs and the milters from an account', async () => {
     const secret = [
+      '/etc/postfix/berth/local-senders',
       '/etc/dovecot/berth/mail.sqlite',
       '/etc/dovecot/berth/mail.sqlite-wal',
       '/etc/dovecot/berth/mail.sqlite-shm',
@@ -287,14 +288,8 @@ describe('mail identity in the sandbox', () => {
     assert.notEqual(listed.code, 0, `alice listed the mail records: ${listed.stdout}`);
     assert.doesNotMatch(listed.stdout, /bob/);
     // PHP as alice reaches neither milter (OpenDKIM would sign whatever it is handed), nor the
-    // tables Berth serves Postfix, which list every tenant: postdrop's own included, which only
-    // postdrop's group reaches.
-    for (const socket of [
-      'opendkim/opendkim.sock',
-      'berth/sender-policy.sock',
-      'berth/tables.sock',
-      'berth-postdrop/local-senders.sock',
-    ]) {
+    // tables Berth serves Postfix, which list every tenant.
+    for (const socket of ['opendkim/opendkim.sock', 'berth/sender-policy.sock', 'berth/tables.sock']) {
       const php = await asAlice([
         '/usr/bin/php',
         '-r',

@@ -185,8 +185,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
   };
   const reloadEverything = async () => {
     if (!ctx.live) return;
-    for (const component of components)
-      for (const service of component.services ?? []) await service.reload();
+    for (const service of components.flatMap((c) => c.services ?? [])) await service.reload();
   };
 
   return {
@@ -213,6 +212,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
       ] as const;
       for (const [component, dir] of unlisted) if (component) makeUnlistedDirectory(ctx.path(dir));
       for (const component of components) await component.prepare?.();
+      if (ctx.live) await mail?.reloadSettings();
     },
 
     systemIds: () => systemIds(ctx.root),

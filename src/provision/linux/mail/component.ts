@@ -40,13 +40,13 @@ import { findSystemUser, systemGroupId } from '../passwd.ts';
 import { render } from '../templates.ts';
 import type { TlsComponent } from '../tls/component.ts';
 import { dovecotQueries } from './dovecot-db.ts';
-import type { MailDomain, PostfixTable } from './lines.ts';
+import type { MailDomain } from './lines.ts';
 import { mailAt, mailboxSteps, mailChanged, removedMailboxes } from './mailboxes.ts';
 import type { MilterPolicy } from './milter.ts';
-import { DKIM_SOCKET, LOCAL_SOCKET, type Milters, POLICY_SOCKET, startMilters } from './milters.ts';
+import { DKIM_SOCKET, type Milters, startMilters } from './milters.ts';
+import { configurePostfix } from './postfix.ts';
 import { mailReloads } from './reloads.ts';
-import { ORIGINATING } from './sender-policy.ts';
-import { postfixMap, serveTables, TABLE_NAMES } from './socketmap.ts';
+import { serveTables } from './socketmap.ts';
 import { dovecotDatabasePath, mailTables } from './tables.ts';
 
 const MAILDIR_MODE = 0o700;
@@ -57,6 +57,8 @@ const RECORD_MODE = 0o600;
 export interface MailComponent extends Component {
   /** Notes a table of Postfix's another component wrote (the lists'): Postfix reloads for it. */
   postfixTableWritten(): void;
+  /** Postfix takes the settings every component gave it: once, when Berth starts. */
+  reloadSettings(): Promise<void>;
   /** Serves one more milter of Berth's (Milters.serve); nothing below another system root. */
   serveMilter(name: string, policy: MilterPolicy, lists?: () => Iterable<string>): Promise<void>;
   /** Learns what each account has waiting in Postfix's queue (its budget: milters.ts). */
@@ -225,8 +227,6 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
       // passwd-files) takes this one; one not running reads it when it starts.
       if (was !== now) await runner.run(['/usr/bin/doveadm', 'reload']).catch(() => {});
       for (const old of ['logins', 'users']) removeFile(ctx.path(join(linux.dovecotMapDir, old)));
-      // Postfix asks Berth for its tables now (socketmap.ts): an older Berth's files go.
-      for (const old of Object.values(TABLE_NAMES)) removeFile(ctx.path(join(linux.postfixMapDir, old)));
       writeFileAtomic(
         ctx.path('/etc/opendkim.conf'),
         render('mail/opendkim.conf', {
@@ -236,74 +236,19 @@ export function mailComponent(ctx: LinuxContext, tls: TlsComponent | null): Mail
         }),
         0o644,
       );
-      const maps = (table: PostfixTable) => postfixMap(linux, table);
-      await runner.run([
-        '/usr/sbin/postconf',
-        '-e',
-        `virtual_mailbox_domains=${maps('domains')}`,
-        `virtual_mailbox_maps=${maps('mailboxes')}`,
-        // The holder's forwarders.
-        `virtual_alias_maps=${maps('aliases')}`,
-        'virtual_transport=lmtp:unix:private/dovecot-lmtp',
-        'smtpd_sasl_type=dovecot',
-        'smtpd_sasl_path=private/auth',
-        `smtpd_tls_cert_file=${certificate}`,
-        `smtpd_tls_key_file=${certificate}`,
-        'smtpd_tls_security_level=may',
-        // Port 25: a hosted domain as sender only when SPF passes (the sender-policy milter).
-        `smtpd_milters=unix:${POLICY_SOCKET}`,
-        // A milter that does not answer holds mail back (the client tries again), never lets it by.
-        'milter_default_action=tempfail',
-        // The queue is root's to read and flush: its envelopes name every tenant's correspondents.
-        'authorized_mailq_users=root',
-        'authorized_flush_users=root',
-        // Local mail to an account's user goes to its mailbox (the aliases table takes it in:
-        // socketmap.ts), the system's as before.
-        'alias_maps=hash:/etc/aliases',
-        // A system user's /var/mail file (root's, www-data's) is bounded: Postfix's own default, which
-        // Debian lifts; any program of the server, an account's PHP among them, may write to them.
-        'mailbox_size_limit=52428800',
-        // Delivery notices on port 25 would wait for days for a sender no account owns, outside every
-        // account's budget: not offered there (submission keeps them, counted as the account's).
-        'smtpd_discard_ehlo_keywords=silent-discard, dsn',
-        // sendmail -f: an account only as itself (local-senders); root and the system's own
-        // users (not accounts, not in the table) as before.
-        `local_login_sender_maps=${maps('localSenders')}, static:*`,
-        // Mail from sendmail: no other account's domain in From, and the account's queue budget
-        // (cleanup asks the local milter).
-        `non_smtpd_milters=unix:${LOCAL_SOCKET}`,
-      ]);
-      // master.cf names a service by where it listens: 587 on every address, or ADDRESS:PORT.
-      const listen =
-        linux.mailAddress === '*'
-          ? String(linux.submissionPort)
-          : `${linux.mailAddress}:${linux.submissionPort}`;
-      const service = `${listen}/inet`;
-      await runner.run(['/usr/sbin/postconf', '-M', `${service}=${listen} inet n - y - - smtpd`]);
-      // Authenticated clients only, each sending as its own domain (envelope: Postfix, and the
-      // milter again; header From: the milter alone), never the null sender, signed on the way out
-      // by OpenDKIM, which signs only what carries this service's daemon name.
-      await runner.run([
-        '/usr/sbin/postconf',
-        '-P',
-        ...[
-          'syslog_name=postfix/submission',
-          'smtpd_tls_security_level=encrypt',
-          'smtpd_sasl_auth_enable=yes',
-          'smtpd_tls_auth_only=yes',
-          'smtpd_client_restrictions=permit_sasl_authenticated,reject',
-          'smtpd_relay_restrictions=permit_sasl_authenticated,reject',
-          `smtpd_sender_login_maps=${maps('senders')}`,
-          'smtpd_sender_restrictions=reject_sender_login_mismatch,check_sender_access,inline:{<>=REJECT}',
-          `milter_macro_daemon_name=${ORIGINATING}`,
-          'smtpd_discard_ehlo_keywords=',
-          `smtpd_milters=unix:${POLICY_SOCKET},unix:${DKIM_SOCKET}`,
-        ].map((option) => `${service}/${option}`),
-      ]);
+      await configurePostfix(ctx, certificate);
     },
 
     postfixTableWritten() {
       tablesWritten(new Set(['postfix']));
+    },
+
+    async reloadSettings() {
+      // Every process Postfix started before now ends once idle: one that read settings of an older
+      // Berth, or that remembers a lookup failed while Berth was down (smtpd keeps an address it
+      // could not resolve so until it ends).
+      tablesWritten(new Set(['postfix']));
+      await mail.reload();
     },
 
     async serveMilter(name, policy, lists) {

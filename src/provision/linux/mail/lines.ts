@@ -67,8 +67,9 @@ export interface MailDomain {
 }
 
 /**
- * The tables: Postfix's, which Berth serves it from memory (socketmap.ts); OpenDKIM's, files by
- * their names in `tableNames`; Dovecot's, rows of its database.
+ * The tables: Postfix's, which Berth serves it from memory (socketmap.ts), but local-senders, a
+ * file postdrop reads; OpenDKIM's, files; the files by their names in `tableNames`; Dovecot's,
+ * rows of its database.
  */
 export type TableName =
   | 'domains'
@@ -83,19 +84,28 @@ export type TableName =
   | 'signing';
 
 /** The tables Postfix asks Berth for, each `key value` a line. */
-export type PostfixTable = 'domains' | 'mailboxes' | 'senders' | 'aliases' | 'localSenders' | 'localAliases';
+export type PostfixTable = 'domains' | 'mailboxes' | 'senders' | 'aliases' | 'localAliases';
 
 export const POSTFIX_TABLES: readonly PostfixTable[] = [
   'domains',
   'mailboxes',
   'senders',
   'aliases',
-  'localSenders',
   'localAliases',
 ];
 
-/** The tables that are files: OpenDKIM's, which it reads again when reloaded. */
-export type FileTable = 'keys' | 'signing';
+/**
+ * The tables that are files: local-senders, which postdrop (a process of its own for every message
+ * sendmail takes) reads whole when it starts, and OpenDKIM's, which it reads again when reloaded.
+ */
+export type FileTable = 'localSenders' | 'keys' | 'signing';
+
+/** Who reads each table file, and reads it again only when reloaded (null: every time). */
+export const READERS: Record<FileTable, { group: string; reloaded: TableReader | null }> = {
+  localSenders: { group: 'postdrop', reloaded: null },
+  keys: { group: 'opendkim', reloaded: 'opendkim' },
+  signing: { group: 'opendkim', reloaded: 'opendkim' },
+};
 
 /**
  * One account's lines of each table (its records in the order of their file names), the logins

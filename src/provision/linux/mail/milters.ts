@@ -44,7 +44,7 @@ export interface Milters {
 }
 
 /** Whether `ip` is an address of this server's interfaces, as they are now (loopback included). */
-function serverAddress(ip: string): boolean {
+export function serverAddress(ip: string): boolean {
   const plain = ip.replace(/^::ffff:(?=\d+\.)/i, '').toLowerCase();
   return Object.values(networkInterfaces()).some((addresses) =>
     (addresses ?? []).some((address) => address.address.toLowerCase() === plain),

@@ -5,22 +5,23 @@
 // process restarted, and the cost of a change does not grow with the number of domains. While
 // Berth is down, a lookup fails for the moment and Postfix defers the mail (as the milters do).
 //
-// Two sockets in Postfix's queue directory, where its chrooted daemons find them by a relative
-// name: every table on one that root and Postfix's group alone may reach, and local-senders alone
-// on another, for postdrop, which runs as the account with the group postdrop. No account reaches
-// either directory.
+// One socket in Postfix's queue directory, where its chrooted daemons find it by a relative name,
+// that root and Postfix's group alone may reach: no account reaches it. postdrop's local-senders
+// stays a file (tables.ts): postdrop is a process of its own for every message sendmail takes and
+// reads it whole when it starts, so it needs no reload, and sendmail keeps taking mail while Berth
+// is down (postdrop refuses a message when a lookup of that table fails).
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { LinuxConfig } from '../../../config/index.ts';
 import type { LinuxContext } from '../context.ts';
-import { giveSocket, makeServiceDirectory, removeFile } from '../files.ts';
-import { findSystemUser, systemGroupId } from '../passwd.ts';
+import { fileStamp, giveSocket, makeServiceDirectory, readIfExists, removeFile } from '../files.ts';
+import { findSystemUser } from '../passwd.ts';
 import type { PostfixTable } from './lines.ts';
+import { serverAddress } from './milters.ts';
+import { asciiLower } from './tables.ts';
 
-/** Every table, for Postfix's daemons (relative to the queue directory). */
+/** The tables, for Postfix's daemons (relative to the queue directory). */
 export const TABLES_SOCKET = 'berth/tables.sock';
-/** local-senders alone, for postdrop (which is not chrooted: named by its whole path). */
-export const POSTDROP_SOCKET = 'berth-postdrop/local-senders.sock';
 
 /** Each table by the name main.cf gives it in `socketmap:unix:<socket>:<name>`. */
 export const TABLE_NAMES: Record<PostfixTable, string> = {
@@ -28,25 +29,28 @@ export const TABLE_NAMES: Record<PostfixTable, string> = {
   mailboxes: 'mailboxes',
   senders: 'senders',
   aliases: 'aliases',
-  localSenders: 'local-senders',
   localAliases: 'local-aliases',
 };
+
+/** The table files of these names an older Berth wrote in postfix_map_dir. */
+export const OLD_TABLE_FILES = Object.values(TABLE_NAMES);
 
 /** The tables whose keys are addresses: Postfix sends the whole address, and no partial key. */
 const BY_ADDRESS: ReadonlySet<PostfixTable> = new Set(['mailboxes', 'senders', 'aliases']);
 
 /**
  * How main.cf names one of Berth's tables: on the socket Postfix's daemons reach by a name relative
- * to the queue directory, local-senders on postdrop's own (by its whole path: postdrop is not
- * chrooted).
+ * to the queue directory (local-senders: its file).
  */
-export function postfixMap(linux: LinuxConfig, table: PostfixTable): string {
-  const socket = table === 'localSenders' ? join(linux.postfixQueueDir, POSTDROP_SOCKET) : TABLES_SOCKET;
-  return `socketmap:unix:${socket}:${TABLE_NAMES[table]}`;
+export function postfixMap(linux: LinuxConfig, table: PostfixTable | 'localSenders'): string {
+  if (table === 'localSenders') return `texthash:${join(linux.postfixMapDir, 'local-senders')}`;
+  return `socketmap:unix:${TABLES_SOCKET}:${TABLE_NAMES[table]}`;
 }
 
 /** A request longer than this (a name and an address are far shorter) ends the connection. */
 const MAX_REQUEST = 4096;
+/** Replies a client has not read beyond this many bytes: its requests wait until it reads them. */
+const MAX_UNREAD = 256 * 1024;
 /** The longest reply Postfix takes (socketmap_max_reply_size's default). */
 const MAX_REPLY = 100_000;
 
@@ -67,12 +71,17 @@ export function addressKeys(address: string, delimiters: string): string[] {
   return keys;
 }
 
-/** What Postfix's configuration says the answers depend on. */
+/** What the answers depend on of Postfix's configuration and the server. */
 export interface PostfixSettings {
   /** recipient_delimiter. */
   delimiters: string;
-  /** mydestination's domains: the server's own, whose mail local(8) delivers. */
-  localDomains: ReadonlySet<string>;
+  /**
+   * Whether mail to the domain is delivered here by local(8): one of mydestination's, or an address
+   * literal (`[192.0.2.1]`) of the server's own addresses.
+   */
+  isLocal(domain: string): boolean;
+  /** Whether the system's aliases (/etc/aliases) name the local part: its mail goes by them. */
+  isSystemAlias(local: string): boolean;
 }
 
 /**
@@ -80,7 +89,9 @@ export interface PostfixSettings {
  * table takes in the accounts' local aliases too: mail to an account's system user at one of the
  * server's own domains (alice@localhost, a bounce to its sendmail's bare sender) goes to its
  * mailbox. They are a virtual alias rather than local(8)'s alias_maps, which may not be asked of
- * a socket (Postfix counts aliases security-sensitive: a file's could run a command).
+ * a socket (Postfix counts aliases security-sensitive: a file's could run a command); a local
+ * part the system's aliases name (postmaster, abuse) keeps going by them, as when local(8) read
+ * /etc/aliases first.
  */
 export function answer(
   request: string,
@@ -91,13 +102,17 @@ export function answer(
   const space = request.indexOf(' ');
   const table = space > 0 ? served.get(request.slice(0, space)) : undefined;
   if (table === undefined) return 'PERM no such table';
-  const key = request.slice(space + 1).toLowerCase();
+  const key = asciiLower(request.slice(space + 1));
   if (key === '') return 'NOTFOUND ';
   const keys = BY_ADDRESS.has(table) ? addressKeys(key, settings.delimiters) : [key];
   const tries: [PostfixTable, string][] = keys.map((each) => [table, each]);
   const at = key.lastIndexOf('@');
-  if (table === 'aliases' && at > 0 && settings.localDomains.has(key.slice(at + 1)))
-    for (const each of keys.slice(0, -1)) tries.push(['localAliases', each.slice(0, each.lastIndexOf('@'))]);
+  if (table === 'aliases' && at > 0 && settings.isLocal(key.slice(at + 1)))
+    for (const each of keys.slice(0, -1)) {
+      const local = each.slice(0, each.lastIndexOf('@'));
+      if (settings.isSystemAlias(local)) break;
+      tries.push(['localAliases', local]);
+    }
   for (const [from, each] of tries) {
     const value = lookup(from, each);
     if (value === null) continue;
@@ -143,52 +158,81 @@ export function socketmapServer(
           text = 'TEMP the lookup failed';
         }
         socket.write(netstring(text));
+        // A client that sends and does not read waits for its replies to be read.
+        if (socket.writableLength > MAX_UNREAD && !socket.isPaused()) {
+          socket.pause();
+          socket.once('drain', () => socket.resume());
+        }
       }
     });
   });
   return { server, connections };
 }
 
+/** The names /etc/aliases gives aliases (below `root`), read again when the file changes. */
+function systemAliases(path: string): (local: string) => boolean {
+  let stamp = '';
+  let names = new Set<string>();
+  return (local) => {
+    const now = fileStamp(path);
+    if (now !== stamp) {
+      stamp = now;
+      names = new Set(
+        (readIfExists(path) ?? '')
+          .split('\n')
+          .filter((line) => /^[^\s#]/.test(line))
+          .map((line) => asciiLower(line.slice(0, line.indexOf(':')).trim().replace(/^"|"$/g, ''))),
+      );
+    }
+    return names.has(local);
+  };
+}
+
+/** An address literal's address (`[192.0.2.1]`, `[IPv6:2001:db8::1]`), or null. */
+function literalAddress(domain: string): string | null {
+  return /^\[(?:ipv6:)?([^\]]+)\]$/i.exec(domain)?.[1] ?? null;
+}
+
 /**
- * recipient_delimiter (the characters that begin an address's extension), and mydestination's
- * domains (a table or file it names aside).
+ * recipient_delimiter (the characters that begin an address's extension), and what local(8)
+ * delivers: mydestination's domains (a table or file it names aside), the address literals of the
+ * server's own addresses.
  */
 async function postfixSettings(ctx: LinuxContext): Promise<PostfixSettings> {
   const setting = async (name: string) =>
     (await ctx.runner.run(['/usr/sbin/postconf', '-x', '-h', name])).stdout.trim();
-  const destinations = (await setting('mydestination'))
-    .split(/[\s,]+/)
-    .filter((each) => each !== '' && !each.includes(':') && !each.startsWith('/'));
+  const destinations = new Set(
+    (await setting('mydestination'))
+      .split(/[\s,]+/)
+      .filter((each) => each !== '' && !each.includes(':') && !each.startsWith('/'))
+      .map(asciiLower),
+  );
+  const ownAddress = (domain: string) => {
+    const address = literalAddress(domain);
+    return address !== null && serverAddress(address);
+  };
   return {
     delimiters: await setting('recipient_delimiter'),
-    localDomains: new Set(destinations.map((each) => each.toLowerCase())),
+    isLocal: (domain) => destinations.has(domain) || ownAddress(domain),
+    isSystemAlias: systemAliases(ctx.path('/etc/aliases')),
   };
 }
 
-/** Serves the tables on both sockets; answers how to stop. */
+/** Serves the tables; answers how to stop. */
 export async function serveTables(
   ctx: LinuxContext,
   lookup: (table: PostfixTable, key: string) => string | null,
 ): Promise<{ close(): Promise<void> }> {
   const postfix = findSystemUser(ctx.root, 'postfix');
-  const postdrop = systemGroupId(ctx.root, 'postdrop');
-  if (!postfix || postdrop === undefined) throw new Error('the mail tables need Postfix (no postfix user)');
+  if (!postfix) throw new Error('the mail tables need Postfix (no postfix user)');
   const settings = await postfixSettings(ctx);
-  const byName = (tables: PostfixTable[]) => new Map(tables.map((table) => [TABLE_NAMES[table], table]));
-  const every = byName(Object.keys(TABLE_NAMES) as PostfixTable[]);
-  const served = [
-    await listen(ctx, TABLES_SOCKET, postfix.gid, every, lookup, settings),
-    await listen(ctx, POSTDROP_SOCKET, postdrop, byName(['localSenders']), lookup, settings),
-  ];
+  const tables = new Map(Object.entries(TABLE_NAMES).map(([table, name]) => [name, table as PostfixTable]));
+  const { server, connections } = await listen(ctx, TABLES_SOCKET, postfix.gid, tables, lookup, settings);
   return {
-    async close() {
-      await Promise.all(
-        served.map(({ server, connections }) => {
-          const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-          for (const connection of connections) connection.destroy();
-          return closed;
-        }),
-      );
+    close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const connection of connections) connection.destroy();
+      return closed;
     },
   };
 }

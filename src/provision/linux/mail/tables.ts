@@ -2,8 +2,8 @@
 // which are kept in memory and made afresh for the account whose mail domain's record changed:
 // Postfix's domains, mailboxes, senders and aliases, kept in memory by key and served to Postfix
 // (socketmap.ts), so that a change is live the moment it is made, with no file written and no
-// reload; OpenDKIM's keys and signing table, files written whole; Dovecot's logins and users,
-// rows of a database written by login (dovecot-db.ts).
+// reload; postdrop's local-senders and OpenDKIM's keys and signing table, files written whole;
+// Dovecot's logins and users, rows of a database written by login (dovecot-db.ts).
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LinuxContext } from '../context.ts';
@@ -18,10 +18,11 @@ import {
   PARTS,
   POSTFIX_TABLES,
   type PostfixTable,
+  READERS,
   type TableReader,
 } from './lines.ts';
 
-/** OpenDKIM's tables list the tenants: readable by root and OpenDKIM alone. */
+/** Table files list the tenants: readable by root and the one service that reads them. */
 const TABLE_MODE = 0o640;
 
 /** Dovecot's tables, rows of its database rather than files. */
@@ -44,6 +45,7 @@ export function mailTables(ctx: LinuxContext) {
   const { linux } = ctx;
   /** Each table file's path on the system (the real one below the root: `tables`). */
   const tableNames: Record<FileTable, string> = {
+    localSenders: join(linux.postfixMapDir, 'local-senders'),
     keys: join(linux.opendkimMapDir, 'keys'),
     signing: join(linux.opendkimMapDir, 'signing'),
   };
@@ -90,7 +92,8 @@ export function mailTables(ctx: LinuxContext) {
 
   /**
    * Takes the account's entries of `table` from `was` out of memory and puts those of `now` in; of
-   * a key given twice the first counts, as it did in Postfix's table files.
+   * a key the account gives twice the first counts, as it did in Postfix's table files (no two
+   * accounts give one key: each is a domain's, or an address at one, or the account's user).
    */
   function replaceEntries(table: PostfixTable, user: string, was: string, now: string): void {
     const map = entries.get(table)!;
@@ -252,12 +255,13 @@ export function mailTables(ctx: LinuxContext) {
       if (untouched && !stale.has(table)) continue;
       const parts = PARTS[table].map((part) => joined[part].bytes);
       const content = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-      const gid = systemGroupId(ctx.root, 'opendkim');
+      const { group, reloaded } = READERS[table];
+      const gid = systemGroupId(ctx.root, group);
       // Unchanged on disk since written: its lines changed, so its content did.
       const onDisk = untouched ? null : readParsed(file, (text) => text);
       if (untouched || onDisk === null || !content.equals(Buffer.from(onDisk))) {
         writeFileAtomic(file, content, TABLE_MODE, gid);
-        changed.add('opendkim');
+        if (reloaded) changed.add(reloaded);
       } else if (all && gid !== undefined) giveFile(file, 0, gid);
       written.set(table, fileStamp(file));
     }
@@ -325,10 +329,10 @@ export function mailTables(ctx: LinuxContext) {
      */
     lookup(table: PostfixTable, key: string): string | null {
       if (fileStamp(recordDir) !== linesStamp) remakeAll(new Map());
-      return entries.get(table)!.get(key.toLowerCase())?.value ?? null;
+      return entries.get(table)!.get(asciiLower(key))?.value ?? null;
     },
     /** Postfix's `table` whole, `key value` a line (what a milter reads, and the doctor). */
-    text(table: PostfixTable): string {
+    text(table: PostfixTable | 'localSenders'): string {
       if (fileStamp(recordDir) !== linesStamp) remakeAll(new Map());
       return joined[table].bytes.toString();
     },
@@ -345,8 +349,13 @@ export function mailTables(ctx: LinuxContext) {
 function* keyed(text: string): Generator<[string, string]> {
   for (const line of text.split('\n')) {
     const space = line.indexOf(' ');
-    if (space > 0) yield [line.slice(0, space).toLowerCase(), line.slice(space + 1)];
+    if (space > 0) yield [asciiLower(line.slice(0, space)), line.slice(space + 1)];
   }
+}
+
+/** `text` with A to Z in lower case, and nothing else changed: Postfix folds a key's case so. */
+export function asciiLower(text: string): string {
+  return text.replace(/[A-Z]+/g, (upper) => upper.toLowerCase());
 }
 
 /** Where `value` is in the sorted `list`, or would go. */

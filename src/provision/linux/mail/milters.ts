@@ -132,25 +132,30 @@ export async function startMilters(
       if (budgeted) await listQueue(POSTQUEUE, budget, owners());
     },
     async close() {
-      await Promise.all(
-        served.map(({ server, connections }) => {
-          const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-          for (const connection of connections) connection.destroy();
-          return closed;
-        }),
-      );
+      await Promise.all(served.map(closeServed));
     },
   };
 }
 
-async function serve(
+async function serve(ctx: LinuxContext, name: string, gid: number, policy: MilterPolicy): Promise<Served> {
+  const served = serveMilter(policy, (error) => process.emitWarning(`${name}: ${String(error)}`));
+  return listenInQueue(ctx, name, gid, served);
+}
+
+/** A server of Berth's for Postfix, and the connections it has. */
+export interface Served {
+  server: Server;
+  connections: Set<Socket>;
+}
+
+/** Serves `served` on the Unix socket `name` in Postfix's queue directory, 0660 root:`gid`. */
+export async function listenInQueue(
   ctx: LinuxContext,
   name: string,
   gid: number,
-  policy: MilterPolicy,
-): Promise<{ server: Server; connections: Set<Socket> }> {
+  served: Served,
+): Promise<Served> {
   const socket = ctx.path(join(ctx.linux.postfixQueueDir, name));
-  const served = serveMilter(policy, (error) => process.emitWarning(`${name}: ${String(error)}`));
   removeFile(socket);
   await new Promise<void>((resolve, reject) => {
     served.server.once('error', reject);
@@ -158,4 +163,11 @@ async function serve(
   });
   giveSocket(socket, 0, gid, 0o660);
   return served;
+}
+
+/** Stops serving, the connections cut. */
+export function closeServed({ server, connections }: Served): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  for (const connection of connections) connection.destroy();
+  return closed;
 }

@@ -14,10 +14,10 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { LinuxConfig } from '../../../config/index.ts';
 import type { LinuxContext } from '../context.ts';
-import { fileStamp, giveSocket, makeServiceDirectory, readIfExists, removeFile } from '../files.ts';
+import { fileStamp, makeServiceDirectory, readIfExists } from '../files.ts';
 import { findSystemUser } from '../passwd.ts';
 import type { PostfixTable } from './lines.ts';
-import { serverAddress } from './milters.ts';
+import { closeServed, listenInQueue, serverAddress } from './milters.ts';
 import { asciiLower } from './tables.ts';
 
 /** The tables, for Postfix's daemons (relative to the queue directory). */
@@ -227,35 +227,15 @@ export async function serveTables(
   if (!postfix) throw new Error('the mail tables need Postfix (no postfix user)');
   const settings = await postfixSettings(ctx);
   const tables = new Map(Object.entries(TABLE_NAMES).map(([table, name]) => [name, table as PostfixTable]));
-  const { server, connections } = await listen(ctx, TABLES_SOCKET, postfix.gid, tables, lookup, settings);
-  return {
-    close() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const connection of connections) connection.destroy();
-      return closed;
-    },
-  };
-}
-
-async function listen(
-  ctx: LinuxContext,
-  name: string,
-  gid: number,
-  tables: ReadonlyMap<string, PostfixTable>,
-  lookup: (table: PostfixTable, key: string) => string | null,
-  settings: PostfixSettings,
-): Promise<{ server: Server; connections: Set<Socket> }> {
-  const socket = ctx.path(join(ctx.linux.postfixQueueDir, name));
-  makeServiceDirectory(join(socket, '..'), 0, gid, 0o750);
-  const served = socketmapServer(
-    (request) => answer(request, tables, lookup, settings),
-    (error) => process.emitWarning(`${name}: ${String(error)}`),
+  makeServiceDirectory(ctx.path(join(ctx.linux.postfixQueueDir, TABLES_SOCKET, '..')), 0, postfix.gid, 0o750);
+  const served = await listenInQueue(
+    ctx,
+    TABLES_SOCKET,
+    postfix.gid,
+    socketmapServer(
+      (request) => answer(request, tables, lookup, settings),
+      (error) => process.emitWarning(`${TABLES_SOCKET}: ${String(error)}`),
+    ),
   );
-  removeFile(socket);
-  await new Promise<void>((resolve, reject) => {
-    served.server.once('error', reject);
-    served.server.listen(socket, () => resolve());
-  });
-  giveSocket(socket, 0, gid, 0o660);
-  return served;
+  return { close: () => closeServed(served) };
 }

@@ -3,7 +3,7 @@
 // to a client that sends anything but the protocol.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,9 @@ import type { PostfixTable } from '../../src/provision/linux/mail/lines.ts';
 import {
   addressKeys,
   answer,
+  literalAddress,
   socketmapServer,
+  systemAliases,
   TABLE_NAMES,
 } from '../../src/provision/linux/mail/socketmap.ts';
 
@@ -32,7 +34,6 @@ const SETTINGS = {
   isSystemAlias: (local: string) => ['postmaster', 'abuse'].includes(local),
 };
 const lookup = (table: PostfixTable, key: string) => TABLES[table]?.[key] ?? null;
-const every = new Map(Object.entries(TABLE_NAMES).map(([table, name]) => [name, table as PostfixTable]));
 
 describe('the socketmap tables', () => {
   const dir = mkdtempSync(join(tmpdir(), 'berth-socketmap-'));
@@ -40,7 +41,7 @@ describe('the socketmap tables', () => {
   const served = socketmapServer(
     (request) => {
       if (request.startsWith('domains boom')) throw new Error('boom');
-      return answer(request, every, lookup, SETTINGS);
+      return answer(request, lookup, SETTINGS);
     },
     () => {},
   );
@@ -106,14 +107,38 @@ describe('the socketmap tables', () => {
   });
 
   it('refuse a table it does not serve, and fail for the moment when a lookup fails', () => {
-    const some = new Map([['senders', 'senders' as const]]);
-    assert.equal(answer('domains ann.example', some, lookup, SETTINGS), 'PERM no such table');
-    assert.equal(answer('local-senders ann', every, lookup, SETTINGS), 'PERM no such table');
-    assert.equal(answer('senders @ann.example', some, lookup, SETTINGS), 'OK ann, ann@ann.example');
-    assert.equal(answer('nospace', every, lookup, SETTINGS), 'PERM no such table');
-    assert.equal(answer('domains ', every, lookup, SETTINGS), 'NOTFOUND ');
+    assert.equal(answer('local-senders ann', lookup, SETTINGS), 'PERM no such table');
+    assert.equal(answer('nospace', lookup, SETTINGS), 'PERM no such table');
+    assert.equal(answer('senders @ann.example', lookup, SETTINGS), 'OK ann, ann@ann.example');
+    assert.equal(answer('domains ', lookup, SETTINGS), 'NOTFOUND ');
     const huge = () => 'x'.repeat(200_000);
-    assert.match(answer('domains a', every, huge, SETTINGS), /^PERM /);
+    assert.match(answer('domains a', huge, SETTINGS), /^PERM /);
+  });
+
+  it('read the names the system’s aliases give, again when the file changes', () => {
+    const file = join(dir, 'aliases');
+    writeFileSync(
+      file,
+      '# See man 5 aliases\npostmaster:    root\n"Abuse": root,\n  continued@example.net\nno colon here\n',
+    );
+    const named = systemAliases(file);
+    assert.deepEqual(
+      ['postmaster', 'abuse', 'continued@example.net', 'no colon her', 'root', '# see man 5 aliases'].map(
+        named,
+      ),
+      [true, true, false, false, false, false],
+    );
+    writeFileSync(file, 'hostmaster: root\n');
+    utimesSync(file, new Date(), new Date(Date.now() + 5_000));
+    assert.deepEqual(['postmaster', 'hostmaster'].map(named), [false, true]);
+    assert.equal(systemAliases(join(dir, 'none'))('postmaster'), false);
+  });
+
+  it('read an address literal’s address, and nothing else as one', () => {
+    assert.equal(literalAddress('[192.0.2.1]'), '192.0.2.1');
+    assert.equal(literalAddress('[IPv6:2001:db8::1]'), '2001:db8::1');
+    assert.equal(literalAddress('192.0.2.1'), null);
+    assert.equal(literalAddress('[192.0.2.1].example'), null);
   });
 
   /** What the server sends back for `bytes`, and whether it closed the connection. */

@@ -32,8 +32,13 @@ export const TABLE_NAMES: Record<PostfixTable, string> = {
   localAliases: 'local-aliases',
 };
 
-/** The table files of these names an older Berth wrote in postfix_map_dir. */
-export const OLD_TABLE_FILES = Object.values(TABLE_NAMES);
+/** The tables by their names in a request. */
+const BY_NAME: ReadonlyMap<string, PostfixTable> = new Map(
+  Object.entries(TABLE_NAMES).map(([table, name]) => [name, table as PostfixTable]),
+);
+
+/** The files in postfix_map_dir an older Berth wrote for Postfix (texthash) and Berth now serves. */
+export const OLD_TABLE_FILES = ['domains', 'mailboxes', 'senders', 'aliases', 'local-aliases'];
 
 /** The tables whose keys are addresses: Postfix sends the whole address, and no partial key. */
 const BY_ADDRESS: ReadonlySet<PostfixTable> = new Set(['mailboxes', 'senders', 'aliases']);
@@ -85,7 +90,7 @@ export interface PostfixSettings {
 }
 
 /**
- * Answers one request (`name key`), from `lookup`, for the tables `served` alone. The aliases
+ * Answers one request (`name key`) from `lookup`. The aliases
  * table takes in the accounts' local aliases too: mail to an account's system user at one of the
  * server's own domains (alice@localhost, a bounce to its sendmail's bare sender) goes to its
  * mailbox. They are a virtual alias rather than local(8)'s alias_maps, which may not be asked of
@@ -95,12 +100,11 @@ export interface PostfixSettings {
  */
 export function answer(
   request: string,
-  served: ReadonlyMap<string, PostfixTable>,
   lookup: (table: PostfixTable, key: string) => string | null,
   settings: PostfixSettings,
 ): string {
   const space = request.indexOf(' ');
-  const table = space > 0 ? served.get(request.slice(0, space)) : undefined;
+  const table = space > 0 ? BY_NAME.get(request.slice(0, space)) : undefined;
   if (table === undefined) return 'PERM no such table';
   const key = asciiLower(request.slice(space + 1));
   if (key === '') return 'NOTFOUND ';
@@ -169,8 +173,8 @@ export function socketmapServer(
   return { server, connections };
 }
 
-/** The names /etc/aliases gives aliases (below `root`), read again when the file changes. */
-function systemAliases(path: string): (local: string) => boolean {
+/** Whether the aliases file at `path` (/etc/aliases) names a local part; read again when it changes. */
+export function systemAliases(path: string): (local: string) => boolean {
   let stamp = '';
   let names = new Set<string>();
   return (local) => {
@@ -180,8 +184,8 @@ function systemAliases(path: string): (local: string) => boolean {
       names = new Set(
         (readIfExists(path) ?? '')
           .split('\n')
-          .filter((line) => /^[^\s#]/.test(line))
-          .map((line) => asciiLower(line.slice(0, line.indexOf(':')).trim().replace(/^"|"$/g, ''))),
+          .flatMap((line) => /^([^\s#:][^:]*):/.exec(line)?.[1] ?? [])
+          .map((name) => asciiLower(name.trim().replace(/^"|"$/g, ''))),
       );
     }
     return names.has(local);
@@ -189,7 +193,7 @@ function systemAliases(path: string): (local: string) => boolean {
 }
 
 /** An address literal's address (`[192.0.2.1]`, `[IPv6:2001:db8::1]`), or null. */
-function literalAddress(domain: string): string | null {
+export function literalAddress(domain: string): string | null {
   return /^\[(?:ipv6:)?([^\]]+)\]$/i.exec(domain)?.[1] ?? null;
 }
 
@@ -226,14 +230,13 @@ export async function serveTables(
   const postfix = findSystemUser(ctx.root, 'postfix');
   if (!postfix) throw new Error('the mail tables need Postfix (no postfix user)');
   const settings = await postfixSettings(ctx);
-  const tables = new Map(Object.entries(TABLE_NAMES).map(([table, name]) => [name, table as PostfixTable]));
   makeServiceDirectory(ctx.path(join(ctx.linux.postfixQueueDir, TABLES_SOCKET, '..')), 0, postfix.gid, 0o750);
   const served = await listenInQueue(
     ctx,
     TABLES_SOCKET,
     postfix.gid,
     socketmapServer(
-      (request) => answer(request, tables, lookup, settings),
+      (request) => answer(request, lookup, settings),
       (error) => process.emitWarning(`${TABLES_SOCKET}: ${String(error)}`),
     ),
   );

@@ -37,9 +37,9 @@ export function dovecotDatabasePath(ctx: LinuxContext): string {
  * The records and the tables made from them. The records are read whole once (and again when
  * their directory changed other than by this process); a change to one record then makes its
  * account's lines afresh, replaces that account's entries of Postfix's tables in memory, writes
- * OpenDKIM's files whole from every account's lines kept in memory (the account's bytes replaced
- * in them), and Dovecot's rows of that account alone. A file changed on disk since this process
- * wrote it is written again.
+ * the table files (postdrop's local-senders, OpenDKIM's two) whole from every account's lines kept
+ * in memory (the account's bytes replaced in them), and Dovecot's rows of that account alone. A
+ * file changed on disk since this process wrote it is written again.
  */
 export function mailTables(ctx: LinuxContext) {
   const { linux } = ctx;

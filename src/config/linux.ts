@@ -49,6 +49,8 @@ export interface LinuxConfig {
   nginxHttpSettings: string;
   zoneDir: string;
   dkimDir: string;
+  /** How many DKIM keys are kept made ahead, in `<dkimDir>/.pool`, for createacct to take (0: none). */
+  dkimKeysAhead: number;
   /** `<domain>/access.log` per site, readable by root and the account's group only. */
   logDir: string;
   /** Berth's logrotate file for the sites' logs; empty when the administrator rotates them. */
@@ -254,6 +256,8 @@ export function linuxDefaults(): LinuxConfig {
     nginxHttpSettings: '/etc/nginx/conf.d/berth.conf',
     zoneDir: '/etc/bind/zones',
     dkimDir: '/etc/berth/dkim',
+    // A large burst of createacct (a migration's): about 1.7 MB of keys, made once in idle time.
+    dkimKeysAhead: 1000,
     logDir: '/var/log/nginx',
     logrotateConfig: '/etc/logrotate.d/berth-sites',
     httpPort: 80,
@@ -361,6 +365,7 @@ export const LINUX_KEYS: Record<string, [field: string, read: Reader]> = {
   'linux.nginx_http_settings': ['linux.nginxHttpSettings', (v) => (v === '' ? '' : absolutePath(v))],
   'linux.zone_dir': ['linux.zoneDir', absolutePath],
   'linux.dkim_dir': ['linux.dkimDir', absolutePath],
+  'linux.dkim_keys_ahead': ['linux.dkimKeysAhead', wholeNumber(0, 100_000)],
   'linux.log_dir': ['linux.logDir', absolutePath],
   'linux.logrotate_config': ['linux.logrotateConfig', (v) => (v === '' ? '' : absolutePath(v))],
   'linux.http_port': ['linux.httpPort', servicePort],

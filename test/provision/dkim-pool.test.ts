@@ -2,23 +2,30 @@
 // serving, an empty (or failing) pool no failure; and createacct in a throwaway root signing with a
 // key from the pool, which leaves it.
 import assert from 'node:assert/strict';
-import { createPublicKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type DkimKey, dkimPoolDir, generateDkimKey } from '../../src/provision/linux/dns/dkim.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { dkimPoolDir } from '../../src/provision/linux/dns/dkim.ts';
 import { DkimKeyPool } from '../../src/provision/linux/dns/dkim-pool.ts';
 import { createAccount, tempDir } from '../helpers.ts';
 import { type LinuxHarness, linuxSetup } from './system-root.ts';
 
+/** The nice value of the thread running this code (the process's main thread). */
+function niceOfThisThread(): number {
+  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+
 /** Keys numbered in the order made: which one a take gave is plain to see. */
-function counting(): { made: () => number; generate: () => Promise<DkimKey> } {
+function counting(): { made: () => number; generate: () => Promise<string> } {
   let made = 0;
   return {
     made: () => made,
     generate: async () => {
       made++;
-      return { privatePem: `key ${made}\n`, publicBase64: '' };
+      return `key ${made}\n`;
     },
   };
 }
@@ -32,7 +39,11 @@ describe('the DKIM key pool', () => {
 
   it('fills to its size once started, root’s alone: a 0700 directory of 0600 keys', async () => {
     const keys = counting();
-    const pool = new DkimKeyPool(join(dir, 'fill', '.pool'), 3, keys.generate);
+    const pool = new DkimKeyPool(join(dir, 'fill', '.pool'), {
+      size: 3,
+      generate: keys.generate,
+      quietMs: 0,
+    });
     pool.start();
     await pool.fill();
     assert.equal(pool.ready().length, 3);
@@ -45,7 +56,11 @@ describe('the DKIM key pool', () => {
 
   it('gives each key once, moving it out of the pool, and refills what was taken', async () => {
     const keys = counting();
-    const pool = new DkimKeyPool(join(dir, 'take', '.pool'), 3, keys.generate);
+    const pool = new DkimKeyPool(join(dir, 'take', '.pool'), {
+      size: 3,
+      generate: keys.generate,
+      quietMs: 0,
+    });
     pool.start();
     await pool.fill();
     const given: string[] = [];
@@ -70,7 +85,11 @@ describe('the DKIM key pool', () => {
 
   it('answers false when empty, and refills only while serving (a CLI command takes what is there)', async () => {
     const keys = counting();
-    const pool = new DkimKeyPool(join(dir, 'empty', '.pool'), 2, keys.generate);
+    const pool = new DkimKeyPool(join(dir, 'empty', '.pool'), {
+      size: 2,
+      generate: keys.generate,
+      quietMs: 0,
+    });
     mkdirSync(join(dir, 'empty'), { recursive: true });
     const dest = join(dir, 'empty', 'a.private');
     assert.equal(pool.take(dest), false);
@@ -89,11 +108,75 @@ describe('the DKIM key pool', () => {
     assert.equal(keys.made(), madeBefore);
   });
 
+  it('waits to refill until no key has been taken for a while, and ends that wait when closed', async () => {
+    const keys = counting();
+    const pool = new DkimKeyPool(join(dir, 'quiet', '.pool'), {
+      size: 2,
+      generate: keys.generate,
+      quietMs: 400,
+    });
+    pool.start();
+    await pool.fill();
+    assert.equal(keys.made(), 2, 'nothing taken yet: no wait');
+    const takenAt = performance.now();
+    assert.equal(pool.take(join(dir, 'quiet', 'a.private')), true);
+    await sleep(150);
+    assert.equal(keys.made(), 2, 'a key taken a moment ago: none made yet');
+    // Another take while it waits: the wait starts again from it.
+    const againAt = performance.now();
+    assert.equal(pool.take(join(dir, 'quiet', 'b.private')), true);
+    await pool.fill();
+    assert.equal(keys.made(), 4);
+    assert.ok(performance.now() - againAt >= 390, 'made only once the takes had stopped');
+    assert.ok(performance.now() - takenAt >= 540);
+
+    assert.equal(pool.take(join(dir, 'quiet', 'c.private')), true);
+    const closing = performance.now();
+    await pool.close();
+    assert.ok(performance.now() - closing < 300, 'closing ends the wait');
+    assert.equal(keys.made(), 4);
+  });
+
+  it('makes its keys in a thread of the lowest priority: RSA 2048, PKCS #8', async () => {
+    const poolDir = join(dir, 'thread', '.pool');
+    const pool = new DkimKeyPool(poolDir, { size: 2, quietMs: 0 });
+    const niceBefore = niceOfThisThread();
+    pool.start();
+    const filled = pool.fill();
+    let done = false;
+    void filled.finally(() => {
+      done = true;
+    });
+    // The threads of this process with nice 19, looked for while the keys are made.
+    let lowest = 0;
+    while (!done && lowest === 0) {
+      lowest = readdirSync('/proc/self/task').filter((task) => {
+        const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16] === '19';
+      }).length;
+      await sleep(2);
+    }
+    await filled;
+    await pool.close();
+    assert.equal(lowest, 1, 'one thread at nice 19 made the keys');
+    assert.equal(niceOfThisThread(), niceBefore, 'the server’s own thread keeps its priority');
+    for (const file of pool.ready()) {
+      const pem = readFileSync(join(poolDir, file), 'utf8');
+      assert.match(pem, /^-----BEGIN PRIVATE KEY-----\n/);
+      assert.equal(createPrivateKey(pem).asymmetricKeyDetails?.modulusLength, 2048);
+    }
+    assert.equal(pool.ready().length, 2);
+  });
+
   it('stops a refill that fails, and takes nothing half written', async () => {
     let calls = 0;
-    const pool = new DkimKeyPool(join(dir, 'failing', '.pool'), 2, async () => {
-      calls++;
-      throw new Error('no entropy');
+    const pool = new DkimKeyPool(join(dir, 'failing', '.pool'), {
+      size: 2,
+      quietMs: 0,
+      generate: async () => {
+        calls++;
+        throw new Error('no entropy');
+      },
     });
     pool.start();
     await pool.fill();
@@ -115,7 +198,7 @@ describe('createacct with DKIM keys made ahead (linux driver, throwaway root)', 
 
   it('signs with a key from the pool, which no longer holds it; an empty pool makes one on the spot', async () => {
     const poolDir = join(h.root, dkimPoolDir('/etc/berth/dkim'));
-    const pool = new DkimKeyPool(poolDir, 1, generateDkimKey);
+    const pool = new DkimKeyPool(poolDir, { size: 1, quietMs: 0 });
     pool.start();
     await pool.fill();
     await pool.close();

@@ -16,7 +16,6 @@ import {
   literalAddress,
   socketmapServer,
   systemAliases,
-  TABLE_NAMES,
 } from '../../src/provision/linux/mail/socketmap.ts';
 
 const run = promisify(execFile);

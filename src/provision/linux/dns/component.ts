@@ -29,7 +29,7 @@ export interface DnsComponent extends Component {
 
 export function dnsComponent(ctx: LinuxContext): DnsComponent {
   const { linux, config } = ctx;
-  const keyPool = new DkimKeyPool(ctx.path(dkimPoolDir(linux.dkimDir)));
+  const keyPool = new DkimKeyPool(ctx.path(dkimPoolDir(linux.dkimDir)), { size: linux.dkimKeysAhead });
   const zonePath = (account: Account) => ctx.path(join(linux.zoneDir, domainFile(account.domain, ZONE)));
   const dkimPaths = (account: Account) => ({
     key: ctx.path(dkimKeyFile(linux.dkimDir, account.domain)),

@@ -1,7 +1,11 @@
 // The certificate keeper when ACME fails: the domain keeps its fallback certificate, its state says
-// why, and it is tried again later and later (never a stream of orders), in a system root.
+// why, and it is tried again later and later (never a stream of orders), in a system root; the
+// ACME account's key is ECDSA.
 import assert from 'node:assert/strict';
+import { createPrivateKey } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sha512Crypt } from '../../src/auth/sha512-crypt.js';
@@ -65,6 +69,13 @@ describe('the certificate keeper', () => {
       const wait = Date.parse(state!.nextAttempt) - started;
       assert.ok(wait >= 55_000 && wait <= 70_000, `the first retry waits a minute (${wait} ms)`);
       assert.match(state!.issuer, /Berth fallback CA/, 'the fallback certificate stays in place');
+      // The ACME account's key, made for the first order: ECDSA P-256 (every request it signs is an
+      // ES256 signature, a fraction of RSA's cost), root's alone.
+      const keyFile = join(config.dataDir, 'acme/account-key.pem');
+      const accountKey = createPrivateKey(readFileSync(keyFile));
+      assert.equal(accountKey.asymmetricKeyType, 'ec');
+      assert.equal(accountKey.asymmetricKeyDetails?.namedCurve, 'prime256v1');
+      assert.equal(statSync(keyFile).mode & 0o777, 0o600);
 
       // Made due again by hand: the second failure waits five minutes.
       tls.writeState('alice.example', { ...state!, nextAttempt: new Date().toISOString() });

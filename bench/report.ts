@@ -84,7 +84,7 @@ export function writeReport(
     ...measurements.map((m) => {
       const result = verdict(m);
       const errors = m.errors > 0 ? ` (${m.errors} errors)` : '';
-      return `| ${m.scenario} | ${m.metric} | ${figure(m.berth)} | ${figure(m.baseline)} | ${(m.berth / m.baseline).toFixed(2)} | ${m.target.text} | ${result}${errors} |`;
+      return `| ${m.scenario} | ${m.metric} | ${figure(m.berth)} | ${figure(m.baseline)} | ${m.baseline === 0 ? '—' : (m.berth / m.baseline).toFixed(2)} | ${m.target.text} | ${result}${errors} |`;
     }),
     '',
     `![Berth and its baselines](${svgName})`,

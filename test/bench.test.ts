@@ -31,8 +31,10 @@ describe('the benchmark runner', () => {
       '5a. resident memory',
       '5b. start-up',
       '6d. createacct, whole stack, one at a time',
+      '7a‴. the same right after it',
       '7c. suspendacct, whole stack',
       '9. certificates still to order',
+      '9′. DKIM keys made ahead',
     ]) {
       assert.ok(report.includes(`| ${scenario}`), scenario);
     }

@@ -391,7 +391,7 @@ export function linuxDriver(options: LinuxDriverOptions): Driver {
         ];
         if (mail) sweeps.push(['counting the mail queue', QUEUE_SWEEP_MS, () => mail.listQueue()]);
         if (php) {
-          sweeps.push(["PHP's /etc", ETC_SWEEP_MS, () => php.refreshEtc(() => store.accounts())]);
+          sweeps.push(["PHP's /etc", ETC_SWEEP_MS, () => php.refreshEtc()]);
           // Masters start at a request on the account's socket (the sweep asks again until the
           // activator is reached), and end when idle.
           void php

@@ -58,11 +58,8 @@ export interface PhpComponent extends Component {
   serve(load: Served['load'], log: PhpLog): Promise<void>;
   /** Ends the masters that have had no worker for `php_idle_stop` seconds; holds lost sockets again. */
   sweep(): Promise<void>;
-  /**
-   * Brings the /etc each running master sees up to date with the system's, if it changed since
-   * (then only are the accounts loaded).
-   */
-  refreshEtc(accounts: () => Promise<readonly Account[]>): Promise<void>;
+  /** Brings the /etc each running master sees up to date with the system's, if it changed since. */
+  refreshEtc(): Promise<void>;
 }
 
 export function phpComponent(ctx: LinuxContext): PhpComponent {
@@ -385,7 +382,9 @@ export function phpComponent(ctx: LinuxContext): PhpComponent {
 
   return {
     name: 'php',
-    refreshEtc,
+    // The accounts whose master this Berth's activator runs: a few among thousands, and only they
+    // have a view to bring up to date.
+    refreshEtc: () => refreshEtc(async () => [...masters.keys()].flatMap((user) => wanted.get(user) ?? [])),
     serve,
     sweep,
     // Root's alone: the pools name every account.

@@ -32,9 +32,10 @@ export function phpViews(ctx: LinuxContext, masterPid: (user: string) => number 
   let etcSeen: string | null = null;
   let othersSeen: string | null = null;
   /**
-   * Brings every running view up to date when /etc changed. An account made or removed changes
-   * passwd and group alone: each view then gets its two files, from the system's read once (a
-   * sweep's cost per view does not grow with the accounts); anything else changed, each view is
+   * Brings every running view up to date when /etc changed: `accounts` are those whose master runs
+   * (the others' views are made afresh when their master starts). An account made or removed
+   * changes passwd and group alone: each view then gets its two files, from the system's read once
+   * (a sweep's cost per view does not grow with the accounts); anything else changed, each view is
    * made again whole.
    */
   const refreshEtc = async (accounts: () => Promise<readonly Account[]>) => {

@@ -1,10 +1,14 @@
 // Looking up one user in the user database keeps nothing of the file's text: the mail tables keep
 // each account's hash, and a hash that held on to the shadow file it was read from kept a copy of
-// that file for every account (4 GB of Berth's heap near 10,000 accounts).
+// that file for every account (4 GB of Berth's heap near 10,000 accounts). An entry found once is
+// kept only while the file stays the same, so whatever replaces the file (Berth's own rewrite,
+// useradd, an administrator's vipw) is what the next look-up sees, a name missing before included.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
 import { tempDir } from '../helpers.ts';
 
 const dirs: string[] = [];
@@ -40,5 +44,46 @@ describe("the user database's look-ups", () => {
     const [grown, kept] = said.trim().split(' ').map(Number);
     assert.equal(kept, 200);
     assert.ok(grown! < 20, `the heap grew by ${grown} MB keeping 200 hashes`);
+  });
+});
+
+describe('the user database read by name', () => {
+  const root = tempDir('berth-passwd-');
+  after(() => rmSync(root, { recursive: true, force: true }));
+  mkdirSync(join(root, 'etc'));
+  /** Replaces the file as the user database's tools do: a new file renamed over it. */
+  const replace = (file: string, text: string) => {
+    writeFileSync(join(root, 'etc', `${file}+`), text);
+    renameSync(join(root, 'etc', `${file}+`), join(root, 'etc', file));
+  };
+
+  it('finds each name, again and again, and never a line by a part of it', () => {
+    replace(
+      'passwd',
+      'root:x:0:0:root:/root:/bin/bash\nalice:x:1001:1001:alice.example:/home/alice:/bin/sh\n',
+    );
+    replace('shadow', 'root:*:19000::::::\nalice:$6$salt$hash:19000::::::\n');
+    for (let i = 0; i < 3; i++) {
+      assert.equal(findSystemUser(root, 'alice')?.uid, 1001);
+      assert.equal(findSystemUser(root, 'alice')?.home, '/home/alice');
+      assert.equal(shadowPassword(root, 'alice'), '$6$salt$hash');
+    }
+    assert.equal(findSystemUser(root, 'root')?.uid, 0);
+    for (const name of ['ali', 'lice', 'bob', '', 'alice:x', 'a\nb', '#root'])
+      assert.equal(findSystemUser(root, name), undefined, name);
+  });
+
+  it('sees the file as it is after it was replaced: a changed entry, a new name, a name gone', () => {
+    assert.equal(findSystemUser(root, 'bob'), undefined);
+    replace(
+      'passwd',
+      'root:x:0:0:root:/root:/bin/bash\nalice:x:1001:1001:alice.example:/home/alice:/usr/sbin/nologin\nbob:x:1002:1002:bob.example:/home/bob:/bin/sh\n',
+    );
+    assert.equal(findSystemUser(root, 'bob')?.uid, 1002, 'a name missing before is found');
+    assert.equal(findSystemUser(root, 'alice')?.shell, '/usr/sbin/nologin', 'a changed line is read anew');
+    replace('passwd', 'root:x:0:0:root:/root:/bin/bash\nbob:x:1002:1002:bob.example:/home/bob:/bin/sh\n');
+    assert.equal(findSystemUser(root, 'alice'), undefined, 'a name removed is gone');
+    replace('shadow', 'root:*:19000::::::\nalice:!$6$salt$hash:19000::::::\n');
+    assert.equal(shadowPassword(root, 'alice'), '!$6$salt$hash');
   });
 });

@@ -22,6 +22,10 @@ import {
   type TableReader,
 } from './lines.ts';
 
+/** The parts of the accounts' lines the table files are made of: each file is its own part. */
+const FILE_PARTS = ['localSenders', 'keys', 'signing'] as const satisfies readonly FileTable[];
+type FilePart = (typeof FILE_PARTS)[number];
+
 /** Table files list the tenants: readable by root and the one service that reads them. */
 const TABLE_MODE = 0o640;
 
@@ -77,10 +81,15 @@ export function mailTables(ctx: LinuxContext) {
   /** The accounts with lines, sorted: the order of the tables. */
   let users: string[] = [];
   /**
-   * Each part of the accounts' lines, joined in the order of `users` as the tables take them, and
-   * where each account's begins: a change replaces the account's bytes alone.
+   * The parts the table files are made of, joined in the order of `users` as the files take them,
+   * and where each account's begins: a change replaces the account's bytes alone.
    */
-  let joined = {} as Record<keyof AccountLines, { bytes: Buffer; starts: number[] }>;
+  let joined = {} as Record<FilePart, { bytes: Buffer; starts: number[] }>;
+  /**
+   * The other parts, each joined whole only when asked for (a milter's text, Dovecot's rows written
+   * whole), and kept until a change of one of its lines: a change joins none of them.
+   */
+  const joinedText = new Map<keyof AccountLines, string>();
   /** Each table's stamp as this process last wrote or read it. */
   const written = new Map<FileTable, string>();
   /** The tables whose lines changed since they were written. */
@@ -158,7 +167,9 @@ export function mailTables(ctx: LinuxContext) {
     }
     const at = sortedIndex(users, user);
     const listed = users[at] === user;
-    for (const part of Object.keys(joined) as (keyof AccountLines)[]) {
+    for (const part of Object.keys(before?.of ?? after?.of ?? {}) as (keyof AccountLines)[])
+      if (before?.of[part] !== after?.of[part]) joinedText.delete(part);
+    for (const part of FILE_PARTS) {
       if (before?.of[part] === after?.of[part]) continue;
       const { bytes, starts } = joined[part];
       const start = at < starts.length ? starts[at]! : bytes.length;
@@ -211,9 +222,9 @@ export function mailTables(ctx: LinuxContext) {
         hash,
       });
     }
-    const parts = [...new Set(Object.values(PARTS).flat())];
+    joinedText.clear();
     joined = Object.fromEntries(
-      parts.map((part) => {
+      FILE_PARTS.map((part) => {
         const each = users.map((user) => Buffer.from(lines.get(user)!.of[part]));
         const starts: number[] = [];
         let at = 0;
@@ -253,8 +264,7 @@ export function mailTables(ctx: LinuxContext) {
       const file = tables[table];
       const untouched = !all && written.get(table) === fileStamp(file);
       if (untouched && !stale.has(table)) continue;
-      const parts = PARTS[table].map((part) => joined[part].bytes);
-      const content = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+      const content = joined[table].bytes;
       const { group, reloaded } = READERS[table];
       const gid = systemGroupId(ctx.root, group);
       // Unchanged on disk since written: its lines changed, so its content did.
@@ -269,12 +279,21 @@ export function mailTables(ctx: LinuxContext) {
     return changed;
   }
 
+  /** Every account's lines of `part`, in the order of `users`. */
+  function wholePart(part: keyof AccountLines): string {
+    if ((FILE_PARTS as readonly string[]).includes(part)) return joined[part as FilePart].bytes.toString();
+    let text = joinedText.get(part);
+    if (text === undefined) {
+      text = users.map((user) => lines.get(user)!.of[part]).join('');
+      joinedText.set(part, text);
+    }
+    return text;
+  }
+
   /** The rows of `table` in `of` (one account's lines), or of every account (null). */
   function rowsOf(table: DovecotTable, of: AccountLines | null | undefined): string[] {
     if (of === undefined) return [];
-    const text = PARTS[table]
-      .map((part) => (of === null ? joined[part].bytes.toString() : of[part]))
-      .join('');
+    const text = PARTS[table].map((part) => (of === null ? wholePart(part) : of[part])).join('');
     return text.split('\n').filter((row) => row !== '');
   }
 
@@ -334,7 +353,7 @@ export function mailTables(ctx: LinuxContext) {
     /** Postfix's `table` whole, `key value` a line (what a milter reads, and the doctor). */
     text(table: PostfixTable | 'localSenders'): string {
       if (fileStamp(recordDir) !== linesStamp) remakeAll(new Map());
-      return joined[table].bytes.toString();
+      return wholePart(table);
     },
     /** The hash the logins table lists the account's own logins with, or null when it lists none. */
     loginHash(user: string): string | null {

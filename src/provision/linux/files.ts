@@ -206,6 +206,15 @@ export function readParsed<T>(path: string, parse: (text: string) => T): T | nul
   return value;
 }
 
+/**
+ * Tells readParsed the text just written to `path` by this process, for a file it reads whole as
+ * text (the user database, passwd.ts): the next read of it is a stat, not the file again.
+ */
+export function rememberText(path: string, text: string): void {
+  const stamp = fileStamp(path);
+  if (stamp !== '') parsedFiles.set(path, { stamp, value: text });
+}
+
 export function readIfExists(path: string): string | null {
   let fd: number;
   try {

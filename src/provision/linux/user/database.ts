@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { linkSync, lstatSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileStamp, readIfExists, writeFileAtomic } from '../files.ts';
+import { fileStamp, readIfExists, rememberText, writeFileAtomic } from '../files.ts';
 import {
   FILES,
   type File,
@@ -288,10 +288,13 @@ interface Known {
 
 /**
  * Replaces the file whole as the shadow tools do: a new `<file>+` (a name PHP's views of /etc leave
- * out, see php/etc-view.ts) with the old one's mode and group, renamed over it.
+ * out, see php/etc-view.ts) with the old one's mode and group, renamed over it. Its readers in this
+ * process (passwd.ts) take the text written, not the file read again.
  */
-const replace = (path: string, content: string, { mode, gid }: Read) =>
+const replace = (path: string, content: string, { mode, gid }: Read) => {
   writeFileAtomic(path, content, mode, gid, `${path}+`);
+  rememberText(path, content);
+};
 
 const WRITE_ORDER = ['shadow', 'gshadow', 'group', 'passwd'] as const;
 

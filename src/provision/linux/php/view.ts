@@ -43,11 +43,13 @@ export function phpViews(ctx: LinuxContext, masterPid: (user: string) => number 
     const changed = etcSignature(etc);
     if (changed === etcSeen) return;
     const others = etcSignature(etc, false);
+    const running = await accounts();
+    // Read and parsed only for running views: most sweeps after a createacct have none.
     const views =
-      others === othersSeen
+      others === othersSeen && running.length > 0
         ? accountViews(readIfExists(join(etc, 'passwd')) ?? '', readIfExists(join(etc, 'group')) ?? '')
         : null;
-    for (const account of await accounts()) {
+    for (const account of running) {
       const pid = masterPid(account.user);
       if (account.suspension || pid === null) continue;
       if (views) {

@@ -137,7 +137,22 @@ describe('the DKIM key pool', () => {
     assert.equal(keys.made(), 4);
   });
 
-  it('makes its keys in a thread of the lowest priority: RSA 2048, PKCS #8', async () => {
+  it('counts the keys on disk as it refills: keys removed meanwhile are made again', async () => {
+    const keys = counting();
+    const poolDir = join(dir, 'removed', '.pool');
+    const pool = new DkimKeyPool(poolDir, { size: 3, generate: keys.generate, quietMs: 100 });
+    pool.start();
+    await pool.fill();
+    assert.equal(pool.take(join(dir, 'removed', 'a.private')), true);
+    // While the refill waits for quiet, the two keys left go (an administrator, another process).
+    for (const file of pool.ready()) rmSync(join(poolDir, file));
+    await pool.fill();
+    assert.equal(pool.ready().length, 3);
+    assert.equal(keys.made(), 6);
+    await pool.close();
+  });
+
+  it('makes its keys in a thread of its own at nice 19: RSA 2048, PKCS #8', async () => {
     const poolDir = join(dir, 'thread', '.pool');
     const pool = new DkimKeyPool(poolDir, { size: 2, quietMs: 0 });
     const niceBefore = niceOfThisThread();

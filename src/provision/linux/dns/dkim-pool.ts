@@ -2,7 +2,7 @@
 // createacct would otherwise spend on its path. The pool is a directory root alone may enter, one
 // key a file (0600); createacct moves one into place by a rename, which takes each file once
 // whoever else asks at the same time. The pool is refilled in the background, off the call's path:
-// by a worker thread at the lowest priority (dkim-maker.js), and only once no key has been taken
+// by a worker thread of its own at nice 19 (dkim-maker.js), and only once no key has been taken
 // for a while, so that a burst of createacct calls spends its CPU on its calls and the keys it took
 // are made again when the server is quiet. An empty pool is no failure: the key is then made on the
 // spot, as before.
@@ -103,16 +103,17 @@ export class DkimKeyPool {
     const generate = this.#generate ?? (() => maker!.make());
     try {
       makePrivateDirectory(this.#dir);
-      // Read again: a command (`berth` on the command line) may have taken keys meanwhile.
-      this.#known = this.ready();
-      while (this.#filling && this.#known.length < this.#size) {
+      // The directory read again before each key (a fraction of a key's cost): a command (`berth`
+      // on the command line) may have taken keys meanwhile, or someone removed them.
+      for (;;) {
+        this.#known = this.ready();
+        if (!this.#filling || this.#known.length >= this.#size) break;
         await this.#quiet();
         if (!this.#filling) break;
         const pem = await generate();
         if (!this.#filling) break;
         const file = `${randomBytes(12).toString('hex')}${KEY}`;
         writeFileAtomic(join(this.#dir, file), pem, 0o600);
-        this.#known.push(file);
       }
     } catch {
       // Keys are made on the spot until a later refill succeeds.
@@ -130,7 +131,10 @@ export class DkimKeyPool {
     }
   }
 
-  /** Stops refilling and waits for a key being made. */
+  /**
+   * Stops refilling, and waits for a key being made (the thread ends only once OpenSSL returns:
+   * tens of milliseconds, longer on a machine busy with everything else).
+   */
   async close(): Promise<void> {
     this.#filling = false;
     this.#stop.abort();

@@ -37,15 +37,17 @@ describe('the DKIM key pool', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('fills to its size once started, root’s alone: a 0700 directory of 0600 keys', async () => {
+  /** A pool of `size` counted keys, started and filled, in `dir/<name>/.pool`. */
+  const filledPool = async (name: string, size: number, quietMs: number) => {
     const keys = counting();
-    const pool = new DkimKeyPool(join(dir, 'fill', '.pool'), {
-      size: 3,
-      generate: keys.generate,
-      quietMs: 0,
-    });
+    const pool = new DkimKeyPool(join(dir, name, '.pool'), { size, generate: keys.generate, quietMs });
     pool.start();
     await pool.fill();
+    return { keys, pool };
+  };
+
+  it('fills to its size once started, root’s alone: a 0700 directory of 0600 keys', async () => {
+    const { keys, pool } = await filledPool('fill', 3, 0);
     assert.equal(pool.ready().length, 3);
     assert.equal(keys.made(), 3);
     assert.equal(statSync(join(dir, 'fill', '.pool')).mode & 0o777, 0o700);
@@ -55,14 +57,7 @@ describe('the DKIM key pool', () => {
   });
 
   it('gives each key once, moving it out of the pool, and refills what was taken', async () => {
-    const keys = counting();
-    const pool = new DkimKeyPool(join(dir, 'take', '.pool'), {
-      size: 3,
-      generate: keys.generate,
-      quietMs: 0,
-    });
-    pool.start();
-    await pool.fill();
+    const { keys, pool } = await filledPool('take', 3, 0);
     const given: string[] = [];
     for (let i = 0; i < 3; i++) {
       const dest = join(dir, 'take', `domain${i}.private`);
@@ -109,14 +104,7 @@ describe('the DKIM key pool', () => {
   });
 
   it('waits to refill until no key has been taken for a while, and ends that wait when closed', async () => {
-    const keys = counting();
-    const pool = new DkimKeyPool(join(dir, 'quiet', '.pool'), {
-      size: 2,
-      generate: keys.generate,
-      quietMs: 400,
-    });
-    pool.start();
-    await pool.fill();
+    const { keys, pool } = await filledPool('quiet', 2, 400);
     assert.equal(keys.made(), 2, 'nothing taken yet: no wait');
     const takenAt = performance.now();
     assert.equal(pool.take(join(dir, 'quiet', 'a.private')), true);
@@ -138,11 +126,8 @@ describe('the DKIM key pool', () => {
   });
 
   it('counts the keys on disk as it refills: keys removed meanwhile are made again', async () => {
-    const keys = counting();
     const poolDir = join(dir, 'removed', '.pool');
-    const pool = new DkimKeyPool(poolDir, { size: 3, generate: keys.generate, quietMs: 100 });
-    pool.start();
-    await pool.fill();
+    const { keys, pool } = await filledPool('removed', 3, 100);
     assert.equal(pool.take(join(dir, 'removed', 'a.private')), true);
     // While the refill waits for quiet, the two keys left go (an administrator, another process).
     for (const file of pool.ready()) rmSync(join(poolDir, file));

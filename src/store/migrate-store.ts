@@ -6,19 +6,45 @@ import { sql } from 'kysely';
 import { openSqliteFile, openStore, type Store } from './open.ts';
 import type { Database } from './schema.ts';
 
-// In the order foreign keys need: packages before the accounts that use them.
+// Every table of the store, in the order foreign keys need: packages before the accounts that use
+// them, events before their deliveries. A table added to the store is added here (the type says so).
 const TABLES = [
   'packages',
+  'servers',
+  'uid_mark',
   'accounts',
+  'pending_changes',
+  'fleet_commits',
+  'domains',
+  'mailboxes',
+  'forwarders',
+  'mailing_lists',
+  'cron_jobs',
+  'databases',
+  'database_users',
+  'ftp_accounts',
+  'backup_jobs',
+  'backup_holders',
   'api_users',
+  'api_tokens',
   'audit_log',
   'auth_failure_times',
   'auth_locks',
   'settings',
   'portal_sessions',
   'holder_sessions',
+  'sso_tokens',
+  'idempotency_keys',
+  'events',
+  'deliveries',
 ] as const satisfies readonly (keyof Database)[];
 type Table = (typeof TABLES)[number];
+/** Compiles only while TABLES names every table of the store. */
+const everyTable: [Exclude<keyof Database, Table>] extends [never] ? true : never = true;
+void everyTable;
+
+/** The rows a new store's migrations put in: replaced by the source's. */
+const SEEDED: Partial<Record<Table, number>> = { packages: 1, uid_mark: 1 };
 
 const BATCH = 500;
 
@@ -32,9 +58,8 @@ async function count(store: Store, table: Table): Promise<number> {
 
 async function isEmpty(store: Store): Promise<boolean> {
   for (const table of TABLES) {
-    const n = await count(store, table);
-    // A new store has the default package and nothing else.
-    if (table === 'packages' ? n > 1 : n > 0) return false;
+    // A new store has the default package and the uid mark, and nothing else.
+    if ((await count(store, table)) > (SEEDED[table] ?? 0)) return false;
   }
   return true;
 }
@@ -50,7 +75,7 @@ export async function migrateStore(from: string, to: string): Promise<Record<Tab
       if (!(await isEmpty(target)))
         throw new Error('the PostgreSQL store is not empty: migrate into a new database');
       await target.db.transaction().execute(async (trx) => {
-        await trx.deleteFrom('packages').execute();
+        for (const table of Object.keys(SEEDED) as Table[]) await trx.deleteFrom(table).execute();
         for (const table of TABLES) {
           // biome-ignore lint/suspicious/noExplicitAny: rows are copied as they are, table by table.
           const rows: any[] = await source.db.selectFrom(table).selectAll().execute();

@@ -4,8 +4,16 @@ import { after, before, describe, it } from 'node:test';
 import { listAccounts } from '../../src/store/accounts.ts';
 import { findApiUser } from '../../src/store/api-users.ts';
 import { appendAudit, listAudit } from '../../src/store/audit.ts';
-import { openStore } from '../../src/store/open.ts';
-import { createChild, createReseller, type Harness, postgresForTest, setup } from '../helpers.ts';
+import { domainsOf } from '../../src/store/domains.ts';
+import { openStore, type Store } from '../../src/store/open.ts';
+import {
+  callForHolder,
+  createChild,
+  createReseller,
+  type Harness,
+  postgresForTest,
+  setup,
+} from '../helpers.ts';
 import { berth } from '../process.ts';
 
 describe('berth migrate-store', () => {
@@ -24,6 +32,10 @@ describe('berth migrate-store', () => {
     for (const user of ['kid1', 'kid2']) await createChild(h, 'res', user, { quota: '10' });
     await h.call('suspendacct', { user: 'kid1', reason: 'Unpaid' });
     await h.call('addpkg', { name: 'Gold', quota: '100' });
+    // The holder's side too: its rows are the account's as much as the account's own row.
+    await callForHolder(h, 'kid2', 'add_domain', { domain: 'shop.example', type: 'addon' });
+    await callForHolder(h, 'kid2', 'add_mailbox', { email: 'box@kid2.example', password: 'Box-Secret-77' });
+    await callForHolder(h, 'kid2', 'add_forwarder', { email: 'fw@kid2.example', to: 'a@b.example' });
     database = await postgresForTest();
   });
   after(async () => {
@@ -40,11 +52,19 @@ describe('berth migrate-store', () => {
       database.url,
     ]);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /accounts 3, api_users 1, audit_log \d+/);
+    assert.match(result.stdout, /\baccounts 3\b/);
+    assert.match(result.stdout, /\bdomains 4, mailboxes 1, forwarders 1\b/);
+    assert.match(result.stdout, /\buid_mark 1\b/);
     const target = await openStore('', database.url);
     try {
       const before = await listAccounts(h.services.store.db, null);
       assert.deepEqual(await listAccounts(target.db, null), before);
+      for (const user of ['kid1', 'kid2'])
+        assert.deepEqual(await domainsOf(target.db, user), await domainsOf(h.services.store.db, user));
+      // The mark of uids given: none is given again after the move.
+      const mark = async (store: { db: Store['db'] }) =>
+        Number((await store.db.selectFrom('uid_mark').select('next_uid').executeTakeFirstOrThrow()).next_uid);
+      assert.equal(await mark(target), await mark(h.services.store));
     } finally {
       await target.close();
     }

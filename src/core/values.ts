@@ -125,15 +125,30 @@ export function isAtOrUnder(name: string, other: string): boolean {
   return name === other || name.endsWith(`.${other}`);
 }
 
+/** A domain's labels in reverse order: `www.shop.example` is `example.shop.www`. */
+export function reversedName(domain: string): string {
+  return domain.split('.').reverse().join('.');
+}
+
 /**
  * What a domain that overlaps `domain` looks like: one of `atOrAbove` (`domain` itself, or
- * `shop.example` for `www.shop.example`), or like `under` in SQL (`%.domain`; domains hold only
- * `a-z 0-9 . -`, so the pattern needs no escaping).
+ * `shop.example` for `www.shop.example`), or under it: like `under` in SQL (`%.domain`; domains
+ * hold only `a-z 0-9 . -`, so the pattern needs no escaping), or, reversed (reversedName), after
+ * `reversedUnder.after` and before `reversedUnder.before` (`/` is the byte after `.`).
  */
-export function overlapsOf(domain: string): { atOrAbove: string[]; under: string } {
+export function overlapsOf(domain: string): {
+  atOrAbove: string[];
+  under: string;
+  reversedUnder: { after: string; before: string };
+} {
   const labels = domain.split('.');
   const above = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
-  return { atOrAbove: [domain, ...above], under: `%.${domain}` };
+  const reversed = reversedName(domain);
+  return {
+    atOrAbove: [domain, ...above],
+    under: `%.${domain}`,
+    reversedUnder: { after: `${reversed}.`, before: `${reversed}/` },
+  };
 }
 
 export function parseDomain(param: string, raw: string, server: ServerNames): string {

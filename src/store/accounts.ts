@@ -314,18 +314,29 @@ export async function findOverlappingDomain(
   domain: string,
   user: string,
 ): Promise<string | undefined> {
-  const { atOrAbove, under } = overlapsOf(domain);
-  for (const table of ['accounts', 'domains'] as const) {
-    const row = await db
-      .selectFrom(table)
-      .select('domain')
-      .where((eb) => eb.or([eb('domain', 'in', atOrAbove), eb('domain', 'like', under)]))
-      .where('user', '!=', user)
-      .limit(1)
-      .executeTakeFirst();
-    if (row) return row.domain;
-  }
-  return undefined;
+  const { atOrAbove, reversedUnder } = overlapsOf(domain);
+  // Every account's main domain is a row of domains too; its own row is looked at by its key.
+  const main = await db
+    .selectFrom('accounts')
+    .select('domain')
+    .where('domain', 'in', atOrAbove)
+    .where('user', '!=', user)
+    .limit(1)
+    .executeTakeFirst();
+  if (main) return main.domain;
+  const row = await db
+    .selectFrom('domains')
+    .select('domain')
+    .where((eb) =>
+      eb.or([
+        eb('domain', 'in', atOrAbove),
+        eb.and([eb('reversed', '>', reversedUnder.after), eb('reversed', '<', reversedUnder.before)]),
+      ]),
+    )
+    .where('user', '!=', user)
+    .limit(1)
+    .executeTakeFirst();
+  return row?.domain;
 }
 
 /**

@@ -1,6 +1,7 @@
 // The domains of accounts in the store: an account's main domain (kept in step with the account's
 // own `domain`), and its addon domains, parked domains and subdomains (CONTRACT §14). Rows become
 // Domain objects here and nowhere else.
+import { reversedName } from '../core/values.ts';
 import { noteAccount } from './pending.ts';
 import type { Db, DomainRow } from './schema.ts';
 
@@ -40,6 +41,7 @@ export function toDomainRow(user: string, domain: Domain): DomainRow {
     docroot: domain.docroot,
     created_at: domain.createdAt.toISOString(),
     mail: domain.mail ?? null,
+    reversed: reversedName(domain.domain),
   };
 }
 
@@ -82,7 +84,7 @@ export async function renameMainDomain(db: Db, user: string, domain: string): Pr
   await noteAccount(db, user);
   await db
     .updateTable('domains')
-    .set({ domain })
+    .set({ domain, reversed: reversedName(domain) })
     .where('user', '=', user)
     .where('kind', '=', 'main')
     .where('domain', '!=', domain)

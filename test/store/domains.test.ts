@@ -3,10 +3,13 @@
 // made before the table get the row of their main domain.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { findAccount, saveAccount } from '../../src/store/accounts.ts';
+import fc from 'fast-check';
+import { isAtOrUnder } from '../../src/core/values.ts';
+import { findAccount, findOverlappingDomain, saveAccount } from '../../src/store/accounts.ts';
 import { type Domain, domainsOf, insertDomain } from '../../src/store/domains.ts';
 import { uniqueViolation } from '../../src/store/errors.ts';
 import { up as domainsMigration } from '../../src/store/migrations/0012-domains.ts';
+import { up as reversedMigration } from '../../src/store/migrations/0024-domains-reversed.ts';
 import { assertRefused, callCreateacct, createAccount, suiteHarness, TEST_DIALECT } from '../helpers.ts';
 
 const addon = (domain: string): Domain => ({
@@ -75,7 +78,36 @@ describe(`the domains of accounts (${TEST_DIALECT})`, () => {
       (await domainsOf(db(), 'bob')).map((d) => d.domain),
       ['bob.example.net', 'bob-parked.example', 'zed.example'],
     );
+    // The names under the new one are taken with it, those under the old one free.
+    assert.equal(await findOverlappingDomain(db(), 'www.bob.example.net', 'carol'), 'bob.example.net');
+    assert.equal(await findOverlappingDomain(db(), 'example.net', 'carol'), 'bob.example.net');
+    assert.equal(await findOverlappingDomain(db(), 'www.bob.example.com', 'carol'), undefined);
     await saveAccount(db(), bob);
+  });
+
+  it('finds a domain of another account at, above or under a name, and only those', async () => {
+    // Few labels, so that names fall at, above and under one another often.
+    const name = fc
+      .array(fc.constantFrom('a', 'b', 'ab', 'b-a'), { minLength: 1, maxLength: 3 })
+      .map((labels) => [...labels, 'test'].join('.'));
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(name, { maxLength: 6 }), name, async (taken, wanted) => {
+        await db().deleteFrom('domains').where('user', 'like', 'p%').execute();
+        for (const [i, domain] of taken.entries()) await insertDomain(db(), `p${i % 2}`, addon(domain));
+        const overlapping = (of: string) =>
+          taken.filter(
+            (domain, i) => `p${i % 2}` !== of && (isAtOrUnder(domain, wanted) || isAtOrUnder(wanted, domain)),
+          );
+        for (const user of ['p0', 'p1', 'newcomer']) {
+          const found = await findOverlappingDomain(db(), wanted, user);
+          const expected = overlapping(user);
+          if (expected.length === 0) assert.equal(found, undefined, `${wanted} for ${user} among ${taken}`);
+          else assert.ok(found && expected.includes(found), `${wanted} for ${user} among ${taken}: ${found}`);
+        }
+      }),
+      { numRuns: 60 },
+    );
+    await db().deleteFrom('domains').where('user', 'like', 'p%').execute();
   });
 
   it('removeacct removes every domain of the account', async () => {
@@ -86,6 +118,23 @@ describe(`the domains of accounts (${TEST_DIALECT})`, () => {
         .length,
       0,
     );
+  });
+
+  it('the migration keeps each domain made before reversed too', async () => {
+    await insertDomain(db(), 'alice', addon('www.shop.example'));
+    await db().schema.dropIndex('domains_reversed').execute();
+    await db().schema.alterTable('domains').dropColumn('reversed').execute();
+    await reversedMigration(db(), TEST_DIALECT);
+    const rows = await db().selectFrom('domains').select(['domain', 'reversed']).orderBy('domain').execute();
+    assert.deepEqual(
+      rows.map((row) => ({ ...row })),
+      [
+        { domain: 'alice.example.com', reversed: 'com.example.alice' },
+        { domain: 'www.shop.example', reversed: 'example.shop.www' },
+      ],
+    );
+    assert.equal(await findOverlappingDomain(db(), 'shop.example', 'carol'), 'www.shop.example');
+    await db().deleteFrom('domains').where('domain', '=', 'www.shop.example').execute();
   });
 
   it('the migration gives each account made before the row of its main domain', async () => {

@@ -24,6 +24,7 @@ import * as ftpAccounts from './0020-ftp-accounts.ts';
 import * as mailingLists from './0021-mailing-lists.ts';
 import * as backupJobs from './0022-backup-jobs.ts';
 import * as backupHolders from './0023-backup-holders.ts';
+import * as domainsReversed from './0024-domains-reversed.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, { up: Up }> = {
   '0021-mailing-lists': mailingLists,
   '0022-backup-jobs': backupJobs,
   '0023-backup-holders': backupHolders,
+  '0024-domains-reversed': domainsReversed,
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: see above.

@@ -22,9 +22,14 @@ import { makeSystemRoot } from './system-root.ts';
 describe('the certificate keeper', () => {
   let refusing: Server;
   let port = 0;
+  /** When the "ACME server" took each connection: an order's first request is one. */
+  const connections: number[] = [];
   before(async () => {
     // An "ACME server" that takes connections and closes them at once.
-    refusing = createServer((socket) => socket.destroy());
+    refusing = createServer((socket) => {
+      connections.push(Date.now());
+      socket.destroy();
+    });
     await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
     port = (refusing.address() as { port: number }).port;
   });
@@ -138,6 +143,67 @@ describe('the certificate keeper', () => {
       }
     } finally {
       await keeper.close();
+    }
+  });
+
+  it('orders once the calls pause, or once orders have waited the longest they may', async () => {
+    const root = makeSystemRoot();
+    const config = loadConfig({
+      dataDir: tempDir(),
+      hostName: 'panel.example.net',
+      sharedIpv4: '127.0.0.1',
+      linux: { systemRoot: root },
+      acme: { directory: `https://127.0.0.1:${port}/dir`, checkSeconds: 3600 },
+    });
+    const ctx = linuxContext(config, execRunner(), async (p) => sha512Crypt(p));
+    const tls = tlsComponent(ctx);
+    await tls.prepare?.();
+    const names = Array.from({ length: 40 }, (_, i) => `site${i}.example`);
+    for (const domain of names)
+      await tls.create!({ user: 'alice', domain } as Account, { password: '' })[0]!.run();
+    const store = {
+      account: async (user: string) =>
+        user === 'alice' ? ({ user, domain: names[0] } as Account) : undefined,
+      accounts: async () => [],
+      objects: async () => ({
+        ...noObjects(),
+        domains: names.map((domain) => ({
+          domain,
+          kind: 'addon' as const,
+          docroot: domain,
+          createdAt: new Date(),
+        })),
+      }),
+    };
+    const quiet = { info: () => {}, warn: () => {} };
+    /** A burst of calls, each bringing a domain, 100 ms apart, for `ms`; when it ended. */
+    const burst = async (keeper: ReturnType<typeof certificateKeeper>, from: number, ms: number) => {
+      for (let i = from, end = Date.now() + ms; Date.now() < end; i++) {
+        keeper.watch({ user: 'alice', domain: names[i % names.length]! } as Account);
+        await sleep(100);
+      }
+      return Date.now();
+    };
+    const ordersAfter = (at: number) => connections.filter((t) => t >= at).length;
+
+    const patient = certificateKeeper(ctx, tls, store, quiet, { quietMs: 500, longestWaitMs: 60_000 });
+    try {
+      const started = Date.now();
+      const ended = await burst(patient, 0, 2_000);
+      assert.equal(ordersAfter(started), 0, 'no order while the calls come');
+      for (let i = 0; i < 50 && ordersAfter(ended) === 0; i++) await sleep(100);
+      assert.ok(ordersAfter(ended) > 0, 'an order once they paused');
+    } finally {
+      await patient.close();
+    }
+
+    const hurried = certificateKeeper(ctx, tls, store, quiet, { quietMs: 500, longestWaitMs: 1_000 });
+    try {
+      const started = Date.now();
+      await burst(hurried, 20, 3_000);
+      assert.ok(ordersAfter(started) > 0, 'orders held back at most longestWaitMs, calls or not');
+    } finally {
+      await hurried.close();
     }
   });
 });

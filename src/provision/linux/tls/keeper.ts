@@ -7,6 +7,13 @@
 // place at most `[acme] orders_per_account_hour` orders in an hour (the ACME server's limits are
 // the server's one ACME account's): the rest wait, keeping their fallback certificate. The ACME
 // account key is <data-dir>/acme/account-key.pem, 0600, ECDSA P-256.
+//
+// Orders wait for the calls to pause: one starts once no new domain has come for 2 s, or once the
+// keeper has held its orders back for 5 minutes (a server that never pauses still gets its
+// certificates). An order costs the server's thread about as much as a createacct (ten signed
+// requests, their TLS connections): during a burst of createacct from billing, orders one after
+// another took a tenth or more of that thread from the calls. The burst's certificates come after
+// it, each domain served with its fallback certificate until then, as while its order waits.
 import { join } from 'node:path';
 import * as acme from 'acme-client';
 import type { Account } from '../../../store/accounts.ts';
@@ -47,11 +54,20 @@ export interface CertificateKeeper {
   close(): Promise<void>;
 }
 
+/** How long the calls must pause before an order starts, and how long at most orders wait for it. */
+export interface KeeperPace {
+  quietMs: number;
+  longestWaitMs: number;
+}
+
+const PACE: KeeperPace = { quietMs: 2_000, longestWaitMs: 5 * MINUTE };
+
 export function certificateKeeper(
   ctx: LinuxContext,
   tls: TlsComponent,
   store: AccountSource,
   log: BackgroundLog,
+  pace: KeeperPace = PACE,
 ): CertificateKeeper {
   const { config, linux } = ctx;
   const due = new Map<string, Due>();
@@ -66,6 +82,24 @@ export function certificateKeeper(
   let client: acme.Client | null = null;
   let running: Promise<void> | null = null;
   let closed = false;
+  /** When a domain last came (watch), and since when orders have been held back for the calls. */
+  let lastWatched = 0;
+  let heldSince: number | null = null;
+  let later: ReturnType<typeof setTimeout> | null = null;
+  /**
+   * Whether an order may start now; if not, the keeper looks again once it may. Not while calls
+   * bring domains, unless orders have waited for them the longest they may.
+   */
+  const mayOrder = (now: number) => {
+    if (now - lastWatched >= pace.quietMs) return true;
+    heldSince ??= now;
+    if (now - heldSince >= pace.longestWaitMs) return true;
+    if (later) clearTimeout(later);
+    const wait = Math.min(lastWatched + pace.quietMs, heldSince + pace.longestWaitMs) - now;
+    later = setTimeout(tick, Math.max(50, wait));
+    later.unref();
+    return false;
+  };
 
   async function acmeClient(): Promise<acme.Client> {
     if (client) return client;
@@ -164,6 +198,7 @@ export function certificateKeeper(
 
   async function work(): Promise<void> {
     const now = Date.now();
+    if (!mayOrder(now)) return;
     const ready = [...due.entries()].filter(([, d]) => d.at <= now).sort((a, b) => a[1].at - b[1].at);
     for (const [domain, entry] of ready) {
       if (closed) return;
@@ -185,9 +220,11 @@ export function certificateKeeper(
         entry.at = allowed;
         continue;
       }
+      if (!mayOrder(Date.now())) return;
       ordered.get(account.user)!.push(now);
       await obtain({ ...account, domain });
     }
+    heldSince = null;
   }
 
   function tick(): void {
@@ -216,6 +253,7 @@ export function certificateKeeper(
 
   return {
     watch(account) {
+      lastWatched = Date.now();
       const next = Date.parse(tls.readState(account.domain)?.nextAttempt ?? '');
       const at = Math.max(Date.now() + 500, Number.isNaN(next) ? 0 : next);
       due.set(account.domain, { user: account.user, at, watched: Date.now() });
@@ -224,6 +262,7 @@ export function certificateKeeper(
     async close() {
       closed = true;
       clearInterval(timer);
+      if (later) clearTimeout(later);
       await running;
     },
   };

@@ -132,23 +132,13 @@ export function reversedName(domain: string): string {
 
 /**
  * What a domain that overlaps `domain` looks like: one of `atOrAbove` (`domain` itself, or
- * `shop.example` for `www.shop.example`), or under it: like `under` in SQL (`%.domain`; domains
- * hold only `a-z 0-9 . -`, so the pattern needs no escaping), or, reversed (reversedName), after
- * `reversedUnder.after` and before `reversedUnder.before` (`/` is the byte after `.`).
+ * `shop.example` for `www.shop.example`), or like `under` in SQL (`%.domain`; domains hold only
+ * `a-z 0-9 . -`, so the pattern needs no escaping).
  */
-export function overlapsOf(domain: string): {
-  atOrAbove: string[];
-  under: string;
-  reversedUnder: { after: string; before: string };
-} {
+export function overlapsOf(domain: string): { atOrAbove: string[]; under: string } {
   const labels = domain.split('.');
   const above = labels.slice(1, -1).map((_, i) => labels.slice(i + 1).join('.'));
-  const reversed = reversedName(domain);
-  return {
-    atOrAbove: [domain, ...above],
-    under: `%.${domain}`,
-    reversedUnder: { after: `${reversed}.`, before: `${reversed}/` },
-  };
+  return { atOrAbove: [domain, ...above], under: `%.${domain}` };
 }
 
 export function parseDomain(param: string, raw: string, server: ServerNames): string {

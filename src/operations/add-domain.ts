@@ -6,8 +6,8 @@
 // transaction that adds it, so that concurrent adds neither overlap nor pass the limit.
 import { apiError, invalid } from '../core/errors.ts';
 import { type AddedDomainType, formatLimit, isAtOrUnder } from '../core/values.ts';
-import { findOverlappingDomain, type LimitName, serializeAccountCreation } from '../store/accounts.ts';
-import { type Domain, insertDomain, MAIN_DOCROOT } from '../store/domains.ts';
+import { type LimitName, serializeAccountCreation } from '../store/accounts.ts';
+import { type Domain, findOverlappingDomain, insertDomain, MAIN_DOCROOT } from '../store/domains.ts';
 import { uniqueViolation } from '../store/errors.ts';
 import { objectsOf } from '../store/objects.ts';
 import { refuseHeldDomain } from '../store/pending.ts';

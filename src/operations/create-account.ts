@@ -5,12 +5,12 @@ import {
   type Account,
   dedicatedAddressesInUse,
   findAccount,
-  findOverlappingDomain,
   insertAccount,
   LIMIT_NAMES,
   type Limits,
   serializeAccountCreation,
 } from '../store/accounts.ts';
+import { findOverlappingDomain } from '../store/domains.ts';
 import { uniqueViolation } from '../store/errors.ts';
 import { setPasswordHash } from '../store/holder-credentials.ts';
 import { objectsOf } from '../store/objects.ts';

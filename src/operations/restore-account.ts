@@ -8,13 +8,8 @@
 // account's server restores from what that one gives of it (fleet/backups.ts).
 import { apiError, invalid } from '../core/errors.ts';
 import type { RestoreRequest } from '../provision/driver.ts';
-import {
-  type Account,
-  findAccount,
-  findOverlappingDomain,
-  serializeAccountCreation,
-  toAccount,
-} from '../store/accounts.ts';
+import { type Account, findAccount, serializeAccountCreation, toAccount } from '../store/accounts.ts';
+import { findOverlappingDomain } from '../store/domains.ts';
 import { type AccountObjects, fromObjectRows, objectsOf } from '../store/objects.ts';
 import { noteAccount } from '../store/pending.ts';
 import { type Db, OBJECT_TABLES } from '../store/schema.ts';

@@ -1,6 +1,6 @@
 // Hosting accounts in the store. Rows become Account objects here and nowhere else.
 import { SqliteAdapter, sql } from 'kysely';
-import { type Limit, overlapsOf } from '../core/values.ts';
+import type { Limit } from '../core/values.ts';
 import { deleteCronJobsOf } from './cron-jobs.ts';
 import { deleteDatabasesOf } from './databases.ts';
 import { deleteDomainsOf, insertDomain, mainDomain, renameMainDomain } from './domains.ts';
@@ -303,40 +303,6 @@ export async function ownedTotals(
     totals.bandwidth += Math.max(Number(before.bandwidth ?? 0) - Number(counted.bandwidth ?? 0), 0);
   }
   return totals;
-}
-
-/**
- * A domain of an account other than `user` (its main domain or another) that overlaps `domain`:
- * equal to it, above it (`shop.example` for `www.shop.example`) or under it.
- */
-export async function findOverlappingDomain(
-  db: Db,
-  domain: string,
-  user: string,
-): Promise<string | undefined> {
-  const { atOrAbove, reversedUnder } = overlapsOf(domain);
-  // Every account's main domain is a row of domains too; its own row is looked at by its key.
-  const main = await db
-    .selectFrom('accounts')
-    .select('domain')
-    .where('domain', 'in', atOrAbove)
-    .where('user', '!=', user)
-    .limit(1)
-    .executeTakeFirst();
-  if (main) return main.domain;
-  const row = await db
-    .selectFrom('domains')
-    .select('domain')
-    .where((eb) =>
-      eb.or([
-        eb('domain', 'in', atOrAbove),
-        eb.and([eb('reversed', '>', reversedUnder.after), eb('reversed', '<', reversedUnder.before)]),
-      ]),
-    )
-    .where('user', '!=', user)
-    .limit(1)
-    .executeTakeFirst();
-  return row?.domain;
 }
 
 /**

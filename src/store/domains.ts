@@ -1,7 +1,7 @@
 // The domains of accounts in the store: an account's main domain (kept in step with the account's
 // own `domain`), and its addon domains, parked domains and subdomains (CONTRACT §14). Rows become
 // Domain objects here and nowhere else.
-import { reversedName } from '../core/values.ts';
+import { overlapsOf, reversedName } from '../core/values.ts';
 import { noteAccount } from './pending.ts';
 import type { Db, DomainRow } from './schema.ts';
 
@@ -95,4 +95,40 @@ export async function renameMainDomain(db: Db, user: string, domain: string): Pr
 export async function deleteDomainsOf(db: Db, user: string): Promise<void> {
   await noteAccount(db, user);
   await db.deleteFrom('domains').where('user', '=', user).execute();
+}
+
+/**
+ * A domain of an account other than `user` (its main domain or another) that overlaps `domain`:
+ * equal to it, above it (`shop.example` for `www.shop.example`) or under it.
+ */
+export async function findOverlappingDomain(
+  db: Db,
+  domain: string,
+  user: string,
+): Promise<string | undefined> {
+  const { atOrAbove } = overlapsOf(domain);
+  // Those under it, reversed, begin with its reversed name and a dot (`/` is the byte after `.`).
+  const reversed = reversedName(domain);
+  // Every account's main domain is a row of domains too; its own row is looked at by its key.
+  const main = await db
+    .selectFrom('accounts')
+    .select('domain')
+    .where('domain', 'in', atOrAbove)
+    .where('user', '!=', user)
+    .limit(1)
+    .executeTakeFirst();
+  if (main) return main.domain;
+  const row = await db
+    .selectFrom('domains')
+    .select('domain')
+    .where((eb) =>
+      eb.or([
+        eb('domain', 'in', atOrAbove),
+        eb.and([eb('reversed', '>', `${reversed}.`), eb('reversed', '<', `${reversed}/`)]),
+      ]),
+    )
+    .where('user', '!=', user)
+    .limit(1)
+    .executeTakeFirst();
+  return row?.domain;
 }

@@ -35,18 +35,23 @@ describe('the certificate keeper', () => {
   });
   after(() => refusing.close());
 
-  it('keeps the fallback certificate when ACME fails, and waits longer before each new try', async () => {
-    const root = makeSystemRoot();
+  /** A system root with the TLS component ready, its ACME directory the server above. */
+  const prepared = async (acme: { ordersPerAccountHour?: number } = {}) => {
     const config = loadConfig({
       dataDir: tempDir(),
       hostName: 'panel.example.net',
       sharedIpv4: '127.0.0.1',
-      linux: { systemRoot: root },
-      acme: { directory: `https://127.0.0.1:${port}/dir`, checkSeconds: 3600 },
+      linux: { systemRoot: makeSystemRoot() },
+      acme: { directory: `https://127.0.0.1:${port}/dir`, checkSeconds: 3600, ...acme },
     });
     const ctx = linuxContext(config, execRunner(), async (p) => sha512Crypt(p));
     const tls = tlsComponent(ctx);
     await tls.prepare?.();
+    return { config, ctx, tls };
+  };
+
+  it('keeps the fallback certificate when ACME fails, and waits longer before each new try', async () => {
+    const { config, ctx, tls } = await prepared();
     const account = { user: 'alice', domain: 'alice.example' } as Account;
     await tls.create!(account, { password: '' })[0]!.run();
     const logged: string[] = [];
@@ -96,17 +101,7 @@ describe('the certificate keeper', () => {
   });
 
   it("places at most the account's orders of the hour, whatever domains it adds", async () => {
-    const root = makeSystemRoot();
-    const config = loadConfig({
-      dataDir: tempDir(),
-      hostName: 'panel.example.net',
-      sharedIpv4: '127.0.0.1',
-      linux: { systemRoot: root },
-      acme: { directory: `https://127.0.0.1:${port}/dir`, checkSeconds: 3600, ordersPerAccountHour: 2 },
-    });
-    const ctx = linuxContext(config, execRunner(), async (p) => sha512Crypt(p));
-    const tls = tlsComponent(ctx);
-    await tls.prepare?.();
+    const { ctx, tls } = await prepared({ ordersPerAccountHour: 2 });
     const account = { user: 'alice', domain: 'alice.example' } as Account;
     const added = ['one.example', 'two.example', 'three.example'];
     for (const domain of [account.domain, ...added])
@@ -147,17 +142,7 @@ describe('the certificate keeper', () => {
   });
 
   it('orders once the calls pause, or once orders have waited the longest they may', async () => {
-    const root = makeSystemRoot();
-    const config = loadConfig({
-      dataDir: tempDir(),
-      hostName: 'panel.example.net',
-      sharedIpv4: '127.0.0.1',
-      linux: { systemRoot: root },
-      acme: { directory: `https://127.0.0.1:${port}/dir`, checkSeconds: 3600 },
-    });
-    const ctx = linuxContext(config, execRunner(), async (p) => sha512Crypt(p));
-    const tls = tlsComponent(ctx);
-    await tls.prepare?.();
+    const { ctx, tls } = await prepared();
     const names = Array.from({ length: 40 }, (_, i) => `site${i}.example`);
     for (const domain of names)
       await tls.create!({ user: 'alice', domain } as Account, { password: '' })[0]!.run();

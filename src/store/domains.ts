@@ -41,7 +41,6 @@ export function toDomainRow(user: string, domain: Domain): DomainRow {
     docroot: domain.docroot,
     created_at: domain.createdAt.toISOString(),
     mail: domain.mail ?? null,
-    reversed: reversedName(domain.domain),
   };
 }
 
@@ -71,7 +70,10 @@ export async function ownerOfDomain(db: Db, domain: string): Promise<string | un
 /** Gives the account a domain; the store refuses one another account (or this one) already has. */
 export async function insertDomain(db: Db, user: string, domain: Domain): Promise<void> {
   await noteAccount(db, user);
-  await db.insertInto('domains').values(toDomainRow(user, domain)).execute();
+  await db
+    .insertInto('domains')
+    .values({ ...toDomainRow(user, domain), reversed: reversedName(domain.domain) })
+    .execute();
 }
 
 export async function deleteDomain(db: Db, user: string, domain: string): Promise<void> {

@@ -233,8 +233,11 @@ export interface DomainTable {
   created_at: string;
   /** 'elsewhere' when the domain's mail is another server's (migration 0018); else null. */
   mail: string | null;
-  /** The domain's labels in reverse order (reversedName): the domains under a name, by range. */
-  reversed: string;
+  /**
+   * The domain's labels in reverse order (reversedName): the domains under a name, by range. Set
+   * where a row is put in the store (insertDomain), never carried with the row between servers.
+   */
+  reversed?: string;
 }
 
 /** A mailbox of an account (CONTRACT §14): its password as a SHA-512 crypt hash only. */

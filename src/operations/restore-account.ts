@@ -10,6 +10,7 @@ import { apiError, invalid } from '../core/errors.ts';
 import type { RestoreRequest } from '../provision/driver.ts';
 import { type Account, findAccount, serializeAccountCreation, toAccount } from '../store/accounts.ts';
 import { findOverlappingDomain } from '../store/domains.ts';
+import { insertObjectRows } from '../store/object-rows.ts';
 import { type AccountObjects, fromObjectRows, objectsOf } from '../store/objects.ts';
 import { noteAccount } from '../store/pending.ts';
 import { type Db, OBJECT_TABLES } from '../store/schema.ts';
@@ -59,15 +60,9 @@ async function recreate(
       .insertInto('accounts')
       .values({ ...record.account, server })
       .execute();
-    for (const table of OBJECT_TABLES) {
-      const rows = record.objects[table] ?? [];
-      // Rows of the very table they were read from.
-      if (rows.length > 0)
-        await db
-          .insertInto(table)
-          .values(rows as never[])
-          .execute();
-    }
+    // Rows of the very table they were read from.
+    for (const table of OBJECT_TABLES)
+      await insertObjectRows(db, table, (record.objects[table] ?? []) as never[]);
     await system({ kind: 'recreate', account, objects, passwordHash });
   });
   return { account, objects };

@@ -2,6 +2,7 @@
 // own `domain`), and its addon domains, parked domains and subdomains (CONTRACT §14). Rows become
 // Domain objects here and nowhere else.
 import { overlapsOf, reversedName } from '../core/values.ts';
+import { storedDomainRow } from './object-rows.ts';
 import { noteAccount } from './pending.ts';
 import type { Db, DomainRow } from './schema.ts';
 
@@ -72,7 +73,7 @@ export async function insertDomain(db: Db, user: string, domain: Domain): Promis
   await noteAccount(db, user);
   await db
     .insertInto('domains')
-    .values({ ...toDomainRow(user, domain), reversed: reversedName(domain.domain) })
+    .values(storedDomainRow(toDomainRow(user, domain)))
     .execute();
 }
 
@@ -111,7 +112,7 @@ export async function findOverlappingDomain(
   const { atOrAbove } = overlapsOf(domain);
   // Those under it, reversed, begin with its reversed name and a dot (`/` is the byte after `.`).
   const reversed = reversedName(domain);
-  // Every account's main domain is a row of domains too; its own row is looked at by its key.
+  // A main domain is a row of domains too; accounts, which names it as well, is asked by its key.
   const main = await db
     .selectFrom('accounts')
     .select('domain')

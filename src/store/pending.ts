@@ -3,15 +3,9 @@
 // held in pending_changes with that row. While held, no other change may touch the account (it
 // waits: AccountBusy). The steps' success lets the hold go; their failure, or a crash before they
 // end, puts the old rows back.
-import { overlapsOf, reversedName } from '../core/values.ts';
-import {
-  type AccountRow,
-  type Db,
-  type DomainRow,
-  OBJECT_TABLES,
-  type ObjectRows,
-  type PackageRow,
-} from './schema.ts';
+import { overlapsOf } from '../core/values.ts';
+import { insertObjectRows } from './object-rows.ts';
+import { type AccountRow, type Db, OBJECT_TABLES, type ObjectRows, type PackageRow } from './schema.ts';
 
 /** Another change holds the account while its system steps run: wait for it, then try again. */
 export class AccountBusy extends Error {
@@ -179,15 +173,7 @@ export async function restoreAccounts(db: Db, txn: string): Promise<void> {
       const objects = row.objects === null ? null : (JSON.parse(row.objects) as ObjectRows);
       for (const table of objects ? OBJECT_TABLES : []) {
         // A change held from before a kind of object was kept has no rows of it.
-        const rows = objects![table] ?? [];
-        if (rows.length === 0) continue;
-        if (table === 'domains')
-          // One held from before domains were kept reversed too has no reversed name.
-          await trx
-            .insertInto('domains')
-            .values((rows as DomainRow[]).map((row) => ({ ...row, reversed: reversedName(row.domain) })))
-            .execute();
-        else await trx.insertInto(table).values(rows).execute();
+        await insertObjectRows(trx, table, objects![table] ?? []);
       }
     }
     const pkg = held.find((row) => row.package !== null)?.package;

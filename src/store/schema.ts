@@ -235,7 +235,7 @@ export interface DomainTable {
   mail: string | null;
   /**
    * The domain's labels in reverse order (reversedName): the domains under a name, by range. Set
-   * where a row is put in the store (insertDomain), never carried with the row between servers.
+   * where a row is put in the store (object-rows.ts), never carried with the row between servers.
    */
   reversed?: string;
 }

@@ -6,10 +6,17 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { isAtOrUnder } from '../../src/core/values.ts';
 import { findAccount, saveAccount } from '../../src/store/accounts.ts';
-import { type Domain, domainsOf, findOverlappingDomain, insertDomain } from '../../src/store/domains.ts';
+import {
+  type Domain,
+  domainsOf,
+  findOverlappingDomain,
+  insertDomain,
+  toDomainRow,
+} from '../../src/store/domains.ts';
 import { uniqueViolation } from '../../src/store/errors.ts';
 import { up as domainsMigration } from '../../src/store/migrations/0012-domains.ts';
 import { up as reversedMigration } from '../../src/store/migrations/0024-domains-reversed.ts';
+import { restoreAccounts } from '../../src/store/pending.ts';
 import { assertRefused, callCreateacct, createAccount, suiteHarness, TEST_DIALECT } from '../helpers.ts';
 
 const addon = (domain: string): Domain => ({
@@ -108,6 +115,37 @@ describe(`the domains of accounts (${TEST_DIALECT})`, () => {
       { numRuns: 60 },
     );
     await db().deleteFrom('domains').where('user', 'like', 'p%').execute();
+  });
+
+  it('puts back domains kept without their reversed name, and finds the names above them', async () => {
+    // A change held before the column existed (or a backup's record, or a row from another server)
+    // keeps a domain's row without it: put back, the row is the store's again, reversed and all.
+    const row = await db()
+      .selectFrom('accounts')
+      .selectAll()
+      .where('user', '=', 'alice')
+      .executeTakeFirstOrThrow();
+    const main = await db().selectFrom('domains').selectAll().where('user', '=', 'alice').execute();
+    const kept = [...main, toDomainRow('alice', addon('shop.kept.example'))].map(
+      ({ reversed: _, ...rest }) => rest,
+    );
+    await db()
+      .insertInto('pending_changes')
+      .values({
+        user: 'alice',
+        txn: 'kept-elsewhere',
+        server: h.services.config.nodeName,
+        domain: row.domain,
+        before: JSON.stringify(row),
+        objects: JSON.stringify({ domains: kept }),
+        package: null,
+        created_ms: Date.now(),
+      })
+      .execute();
+    await restoreAccounts(db(), 'kept-elsewhere');
+    // Names above them: found only by the reversed names' range.
+    assert.equal(await findOverlappingDomain(db(), 'kept.example', 'carol'), 'shop.kept.example');
+    await db().deleteFrom('domains').where('domain', '=', 'shop.kept.example').execute();
   });
 
   it('removeacct removes every domain of the account', async () => {

@@ -7,8 +7,6 @@ import { type Kysely, sql } from 'kysely';
 import { reversedName } from '../../core/values.ts';
 import type { DialectName } from './index.ts';
 
-const CHUNK = 500;
-
 // biome-ignore lint/suspicious/noExplicitAny: migrations are written against no fixed schema.
 export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
   await db.schema
@@ -18,12 +16,11 @@ export async function up(db: Kysely<any>, dialect: DialectName): Promise<void> {
     )
     .execute();
   const rows: { domain: string }[] = await db.selectFrom('domains').select('domain').execute();
-  for (let i = 0; i < rows.length; i += CHUNK)
-    for (const { domain } of rows.slice(i, i + CHUNK))
-      await db
-        .updateTable('domains')
-        .set({ reversed: reversedName(domain) })
-        .where('domain', '=', domain)
-        .execute();
+  for (const { domain } of rows)
+    await db
+      .updateTable('domains')
+      .set({ reversed: reversedName(domain) })
+      .where('domain', '=', domain)
+      .execute();
   await db.schema.createIndex('domains_reversed').on('domains').column('reversed').execute();
 }

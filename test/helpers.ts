@@ -25,6 +25,8 @@ import { recordDriver } from '../src/provision/record/driver.ts';
 import { createLogger, openServices, type Services } from '../src/services.ts';
 import { findAccount } from '../src/store/accounts.ts';
 import type { ApiUser } from '../src/store/api-users.ts';
+import { restoreAccounts } from '../src/store/pending.ts';
+import type { ObjectTable } from '../src/store/schema.ts';
 import { checkAnswer } from './answers.ts';
 
 export const ADMIN_USER = 'billing';
@@ -547,4 +549,33 @@ export async function postgresForTest(): Promise<{ url: string; release(): Promi
   if (database) return { url: database.url, release: database.drop };
   const cluster = await startCluster();
   return { url: cluster.url, release: async () => cluster.stop() };
+}
+
+/**
+ * Puts back, as a failed change would, the account's row as it is now with `objects` as the rows of
+ * its objects that change kept: rows kept by an older Berth, which had fewer kinds of object (or
+ * fewer columns), come back as the store keeps them now.
+ */
+export async function putBackHeld(
+  h: { services: Services },
+  user: string,
+  objects: Partial<Record<ObjectTable, object[]>>,
+): Promise<void> {
+  const db = h.services.store.db;
+  const row = await db.selectFrom('accounts').selectAll().where('user', '=', user).executeTakeFirstOrThrow();
+  const txn = `held-${randomBytes(4).toString('hex')}`;
+  await db
+    .insertInto('pending_changes')
+    .values({
+      user,
+      txn,
+      server: h.services.config.nodeName,
+      domain: row.domain,
+      before: JSON.stringify(row),
+      objects: JSON.stringify(objects),
+      package: null,
+      created_ms: Date.now(),
+    })
+    .execute();
+  await restoreAccounts(db, txn);
 }

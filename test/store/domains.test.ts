@@ -16,8 +16,14 @@ import {
 import { uniqueViolation } from '../../src/store/errors.ts';
 import { up as domainsMigration } from '../../src/store/migrations/0012-domains.ts';
 import { up as reversedMigration } from '../../src/store/migrations/0024-domains-reversed.ts';
-import { restoreAccounts } from '../../src/store/pending.ts';
-import { assertRefused, callCreateacct, createAccount, suiteHarness, TEST_DIALECT } from '../helpers.ts';
+import {
+  assertRefused,
+  callCreateacct,
+  createAccount,
+  putBackHeld,
+  suiteHarness,
+  TEST_DIALECT,
+} from '../helpers.ts';
 
 const addon = (domain: string): Domain => ({
   domain,
@@ -120,29 +126,11 @@ describe(`the domains of accounts (${TEST_DIALECT})`, () => {
   it('puts back domains kept without their reversed name, and finds the names above them', async () => {
     // A change held before the column existed (or a backup's record, or a row from another server)
     // keeps a domain's row without it: put back, the row is the store's again, reversed and all.
-    const row = await db()
-      .selectFrom('accounts')
-      .selectAll()
-      .where('user', '=', 'alice')
-      .executeTakeFirstOrThrow();
     const main = await db().selectFrom('domains').selectAll().where('user', '=', 'alice').execute();
     const kept = [...main, toDomainRow('alice', addon('shop.kept.example'))].map(
       ({ reversed: _, ...rest }) => rest,
     );
-    await db()
-      .insertInto('pending_changes')
-      .values({
-        user: 'alice',
-        txn: 'kept-elsewhere',
-        server: h.services.config.nodeName,
-        domain: row.domain,
-        before: JSON.stringify(row),
-        objects: JSON.stringify({ domains: kept }),
-        package: null,
-        created_ms: Date.now(),
-      })
-      .execute();
-    await restoreAccounts(db(), 'kept-elsewhere');
+    await putBackHeld(h, 'alice', { domains: kept });
     // Names above them: found only by the reversed names' range.
     assert.equal(await findOverlappingDomain(db(), 'kept.example', 'carol'), 'shop.kept.example');
     await db().deleteFrom('domains').where('domain', '=', 'shop.kept.example').execute();

@@ -3,7 +3,6 @@
 // kept (its rows naming domains alone) is put back without them.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { findAccount } from '../../src/store/accounts.ts';
 import { domainsOf } from '../../src/store/domains.ts';
 import { uniqueViolation } from '../../src/store/errors.ts';
 import {
@@ -13,8 +12,7 @@ import {
   type Mailbox,
   mailboxesOf,
 } from '../../src/store/mailboxes.ts';
-import { restoreAccounts } from '../../src/store/pending.ts';
-import { createAccount, suiteHarness, TEST_DIALECT } from '../helpers.ts';
+import { createAccount, putBackHeld, suiteHarness, TEST_DIALECT } from '../helpers.ts';
 
 const at = new Date('2026-01-02T03:04:05.000Z');
 const mailbox = (email: string): Mailbox => ({
@@ -50,28 +48,9 @@ describe(`the mailboxes and forwarders of accounts (${TEST_DIALECT})`, () => {
   });
 
   it('puts back a change held from before mailboxes were kept: its domains, and no mailbox', async () => {
-    const account = (await findAccount(db(), 'bob'))!;
     await insertMailbox(db(), 'bob', mailbox('made@bob.example'));
-    const row = await db()
-      .selectFrom('accounts')
-      .selectAll()
-      .where('user', '=', 'bob')
-      .executeTakeFirstOrThrow();
     const domains = await db().selectFrom('domains').selectAll().where('user', '=', 'bob').execute();
-    await db()
-      .insertInto('pending_changes')
-      .values({
-        user: 'bob',
-        txn: 'held-before',
-        server: h.services.config.nodeName,
-        domain: account.domain,
-        before: JSON.stringify(row),
-        objects: JSON.stringify({ domains }),
-        package: null,
-        created_ms: Date.now(),
-      })
-      .execute();
-    await restoreAccounts(db(), 'held-before');
+    await putBackHeld(h, 'bob', { domains });
     assert.deepEqual(await mailboxesOf(db(), 'bob'), []);
     assert.deepEqual(
       (await domainsOf(db(), 'bob')).map((d) => d.domain),

@@ -1,5 +1,5 @@
 // The one way Berth runs a system command (src/provision/linux/run.ts), through its spawner
-// (spawner.js): argv without a shell, the input given on standard input, the command's own umask
+// (spawner.pl): argv without a shell, the input given on standard input, the command's own umask
 // and environment, a failure named with the end of what it wrote to standard error, a time limit;
 // many at once; a spawner that ends fails what it was running and is started again; an idle
 // spawner keeps no process from ending.
@@ -20,10 +20,13 @@ describe('system commands through the spawner', () => {
     });
     assert.equal((await runner.run(['/bin/cat'], { input: 'Secret-pass-1234' })).stdout, 'Secret-pass-1234');
     assert.equal((await runner.run(['/bin/sh', '-c', 'umask'], { umask: 0o027 })).stdout, '0027\n');
-    assert.equal(
-      (await runner.run(['/usr/bin/env'], { env: { BERTH_TEST: 'yes' } })).stdout,
-      'BERTH_TEST=yes\nPATH=/usr/sbin:/usr/bin:/sbin:/bin\nLANG=C\n',
-    );
+    // The environment's order is no part of it.
+    const env = (await runner.run(['/usr/bin/env'], { env: { BERTH_TEST: 'yes' } })).stdout;
+    assert.deepEqual(env.trimEnd().split('\n').sort(), [
+      'BERTH_TEST=yes',
+      'LANG=C',
+      'PATH=/usr/sbin:/usr/bin:/sbin:/bin',
+    ]);
     assert.throws(() => runner.run(['echo', 'relative']), /not an absolute command path/);
   });
 
@@ -41,6 +44,14 @@ describe('system commands through the spawner', () => {
     );
   });
 
+  it('passes a large input and output whole, any bytes, and bounds the output', async () => {
+    const text = `${'é ✓ \\n'.repeat(200_000)}\n`;
+    assert.equal((await runner.run(['/bin/cat'], { input: text })).stdout, text);
+    // A command that reads none of its input is no failure.
+    assert.deepEqual(await runner.run(['/bin/true'], { input: text }), { stdout: '', stderr: '' });
+    await assert.rejects(runner.run(['/usr/bin/head', '-c', '5000000', '/dev/zero']), /maxBuffer/);
+  });
+
   it('runs many at once, each answered with its own output', async () => {
     const outputs = await Promise.all(
       Array.from({ length: 100 }, (_, i) => runner.run(['/bin/echo', String(i)])),
@@ -53,7 +64,7 @@ describe('system commands through the spawner', () => {
 
   it('fails what a spawner that ends was running, and starts another for the next command', async () => {
     const running = runner.run(['/bin/sleep', '30']);
-    const spawner = execFileSync('/usr/bin/pgrep', ['-P', String(process.pid), '-f', 'spawner.js'])
+    const spawner = execFileSync('/usr/bin/pgrep', ['-P', String(process.pid), '-f', 'spawner.pl'])
       .toString()
       .trim();
     process.kill(Number(spawner), 'SIGKILL');

@@ -33,7 +33,7 @@ export class CommandFailed extends Error {
   exitCode: number | null = null;
 }
 
-/** An answer of the spawner (spawner.js). */
+/** An answer of the spawner (spawner.pl). */
 interface Answer {
   id: number;
   stdout?: string;
@@ -46,11 +46,55 @@ interface Answer {
   exited?: boolean;
 }
 
-const SPAWNER = fileURLToPath(new URL('./spawner.js', import.meta.url));
+const SPAWNER = fileURLToPath(new URL('./spawner.pl', import.meta.url));
+
+/** A field of a line to or from the spawner: `x` and the text's UTF-8 bytes in hex. */
+const field = (text: string) => `x${Buffer.from(text).toString('hex')}`;
+const unfield = (text: string) => Buffer.from(text.slice(1), 'hex').toString();
+
+/** A request's line: its fields as spawner.pl reads them. */
+function requestLine(id: number, request: Request): string {
+  const { argv, env = {} } = request;
+  const head =
+    'detached' in request
+      ? [String(id), 'start', '', '', '']
+      : [
+          String(id),
+          'run',
+          request.umask === undefined ? '' : String(request.umask),
+          String(request.timeoutMs ?? 60_000),
+          request.input ?? '',
+        ];
+  return `${[...head, String(argv.length), ...argv, ...Object.entries(env).flat()].map(field).join(' ')}\n`;
+}
+
+/** An answer's line, as spawner.pl writes it. */
+function parseAnswer(line: string): Answer {
+  const [id = '', kind, ...rest] = line.split(' ').map(unfield);
+  const answer: Answer = { id: Number(id) };
+  if (kind === 'started') answer.pid = Number(rest[0]);
+  else if (kind === 'exited') Object.assign(answer, { exited: true }, rest[0] && { error: rest[0] });
+  else {
+    const [stdout = '', stderr = '', error, code] = rest;
+    Object.assign(answer, { stdout, stderr });
+    if (kind === 'failed') Object.assign(answer, { error, code: code ? Number(code) : null });
+  }
+  return answer;
+}
+
+type Request =
+  | {
+      argv: readonly string[];
+      input?: string;
+      umask?: number;
+      timeoutMs?: number;
+      env?: Readonly<Record<string, string>>;
+    }
+  | { argv: readonly string[]; env: Readonly<Record<string, string>>; detached: true };
 
 /**
  * Runs each command through the spawner, a small process of Berth's started at the first command
- * (spawner.js: a fork from Berth's own process cost its thread about 5 ms a command). One that ends
+ * (spawner.pl: a fork from Berth's own process cost its thread about 5 ms a command). One that ends
  * fails the commands it was running, and the next command starts another.
  */
 export function execRunner(): CommandRunner {
@@ -59,7 +103,7 @@ export function execRunner(): CommandRunner {
   /** What to do when a detached process the spawner started ends, by its request's id. */
   const ends = new Map<number, () => void>();
   const start = () => {
-    const child = spawn(process.execPath, ['--max-old-space-size=64', SPAWNER], {
+    const child = spawn('/usr/bin/perl', [SPAWNER], {
       stdio: ['pipe', 'pipe', 'inherit'],
       env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C' },
     });
@@ -67,7 +111,7 @@ export function execRunner(): CommandRunner {
     const current = { child, pending };
     const lines = createInterface({ input: child.stdout!, crlfDelay: Number.POSITIVE_INFINITY });
     lines.on('line', (line) => {
-      const answer = JSON.parse(line) as Answer;
+      const answer = parseAnswer(line);
       if (answer.pid === undefined && answer.exited) {
         // A detached process ended (or never started: then its start waits for this answer).
         ends.get(answer.id)?.();
@@ -99,14 +143,14 @@ export function execRunner(): CommandRunner {
       for (const handle of handles(spawner)) handle.unref();
     }
   };
-  const send = (request: Record<string, unknown>, settle: (answer: Answer) => void) => {
+  const send = (request: Request, settle: (answer: Answer) => void) => {
     spawner ??= start();
     const { child, pending } = spawner;
     child.ref();
     for (const handle of handles(spawner)) handle.ref();
     const id = ++next;
     pending.set(id, settle);
-    child.stdin!.write(`${JSON.stringify({ id, ...request })}\n`);
+    child.stdin!.write(requestLine(id, request));
     return id;
   };
   return {

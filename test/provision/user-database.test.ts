@@ -16,8 +16,12 @@ import {
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { type NewUser, type UserEdit, userDatabase } from '../../src/provision/linux/user/database.ts';
-import { passwordLock } from '../../src/provision/linux/user/password-lock.ts';
+import {
+  type NewUser,
+  passwordLock,
+  type UserEdit,
+  userDatabase,
+} from '../../src/provision/linux/user/database.ts';
 import { tempDir } from '../helpers.ts';
 
 const FILES = ['passwd', 'shadow', 'group', 'gshadow'];

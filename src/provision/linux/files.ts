@@ -11,7 +11,6 @@ import {
   fchmodSync,
   fchownSync,
   fstatSync,
-  fsync,
   fsyncSync,
   lchownSync,
   lstatSync,
@@ -31,7 +30,6 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
 
 /**
  * The name of a domain's file (`example.com.conf`): the domain and the suffix, unless that is
@@ -151,50 +149,6 @@ export function writeFileAtomic(
   syncDirectory(dir);
 }
 
-/** A file for replaceFiles: its path, its new content, and what writeFileAtomic takes beside them. */
-export interface Replacement {
-  path: string;
-  content: string | Uint8Array;
-  mode: number;
-  gid: number;
-  temporary: string;
-}
-
-/**
- * Replaces several files as writeFileAtomic replaces one, but their syncs side by side, off Berth's
- * thread (one wait for the disk, not one a file), then each renamed over its old one in the order
- * given, then each directory synced once. A failure before the first rename leaves every file as
- * it was; one while renaming leaves those renamed before it replaced, for the caller to put back.
- */
-export async function replaceFiles(files: readonly Replacement[]): Promise<void> {
-  const fds: number[] = [];
-  try {
-    for (const { content, mode, gid, temporary } of files) {
-      const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
-      const fd = openSync(temporary, flags, mode);
-      fds.push(fd);
-      fchownSync(fd, 0, gid);
-      fchmodSync(fd, mode);
-      writeFileSync(fd, content);
-    }
-    await Promise.all(fds.map((fd) => promisify(fsync)(fd)));
-  } catch (error) {
-    for (const { temporary } of files) rmSync(temporary, { force: true });
-    throw error;
-  } finally {
-    for (const fd of fds) closeSync(fd);
-  }
-  for (const [at, { path, temporary }] of files.entries()) {
-    try {
-      renameSync(temporary, path);
-    } catch (error) {
-      for (const { temporary } of files.slice(at)) rmSync(temporary, { force: true });
-      throw error;
-    }
-  }
-  for (const dir of new Set(files.map(({ path }) => dirname(path)))) syncDirectory(dir);
-}
-
 /** Syncs a directory, so that what was renamed into it survives a crash. */
 export function syncDirectory(dir: string): void {
   const fd = openSync(dir, 'r');
@@ -219,6 +173,48 @@ export function moveSystemPath(from: string, to: string): boolean {
   }
 }
 
+/**
+ * What tells one version of a file from another: its inode (a rewrite that renames a new file over
+ * the old gives another), size, and times to the nanosecond; '' when there is none.
+ */
+export function fileStamp(path: string): string {
+  const stat = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+  return stat ? `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}` : '';
+}
+
+/** What readParsed last made of each file, with the file's stamp then. */
+const parsedFiles = new Map<string, { stamp: string; value: unknown }>();
+
+/**
+ * `parse` of the file's text (read as readIfExists reads it; null when there is none), made again
+ * only when the file is another or changed since (its inode, size and times): for files read at
+ * every change whose number or size grows with the accounts (the mail records and tables, the user
+ * database), a stat instead of a read and a parse.
+ */
+export function readParsed<T>(path: string, parse: (text: string) => T): T | null {
+  const stamp = fileStamp(path);
+  if (stamp === '') {
+    parsedFiles.delete(path);
+    return null;
+  }
+  const known = parsedFiles.get(path);
+  if (known?.stamp === stamp) return known.value as T;
+  const text = readIfExists(path);
+  if (text === null) return null;
+  const value = parse(text);
+  parsedFiles.set(path, { stamp, value });
+  return value;
+}
+
+/**
+ * Tells readParsed the text just written to `path` by this process, for a file it reads whole as
+ * text (the user database, passwd.ts): the next read of it is a stat, not the file again.
+ */
+export function rememberText(path: string, text: string): void {
+  const stamp = fileStamp(path);
+  if (stamp !== '') parsedFiles.set(path, { stamp, value: text });
+}
+
 export function readIfExists(path: string): string | null {
   let fd: number;
   try {
@@ -231,6 +227,15 @@ export function readIfExists(path: string): string | null {
     return readFileSync(fd, 'utf8');
   } finally {
     closeSync(fd);
+  }
+}
+
+/** The size of a file (a link is not followed), 0 when there is none. */
+export function sizeOf(path: string): number {
+  try {
+    return lstatSync(path).size;
+  } catch {
+    return 0;
   }
 }
 

@@ -3,10 +3,11 @@
 // rewrite of each file. useradd and usermod rewrite all four files for each user under the
 // database's lock, so a burst of calls took turns there, each turn longer as the server filled
 // (docs/linux-driver.md, "The user database, a burst at a time").
+import { spawn } from 'node:child_process';
 import { linkSync, lstatSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileStamp, rememberText } from '../file-reads.ts';
-import { type Replacement, readIfExists, replaceFiles, writeFileAtomic } from '../files.ts';
+import { createInterface } from 'node:readline';
+import { fileStamp, readIfExists, rememberText, writeFileAtomic } from '../files.ts';
 import {
   FILES,
   type File,
@@ -16,7 +17,6 @@ import {
   type UserEdit,
   userTables,
 } from './database-edits.ts';
-import { type PasswordLock, passwordLock } from './password-lock.ts';
 
 export type { NewUser, UserEdit };
 
@@ -25,6 +25,95 @@ export interface UserDatabase {
   edit(change: UserEdit): Promise<void>;
   /** Settles when the user and its group are written, or rejects with why not (nothing written). */
   add(user: NewUser): Promise<void>;
+}
+
+/**
+ * Takes and gives back glibc's `lckpwdf` lock, the one the shadow tools take first (an fcntl lock
+ * on /etc/.pwd.lock, which Node cannot take), at each line Berth sends: `lock` answers `locked`
+ * once held (waiting 15 s, as lckpwdf waits) or why not, `unlock` gives it back. It ends with its
+ * standard input, and Berth's end ends it, the lock with it. `struct flock` packed as on Linux's
+ * 64-bit ABIs (amd64, arm64).
+ */
+const LOCK_HOLDER = `
+use Fcntl;
+sysopen(my $lock, $ARGV[0], O_WRONLY | O_CREAT, 0600) or die "cannot open $ARGV[0]: $!\\n";
+$| = 1;
+while (my $line = <STDIN>) {
+  if ($line eq "lock\\n") {
+    my $held = eval {
+      local $SIG{ALRM} = sub { die "$ARGV[0] stayed locked for 15 s\\n" };
+      alarm 15;
+      my $request = pack('ssx4qqix4', F_WRLCK, 0, 0, 0, 0);
+      fcntl($lock, F_SETLKW, $request) or die "cannot lock $ARGV[0]: $!\\n";
+      alarm 0;
+      1;
+    };
+    alarm 0;
+    print $held ? "locked\\n" : "failed $@";
+  } elsif ($line eq "unlock\\n") {
+    my $request = pack('ssx4qqix4', F_UNLCK, 0, 0, 0, 0);
+    fcntl($lock, F_SETLK, $request);
+  }
+}
+`;
+
+export interface PasswordLock {
+  /** Takes the lock; the function returned gives it back. One holder at a time. */
+  hold(): Promise<() => void>;
+}
+
+/**
+ * The lckpwdf lock of one system root, through one lasting Perl process (started at the first
+ * hold, again if it ended): starting a process from Berth's own for every rewrite cost its thread
+ * more than the rewrite. Idle, it keeps no one waiting (a CLI command, a test may end).
+ */
+export function passwordLock(path: string): PasswordLock {
+  let holder: ReturnType<typeof start> | null = null;
+  function start() {
+    const child = spawn('/usr/bin/perl', ['-e', LOCK_HOLDER, path], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const current = { child, answer: null as ((line: string) => void) | null, stderr: '' };
+    createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) => {
+      const answer = current.answer;
+      current.answer = null;
+      answer?.(line);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      current.stderr = (current.stderr + chunk.toString()).slice(-2000);
+    });
+    child.stdin.on('error', () => {});
+    const ended = (why: string) => {
+      if (holder === current) holder = null;
+      current.answer?.(`failed ${current.stderr.trim() || why}`);
+      current.answer = null;
+    };
+    child.on('error', (error) => ended(error.message));
+    child.on('exit', (code, signal) => ended(`the lock's holder ended (${code ?? signal})`));
+    return current;
+  }
+  const handles = (current: NonNullable<typeof holder>) =>
+    [current.child, current.child.stdin, current.child.stdout, current.child.stderr] as unknown as {
+      ref(): void;
+      unref(): void;
+    }[];
+  return {
+    hold() {
+      holder ??= start();
+      const current = holder;
+      for (const handle of handles(current)) handle.ref();
+      return new Promise((resolve, reject) => {
+        current.answer = (line) => {
+          if (line === 'locked')
+            return resolve(() => {
+              current.child.stdin.write('unlock\n');
+              for (const handle of handles(current)) handle.unref();
+            });
+          for (const handle of handles(current)) handle.unref();
+          reject(new Error(line.replace(/^failed /, '') || `cannot lock ${path}`));
+        };
+        current.child.stdin.write('lock\n');
+      });
+    },
+  };
 }
 
 const alive = (pid: number) => {
@@ -198,14 +287,13 @@ interface Known {
 }
 
 /**
- * Puts a file back as it was read, when a rewrite failed after replacing it. Each file is replaced
- * whole as the shadow tools do: a new `<file>+` (a name PHP's views of /etc leave out, see
- * php/etc-view.ts) with the old one's mode and group, renamed over it. Its readers in this process
- * (passwd.ts) take the text written, not the file read again.
+ * Replaces the file whole as the shadow tools do: a new `<file>+` (a name PHP's views of /etc leave
+ * out, see php/etc-view.ts) with the old one's mode and group, renamed over it. Its readers in this
+ * process (passwd.ts) take the text written, not the file read again.
  */
-const putBack = (path: string, { original, mode, gid }: Read) => {
-  writeFileAtomic(path, original, mode, gid, `${path}+`);
-  rememberText(path, original);
+const replace = (path: string, content: string, { mode, gid }: Read) => {
+  writeFileAtomic(path, content, mode, gid, `${path}+`);
+  rememberText(path, content);
 };
 
 const WRITE_ORDER = ['shadow', 'gshadow', 'group', 'passwd'] as const;
@@ -263,6 +351,7 @@ export function userDatabase(root: string): UserDatabase {
       for (const { reject } of batch) reject(error as Error);
       return;
     }
+    const written: [File, Read][] = [];
     try {
       // Forgotten until this rewrite is written whole: a failure leaves the next one to read.
       const { read, tables, edits, loginDefs, stamps } = current();
@@ -278,27 +367,21 @@ export function userDatabase(root: string): UserDatabase {
       try {
         // passwd last: a new user appears once its password and group are there, and a suspended
         // one's password is locked before its shell changes.
-        const next: (Replacement & { file: File; content: string })[] = [];
+        const contents = {} as Record<File, string>;
         for (const file of WRITE_ORDER) {
           const content = rewritten(read[file], tables[file], edits.touched[file]);
           if (content === null || content === read[file].original) continue;
-          const path = join(etc, file);
-          const { mode, gid } = read[file];
-          next.push({ file, path, content, mode, gid, temporary: `${path}+` });
+          contents[file] = content;
+          replace(join(etc, file), content, read[file]);
+          written.push([file, read[file]]);
         }
-        // Written side by side, synced side by side, renamed in this order (replaceFiles).
-        await replaceFiles(next);
-        for (const { file, path, content } of next) {
-          rememberText(path, content);
-          stamps[file] = fileStamp(path);
-          read[file] = { ...read[file], original: content };
+        for (const [file] of written) {
+          stamps[file] = fileStamp(join(etc, file));
+          read[file] = { ...read[file], original: contents[file] };
         }
       } catch (error) {
         // The files replaced so far are put back: the database stays as it was for every edit.
-        for (const file of WRITE_ORDER) {
-          const path = join(etc, file);
-          if (fileStamp(path) !== stamps[file]) putBack(path, read[file]);
-        }
+        for (const [file, before] of written) replace(join(etc, file), before.original, before);
         throw error;
       }
       known = { stamps, loginDefs, read, tables, edits };

@@ -4,8 +4,7 @@
 // why in its error log, and serves on with what it had).
 import { readFileSync } from 'node:fs';
 import type { LinuxContext, Service } from '../context.ts';
-import { sizeOf } from '../file-reads.ts';
-import { appendedSince, readIfExists } from '../files.ts';
+import { appendedSince, readIfExists, sizeOf } from '../files.ts';
 import { childrenOf, waitFor } from '../wait.ts';
 
 /** How long a reloaded nginx may take to have new workers, at most. */

@@ -28,6 +28,10 @@ describe('system commands through the spawner', () => {
       'PATH=/usr/sbin:/usr/bin:/sbin:/bin',
     ]);
     assert.throws(() => runner.run(['echo', 'relative']), /not an absolute command path/);
+    // exec(2) would end an argument at a NUL byte and run the command with less than it was given.
+    assert.throws(() => runner.run(['/bin/echo', 'a\0b']), /NUL byte/);
+    assert.throws(() => runner.run(['/bin/echo'], { env: { X: 'a\0b' } }), /NUL byte/);
+    assert.throws(() => runner.start!(['/bin/sleep\0', '1'], {}), /NUL byte/);
   });
 
   it('names a failure with the end of what the command wrote to standard error, and ends one past its time', async () => {
@@ -44,8 +48,12 @@ describe('system commands through the spawner', () => {
     );
   });
 
-  it('passes a large input and output whole, any bytes, and bounds the output', async () => {
-    const text = `${'é ✓ \\n'.repeat(200_000)}\n`;
+  it('passes arguments, variables and input whole, spaces and line breaks included, and bounds the output', async () => {
+    // Requests and answers are lines of fields apart by spaces: neither may cut one short.
+    assert.equal((await runner.run(['/usr/bin/printf', '%s|', 'a b', 'c\nd', ''])).stdout, 'a b|c\nd||');
+    const env = (await runner.run(['/usr/bin/env'], { env: { BERTH_TEST: 'one two\nthree' } })).stdout;
+    assert.ok(env.includes('BERTH_TEST=one two\nthree\n'), env);
+    const text = `${'é ✓ x\n'.repeat(200_000)}\n`;
     assert.equal((await runner.run(['/bin/cat'], { input: text })).stdout, text);
     // A command that reads none of its input is no failure.
     assert.deepEqual(await runner.run(['/bin/true'], { input: text }), { stdout: '', stderr: '' });

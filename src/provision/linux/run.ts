@@ -82,6 +82,18 @@ function parseAnswer(line: string): Answer {
   return answer;
 }
 
+/**
+ * The command's path, once it is absolute and no argument or variable holds a NUL byte: exec(2)
+ * would end a string there, running the command with less than it was given.
+ */
+function checked(argv: readonly string[], env: Readonly<Record<string, string>> = {}): string {
+  const [binary] = argv;
+  if (!binary?.startsWith('/')) throw new CommandFailed(`not an absolute command path: ${binary}`);
+  if ([...argv, ...Object.entries(env).flat()].some((text) => text.includes('\0')))
+    throw new CommandFailed(`${binary}: a NUL byte in an argument or the environment`);
+  return binary;
+}
+
 type Request =
   | {
       argv: readonly string[];
@@ -155,9 +167,8 @@ export function execRunner(): CommandRunner {
   };
   return {
     run(argv, options = {}) {
-      const [binary] = argv;
-      if (!binary?.startsWith('/')) throw new CommandFailed(`not an absolute command path: ${binary}`);
       const { input, umask, timeoutMs, env } = options;
+      const binary = checked(argv, env);
       return new Promise((resolve, reject) => {
         send({ argv, input, umask, timeoutMs, env }, ({ stdout = '', stderr = '', error, code }) => {
           if (error === undefined) return resolve({ stdout, stderr });
@@ -169,8 +180,7 @@ export function execRunner(): CommandRunner {
       });
     },
     start(argv, env) {
-      const [binary] = argv;
-      if (!binary?.startsWith('/')) throw new CommandFailed(`not an absolute command path: ${binary}`);
+      const binary = checked(argv, env);
       return new Promise((resolve, reject) => {
         const state = { exited: false };
         const id = send({ argv, env, detached: true }, ({ pid, error }) => {

@@ -235,7 +235,15 @@ describe('the user database, edited a burst at a time', () => {
       },
     ];
     const database = userDatabase(ours);
+    const inode = (file: string) => statSync(join(ours, 'etc', file)).ino;
+    const inodes = FILES.map(inode);
     await Promise.all(users.map((user) => database.add(user)));
+    // shadow gained lines at its end alone: appended to in place (the same file). passwd, whose NIS
+    // entry stays last, and group and gshadow, whose udb-ssh and udb-sftp gained members, are new.
+    assert.deepEqual(
+      FILES.map((file, i) => inode(file) === inodes[i]),
+      [false, true, false, false],
+    );
     for (const user of users) {
       useradd(theirs, [
         ...(user.uid === null ? [] : ['-u', String(user.uid)]),
@@ -346,6 +354,41 @@ describe('the user database, edited a burst at a time', () => {
       readdirSync(join(root, 'etc')).filter((name) => /^(?:passwd|shadow|group|gshadow)[+.]/.test(name)),
       [],
     );
+  });
+
+  it('takes back new lines cut short inside a file (a file size limit), and writes none of the others', async () => {
+    const root = systemRoot();
+    const alone = tempDir('berth-user-db-');
+    dirs.push(alone);
+    cpSync(root, alone, { recursive: true, preserveTimestamps: true });
+    // A limit (in the shell's blocks of 512 bytes) that every file is below and within 512 bytes
+    // of, so that a burst of 29 users' lines stops inside the first file written (shadow).
+    const blocks =
+      Math.max(...FILES.map((file) => Math.floor(statSync(join(root, 'etc', file)).size / 512))) + 1;
+    const users = Array.from({ length: 30 }, (_, i) => ({
+      user: `udc${i}`,
+      uid: 3500 + i,
+      gecos: `Berth udc${i}.example`,
+      home: `/home/udc${i}`,
+      shell: '/bin/sh',
+      groups: [],
+      hash: `${HASH}${i}`,
+    }));
+    // The first user is written alone (the burst's first rewrite), the 29 after it together.
+    const script = [
+      `import { userDatabase } from ${JSON.stringify(new URL('../../src/provision/linux/user/database.ts', import.meta.url).href)};`,
+      `const database = userDatabase(${JSON.stringify(root)});`,
+      `const said = await Promise.allSettled(${JSON.stringify(users)}.map((user) => database.add(user)));`,
+      "console.log([...new Set(said.map((one) => one.status === 'rejected' ? one.reason.code : 'written'))].join());",
+    ].join('\n');
+    const said = execFileSync(
+      '/bin/sh',
+      ['-c', `ulimit -f ${blocks}; exec "$0" --input-type=module -e "$1"`, process.execPath, script],
+      { encoding: 'utf8' },
+    );
+    assert.equal(said.trim(), 'written,EFBIG');
+    await userDatabase(alone).add(users[0]!);
+    assert.deepEqual(read(root), read(alone));
   });
 
   it('waits for the lock the shadow tools hold, and for a live process holding a file lock; breaks a dead one', async () => {

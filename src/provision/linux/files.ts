@@ -12,6 +12,7 @@ import {
   fchownSync,
   fstatSync,
   fsyncSync,
+  ftruncateSync,
   lchownSync,
   lstatSync,
   mkdirSync,
@@ -149,6 +150,30 @@ export function writeFileAtomic(
   syncDirectory(dir);
 }
 
+/**
+ * Adds `content` at the end of a file in place and syncs it: for a database of lines whose new lines
+ * go last, where replacing the whole file for each would cost as much as the file is long. The file
+ * must be a file of `size` bytes still (the one its caller read, under the caller's lock), never a
+ * link; otherwise nothing is written. A write cut short (a full disk) is cut off again. A reader
+ * may see the new lines before the last of them is whole, never an old line changed.
+ */
+export function appendToFile(path: string, content: string, size: number): void {
+  const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW);
+  try {
+    const found = fstatSync(fd);
+    if (!found.isFile() || found.size !== size) throw new Error(`${path} changed while it was being written`);
+    try {
+      writeFileSync(fd, content);
+      fsyncSync(fd);
+    } catch (error) {
+      ftruncateSync(fd, size);
+      throw error;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Syncs a directory, so that what was renamed into it survives a crash. */
 export function syncDirectory(dir: string): void {
   const fd = openSync(dir, 'r');
@@ -171,48 +196,6 @@ export function moveSystemPath(from: string, to: string): boolean {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw error;
   }
-}
-
-/**
- * What tells one version of a file from another: its inode (a rewrite that renames a new file over
- * the old gives another), size, and times to the nanosecond; '' when there is none.
- */
-export function fileStamp(path: string): string {
-  const stat = lstatSync(path, { bigint: true, throwIfNoEntry: false });
-  return stat ? `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}` : '';
-}
-
-/** What readParsed last made of each file, with the file's stamp then. */
-const parsedFiles = new Map<string, { stamp: string; value: unknown }>();
-
-/**
- * `parse` of the file's text (read as readIfExists reads it; null when there is none), made again
- * only when the file is another or changed since (its inode, size and times): for files read at
- * every change whose number or size grows with the accounts (the mail records and tables, the user
- * database), a stat instead of a read and a parse.
- */
-export function readParsed<T>(path: string, parse: (text: string) => T): T | null {
-  const stamp = fileStamp(path);
-  if (stamp === '') {
-    parsedFiles.delete(path);
-    return null;
-  }
-  const known = parsedFiles.get(path);
-  if (known?.stamp === stamp) return known.value as T;
-  const text = readIfExists(path);
-  if (text === null) return null;
-  const value = parse(text);
-  parsedFiles.set(path, { stamp, value });
-  return value;
-}
-
-/**
- * Tells readParsed the text just written to `path` by this process, for a file it reads whole as
- * text (the user database, passwd.ts): the next read of it is a stat, not the file again.
- */
-export function rememberText(path: string, text: string): void {
-  const stamp = fileStamp(path);
-  if (stamp !== '') parsedFiles.set(path, { stamp, value: text });
 }
 
 export function readIfExists(path: string): string | null {

@@ -1,7 +1,7 @@
 // Reading the system's user database (below the system root) without running a command.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readParsed } from './files.ts';
+import { readParsed } from './known-files.ts';
 
 export interface SystemUser {
   name: string;

@@ -7,7 +7,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LinuxContext } from '../context.ts';
-import { domainFile, fileStamp, giveFile, readParsed, restoreFile, writeFileAtomic } from '../files.ts';
+import { domainFile, giveFile, restoreFile, writeFileAtomic } from '../files.ts';
+import { fileStamp, readParsed } from '../known-files.ts';
 import { shadowPassword, shadowPasswords, systemGroupId } from '../passwd.ts';
 import { type DovecotTable, dovecotDatabase, loginOf } from './dovecot-db.ts';
 import {

@@ -7,7 +7,8 @@ import { spawn } from 'node:child_process';
 import { linkSync, lstatSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileStamp, readIfExists, rememberText, writeFileAtomic } from '../files.ts';
+import { appendToFile, readIfExists, sizeOf, writeFileAtomic } from '../files.ts';
+import { fileStamp, rememberText } from '../known-files.ts';
 import {
   FILES,
   type File,
@@ -179,9 +180,10 @@ async function lockDatabase(etc: string, lock: PasswordLock): Promise<() => void
   return free;
 }
 
-/** One file as it was read: its text, to write back as it was, and its mode and group. */
+/** One file as it was read: its text, to write back as it was, its size in bytes, mode and group. */
 interface Read {
   original: string;
+  size: number;
   mode: number;
   gid: number;
 }
@@ -194,7 +196,7 @@ function readFile(path: string): Read & { starts: number[] | null; lines: string
   const original = readFileSync(path, 'utf8');
   const stat = lstatSync(path);
   if (!stat.isFile()) throw new Error(`${path} is not a file`);
-  const { mode, gid } = stat;
+  const { mode, gid, size } = stat;
   const texts = original.split('\n');
   if (texts.at(-1) === '') texts.pop();
   const whole = original === '' || original.endsWith('\n');
@@ -202,6 +204,7 @@ function readFile(path: string): Read & { starts: number[] | null; lines: string
     starts: whole ? startsOf(texts) : null,
     lines: texts.map((line) => line.split(':')),
     original,
+    size,
     mode: mode & 0o7777,
     gid,
   };
@@ -223,13 +226,14 @@ function startsOf(texts: readonly string[]): number[] {
  * written: each changed line cut out and its new text put in, lines added last put at the end, so
  * that a file of a line an account is not joined again for a few of them. Lines added anywhere
  * else (or a text without its last newline): every line is joined. `file.starts` is brought up to
- * date. Null when no line was touched.
+ * date. `added`: the text of the lines added at the end, when nothing else changed (the file may
+ * then be appended to). Null when no line was touched.
  */
 function rewritten(
   file: { original: string; starts: number[] | null },
   lines: string[][],
   touched: Set<string[]>,
-): string | null {
+): { text: string; added: string | null } | null {
   if (touched.size === 0) return null;
   const { original, starts } = file;
   const kept = starts?.length ?? 0;
@@ -237,7 +241,7 @@ function rewritten(
     const texts = lines.map((line) => line.join(':'));
     file.starts = startsOf(texts);
     touched.clear();
-    return texts.length === 0 ? '' : `${texts.join('\n')}\n`;
+    return { text: texts.length === 0 ? '' : `${texts.join('\n')}\n`, added: null };
   }
   const changed: [number, string][] = [];
   for (const line of touched) {
@@ -254,6 +258,7 @@ function rewritten(
     from = endOf(at);
   }
   pieces.push(original.slice(from));
+  const end = pieces.length;
   // The lines after each changed one begin as far later as the lines changed before them grew.
   const grown = changed.map(([at, text]) => text.length + 1 - (endOf(at) - starts[at]!));
   let shift = 0;
@@ -269,7 +274,9 @@ function rewritten(
     pieces.push(text, '\n');
     length += text.length + 1;
   }
-  return pieces.join('');
+  if (changed.length > 0) return { text: pieces.join(''), added: null };
+  const added = pieces.slice(end).join('');
+  return { text: original + added, added };
 }
 
 /**
@@ -294,6 +301,17 @@ interface Known {
 const replace = (path: string, content: string, { mode, gid }: Read) => {
   writeFileAtomic(path, content, mode, gid, `${path}+`);
   rememberText(path, content);
+};
+
+/**
+ * Adds lines at the end of the file in place (appendToFile): a new user's line in passwd and
+ * shadow, where a new file for each createacct cost as much as the file is long. Readers of the
+ * file see the lines before them as they were throughout; the new user, not yet answered for, may
+ * be seen before its line is whole. A file whose lines change is replaced whole, as above.
+ */
+const append = (path: string, added: string, text: string, { size }: Read) => {
+  appendToFile(path, added, size);
+  rememberText(path, text);
 };
 
 const WRITE_ORDER = ['shadow', 'gshadow', 'group', 'passwd'] as const;
@@ -369,15 +387,16 @@ export function userDatabase(root: string): UserDatabase {
         // one's password is locked before its shell changes.
         const contents = {} as Record<File, string>;
         for (const file of WRITE_ORDER) {
-          const content = rewritten(read[file], tables[file], edits.touched[file]);
-          if (content === null || content === read[file].original) continue;
-          contents[file] = content;
-          replace(join(etc, file), content, read[file]);
+          const next = rewritten(read[file], tables[file], edits.touched[file]);
+          if (next === null || next.text === read[file].original) continue;
+          contents[file] = next.text;
+          if (next.added === null) replace(join(etc, file), next.text, read[file]);
+          else append(join(etc, file), next.added, next.text, read[file]);
           written.push([file, read[file]]);
         }
         for (const [file] of written) {
           stamps[file] = fileStamp(join(etc, file));
-          read[file] = { ...read[file], original: contents[file] };
+          read[file] = { ...read[file], original: contents[file], size: sizeOf(join(etc, file)) };
         }
       } catch (error) {
         // The files replaced so far are put back: the database stays as it was for every edit.

@@ -90,6 +90,9 @@ function mailDomain(domain: string, r: Shape): MailDomain {
 
 const text = (r: MailDomain | null) => r && `${JSON.stringify(r, null, 2)}\n`;
 
+/** A table's lines, sorted. */
+const lineSet = (table: string) => table.split('\n').filter(Boolean).sort();
+
 /** A plain record: no quota, suspension, key, mailbox or forwarder. */
 const plain = (domain: string, user: string, kind?: 'addon') =>
   mailDomain(domain, {
@@ -125,14 +128,19 @@ describe('mail tables', () => {
             for (const [domain, r] of records)
               if (r.user === c.passwd) kept.putRecord(domain, text(r), 0o600);
           }
-          // Another instance, reading every record afresh, finds every table (Dovecot's rows too)
-          // as it would write it.
+          // Another instance, reading every record afresh, writes every table with the same lines
+          // (Dovecot's rows the same too), the accounts in the order of their names where the
+          // tables written in parts have a new account's last.
           const rows = () => [dovecotRows(root, 'logins'), dovecotRows(root, 'users')];
+          const files = () => Object.values(kept.tables).map((file) => lineSet(readFileSync(file, 'utf8')));
           const before = rows();
+          assert.equal(readFileSync(kept.tables.localSenders, 'utf8'), kept.text('localSenders'));
+          const inParts = files();
           const fresh = mailTables(ctx);
-          assert.deepEqual([...fresh.writeTables()], []);
+          fresh.writeTables();
+          assert.deepEqual(files(), inParts);
           for (const table of POSTFIX_TABLES) {
-            assert.equal(kept.text(table), fresh.text(table), table);
+            assert.deepEqual(lineSet(kept.text(table)), lineSet(fresh.text(table)), table);
             // Every entry is what a lookup answers, by any case of its key; of a key given twice
             // (an account with two main domains' records), the first.
             const seen = new Set<string>();
@@ -173,16 +181,30 @@ describe('mail tables', () => {
     doctor.database.close();
   });
 
-  it('list the accounts in the order of their names, each account’s records in the order of their files', () => {
+  it('list a new account’s lines last, and the accounts by name when read afresh, each account’s records in the order of their files', () => {
     const { ctx } = systemRoot();
     const kept = mailTables(ctx);
     const put = (domain: string, user: string, kind?: 'addon') =>
       kept.putRecord(domain, text(plain(domain, user, kind)), 0o600);
+    const senders = () => statSync(kept.tables.localSenders).ino;
     put('cy.example', 'cy');
+    const file = senders();
     put('ann.example', 'ann');
+    // A new account's line is added to the file in place; a changed one's makes a new file.
+    assert.equal(senders(), file);
+    assert.equal(
+      readFileSync(kept.tables.localSenders, 'utf8'),
+      'cy cy, @cy.example\nann ann, @ann.example\n',
+    );
     put('ann-shop.example', 'ann', 'addon');
-    assert.equal(kept.text('domains'), 'ann-shop.example OK\nann.example OK\ncy.example OK\n');
-    assert.equal(kept.text('localSenders'), 'ann ann, @ann.example, @ann-shop.example\ncy cy, @cy.example\n');
+    assert.notEqual(senders(), file);
+    assert.equal(kept.text('domains'), 'cy.example OK\nann-shop.example OK\nann.example OK\n');
+    const senderLines = 'cy cy, @cy.example\nann ann, @ann.example, @ann-shop.example\n';
+    assert.equal(kept.text('localSenders'), senderLines);
+    assert.equal(readFileSync(kept.tables.localSenders, 'utf8'), senderLines);
+    const fresh = mailTables(ctx);
+    assert.equal(fresh.text('domains'), 'ann-shop.example OK\nann.example OK\ncy.example OK\n');
+    fresh.database.close();
     assert.equal(kept.loginHash('ann'), HASH);
     assert.equal(kept.loginHash('bea'), null);
   });

@@ -157,7 +157,7 @@ export function writeFileAtomic(
  * link; otherwise nothing is written. A write cut short (a full disk) is cut off again. A reader
  * may see the new lines before the last of them is whole, never an old line changed.
  */
-export function appendToFile(path: string, content: string, size: number): void {
+export function appendToFile(path: string, content: string | Uint8Array, size: number): void {
   const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW);
   try {
     const found = fstatSync(fd);

@@ -7,7 +7,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LinuxContext } from '../context.ts';
-import { domainFile, giveFile, restoreFile, writeFileAtomic } from '../files.ts';
+import { appendToFile, domainFile, giveFile, restoreFile, writeFileAtomic } from '../files.ts';
 import { fileStamp, readParsed } from '../known-files.ts';
 import { shadowPassword, shadowPasswords, systemGroupId } from '../passwd.ts';
 import { type DovecotTable, dovecotDatabase, loginOf } from './dovecot-db.ts';
@@ -79,7 +79,10 @@ export function mailTables(ctx: LinuxContext) {
   const filesOf = new Map<string, Set<string>>();
   /** Each account's lines, and the hash its logins were written with. */
   const lines = new Map<string, { of: AccountLines; hash: string }>();
-  /** The accounts with lines, sorted: the order of the tables. */
+  /**
+   * The accounts with lines, in the order of the tables: sorted when every account's lines are made
+   * afresh, a new account's last (createacct adds to the end of each table file, written in place).
+   */
   let users: string[] = [];
   /**
    * The parts the table files are made of, joined in the order of `users` as the files take them,
@@ -95,6 +98,11 @@ export function mailTables(ctx: LinuxContext) {
   const written = new Map<FileTable, string>();
   /** The tables whose lines changed since they were written. */
   const stale = new Set<FileTable>();
+  /**
+   * Of each stale table whose only change since it was written is lines added at its end, those
+   * lines (the file is appended to); a table with any other change is written whole.
+   */
+  const added = new Map<FilePart, Buffer[] | null>();
   /** Postfix's tables: each key's value, and the account whose lines give it. */
   const entries = new Map(
     POSTFIX_TABLES.map((table) => [table, new Map<string, { user: string; value: string }>()]),
@@ -166,8 +174,9 @@ export function mailTables(ctx: LinuxContext) {
       };
       lines.set(user, after);
     }
-    const at = sortedIndex(users, user);
-    const listed = users[at] === user;
+    const found = users.indexOf(user);
+    const listed = found !== -1;
+    const at = listed ? found : users.length;
     for (const part of Object.keys(before?.of ?? after?.of ?? {}) as (keyof AccountLines)[])
       if (before?.of[part] !== after?.of[part]) joinedText.delete(part);
     for (const part of FILE_PARTS) {
@@ -176,6 +185,9 @@ export function mailTables(ctx: LinuxContext) {
       const start = at < starts.length ? starts[at]! : bytes.length;
       const end = listed ? (at + 1 < starts.length ? starts[at + 1]! : bytes.length) : start;
       const replacement = Buffer.from(after?.of[part] ?? '');
+      const tail = added.get(part);
+      if (!listed && at === starts.length && tail !== null) added.set(part, [...(tail ?? []), replacement]);
+      else added.set(part, null);
       const delta = replacement.length - (end - start);
       if (listed && !after) starts.splice(at, 1);
       if (!listed && after) starts.splice(at, 0, start);
@@ -186,7 +198,7 @@ export function mailTables(ctx: LinuxContext) {
       };
     }
     if (listed && !after) users.splice(at, 1);
-    if (!listed && after) users.splice(at, 0, user);
+    if (!listed && after) users.push(user);
     for (const table of names)
       if (PARTS[table].some((part) => before?.of[part] !== after?.of[part])) stale.add(table);
     for (const table of POSTFIX_TABLES)
@@ -237,6 +249,7 @@ export function mailTables(ctx: LinuxContext) {
       }),
     ) as typeof joined;
     for (const table of names) stale.add(table);
+    for (const part of FILE_PARTS) added.set(part, null);
     for (const map of entries.values()) map.clear();
     for (const table of POSTFIX_TABLES)
       for (const user of users) replaceEntries(table, user, '', lines.get(user)!.of[table]);
@@ -267,6 +280,16 @@ export function mailTables(ctx: LinuxContext) {
       if (untouched && !stale.has(table)) continue;
       const content = joined[table].bytes;
       const { group, reloaded } = READERS[table];
+      // Lines added at the end alone, to the file as this process wrote it: appended in place.
+      const tail = untouched ? added.get(table) : null;
+      if (tail) {
+        const bytes = Buffer.concat(tail);
+        if (bytes.length === 0) continue;
+        appendToFile(file, bytes, content.length - bytes.length);
+        if (reloaded) changed.add(reloaded);
+        written.set(table, fileStamp(file));
+        continue;
+      }
       const gid = systemGroupId(ctx.root, group);
       // Unchanged on disk since written: its lines changed, so its content did.
       const onDisk = untouched ? null : readParsed(file, (text) => text);
@@ -277,6 +300,7 @@ export function mailTables(ctx: LinuxContext) {
       written.set(table, fileStamp(file));
     }
     stale.clear();
+    added.clear();
     return changed;
   }
 
@@ -376,16 +400,4 @@ function* keyed(text: string): Generator<[string, string]> {
 /** `text` with A to Z in lower case, and nothing else changed: Postfix folds a key's case so. */
 export function asciiLower(text: string): string {
   return text.replace(/[A-Z]+/g, (upper) => upper.toLowerCase());
-}
-
-/** Where `value` is in the sorted `list`, or would go. */
-function sortedIndex(list: readonly string[], value: string): number {
-  let low = 0;
-  let high = list.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (list[middle]! < value) low = middle + 1;
-    else high = middle;
-  }
-  return low;
 }

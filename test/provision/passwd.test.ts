@@ -5,10 +5,11 @@
 // useradd, an administrator's vipw) is what the next look-up sees, a name missing before included.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { findSystemUser, shadowPassword } from '../../src/provision/linux/passwd.ts';
+import { userDatabase } from '../../src/provision/linux/user/database.ts';
 import { tempDir } from '../helpers.ts';
 
 const dirs: string[] = [];
@@ -85,5 +86,53 @@ describe('the user database read by name', () => {
     assert.equal(findSystemUser(root, 'alice'), undefined, 'a name removed is gone');
     replace('shadow', 'root:*:19000::::::\nalice:!$6$salt$hash:19000::::::\n');
     assert.equal(shadowPassword(root, 'alice'), '!$6$salt$hash');
+  });
+
+  it('after users were added at the end of the file in place, finds them, and the rest as before', async () => {
+    const ours = tempDir('berth-passwd-');
+    mkdirSync(join(ours, 'etc'));
+    for (const file of ['passwd', 'shadow', 'group', 'gshadow', 'login.defs'])
+      copyFileSync(`/etc/${file}`, join(ours, 'etc', file));
+    try {
+      const database = userDatabase(ours);
+      const add = (user: string, uid: number) =>
+        database.add({
+          user,
+          uid,
+          gecos: '',
+          home: `/home/${user}`,
+          shell: '/bin/sh',
+          groups: [],
+          hash: '!',
+        });
+      const inode = () => statSync(join(ours, 'etc/passwd')).ino;
+      const file = inode();
+      for (const name of ['pwa', 'pwb']) assert.equal(findSystemUser(ours, name), undefined, name);
+      assert.equal(findSystemUser(ours, 'root')?.uid, 0);
+      await add('pwa', 3601);
+      assert.equal(inode(), file, 'appended to in place');
+      assert.equal(
+        findSystemUser(ours, 'pwa')?.uid,
+        3601,
+        'a name missing before is found in the lines added',
+      );
+      assert.equal(findSystemUser(ours, 'pwb'), undefined);
+      assert.equal(findSystemUser(ours, 'root')?.uid, 0, 'a line found before stays');
+      assert.equal(findSystemUser(ours, 'daemon')?.uid, 1, 'a name not looked for before is found before them');
+      await add('pwb', 3602);
+      await add('pwc', 3603);
+      // pwc was never looked for, pwb was missing two versions ago: both are found.
+      assert.equal(findSystemUser(ours, 'pwb')?.uid, 3602);
+      assert.equal(findSystemUser(ours, 'pwc')?.uid, 3603);
+      assert.equal(findSystemUser(ours, 'pwa')?.uid, 3601);
+      assert.equal(shadowPassword(ours, 'pwc'), '!');
+      // Replaced by another tool: read afresh.
+      execFileSync('/usr/sbin/usermod', ['--prefix', ours, '-s', '/bin/false', 'pwa'], { stdio: 'pipe' });
+      assert.notEqual(inode(), file);
+      assert.equal(findSystemUser(ours, 'pwa')?.shell, '/bin/false');
+      assert.equal(findSystemUser(ours, 'pwc')?.uid, 3603);
+    } finally {
+      rmSync(ours, { recursive: true, force: true });
+    }
   });
 });

@@ -36,11 +36,26 @@ export function readParsed<T>(path: string, parse: (text: string) => T): T | nul
   return value;
 }
 
+/** Of each file this process last wrote by adding lines at its end: its text, the text before, the lines. */
+const grownFiles = new Map<string, { text: string; before: string; added: string }>();
+
 /**
  * Tells readParsed the text just written to `path` by this process, for a file it reads whole as
  * text (the user database, passwd.ts): the next read of it is a stat, not the file again.
+ * `grown`: the text was `before` with the lines `added` at its end (addedTo).
  */
-export function rememberText(path: string, text: string): void {
+export function rememberText(path: string, text: string, grown?: { before: string; added: string }): void {
   const stamp = fileStamp(path);
   if (stamp !== '') parsedFiles.set(path, { stamp, value: text });
+  if (stamp !== '' && grown) grownFiles.set(path, { text, ...grown });
+  else grownFiles.delete(path);
+}
+
+/**
+ * The lines this process added at the end of `before` to make `text`, the file's text as it wrote
+ * it; null when `text` was not made so: a reader of the file that knows `before` need read only them.
+ */
+export function addedTo(path: string, before: string, text: string): string | null {
+  const grown = grownFiles.get(path);
+  return grown !== undefined && grown.text === text && grown.before === before ? grown.added : null;
 }

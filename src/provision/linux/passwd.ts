@@ -1,7 +1,7 @@
 // Reading the system's user database (below the system root) without running a command.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readParsed } from './known-files.ts';
+import { addedTo, readParsed } from './known-files.ts';
 
 export interface SystemUser {
   name: string;
@@ -34,8 +34,26 @@ function lines(root: string, file: string): string[][] {
   return parsed;
 }
 
-/** The lines found by name in each file, kept while the file's text is the one they came from. */
-const found = new Map<string, { from: string; lines: Map<string, string | null> }>();
+/**
+ * The lines found by name in each file while its text is `from` (`missing`: the names it has no
+ * line of). When the text grew by lines added at its end (`added`), the lines found stay, and a
+ * name missing before (`absentBefore`) is looked for in the added lines alone.
+ */
+interface Found {
+  from: string;
+  lines: Map<string, string>;
+  missing: Set<string>;
+  added: string | null;
+  absentBefore: Set<string>;
+}
+const found = new Map<string, Found>();
+
+/** Where the line of `key` (a name and its `:`) begins in `text`, made of whole lines; -1 if none. */
+function lineOf(text: string, key: string): number {
+  if (text.startsWith(key)) return 0;
+  const at = text.indexOf(`\n${key}`);
+  return at === -1 ? -1 : at + 1;
+}
 
 /**
  * The line of one name, split at `:`, found in the text without splitting the rest: every step of
@@ -48,24 +66,29 @@ function entry(root: string, file: string, name: string): string[] | undefined {
   const content = text(root, file);
   let known = found.get(path);
   if (known?.from !== content) {
-    known = { from: content, lines: new Map() };
+    const added = known ? addedTo(path, known.from, content) : null;
+    if (known && added !== null)
+      known = { from: content, lines: known.lines, missing: new Set(), added, absentBefore: known.missing };
+    else
+      known = { from: content, lines: new Map(), missing: new Set(), added: null, absentBefore: new Set() };
     found.set(path, known);
   }
   let line = known.lines.get(name);
-  if (line === undefined) {
+  if (line === undefined && !known.missing.has(name)) {
     const key = `${name}:`;
-    const at = content.startsWith(key) ? 0 : content.indexOf(`\n${key}`) + 1;
-    const end = content.indexOf('\n', at);
+    const within = known.added !== null && known.absentBefore.has(name) ? known.added : content;
+    const at = lineOf(within, key);
+    const end = at === -1 ? -1 : within.indexOf('\n', at);
     // Copied out of the file's text: a slice of it (and the fields split from the slice) would keep
     // the whole text alive for as long as a field is kept (the mail tables keep each account's
     // hash), a copy of the shadow file for every account.
-    line =
-      at === 0 && !content.startsWith(key)
-        ? null
-        : Buffer.from(content.slice(at, end === -1 ? undefined : end)).toString();
-    known.lines.set(name, line);
+    if (at === -1) known.missing.add(name);
+    else {
+      line = Buffer.from(within.slice(at, end === -1 ? undefined : end)).toString();
+      known.lines.set(name, line);
+    }
   }
-  return line === null ? undefined : line.split(':');
+  return line?.split(':');
 }
 
 const toUser = ([name, , uid, gid, gecos, home, shell]: string[]): SystemUser => ({

@@ -257,8 +257,8 @@ function rewritten(
     pieces.push(original.slice(from, starts[at]), text, '\n');
     from = endOf(at);
   }
-  pieces.push(original.slice(from));
-  const end = pieces.length;
+  // Lines added alone: the text is the old one and the new lines, the old one not copied.
+  if (changed.length > 0) pieces.push(original.slice(from));
   // The lines after each changed one begin as far later as the lines changed before them grew.
   const grown = changed.map(([at, text]) => text.length + 1 - (endOf(at) - starts[at]!));
   let shift = 0;
@@ -275,7 +275,7 @@ function rewritten(
     length += text.length + 1;
   }
   if (changed.length > 0) return { text: pieces.join(''), added: null };
-  const added = pieces.slice(end).join('');
+  const added = pieces.join('');
   return { text: original + added, added };
 }
 
@@ -309,9 +309,9 @@ const replace = (path: string, content: string, { mode, gid }: Read) => {
  * file see the lines before them as they were throughout; the new user, not yet answered for, may
  * be seen before its line is whole. A file whose lines change is replaced whole, as above.
  */
-const append = (path: string, added: string, text: string, { size }: Read) => {
+const append = (path: string, added: string, text: string, { original, size }: Read) => {
   appendToFile(path, added, size);
-  rememberText(path, text);
+  rememberText(path, text, { before: original, added });
 };
 
 const WRITE_ORDER = ['shadow', 'gshadow', 'group', 'passwd'] as const;

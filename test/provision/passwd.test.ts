@@ -118,7 +118,11 @@ describe('the user database read by name', () => {
       );
       assert.equal(findSystemUser(ours, 'pwb'), undefined);
       assert.equal(findSystemUser(ours, 'root')?.uid, 0, 'a line found before stays');
-      assert.equal(findSystemUser(ours, 'daemon')?.uid, 1, 'a name not looked for before is found before them');
+      assert.equal(
+        findSystemUser(ours, 'daemon')?.uid,
+        1,
+        'a name not looked for before is found before them',
+      );
       await add('pwb', 3602);
       await add('pwc', 3603);
       // pwc was never looked for, pwb was missing two versions ago: both are found.

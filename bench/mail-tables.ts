@@ -1,8 +1,10 @@
 // The mail tables' part of a change, measured alone: a new account's mail domain written into the
-// tables at 10,000 mail domains against the same at 100, in the same run. Postfix's and OpenDKIM's
-// tables are written whole on every change (texthash has no other way), but from each account's
-// lines kept in memory: what grows with the domains is the bytes written. Dovecot's are rows of a
-// database, the account's alone written.
+// tables at 10,000 mail domains against the same at 100, in the same run. Postfix's tables are
+// served from memory; postdrop's and OpenDKIM's table files are made from each account's lines kept
+// in memory, and a new account's lines are appended to them. Dovecot's are rows of a database, the
+// account's alone written. The shadow file here is written by the bench, not by Berth's user
+// database: the new user's hash is searched for through the whole file, as Berth does for a file
+// another program wrote.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

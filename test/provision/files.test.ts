@@ -15,7 +15,12 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { makeServiceDirectory, removeDirectory, writeFileAtomic } from '../../src/provision/linux/files.ts';
+import {
+  appendToFile,
+  makeServiceDirectory,
+  removeDirectory,
+  writeFileAtomic,
+} from '../../src/provision/linux/files.ts';
 import { execRunner } from '../../src/provision/linux/run.ts';
 import { tempDir } from '../helpers.ts';
 
@@ -61,6 +66,29 @@ describe('writeFileAtomic cut short', () => {
     assert.equal(readFileSync(zone, 'utf8'), 'old\n');
     assert.deepEqual(readdirSync(root), ['example.com.db']);
     rmSync(root, { recursive: true, force: true });
+  });
+});
+
+describe('appendToFile', () => {
+  it('adds to the file it was told of, and to no other: not one of another size, not through a link', () => {
+    const dir = tempDir('berth-append-');
+    try {
+      const file = join(dir, 'table');
+      writeFileSync(file, 'a 1\n');
+      appendToFile(file, 'b 2\n', 4);
+      assert.equal(readFileSync(file, 'utf8'), 'a 1\nb 2\n');
+      // Changed since it was read (another writer): nothing is added.
+      assert.throws(() => appendToFile(file, 'c 3\n', 4), /changed while it was being written/);
+      assert.equal(readFileSync(file, 'utf8'), 'a 1\nb 2\n');
+      // A link in the file's place is never followed: what it points at stays as it was.
+      const target = join(dir, 'target');
+      writeFileSync(target, 'x\n');
+      symlinkSync(target, join(dir, 'link'));
+      assert.throws(() => appendToFile(join(dir, 'link'), 'c 3\n', 2), { code: 'ELOOP' });
+      assert.equal(readFileSync(target, 'utf8'), 'x\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

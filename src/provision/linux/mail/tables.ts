@@ -186,7 +186,7 @@ export function mailTables(ctx: LinuxContext) {
       const end = listed ? (at + 1 < starts.length ? starts[at + 1]! : bytes.length) : start;
       const replacement = Buffer.from(after?.of[part] ?? '');
       const tail = added.get(part);
-      if (!listed && at === starts.length && tail !== null) added.set(part, [...(tail ?? []), replacement]);
+      if (!listed && tail !== null) added.set(part, [...(tail ?? []), replacement]);
       else added.set(part, null);
       const delta = replacement.length - (end - start);
       if (listed && !after) starts.splice(at, 1);

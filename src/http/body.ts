@@ -16,9 +16,27 @@ function add(params: Params, name: string, value: string | NotText): void {
 
 export function parseForm(body: string): RawParams {
   const params: Params = new Map();
+  // Without an escape (% or +), a leading ? or a surrogate, the form is its pairs as written, as
+  // URLSearchParams reads them: split here, without the object and the copies it makes, which every
+  // call with credentials in its body would pay.
+  if (!NOT_AS_WRITTEN.test(body)) {
+    for (let start = 0; start <= body.length; ) {
+      let end = body.indexOf('&', start);
+      if (end === -1) end = body.length;
+      if (end > start) {
+        const equals = body.indexOf('=', start);
+        if (equals === -1 || equals > end) add(params, body.slice(start, end), '');
+        else add(params, body.slice(start, equals), body.slice(equals + 1, end));
+      }
+      start = end + 1;
+    }
+    return params;
+  }
   for (const [name, value] of new URLSearchParams(body)) add(params, name, value);
   return params;
 }
+
+const NOT_AS_WRITTEN = /^\?|[%+\uD800-\uDFFF]/;
 
 export async function parseMultipart(body: Buffer, contentType: string): Promise<RawParams> {
   let form: FormData;

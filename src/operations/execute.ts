@@ -11,7 +11,7 @@ import { AccountBusy } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
 import { actingForHolder } from './common.ts';
 import { once, parseIdempotencyKey, requestHash } from './idempotency.ts';
-import { type Operation, parseParams, type RawParams, type Result } from './operation.ts';
+import { type Context, type Operation, parseParams, type RawParams, type Result } from './operation.ts';
 import {
   actorName,
   audienceOf,
@@ -93,13 +93,15 @@ function refuseOutsideAudience(operation: Operation, principal: Principal): void
   throw apiError('forbidden', { reason });
 }
 
-export async function execute(services: Services, call: Call): Promise<Result> {
-  const { operation } = call;
-  let principal: Principal | undefined;
-  let status = 200;
-  let code: string | null = null;
-  let recorded = false;
-  const entry = (): AuditEntry => ({
+/** The audit entry of a call: by whom it was made (once known), on what, and how it ended. */
+function auditEntry(
+  services: Services,
+  call: Call,
+  principal: Principal | undefined,
+  status: number,
+  code: string | null,
+): AuditEntry {
+  return {
     at: services.now().toISOString(),
     api_user: principal
       ? actorName(principal)
@@ -109,16 +111,45 @@ export async function execute(services: Services, call: Call): Promise<Result> {
     reseller: (principal && resellerOf(principal)?.user) ?? null,
     ...(principal ? auditedPrincipal(principal) : { principal: null, via: null, acting_for: null }),
     address: call.address,
-    operation: operation.name,
+    operation: call.operation.name,
     target: auditTarget(call.params, principal),
     status,
     code,
-  });
-  const recordSuccess = async (db: Db) => {
-    await appendAudit(db, entry());
-    if (principal) await recordEvent(db, services, operation, principal, call.params);
-    recorded = true;
   };
+}
+
+/** A read is not audited: it has no success to record. */
+const readsRecordNothing = async (): Promise<void> => {};
+
+/** Runs the call for the principal it is from and for, once refused what it may not do. */
+async function act(
+  services: Services,
+  call: Call,
+  who: Principal,
+  recordSuccess: Context['recordSuccess'],
+): Promise<Result> {
+  const { operation } = call;
+  if (operation.changesState && services.config.demo) throw apiError('demo_server', {});
+  refuseOutsideAudience(operation, who);
+  const input = parseParams(operation.params, call.params, services.config);
+  // Checked here: an await on nothing still costs every call a turn of the microtask queue.
+  if (operation.vetoable) await runVetoHooks(services, operation, who, call.params);
+  return operation.run({ services, principal: who, db: services.store.db, recordSuccess }, input);
+}
+
+export async function execute(services: Services, call: Call): Promise<Result> {
+  const { operation } = call;
+  let principal: Principal | undefined;
+  let status = 200;
+  let code: string | null = null;
+  let recorded = false;
+  const recordSuccess = operation.changesState
+    ? async (db: Db) => {
+        await appendAudit(db, auditEntry(services, call, principal, status, code));
+        if (principal) await recordEvent(db, services, operation, principal, call.params);
+        recorded = true;
+      }
+    : readsRecordNothing;
   try {
     const identified = await call.identify();
     principal = identified;
@@ -128,15 +159,8 @@ export async function execute(services: Services, call: Call): Promise<Result> {
         ? identified
         : await actingForHolder(services.store.db, identified, call.actingFor);
     principal = who;
-    const act = async () => {
-      if (operation.changesState && services.config.demo) throw apiError('demo_server', {});
-      refuseOutsideAudience(operation, who);
-      const input = parseParams(operation.params, call.params, services.config);
-      await runVetoHooks(services, operation, who, call.params);
-      return await operation.run({ services, principal: who, db: services.store.db, recordSuccess }, input);
-    };
     if (!operation.changesState || call.idempotencyKey === undefined || operation.secretAnswer) {
-      const result = await act();
+      const result = await act(services, call, who, recordSuccess);
       if (operation.event) services.dispatcher.poke();
       return result;
     }
@@ -144,7 +168,7 @@ export async function execute(services: Services, call: Call): Promise<Result> {
     const hash = requestHash(operation, who, call.params);
     const outcome = await once(services, idempotencyOwner(who), key, hash, async () => {
       try {
-        return { result: await act() };
+        return { result: await act(services, call, who, recordSuccess) };
       } catch (error) {
         return { error: toApiError(error, services, operation.name) };
       }
@@ -166,6 +190,7 @@ export async function execute(services: Services, call: Call): Promise<Result> {
   } finally {
     // A success was recorded in its own transaction; a refusal (or a success that changed
     // nothing through changeState) is recorded here.
-    if (operation.changesState && !recorded) await appendRefusal(services, entry());
+    if (operation.changesState && !recorded)
+      await appendRefusal(services, auditEntry(services, call, principal, status, code));
   }
 }

@@ -6,11 +6,11 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { holderNetwork } from './auth/holders.ts';
 import { ApiError, apiError } from './core/errors.ts';
 import { registerFleet } from './fleet/routes.ts';
-import { auditRefusal, type Listener, registerApi, sendError } from './http/api.ts';
+import { auditRefusal, type Listener, registerApi, sendApiError, sendError } from './http/api.ts';
 import { BODY_LIMIT, registerBodyParsers } from './http/body.ts';
 import { guardConnections } from './http/connections.ts';
 import { registerMetrics } from './http/metrics.ts';
-import { lazyChildLogger, RequestLog } from './http/request-log.ts';
+import { RequestLog } from './http/request-log.ts';
 import type { TlsFiles } from './http/tls.ts';
 import { apiOperations, customerOperations } from './operations/registry.ts';
 import { panelNotFound, registerPanel } from './panel/panel.ts';
@@ -70,10 +70,14 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
     );
     return server.on('request', guarded);
   };
+  // Fastify is given the log only at debug, for its line a request: given a log at all, it follows
+  // every response to its end to time it, which cost a call more than all of Berth's own work for
+  // it (docs/decisions.md). Failures are logged by the error handler below at any level.
   const app = Fastify({
-    loggerInstance: services.log.child({ listener: options.listener }),
-    logController: new RequestLog(services.log),
-    childLoggerFactory: lazyChildLogger,
+    ...(services.log.isLevelEnabled('debug') && {
+      loggerInstance: services.log.child({ listener: options.listener }),
+      logController: new RequestLog(),
+    }),
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
@@ -113,10 +117,14 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
 
   app.setErrorHandler(async (error, request, reply) => {
     const failure = error instanceof ApiError ? error : fromFastifyError(error as { code?: string });
-    if (failure.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (failure.status >= 500)
+      services.log.error(
+        { err: error, listener: options.listener, reqId: request.id, path: request.url.split('?')[0] },
+        'request failed',
+      );
     // A body refused before the operation ran (413, 415, one that does not parse) is audited.
     await auditRefusal(services, request, failure);
-    return sendError(reply, failure);
+    return sendApiError(services, reply, failure);
   });
   // Outside /api, the admin listener answers with a portal page, the customer listener with a
   // panel page.

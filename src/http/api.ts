@@ -54,17 +54,42 @@ function accountOperationName(path: string): string | null {
   return /^\/api(?:\/v1)?\/account\/([^/]*)\/?$/.exec(path)?.[1] ?? null;
 }
 
-/** Sends what an operation returned. */
-function answer(reply: FastifyReply, result: Result): void {
+/**
+ * Counts an API call's answer in the metrics, by its operation and status, with the time from its
+ * arrival. Counted where the answer is sent, not in an onResponse hook: a hook there makes Fastify
+ * follow every response to its end, which cost a call more than all of Berth's own work for it.
+ */
+function count(services: Services, request: FastifyRequest, status: number): void {
+  const operation = request.apiOperation;
+  if (!operation) return;
+  services.metrics.request(
+    operation.name || 'credentialcheck',
+    status,
+    (performance.now() - request.apiStarted) / 1000,
+  );
+}
+
+/** Sends what an operation returned. A streamed answer is counted when it has been sent whole. */
+function answer(services: Services, reply: FastifyReply, result: Result): void {
   const json = 'application/json; charset=utf-8';
+  if (result.stream) {
+    const body = Readable.from(result.stream);
+    // Once its headers are sent, a failure can only cut the answer short: logged here.
+    body.once('error', (error) =>
+      services.log.error({ err: error, operation: reply.request.apiOperation?.name }, 'answer cut short'),
+    );
+    reply.raw.once('close', () => count(services, reply.request, reply.statusCode));
+    reply.type(json).send(body);
+    return;
+  }
   if (result.body)
     reply
       .code(result.status ?? 200)
       .type(json)
       .send(result.body);
-  else if (result.stream) reply.type(json).send(Readable.from(result.stream));
   else if (result.bare) reply.send(result.data);
   else reply.send({ data: result.data, info: result.info, status: 200 });
+  count(services, reply.request, result.status ?? 200);
 }
 
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
@@ -72,6 +97,12 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
     .code(error.status)
     .headers(error.headers)
     .send({ data: error.data, info: error.message, status: error.status });
+}
+
+/** Sends an error in answer to an API call, counted as its answer. */
+export function sendApiError(services: Services, reply: FastifyReply, error: ApiError): FastifyReply {
+  count(services, reply.request, error.status);
+  return sendError(reply, error);
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {
@@ -241,6 +272,8 @@ declare module 'fastify' {
     apiExecuted: boolean;
     /** The client's address (CONTRACT §3), worked out once for the API's hooks and handler. */
     apiAddress: string | null;
+    /** When the call arrived (performance.now()), for its latency in the metrics. */
+    apiStarted: number;
   }
 }
 
@@ -285,6 +318,7 @@ export function registerApi(
   app.decorateRequest('apiActing', false);
   app.decorateRequest('apiExecuted', false);
   app.decorateRequest('apiAddress', null);
+  app.decorateRequest('apiStarted', 0);
 
   // The API's description, for client generators: public, on both listeners.
   const description = JSON.stringify(
@@ -297,21 +331,9 @@ export function registerApi(
     reply.type('application/json; charset=utf-8').send(description),
   );
 
-  // Callback hooks, not async ones: they run on every call, and a promise each costs more than
-  // their work.
-  app.addHook('onResponse', (request, reply, done) => {
-    if (request.apiOperation) {
-      services.metrics.request(
-        request.apiOperation.name || 'credentialcheck',
-        reply.statusCode,
-        reply.elapsedTime / 1000,
-      );
-    }
-    done();
-  });
-
   // Answered before the body is read and before authentication. A hook that answers does not
-  // call done().
+  // call done(). A callback hook, not an async one: it runs on every call, and a promise costs
+  // more than its work.
   app.addHook('onRequest', (request, reply, done) => {
     let operation = operationPaths.get(request.url);
     if (!operation) {
@@ -332,9 +354,10 @@ export function registerApi(
       }
     }
     request.apiOperation = operation;
+    request.apiStarted = performance.now();
     request.apiAddress = clientAddress(request);
     const refuse = (error: ApiError) => {
-      void auditRefusal(services, request, error).then(() => sendError(reply, error));
+      void auditRefusal(services, request, error).then(() => sendApiError(services, reply, error));
     };
     if (request.method !== 'POST') {
       reply.header('allow', 'POST');
@@ -344,7 +367,7 @@ export function registerApi(
     // call goes on to execute(), which refuses it too but also records it in the audit log.
     const locked = operation.changesState ? null : services.lockout.knownLock(request.apiAddress);
     if (locked) {
-      sendError(reply, locked);
+      sendApiError(services, reply, locked);
       return;
     }
     if (listener === 'reseller' && header(request, 'x-reseller') === undefined) {
@@ -367,23 +390,27 @@ export function registerApi(
     const claimedUser = header(request, 'x-api-user') ?? String(params.get('apiuser')?.[0] ?? '');
     const named = params.get('user');
     request.apiExecuted = true;
+    // Every field written, none spread in: a literal with a spread in it is built by the runtime,
+    // and execute() would then read calls of many shapes.
     execute(services, {
       operation,
       params,
       address,
       claimedUser,
-      ...(customer && { claimedHolder: claimedHolder(request) }),
+      claimedHolder: customer ? claimedHolder(request) : undefined,
       idempotencyKey: header(request, 'idempotency-key'),
       identify: customer
         ? () => identifyHolder(services, request, address)
         : () => identify(services, request, params, address),
-      ...(request.apiActing && {
-        actingFor: named?.length === 1 && typeof named[0] === 'string' ? named[0] : '',
-      }),
+      actingFor: !request.apiActing
+        ? undefined
+        : named?.length === 1 && typeof named[0] === 'string'
+          ? named[0]
+          : '',
     }).then(
       (result) => {
         try {
-          answer(reply, result);
+          answer(services, reply, result);
         } catch (error) {
           reply.send(error);
         }

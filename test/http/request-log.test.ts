@@ -5,7 +5,18 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/services.ts';
-import { ADMIN_PASSWORD, ADMIN_USER, FORM, form, type Harness, setup } from '../helpers.ts';
+import {
+  ADMIN_PASSWORD,
+  ADMIN_USER,
+  callCreateacct,
+  FORM,
+  form,
+  type Harness,
+  recordingDriver,
+  setup,
+} from '../helpers.ts';
+
+const driver = recordingDriver();
 
 async function logging(level: string): Promise<{ h: Harness; lines: () => Record<string, unknown>[] }> {
   const written: string[] = [];
@@ -15,7 +26,7 @@ async function logging(level: string): Promise<{ h: Harness; lines: () => Record
       done();
     },
   });
-  const h = await setup({}, { log: createLogger(level, sink) });
+  const h = await setup({}, { log: createLogger(level, sink), driver });
   written.length = 0;
   return { h, lines: () => written.map((line) => JSON.parse(line) as Record<string, unknown>) };
 }
@@ -68,5 +79,26 @@ describe('the log of API calls', { timeout: 30_000 }, () => {
     assert.equal(debug.lines().filter((line) => line.msg === 'incoming request').length, 0);
     const text = JSON.stringify(debug.lines());
     assert.ok(!text.includes(ADMIN_PASSWORD) && !text.includes('wrong-password'), text);
+  });
+
+  it('writes a call that fails on the server at error at the default level: its listener, request and path, never the password', async () => {
+    info.lines();
+    driver.failAt = 'create:second';
+    try {
+      const failed = await callCreateacct(info.h, 'failing', {
+        domain: 'failing.example',
+        email: 'a@example.com',
+      });
+      assert.equal(failed.statusCode >= 500, true, JSON.stringify(failed.body));
+    } finally {
+      driver.failAt = null;
+    }
+    const failures = info.lines().filter((line) => line.msg === 'request failed');
+    assert.equal(failures.length, 1, JSON.stringify(info.lines()));
+    assert.equal(failures[0]!.level, 50);
+    assert.equal(failures[0]!.listener, 'admin');
+    assert.equal(failures[0]!.path, '/api/v1/createacct/');
+    assert.match(String(failures[0]!.reqId), /^req-/);
+    assert.ok(!JSON.stringify(info.lines()).includes(ADMIN_PASSWORD));
   });
 });

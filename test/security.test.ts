@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { bindApiUser, deleteApiUser } from '../src/auth/api-users.ts';
 import { Lockout } from '../src/auth/lockout.ts';
+import { FLEET_PATHS } from '../src/fleet/calls.ts';
 import { CLI } from '../src/operations/audited.ts';
 import { listAudit } from '../src/store/audit.ts';
 import {
@@ -398,15 +399,28 @@ describe('request bodies', () => {
     assert.equal(await accountCount(h), 0);
   });
 
-  it('answer with nosniff, API and portal alike', async () => {
-    for (const [method, url] of [
-      ['POST', '/api/v1/version/'],
-      ['POST', '/api/v1/nothing/'],
-      ['GET', '/login'],
-      ['GET', '/no-such-page'],
+  it('answer with nosniff, API, portal, panel, metrics and fleet alike, refusals and failures included', async () => {
+    for (const [app, method, url, body] of [
+      [h.admin, 'POST', '/api/v1/version/', undefined],
+      [h.admin, 'POST', '/api/v1/nothing/', undefined],
+      [h.admin, 'GET', '/api/v1/version/', undefined],
+      [h.admin, 'POST', '/api/v1/test_connection/', 'x'.repeat(70 * 1024)],
+      [h.admin, 'GET', '/api/openapi.json', undefined],
+      [h.admin, 'GET', '/login', undefined],
+      [h.admin, 'GET', '/no-such-page', undefined],
+      [h.admin, 'GET', '/metrics', undefined],
+      [h.admin, 'POST', FLEET_PATHS.steps, undefined],
+      [h.reseller, 'POST', '/api/v1/version/', undefined],
+      [h.customer, 'POST', '/api/v1/list_domains/', undefined],
+      [h.customer, 'GET', '/login', undefined],
+      [h.customer, 'GET', '/no-such-page', undefined],
     ] as const) {
-      const reply = await h.admin.inject({ method, url });
-      assert.equal(reply.headers['x-content-type-options'], 'nosniff', url);
+      const reply = await app.inject({
+        method,
+        url,
+        ...(body !== undefined && { payload: body, headers: { 'content-type': 'text/plain' } }),
+      });
+      assert.equal(reply.headers['x-content-type-options'], 'nosniff', `${method} ${url}`);
     }
   });
 });

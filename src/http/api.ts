@@ -309,6 +309,7 @@ export function registerApi(
   app: FastifyInstance,
   services: Services,
   listener: Listener,
+  everyAnswer: Record<string, string>,
   registry: Registry,
   holders: Registry | null = null,
 ): void {
@@ -331,10 +332,11 @@ export function registerApi(
     reply.type('application/json; charset=utf-8').send(description),
   );
 
-  // Answered before the body is read and before authentication. A hook that answers does not
-  // call done(). A callback hook, not an async one: it runs on every call, and a promise costs
+  // Every answer's headers (app.ts), and the answers given before the body is read and before
+  // authentication. A hook that answers does not call done(). A callback hook, not an async one: it runs on every call, and a promise costs
   // more than its work.
   app.addHook('onRequest', (request, reply, done) => {
+    reply.headers(everyAnswer);
     let operation = operationPaths.get(request.url);
     if (!operation) {
       operation = accountPaths.get(request.url);

@@ -95,10 +95,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
   // Fastify names every listener http: (it does not know the server the factory made).
   const scheme = config.tls ? 'https' : 'http';
   const listenTextResolver = (address: string) => `listening at ${address.replace(/^http:/, `${scheme}:`)}`;
+  // Fastify writes the line itself only when it has the log, at debug (app.ts).
+  const listen = async (app: typeof admin, listener: string, port: number) => {
+    const address = await app.listen({ host: config.host, port, listenTextResolver });
+    if (!log.isLevelEnabled('debug')) log.info({ listener }, listenTextResolver(address));
+  };
   try {
-    await admin.listen({ host: config.host, port: config.port, listenTextResolver });
-    await reseller.listen({ host: config.host, port: config.resellerPort, listenTextResolver });
-    await customer.listen({ host: config.host, port: config.customerPort, listenTextResolver });
+    await listen(admin, 'admin', config.port);
+    await listen(reseller, 'reseller', config.resellerPort);
+    await listen(customer, 'customer', config.customerPort);
   } catch (error) {
     await Promise.allSettled([admin.close(), reseller.close(), customer.close()]);
     await services.close();

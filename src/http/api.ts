@@ -333,8 +333,8 @@ export function registerApi(
   );
 
   // Every answer's headers (app.ts), and the answers given before the body is read and before
-  // authentication. A hook that answers does not call done(). A callback hook, not an async one: it runs on every call, and a promise costs
-  // more than its work.
+  // authentication. A hook that answers does not call done(). A callback hook, not an async one:
+  // it runs on every call, and a promise costs more than its work.
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(everyAnswer);
     let operation = operationPaths.get(request.url);

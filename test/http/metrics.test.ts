@@ -41,6 +41,9 @@ describe('metrics', () => {
     driver.failAt = 'create:second';
     await callCreateacct(h, 'bob', { domain: 'bob.example', email: 'a@example.com' });
     driver.failAt = null;
+    // A streamed answer, and a refusal given before the body is read.
+    await h.call('listaccts');
+    await h.request({ method: 'GET', url: '/api/v1/listaccts/' });
     for (let i = 0; i < 2; i++) {
       await h.request({
         url: '/api/v1/test_connection/',
@@ -60,6 +63,8 @@ describe('metrics', () => {
     assert.equal(samples.get('berth_requests_total{operation="createacct",status="400"}'), 1);
     assert.equal(samples.get('berth_requests_total{operation="createacct",status="500"}'), 1);
     assert.equal(samples.get('berth_requests_total{operation="test_connection",status="403"}'), 2);
+    assert.equal(samples.get('berth_requests_total{operation="listaccts",status="200"}'), 1);
+    assert.equal(samples.get('berth_requests_total{operation="listaccts",status="405"}'), 1);
     assert.equal(samples.get('berth_request_duration_seconds_count{operation="createacct"}'), 3);
     assert.equal(samples.get('berth_request_duration_seconds_bucket{operation="createacct",le="+Inf"}'), 3);
     // Buckets count cumulatively: every call took under ten seconds, and no bucket holds fewer

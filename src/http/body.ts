@@ -1,5 +1,6 @@
 // Request bodies become RawParams: every value given for each name, in order, so that a parameter
 // given twice can be refused. Form-encoded, multipart (as PHP cURL sends an array) and JSON.
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { type ApiError, apiError } from '../core/errors.ts';
 import { NotText, type RawParams } from '../operations/operation.ts';
@@ -107,31 +108,109 @@ function bodyError(reason: string): ApiError {
   return apiError('invalid_parameter', { reason });
 }
 
+type Done = (error: Error | null, body?: unknown) => void;
+
+/**
+ * Reads a request's body, at most BODY_LIMIT bytes, and hands it to `parse`. A body sent with its
+ * headers, as a billing call's is, is in the request's buffer whole once the packet it came in has
+ * been read: it is then taken from there at once, without listeners and the stream's turns of
+ * flowing. Only a body of a declared length can be known to be whole before its end is read.
+ */
+function readBody(request: IncomingMessage, parse: (body: Buffer, done: Done) => void, done: Done): void {
+  const declared = request.headers['content-length'];
+  const length = declared === undefined ? Number.NaN : Number(declared);
+  if (length > BODY_LIMIT) {
+    done(tooLarge());
+    return;
+  }
+  queueMicrotask(() => {
+    if (request.readableLength === length) {
+      const body = request.read() as Buffer | null;
+      return parse(body ?? EMPTY, done);
+    }
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const stop = () => {
+      request.removeListener('data', onData);
+      request.removeListener('end', onEnd);
+      request.removeListener('error', onError);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > BODY_LIMIT) {
+        stop();
+        done(tooLarge());
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => {
+      stop();
+      parse(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received), done);
+    };
+    const onError = (error: Error) => {
+      stop();
+      done(Object.assign(error, { statusCode: 400 }));
+    };
+    request.on('data', onData);
+    request.on('end', onEnd);
+    request.on('error', onError);
+  });
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function tooLarge(): ApiError {
+  return apiError('payload_too_large', { limit: BODY_LIMIT });
+}
+
+/** A parser of text that may refuse it. */
+function ofText(parse: (text: string) => RawParams) {
+  return (body: Buffer, done: Done) => {
+    let params: RawParams;
+    try {
+      params = parse(body.toString('utf8'));
+    } catch (error) {
+      return done(error as Error);
+    }
+    done(null, params);
+  };
+}
+
+const form = ofText(parseForm);
+const json = ofText(parseJson);
+
 /** Replaces Fastify's body parsers with ours; any other content type is 415. */
 export function registerBodyParsers(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-    done(null, parseForm(String(body)));
-  });
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    try {
-      done(null, parseJson(String(body)));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
-  app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, (req, body, done) => {
-    parseMultipart(body as Buffer, String(req.headers['content-type'])).then(
-      (params) => done(null, params),
-      (error: Error) => done(error, undefined),
+  app.addContentTypeParser('application/x-www-form-urlencoded', (request, _payload, done) =>
+    readBody(request.raw, form, done),
+  );
+  app.addContentTypeParser('application/json', (request, _payload, done) =>
+    readBody(request.raw, json, done),
+  );
+  app.addContentTypeParser('multipart/form-data', (request, _payload, done) => {
+    const type = String(request.headers['content-type']);
+    readBody(
+      request.raw,
+      (body, done) =>
+        parseMultipart(body, type).then(
+          (params) => done(null, params),
+          (error: Error) => done(error),
+        ),
+      done,
     );
   });
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body, done) => {
-    if ((body as Buffer).length === 0) return done(null, new Map());
-    const type = String(req.headers['content-type'] ?? 'none')
-      .split(';')[0]!
-      .trim()
-      .slice(0, 100);
-    done(apiError('unsupported_media_type', { type }), undefined);
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    readBody(
+      request.raw,
+      (body, done) => {
+        if (body.length === 0) return done(null, new Map());
+        const type = String(request.headers['content-type'] ?? 'none')
+          .split(';')[0]!
+          .trim()
+          .slice(0, 100);
+        done(apiError('unsupported_media_type', { type }));
+      },
+      done,
+    );
   });
 }

@@ -262,3 +262,65 @@ describe('a connection that has sent its first request', () => {
     }
   });
 });
+
+/** The next whole answer on `socket`: its status and body (answers have a Content-Length). */
+function nextAnswer(socket: TLSSocket): Promise<{ status: number; body: string }> {
+  let text = '';
+  return new Promise((resolve) => {
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(text)?.[1]);
+      if (end === -1 || text.length < end + 4 + length) return;
+      socket.off('data', onData);
+      resolve({ status: Number(text.slice(9, 12)), body: text.slice(end + 4, end + 4 + length) });
+    };
+    socket.on('data', onData);
+  });
+}
+
+describe('a body however it arrives', () => {
+  const server = serverWith({});
+  const head = (extra: string) =>
+    `POST /api/v1/test_connection/ HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\n${extra}\r\n`;
+  // Read whole, a body naming apiuser twice is refused for it: proof the body was read.
+  const twice = 'apiuser=a&apiuser=b&apiauth=c';
+  const refusedForTwice = (answer: { status: number; body: string }) => {
+    assert.equal(answer.status, 400, answer.body);
+    assert.match(answer.body, /apiuser/);
+  };
+
+  it('with its headers, after them, in pieces and chunked, calls after calls on one connection', async () => {
+    const socket = await open(server.port());
+    const length = `Content-Length: ${twice.length}\r\n`;
+    socket.write(head(length) + twice);
+    refusedForTwice(await nextAnswer(socket));
+    socket.write(head(length));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.write(twice);
+    refusedForTwice(await nextAnswer(socket));
+    socket.write(head(length) + twice.slice(0, 5));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.write(twice.slice(5));
+    refusedForTwice(await nextAnswer(socket));
+    const chunked = `${(12).toString(16)}\r\n${twice.slice(0, 12)}\r\n${(twice.length - 12).toString(16)}\r\n${twice.slice(12)}\r\n0\r\n\r\n`;
+    socket.write(head('Transfer-Encoding: chunked\r\n') + chunked);
+    refusedForTwice(await nextAnswer(socket));
+    socket.destroy();
+  });
+
+  it('refuses more than 64 KiB with 413, declared or not', async () => {
+    const socket = await open(server.port());
+    socket.write(head('Content-Length: 70000\r\n'));
+    const declared = await nextAnswer(socket);
+    assert.equal(declared.status, 413, declared.body);
+    socket.destroy();
+    const undeclared = await open(server.port());
+    const answer = nextAnswer(undeclared);
+    undeclared.write(head('Transfer-Encoding: chunked\r\n'));
+    const piece = `${(1000).toString(16)}\r\n${'x'.repeat(1000)}\r\n`;
+    for (let i = 0; i < 70 && !undeclared.destroyed; i++) undeclared.write(piece);
+    assert.equal((await answer).status, 413);
+    undeclared.destroy();
+  });
+});

@@ -86,9 +86,11 @@ export function mailTables(ctx: LinuxContext) {
   let users: string[] = [];
   /**
    * The parts the table files are made of, joined in the order of `users` as the files take them,
-   * and where each account's begins: a change replaces the account's bytes alone.
+   * and where each account's begins: a change replaces the account's bytes alone. `bytes` is the
+   * start of `room`, which has space after it: a new account's lines, last, are copied there, not
+   * the whole table with them (twice the room when it runs out).
    */
-  let joined = {} as Record<FilePart, { bytes: Buffer; starts: number[] }>;
+  let joined = {} as Record<FilePart, { bytes: Buffer; starts: number[]; room: Buffer }>;
   /**
    * The other parts, each joined whole only when asked for (a milter's text, Dovecot's rows written
    * whole), and kept until a change of one of its lines: a change joins none of them.
@@ -192,10 +194,14 @@ export function mailTables(ctx: LinuxContext) {
       if (listed && !after) starts.splice(at, 1);
       if (!listed && after) starts.splice(at, 0, start);
       for (let i = after ? at + 1 : at; i < starts.length; i++) starts[i]! += delta;
-      joined[part] = {
-        bytes: Buffer.concat([bytes.subarray(0, start), replacement, bytes.subarray(end)]),
-        starts,
-      };
+      joined[part] =
+        start === bytes.length && end === start
+          ? appended(joined[part], replacement, starts)
+          : {
+              bytes: Buffer.concat([bytes.subarray(0, start), replacement, bytes.subarray(end)]),
+              starts,
+              room: Buffer.alloc(0),
+            };
     }
     if (listed && !after) users.splice(at, 1);
     if (!listed && after) users.push(user);
@@ -245,7 +251,7 @@ export function mailTables(ctx: LinuxContext) {
           starts.push(at);
           at += bytes.length;
         }
-        return [part, { bytes: Buffer.concat(each), starts }];
+        return [part, { bytes: Buffer.concat(each), starts, room: Buffer.alloc(0) }];
       }),
     ) as typeof joined;
     for (const table of names) stale.add(table);
@@ -387,6 +393,22 @@ export function mailTables(ctx: LinuxContext) {
       return known && known.of.ownLogins !== '' ? known.hash : null;
     },
   };
+}
+
+/** `lines` added after `joined`'s bytes, in the room after them when there is enough. */
+function appended(
+  joined: { bytes: Buffer; room: Buffer },
+  lines: Buffer,
+  starts: number[],
+): { bytes: Buffer; starts: number[]; room: Buffer } {
+  const length = joined.bytes.length + lines.length;
+  let room = joined.room;
+  if (room.length < length || room.buffer !== joined.bytes.buffer) {
+    room = Buffer.allocUnsafe(Math.max(length * 2, 4096));
+    joined.bytes.copy(room);
+  }
+  lines.copy(room, joined.bytes.length);
+  return { bytes: room.subarray(0, length), starts, room };
 }
 
 /** The entries of table lines: each line's key (lower case) and the value after its first space. */

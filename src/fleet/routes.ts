@@ -3,6 +3,7 @@
 // move an account of its own, receive one, and hand over what the account needs and its files.
 // Every request must carry the fleet's signature; callers' credentials never come this way.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { textBody } from '../http/body.ts';
 import { toApiError } from '../operations/execute.ts';
 import { principalOfMessage, scopeOfMessage } from '../operations/principal.ts';
 import { changeOf } from '../provision/changes.ts';
@@ -22,9 +23,7 @@ export function registerFleet(app: FastifyInstance, services: Services): void {
   const { fleet, log } = services;
   // The body is checked as the bytes signed, then read.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) =>
-    done(null, body),
-  );
+  app.addContentTypeParser('application/json', (request, _payload, done) => textBody(request.raw, done));
 
   const seen = new SeenNonces();
   const signed = async (

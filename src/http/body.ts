@@ -126,6 +126,9 @@ function readBody(request: IncomingMessage, parse: (body: Buffer, done: Done) =>
   queueMicrotask(() => {
     if (request.readableLength === length) {
       const body = request.read() as Buffer | null;
+      // Read before the parser has marked the request complete: left flowing, the request still
+      // ends and closes as one read to its end does, once it is.
+      request.resume();
       return parse(body ?? EMPTY, done);
     }
     const chunks: Buffer[] = [];
@@ -178,7 +181,15 @@ function ofText(parse: (text: string) => RawParams) {
 const form = ofText(parseForm);
 const json = ofText(parseJson);
 
-/** Replaces Fastify's body parsers with ours; any other content type is 415. */
+/** A body as text, read by readBody: for parsers of their own (the fleet's signed JSON). */
+export function textBody(request: IncomingMessage, done: Done): void {
+  readBody(request, (body, done) => done(null, body.toString('utf8')), done);
+}
+
+/**
+ * Replaces Fastify's body parsers with ours; any other content type is 415. Each reads the request
+ * itself (readBody), not Fastify's payload stream: Berth has no preParsing hook to stand between.
+ */
 export function registerBodyParsers(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/x-www-form-urlencoded', (request, _payload, done) =>

@@ -30,7 +30,10 @@ export interface Call {
   claimedUser: string;
   /** The account a holder's call claims (a valid user name), for the same; it wins over claimedUser. */
   claimedHolder?: string;
-  /** Authenticates the caller and works out who it is and for whom it acts. */
+  /**
+   * Authenticates the caller and works out who it is and for whom it acts. A failure is a
+   * rejection, never a throw: a read's chain starts with this call.
+   */
   identify(): Promise<Principal>;
   /** The Idempotency-Key the caller sent, if any. */
   idempotencyKey?: string;

@@ -263,20 +263,27 @@ describe('a connection that has sent its first request', () => {
   });
 });
 
-/** The next whole answer on `socket`: its status and body (answers have a Content-Length). */
-function nextAnswer(socket: TLSSocket): Promise<{ status: number; body: string }> {
+/** The answers that come on `socket`, one at a time: status and body (each has a Content-Length). */
+function answersOn(socket: TLSSocket): () => Promise<{ status: number; body: string }> {
   let text = '';
-  return new Promise((resolve) => {
-    const onData = (chunk: Buffer) => {
-      text += chunk.toString('latin1');
-      const end = text.indexOf('\r\n\r\n');
-      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(text)?.[1]);
-      if (end === -1 || text.length < end + 4 + length) return;
-      socket.off('data', onData);
-      resolve({ status: Number(text.slice(9, 12)), body: text.slice(end + 4, end + 4 + length) });
-    };
-    socket.on('data', onData);
+  let waiting: (() => void) | null = null;
+  socket.on('data', (chunk: Buffer) => {
+    text += chunk.toString('latin1');
+    waiting?.();
   });
+  return () =>
+    new Promise((resolve) => {
+      const take = () => {
+        const end = text.indexOf('\r\n\r\n');
+        const length = Number(/\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))?.[1]);
+        if (end === -1 || text.length < end + 4 + length) return;
+        waiting = null;
+        resolve({ status: Number(text.slice(9, 12)), body: text.slice(end + 4, end + 4 + length) });
+        text = text.slice(end + 4 + length);
+      };
+      waiting = take;
+      take();
+    });
 }
 
 describe('a body however it arrives', () => {
@@ -292,31 +299,50 @@ describe('a body however it arrives', () => {
 
   it('with its headers, after them, in pieces and chunked, calls after calls on one connection', async () => {
     const socket = await open(server.port());
+    const nextAnswer = answersOn(socket);
     const length = `Content-Length: ${twice.length}\r\n`;
     socket.write(head(length) + twice);
-    refusedForTwice(await nextAnswer(socket));
+    refusedForTwice(await nextAnswer());
+    // Two calls in one write, the second's body last.
+    socket.write(head(length) + twice + head(length) + twice);
+    refusedForTwice(await nextAnswer());
+    refusedForTwice(await nextAnswer());
+    // An empty form: no credentials.
+    socket.write(head('Content-Length: 0\r\n'));
+    assert.equal((await nextAnswer()).status, 403);
     socket.write(head(length));
     await new Promise((resolve) => setTimeout(resolve, 100));
     socket.write(twice);
-    refusedForTwice(await nextAnswer(socket));
+    refusedForTwice(await nextAnswer());
     socket.write(head(length) + twice.slice(0, 5));
     await new Promise((resolve) => setTimeout(resolve, 100));
     socket.write(twice.slice(5));
-    refusedForTwice(await nextAnswer(socket));
+    refusedForTwice(await nextAnswer());
     const chunked = `${(12).toString(16)}\r\n${twice.slice(0, 12)}\r\n${(twice.length - 12).toString(16)}\r\n${twice.slice(12)}\r\n0\r\n\r\n`;
     socket.write(head('Transfer-Encoding: chunked\r\n') + chunked);
-    refusedForTwice(await nextAnswer(socket));
+    refusedForTwice(await nextAnswer());
+    socket.destroy();
+  });
+
+  it('answers on after a connection cut in the middle of a body', async () => {
+    const cut = await open(server.port());
+    cut.write(head(`Content-Length: ${twice.length}\r\n`) + twice.slice(0, 5));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    cut.destroy();
+    const socket = await open(server.port());
+    socket.write(head(`Content-Length: ${twice.length}\r\n`) + twice);
+    refusedForTwice(await answersOn(socket)());
     socket.destroy();
   });
 
   it('refuses more than 64 KiB with 413, declared or not', async () => {
     const socket = await open(server.port());
     socket.write(head('Content-Length: 70000\r\n'));
-    const declared = await nextAnswer(socket);
+    const declared = await answersOn(socket)();
     assert.equal(declared.status, 413, declared.body);
     socket.destroy();
     const undeclared = await open(server.port());
-    const answer = nextAnswer(undeclared);
+    const answer = answersOn(undeclared)();
     undeclared.write(head('Transfer-Encoding: chunked\r\n'));
     const piece = `${(1000).toString(16)}\r\n${'x'.repeat(1000)}\r\n`;
     for (let i = 0; i < 70 && !undeclared.destroyed; i++) undeclared.write(piece);

@@ -7,7 +7,7 @@ import { holderNetwork } from './auth/holders.ts';
 import { ApiError, apiError } from './core/errors.ts';
 import { registerFleet } from './fleet/routes.ts';
 import { auditRefusal, type Listener, registerApi, sendApiError, sendError } from './http/api.ts';
-import { BODY_LIMIT, registerBodyParsers } from './http/body.ts';
+import { registerBodyParsers } from './http/body.ts';
 import { guardConnections } from './http/connections.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { RequestLog } from './http/request-log.ts';
@@ -22,10 +22,11 @@ export interface AppOptions {
   tls: TlsFiles | null;
 }
 
-/** Fastify's own failures (body too large, bad content length) in the envelope of the catalogue. */
+/**
+ * Fastify's own failures (a content type no parser takes) in the envelope of the catalogue. The
+ * body's size is Berth's to limit: its parsers read the body themselves (readBody, 413).
+ */
 function fromFastifyError(error: { code?: string; statusCode?: number }): ApiError {
-  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-    return apiError('payload_too_large', { limit: BODY_LIMIT });
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
     return apiError('unsupported_media_type', { type: 'unknown' });
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
@@ -78,7 +79,6 @@ export function buildApp(services: Services, options: AppOptions): FastifyInstan
       loggerInstance: services.log.child({ listener: options.listener }),
       logController: new RequestLog(),
     }),
-    bodyLimit: BODY_LIMIT,
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     connectionTimeout: limits.requestTimeout * 1000,

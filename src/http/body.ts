@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { type ApiError, apiError } from '../core/errors.ts';
 import { NotText, type RawParams } from '../operations/operation.ts';
 
-export const BODY_LIMIT = 64 * 1024;
+const BODY_LIMIT = 64 * 1024;
 
 type Params = Map<string, (string | NotText)[]>;
 

@@ -395,7 +395,10 @@ export function mailTables(ctx: LinuxContext) {
   };
 }
 
-/** `lines` added after `joined`'s bytes, in the room after them when there is enough. */
+/**
+ * `lines` added after `joined`'s bytes, in the room after them when there is enough (the room is
+ * empty unless the bytes are its start: a table joined afresh has none).
+ */
 function appended(
   joined: { bytes: Buffer; room: Buffer },
   lines: Buffer,
@@ -403,7 +406,7 @@ function appended(
 ): { bytes: Buffer; starts: number[]; room: Buffer } {
   const length = joined.bytes.length + lines.length;
   let room = joined.room;
-  if (room.length < length || room.buffer !== joined.bytes.buffer) {
+  if (room.length < length) {
     room = Buffer.allocUnsafe(Math.max(length * 2, 4096));
     joined.bytes.copy(room);
   }

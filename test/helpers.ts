@@ -318,7 +318,7 @@ export function callForHolder(
     address: ADMIN_PRINCIPAL.address,
     claimedUser: 'billing',
     identify: async () => ADMIN_PRINCIPAL,
-    actingFor: user,
+    actingFor: [user],
   });
 }
 

@@ -412,11 +412,7 @@ export function registerApi(
       identify: customer
         ? () => identifyHolder(services, request, address)
         : () => identify(services, request, params, address),
-      actingFor: !request.apiActing
-        ? undefined
-        : named?.length === 1 && typeof named[0] === 'string'
-          ? named[0]
-          : '',
+      actingFor: request.apiActing ? (named ?? []) : undefined,
     }).then(
       (result) => {
         try {

@@ -11,7 +11,14 @@ import { AccountBusy } from '../store/pending.ts';
 import type { Db } from '../store/schema.ts';
 import { actingForHolder } from './common.ts';
 import { once, parseIdempotencyKey, requestHash } from './idempotency.ts';
-import { type Context, type Operation, parseParams, type RawParams, type Result } from './operation.ts';
+import {
+  type Context,
+  type NotText,
+  type Operation,
+  parseParams,
+  type RawParams,
+  type Result,
+} from './operation.ts';
 import {
   actorName,
   audienceOf,
@@ -38,11 +45,11 @@ export interface Call {
   /** The Idempotency-Key the caller sent, if any. */
   idempotencyKey?: string;
   /**
-   * The account whose holder the administrator or reseller acts for (`user` of
-   * /api/account/<op>/, CONTRACT §14): it must be in the principal's scope. '' when such a call
-   * names none (400 missing_parameter).
+   * Of a call for an account's holder (/api/account/<op>/, CONTRACT §14), the values of `user`:
+   * the account whose holder the administrator or reseller acts for, which must be in its scope.
+   * Undefined for any other call.
    */
-  actingFor?: string;
+  actingFor?: readonly (string | NotText)[];
 }
 
 /** Turns anything thrown into the error the caller sees; internals go to the log only. */
@@ -144,6 +151,14 @@ function act(
   return runVetoHooks(services, operation, who, call.params).then(() => operation.run(ctx, input));
 }
 
+/** The account a call for a holder names: its one `user`, refused when missing or given twice. */
+function namedHolder(values: readonly (string | NotText)[]): string {
+  if (values.length > 1) throw invalid('user', 'it is given more than once');
+  const [user] = values;
+  if (typeof user !== 'string' || user === '') throw missing('user');
+  return user;
+}
+
 export function execute(services: Services, call: Call): Promise<Result> {
   return call.operation.changesState ? executeChange(services, call) : executeRead(services, call);
 }
@@ -159,11 +174,9 @@ function executeRead(services: Services, call: Call): Promise<Result> {
     .then((identified) =>
       call.actingFor === undefined
         ? act(services, call, identified, readsRecordNothing)
-        : call.actingFor === ''
-          ? Promise.reject(missing('user'))
-          : actingForHolder(services.store.db, identified, call.actingFor).then((who) =>
-              act(services, call, who, readsRecordNothing),
-            ),
+        : actingForHolder(services.store.db, identified, namedHolder(call.actingFor)).then((who) =>
+            act(services, call, who, readsRecordNothing),
+          ),
     )
     .then(undefined, (error: unknown) => {
       throw toApiError(error, services, operation.name);
@@ -189,11 +202,10 @@ async function executeChange(services: Services, call: Call): Promise<Result> {
   try {
     const identified = await call.identify();
     principal = identified;
-    if (call.actingFor === '') throw missing('user');
     const who =
       call.actingFor === undefined
         ? identified
-        : await actingForHolder(services.store.db, identified, call.actingFor);
+        : await actingForHolder(services.store.db, identified, namedHolder(call.actingFor));
     principal = who;
     if (call.idempotencyKey === undefined || operation.secretAnswer) {
       const result = await act(services, call, who, recordSuccess);

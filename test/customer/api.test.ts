@@ -244,6 +244,13 @@ describe('the customer API', () => {
       body: form({ apiuser: 'billing', apiauth: 'billing-secret-1' }),
     });
     assertRefused(noUser, 400, 'missing_parameter', 'user');
+    // Like any parameter, the account's name given twice is refused, not read as missing.
+    const twice = await h.request({
+      url: '/api/account/account_info/',
+      headers: FORM,
+      body: 'apiuser=billing&apiauth=billing-secret-1&user=alice&user=carol',
+    });
+    assertRefused(twice, 400, 'invalid_parameter', 'user');
 
     const reseller = (user: string) =>
       h.request({

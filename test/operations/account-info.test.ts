@@ -36,7 +36,7 @@ describe('account_info', () => {
       address: principal.address,
       claimedUser: 'billing',
       identify: async () => principal,
-      ...(actingFor !== undefined && { actingFor }),
+      ...(actingFor !== undefined && { actingFor: [actingFor] }),
     });
 
   before(async () => {

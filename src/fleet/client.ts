@@ -99,6 +99,29 @@ export class SeenNonces {
 }
 
 /**
+ * A request's signature headers when they are whole, name this server (`self`) and are fresh: what
+ * can be known of a fleet request before its body is read. Only the signature over the body, once
+ * read, says it is the fleet's.
+ */
+export function claimsFleetSignature(
+  headers: Record<string, string | string[] | undefined>,
+  self: string,
+  now = Date.now(),
+): { from: string; to: string; time: string; nonce: string; given: string } | null {
+  const from = headers[FLEET_HEADERS.server];
+  const to = headers[FLEET_HEADERS.target];
+  const time = headers[FLEET_HEADERS.time];
+  const nonce = headers[FLEET_HEADERS.nonce];
+  const given = headers[FLEET_HEADERS.signature];
+  if (typeof from !== 'string' || typeof to !== 'string' || typeof given !== 'string') return null;
+  if (typeof time !== 'string' || !/^\d{1,15}$/.test(time)) return null;
+  if (typeof nonce !== 'string' || !NONCE.test(nonce)) return null;
+  if (to !== self) return null;
+  if (Math.abs(now - Number(time)) > SIGNATURE_WINDOW_MS) return null;
+  return { from, to, time, nonce, given };
+}
+
+/**
  * Whether a request carries a valid, fresh signature of the fleet for this server (`self`), with a
  * nonce `seen` has not had within the window.
  */
@@ -111,16 +134,9 @@ export function verifySignature(
   seen: SeenNonces,
   now = Date.now(),
 ): boolean {
-  const from = headers[FLEET_HEADERS.server];
-  const to = headers[FLEET_HEADERS.target];
-  const time = headers[FLEET_HEADERS.time];
-  const nonce = headers[FLEET_HEADERS.nonce];
-  const given = headers[FLEET_HEADERS.signature];
-  if (typeof from !== 'string' || typeof to !== 'string' || typeof given !== 'string') return false;
-  if (typeof time !== 'string' || !/^\d{1,15}$/.test(time)) return false;
-  if (typeof nonce !== 'string' || !NONCE.test(nonce)) return false;
-  if (to !== self) return false;
-  if (Math.abs(now - Number(time)) > SIGNATURE_WINDOW_MS) return false;
+  const claimed = claimsFleetSignature(headers, self, now);
+  if (!claimed) return false;
+  const { from, to, time, nonce, given } = claimed;
   const expected = Buffer.from(signature(secret, { from, to }, time, nonce, path, body));
   const actual = Buffer.from(given);
   if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) return false;

@@ -3,7 +3,7 @@
 // move an account of its own, receive one, and hand over what the account needs and its files.
 // Every request must carry the fleet's signature; callers' credentials never come this way.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { textBody } from '../http/body.ts';
+import { BODY_LIMIT, textBody } from '../http/body.ts';
 import { toApiError } from '../operations/execute.ts';
 import { principalOfMessage, scopeOfMessage } from '../operations/principal.ts';
 import { changeOf } from '../provision/changes.ts';
@@ -14,16 +14,44 @@ import { fromObjectRows, mainObjects } from '../store/objects.ts';
 import type { AccountRow } from '../store/schema.ts';
 import { answerBackups, restoreRequestOf } from './backups.ts';
 import { FLEET_PATHS, MOVE_TIMEOUT_MS, NotHere, STEPS_TIMEOUT_MS } from './calls.ts';
-import { SeenNonces, verifySignature } from './client.ts';
+import { claimsFleetSignature, SeenNonces, verifySignature } from './client.ts';
 
 const TRANSACTION = /^[0-9a-f-]{36}$/;
 const USER = /^[a-z][a-z0-9]{0,15}$/;
+
+/**
+ * What one fleet request may carry. A change names the account's objects whole, before and after
+ * (some 230 bytes a mailbox on each side), and a move all of them: an account of 300 mailboxes is
+ * past an API call's 64 KiB. A body over that is read only when its headers claim the fleet's
+ * signature for this server, fresh, and while the bodies over it being read hold no more than
+ * FLEET_BODIES_READ between them: the signature itself can be checked only once the body is read.
+ */
+export const FLEET_BODY_LIMIT = 16 * 1024 * 1024;
+const FLEET_BODIES_READ = 4 * FLEET_BODY_LIMIT;
 
 export function registerFleet(app: FastifyInstance, services: Services): void {
   const { fleet, log } = services;
   // The body is checked as the bytes signed, then read.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', (request, _payload, done) => textBody(request.raw, done));
+  let reading = 0;
+  app.addContentTypeParser('application/json', (request, _payload, done) => {
+    const declared = Number(request.headers['content-length']);
+    const large =
+      declared > BODY_LIMIT &&
+      declared <= FLEET_BODY_LIMIT &&
+      reading + declared <= FLEET_BODIES_READ &&
+      claimsFleetSignature(request.headers, fleet.self) !== null;
+    if (!large) return textBody(request.raw, done);
+    reading += declared;
+    textBody(
+      request.raw,
+      (error, body) => {
+        reading -= declared;
+        done(error, body);
+      },
+      declared,
+    );
+  });
 
   const seen = new SeenNonces();
   const signed = async (

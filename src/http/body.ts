@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import { type ApiError, apiError } from '../core/errors.ts';
 import { NotText, type RawParams } from '../operations/operation.ts';
 
-const BODY_LIMIT = 64 * 1024;
+/** What an API call's body may hold (CONTRACT §1): 413 over it. */
+export const BODY_LIMIT = 64 * 1024;
 
 type Params = Map<string, (string | NotText)[]>;
 
@@ -111,16 +112,21 @@ function bodyError(reason: string): ApiError {
 type Done = (error: Error | null, body?: unknown) => void;
 
 /**
- * Reads a request's body, at most BODY_LIMIT bytes, and hands it to `parse`. A body sent with its
+ * Reads a request's body, at most `limit` bytes, and hands it to `parse`. A body sent with its
  * headers, as a billing call's is, is in the request's buffer whole once the packet it came in has
  * been read: it is then taken from there at once, without listeners and the stream's turns of
  * flowing. Only a body of a declared length can be known to be whole before its end is read.
  */
-function readBody(request: IncomingMessage, parse: (body: Buffer, done: Done) => void, done: Done): void {
+function readBody(
+  request: IncomingMessage,
+  parse: (body: Buffer, done: Done) => void,
+  done: Done,
+  limit = BODY_LIMIT,
+): void {
   const declared = request.headers['content-length'];
   const length = declared === undefined ? Number.NaN : Number(declared);
-  if (length > BODY_LIMIT) {
-    done(tooLarge());
+  if (length > limit) {
+    done(tooLarge(limit));
     return;
   }
   queueMicrotask(() => {
@@ -140,9 +146,9 @@ function readBody(request: IncomingMessage, parse: (body: Buffer, done: Done) =>
     };
     const onData = (chunk: Buffer) => {
       received += chunk.length;
-      if (received > BODY_LIMIT) {
+      if (received > limit) {
         stop();
-        done(tooLarge());
+        done(tooLarge(limit));
       } else chunks.push(chunk);
     };
     const onEnd = () => {
@@ -161,8 +167,8 @@ function readBody(request: IncomingMessage, parse: (body: Buffer, done: Done) =>
 
 const EMPTY = Buffer.alloc(0);
 
-function tooLarge(): ApiError {
-  return apiError('payload_too_large', { limit: BODY_LIMIT });
+function tooLarge(limit: number): ApiError {
+  return apiError('payload_too_large', { limit });
 }
 
 /** A parser of text that may refuse it. */
@@ -182,8 +188,8 @@ const form = ofText(parseForm);
 const json = ofText(parseJson);
 
 /** A body as text, read by readBody: for parsers of their own (the fleet's signed JSON). */
-export function textBody(request: IncomingMessage, done: Done): void {
-  readBody(request, (body, done) => done(null, body.toString('utf8')), done);
+export function textBody(request: IncomingMessage, done: Done, limit = BODY_LIMIT): void {
+  readBody(request, (body, done) => done(null, body.toString('utf8')), done, limit);
 }
 
 /**

@@ -2,9 +2,11 @@
 // fleet's signature, fresh and over the exact bytes; a change for an account it does not hold is
 // refused; a signed question is answered.
 import assert from 'node:assert/strict';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { FLEET_PATHS } from '../../src/fleet/calls.ts';
 import { signedHeaders } from '../../src/fleet/client.ts';
+import { FLEET_BODY_LIMIT } from '../../src/fleet/routes.ts';
 import { type Principal, principalMessage } from '../../src/operations/principal.ts';
 import { changeMessage } from '../../src/provision/changes.ts';
 import { findAccount } from '../../src/store/accounts.ts';
@@ -203,5 +205,75 @@ describe('requests between the servers of a fleet', () => {
     const same = await sendSigned(FLEET_PATHS.move, away);
     assert.equal(same.statusCode, 400);
     assert.match(String((same.body as { info: string }).info), /alice is on web1 already/);
+  });
+
+  /** A change of an account of `count` mailboxes, each named whole before and after: its bytes. */
+  const manyMailboxes = async (count: number) => {
+    const alice = (await findAccount(h.services.store.db, 'alice'))!;
+    const objects = mainObjects(alice);
+    const mailboxes = Array.from({ length: count }, (_, i) => ({
+      email: `box${i}@${alice.domain}`,
+      passwordHash: `$6$${'s'.repeat(16)}$${'h'.repeat(86)}`,
+      quota: 1024,
+      createdAt: new Date(),
+    }));
+    const change = {
+      kind: 'objects',
+      account: alice,
+      before: objects,
+      objects: { ...objects, mailboxes },
+    } as const;
+    return JSON.stringify({ transaction: crypto.randomUUID(), change: changeMessage(change) });
+  };
+
+  it('takes a change past an API call’s 64 KiB when it claims the fleet’s signature, and none otherwise', async () => {
+    const text = await manyMailboxes(300);
+    assert.ok(text.length > 64 * 1024);
+    const path = FLEET_PATHS.steps;
+    const ran = await sendSigned(path, text);
+    assert.equal(ran.statusCode, 200, JSON.stringify(ran.body));
+    const { transaction } = JSON.parse(text) as { transaction: string };
+    await sendSigned(FLEET_PATHS.settle, JSON.stringify({ transaction, outcome: 'undo' }));
+    // Without the fleet's headers the body is not read at all; with them but a wrong secret, it is
+    // read and refused.
+    assert.equal((await send(path, text, {})).statusCode, 413);
+    assert.equal(
+      (await send(path, text, signedHeaders('not-the-fleet-secret', TO_WEB1, path, text))).statusCode,
+      401,
+    );
+    // Headers for another server, or stale: the body is not read.
+    const elsewhere = signedHeaders(secret, { from: 'web2', to: 'web3' }, path, text);
+    assert.equal((await send(path, text, elsewhere)).statusCode, 413);
+    const stale = signedHeaders(secret, TO_WEB1, path, text, Date.now() - 120_000);
+    assert.equal((await send(path, text, stale)).statusCode, 413);
+    const huge = JSON.stringify({ pad: 'x'.repeat(FLEET_BODY_LIMIT) });
+    assert.equal((await sendSigned(path, huge)).statusCode, 413);
+  });
+
+  it('reads at most four of the largest fleet bodies at once, each let go when its connection is cut', async () => {
+    await h.admin.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = h.admin.server.address() as AddressInfo;
+    const path = FLEET_PATHS.nameTaken;
+    // Each claims the fleet's signature for this server and the largest body, and sends a little.
+    const holding: Socket[] = [];
+    for (let i = 0; i < 4; i++) {
+      const headers = signedHeaders(secret, TO_WEB1, path, `${i}`);
+      const socket = connect({ host: '127.0.0.1', port });
+      socket.on('error', () => {});
+      const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: web1\r\nContent-Type: application/json\r\nContent-Length: ${FLEET_BODY_LIMIT}\r\n${lines.join('')}\r\n{`,
+      );
+      holding.push(socket);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const text = await manyMailboxes(300);
+    assert.equal((await sendSigned(FLEET_PATHS.steps, text)).statusCode, 413, 'no room left');
+    for (const socket of holding) socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const again = await manyMailboxes(300);
+    assert.equal((await sendSigned(FLEET_PATHS.steps, again)).statusCode, 200);
+    const { transaction } = JSON.parse(again) as { transaction: string };
+    await sendSigned(FLEET_PATHS.settle, JSON.stringify({ transaction, outcome: 'undo' }));
   });
 });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { CONTINUE, type Envelope, type MilterPolicy } from '../../src/provision/linux/mail/milter.ts';
 import {
+  keptSenderOwners,
   listQueue,
   queueBudget,
   queuedMessage,
@@ -49,6 +50,37 @@ describe('the queue budget', () => {
       '',
     ])
       assert.equal(owner(sender), null, sender);
+  });
+
+  it('keeps the owner of each sender while the local-senders table and the lists stay the same, and makes it again when either changes', () => {
+    let table = LOCAL_SENDERS;
+    let lists: string[] = [];
+    let reads = 0;
+    const owners = keptSenderOwners(
+      () => {
+        reads++;
+        return table;
+      },
+      'host.example',
+      () => lists,
+    );
+    const first = owners();
+    assert.equal(owners(), first, 'the same table and lists: the same owner, not made again');
+    assert.equal(reads, 2, 'the table is read at every ask: a change is never missed');
+    assert.equal(first('carol@carol.example'), null);
+    // The table made again with the same text: the same owner.
+    table = LOCAL_SENDERS.split('\n').join('\n');
+    assert.equal(owners(), first);
+    table = `${LOCAL_SENDERS}carol carol, @carol.example\n`;
+    const second = owners();
+    assert.notEqual(second, first);
+    assert.equal(second('carol@carol.example'), 'carol');
+    lists = ['News@Alice.example'];
+    const third = owners();
+    assert.notEqual(third, second);
+    assert.equal(third('news@alice.example'), "alice's mailing lists");
+    lists = ['news@alice.example'];
+    assert.equal(owners(), third, 'the same addresses in another case: the same owner');
   });
 
   it('reads postqueue -j’s lines as the sender’s mail and its recipients’, a bounce as its recipient’s, and skips what is none', () => {

@@ -14,11 +14,11 @@ import { findSystemUser } from '../passwd.ts';
 import type { DovecotDatabase } from './dovecot-db.ts';
 import { type MilterPolicy, serveMilter } from './milter.ts';
 import {
+  keptSenderOwners,
   listQueue,
   type QueueLimits,
   queueBudget,
   type Refusal,
-  senderOwners,
   withQueueBudget,
 } from './queue-budget.ts';
 import { localSenderPolicy, parseSenders, senderPolicy, spfChecker, submitted } from './sender-policy.ts';
@@ -92,12 +92,11 @@ export async function startMilters(
   const budget = queueBudget(limits, Date.now, listLimits);
   const origin = await postfixOrigin(ctx);
   let lists: () => Iterable<string> = () => [];
-  const owners = () =>
-    senderOwners(
-      tables.text('localSenders'),
-      origin,
-      new Set([...lists()].map((address) => address.toLowerCase())),
-    );
+  const owners = keptSenderOwners(
+    () => tables.text('localSenders'),
+    origin,
+    () => lists(),
+  );
   const budgeting = (
     policy: MilterPolicy,
     counts: Parameters<typeof withQueueBudget>[3],

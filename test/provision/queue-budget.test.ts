@@ -15,6 +15,7 @@ import {
   withQueueBudget,
 } from '../../src/provision/linux/mail/queue-budget.ts';
 import { ORIGINATING, submitted } from '../../src/provision/linux/mail/sender-policy.ts';
+import { execRunner } from '../../src/provision/linux/run.ts';
 import { tempDir } from '../helpers.ts';
 
 const LOCAL_SENDERS = 'alice alice, @alice.example\nbob bob, @bob.example\n';
@@ -329,12 +330,14 @@ describe('the queue budget', () => {
       ].join('\n'),
     );
     const budget = queueBudget({ bytes: 12 * MB, messages: null });
-    await listQueue(['/usr/bin/cat', listing], budget, owner);
+    // As Berth lists the queue: through its spawner, read as it comes.
+    const runner = execRunner();
+    await listQueue(runner.stream!(['/usr/bin/cat', listing]), budget, owner);
     assert.deepEqual(budget.usage('alice'), { bytes: 12 * MB, messages: 2 });
     assert.deepEqual(budget.usage('bob'), { bytes: 4_000, messages: 2 });
     assert.deepEqual(budget.usage('root'), { bytes: 0, messages: 0 });
     assert.equal(budget.allows('alice', 0), false);
-    await assert.rejects(listQueue(['/usr/bin/false'], budget, owner), /false failed/);
+    await assert.rejects(listQueue(runner.stream!(['/usr/bin/false']), budget, owner), /false failed/);
     assert.deepEqual(
       budget.usage('alice'),
       { bytes: 12 * MB, messages: 2 },

@@ -1,14 +1,24 @@
 // The one way Berth runs a system command (src/provision/linux/run.ts), through its spawner
 // (spawner.pl): argv without a shell, the input given on standard input, the command's own umask
 // and environment, a failure named with the end of what it wrote to standard error, a time limit;
-// many at once; a spawner that ends fails what it was running and is started again; an idle
-// spawner keeps no process from ending.
+// many at once; output streamed as it comes; a spawner that ends fails what it was running and is
+// started again; an idle spawner keeps no process from ending.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execRunner } from '../../src/provision/linux/run.ts';
+import { tempDir } from '../helpers.ts';
+
+/** The path of a file holding `text`. */
+function written(text: string): string {
+  const file = join(tempDir(), 'text');
+  writeFileSync(file, text);
+  return file;
+}
 
 describe('system commands through the spawner', () => {
   const runner = execRunner();
@@ -92,6 +102,23 @@ describe('system commands through the spawner', () => {
       runner.start!(['/nonexistent/daemon'], {}),
       /\/nonexistent\/daemon did not start: spawn \/nonexistent\/daemon ENOENT/,
     );
+  });
+
+  it("streams a command's output as it comes, unbounded, its bytes whole", async () => {
+    // The first piece is read while the command still runs.
+    const slow = runner.stream!(['/bin/sh', '-c', 'echo first; exec /bin/sleep 30'], { timeoutMs: 1_500 });
+    const [first] = (await once(slow.output, 'data')) as [Buffer];
+    assert.equal(first.toString(), 'first\n');
+    // Past what `run` would hold, with characters cut between pieces.
+    const text = 'é ✓ x\n'.repeat(1_000_000);
+    const big = runner.stream!(['/bin/cat', written(text)]);
+    assert.equal(Buffer.concat(await big.output.toArray()).toString(), text);
+    await big.done;
+    const failed = runner.stream!(['/bin/sh', '-c', 'echo part; echo why >&2; exit 4']);
+    assert.equal(Buffer.concat(await failed.output.toArray()).toString(), 'part\n');
+    await assert.rejects(failed.done, { message: '/bin/sh failed: why', exitCode: 4 });
+    assert.throws(() => runner.stream!(['cat']), /not an absolute command path/);
+    await assert.rejects(slow.done, /\/bin\/sh failed: Command failed: timed out/);
   });
 
   it('keeps no process from ending while it is idle', () => {

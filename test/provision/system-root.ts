@@ -141,6 +141,10 @@ export async function linuxSetup(prepareRoot: (root: string) => void = () => {})
       inputs.push(options?.input ?? '');
       return real.run(argv, options);
     },
+    stream(argv, options) {
+      commands.push([...argv]);
+      return real.stream!(argv, options);
+    },
   };
   const settings = linuxSettings(root, nextPort);
   nextPort += 2;

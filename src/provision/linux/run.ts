@@ -1,7 +1,7 @@
 // The one way Berth runs a system command: an absolute path and an argument array, never a shell.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 
@@ -20,6 +20,15 @@ export interface CommandRunner {
    * nowhere), with exactly `env`: its pid, and whether it has ended since.
    */
   start?(argv: readonly string[], env: Readonly<Record<string, string>>): Promise<StartedProcess>;
+  /**
+   * Runs a command whose output is read as it comes, never held whole (a listing of the mail
+   * queue): `output` is its standard output, `done` as `streamCommand`'s. Ended after a minute
+   * unless `timeoutMs` says otherwise.
+   */
+  stream?(
+    argv: readonly string[],
+    options?: { timeoutMs?: number },
+  ): { output: Readable; done: Promise<void> };
 }
 
 export interface StartedProcess {
@@ -44,6 +53,8 @@ interface Answer {
   /** A detached process's pid, then its end. */
   pid?: number;
   exited?: boolean;
+  /** What a streamed command wrote to its standard output since the last answer. */
+  output?: Buffer;
 }
 
 const SPAWNER = fileURLToPath(new URL('./spawner.pl', import.meta.url));
@@ -58,19 +69,25 @@ function requestLine(id: number, request: Request): string {
   const head =
     'detached' in request
       ? [String(id), 'start', '', '', '']
-      : [
-          String(id),
-          'run',
-          request.umask === undefined ? '' : String(request.umask),
-          String(request.timeoutMs ?? 60_000),
-          request.input ?? '',
-        ];
+      : 'streamed' in request
+        ? [String(id), 'stream', '', String(request.timeoutMs ?? 60_000), '']
+        : [
+            String(id),
+            'run',
+            request.umask === undefined ? '' : String(request.umask),
+            String(request.timeoutMs ?? 60_000),
+            request.input ?? '',
+          ];
   return `${[...head, String(argv.length), ...argv, ...Object.entries(env).flat()].map(field).join(' ')}\n`;
 }
 
 /** An answer's line, as spawner.pl writes it. */
 function parseAnswer(line: string): Answer {
-  const [id = '', kind, ...rest] = line.split(' ').map(unfield);
+  const fields = line.split(' ');
+  // Output comes in pieces cut anywhere, a character's bytes too: it stays bytes.
+  if (unfield(fields[1] ?? '') === 'output')
+    return { id: Number(unfield(fields[0] ?? '')), output: Buffer.from((fields[2] ?? '').slice(1), 'hex') };
+  const [id = '', kind, ...rest] = fields.map(unfield);
   const answer: Answer = { id: Number(id) };
   if (kind === 'started') answer.pid = Number(rest[0]);
   else if (kind === 'exited') Object.assign(answer, { exited: true }, rest[0] && { error: rest[0] });
@@ -102,7 +119,16 @@ type Request =
       timeoutMs?: number;
       env?: Readonly<Record<string, string>>;
     }
-  | { argv: readonly string[]; env: Readonly<Record<string, string>>; detached: true };
+  | { argv: readonly string[]; env: Readonly<Record<string, string>>; detached: true }
+  | { argv: readonly string[]; env?: undefined; timeoutMs?: number; streamed: true };
+
+/** A command's failure, named with the end of what it wrote to standard error. */
+function failure(binary: string, answer: Answer): CommandFailed {
+  const detail = (answer.stderr ?? '').trim().split('\n').slice(-3).join(' / ');
+  const failed = new CommandFailed(`${binary} failed: ${detail || answer.error}`);
+  failed.exitCode = answer.code ?? null;
+  return failed;
+}
 
 /**
  * Runs each command through the spawner, a small process of Berth's started at the first command
@@ -114,6 +140,8 @@ export function execRunner(): CommandRunner {
   let next = 0;
   /** What to do when a detached process the spawner started ends, by its request's id. */
   const ends = new Map<number, () => void>();
+  /** Where a streamed command's output goes, by its request's id. */
+  const outputs = new Map<number, PassThrough>();
   const start = () => {
     const child = spawn('/usr/bin/perl', [SPAWNER], {
       stdio: ['pipe', 'pipe', 'inherit'],
@@ -124,6 +152,10 @@ export function execRunner(): CommandRunner {
     const lines = createInterface({ input: child.stdout!, crlfDelay: Number.POSITIVE_INFINITY });
     lines.on('line', (line) => {
       const answer = parseAnswer(line);
+      if (answer.output) {
+        outputs.get(answer.id)?.write(answer.output);
+        return;
+      }
       if (answer.pid === undefined && answer.exited) {
         // A detached process ended (or never started: then its start waits for this answer).
         ends.get(answer.id)?.();
@@ -132,12 +164,14 @@ export function execRunner(): CommandRunner {
       }
       pending.get(answer.id)?.(answer);
       pending.delete(answer.id);
+      outputs.delete(answer.id);
       idle();
     });
     const ended = (why: string) => {
       if (spawner === current) spawner = null;
       for (const [id, settle] of pending) settle({ id, stdout: '', stderr: '', error: why });
       pending.clear();
+      outputs.clear();
       // Its detached processes go on: their ends are no longer told.
       ends.clear();
     };
@@ -170,12 +204,10 @@ export function execRunner(): CommandRunner {
       const { input, umask, timeoutMs, env } = options;
       const binary = checked(argv, env);
       return new Promise((resolve, reject) => {
-        send({ argv, input, umask, timeoutMs, env }, ({ stdout = '', stderr = '', error, code }) => {
+        send({ argv, input, umask, timeoutMs, env }, (answer) => {
+          const { stdout = '', stderr = '', error } = answer;
           if (error === undefined) return resolve({ stdout, stderr });
-          const detail = stderr.trim().split('\n').slice(-3).join(' / ');
-          const failed = new CommandFailed(`${binary} failed: ${detail || error}`);
-          failed.exitCode = code ?? null;
-          reject(failed);
+          reject(failure(binary, answer));
         });
       });
     },
@@ -192,6 +224,21 @@ export function execRunner(): CommandRunner {
           state.exited = true;
         });
       });
+    },
+    stream(argv, options = {}) {
+      const binary = checked(argv);
+      const output = new PassThrough();
+      const done = new Promise<void>((resolve, reject) => {
+        const id = send({ argv, timeoutMs: options.timeoutMs, streamed: true }, (answer) => {
+          output.end();
+          if (answer.error === undefined) resolve();
+          else reject(failure(binary, answer));
+        });
+        outputs.set(id, output);
+      });
+      // Its failure is the caller's once it has read the output: not one no one waited for.
+      done.catch(() => {});
+      return { output, done };
     },
   };
 }

@@ -9,7 +9,10 @@
 # Every field of a request or an answer is `x` and its bytes in hex, fields apart by one space.
 # A request:  id run <umask or empty> <timeout ms> <input> <argc> <argv...> <env key> <env value>...
 #             id start - - - <argc> <argv...> <env key> <env value>...
+#             id stream - <timeout ms> - <argc> <argv...>
 # An answer:  id done <stdout> <stderr>
+#             id output <bytes>, of a command streamed: its output as it comes, then done (with no
+#             stdout) or failed
 #             id failed <stdout> <stderr> <why> <exit status, or empty when it had none>
 #             id started <pid>, then id exited when that process ends (or id exited <why> when it
 #             never started)
@@ -88,7 +91,7 @@ sub launch {
 }
 
 sub run_command {
-  my ($id, $umask, $timeout, $input, $argv, $env) = @_;
+  my ($id, $umask, $timeout, $input, $argv, $env, $streamed) = @_;
   my (@in, @out, @err);
   pipe($in[0], $in[1]) && pipe($out[0], $out[1]) && pipe($err[0], $err[1])
     or return answer($id, 'failed', '', '', "spawn $argv->[0] " . errno_name($! + 0), '');
@@ -104,7 +107,7 @@ sub run_command {
   }
   my $run = {
     pid => $pid, out => '', err => '', open => 2, input => $input, in => $in[1],
-    deadline => now() + $timeout / 1000,
+    deadline => now() + $timeout / 1000, streamed => $streamed,
   };
   $running{$id} = $run;
   $run_of_pid{$pid} = $id;
@@ -140,7 +143,7 @@ sub request {
   my @argv = splice(@fields, 0, $argc);
   my %env = @fields;
   if ($kind eq 'start') { start_process($id, \@argv, \%env) }
-  else { run_command($id, $umask, $timeout, $input, \@argv, \%env) }
+  else { run_command($id, $umask, $timeout, $input, \@argv, \%env, $kind eq 'stream') }
 }
 
 sub stop_reading {
@@ -215,13 +218,15 @@ while (1) {
     my $pipe = $pipe_of{fileno($fh) // -1} or next;
     my ($id, $which) = @$pipe;
     my $run = $running{$id};
-    my $got = sysread($fh, $run->{$which}, 65536, length $run->{$which});
+    my $got = sysread($fh, my $chunk, 65536);
     next if !defined $got && ($!{EAGAIN} || $!{EINTR});
     if (!$got) {
       stop_reading($fh);
       $run->{open}--;
       settle($id);
-    } elsif (length $run->{$which} > $MAX_OUTPUT && !$run->{why}) {
+    } elsif ($which eq 'out' && $run->{streamed}) {
+      answer($id, 'output', $chunk);
+    } elsif (length($run->{$which} .= $chunk) > $MAX_OUTPUT && !$run->{why}) {
       $run->{why} = "$which maxBuffer length exceeded";
       kill 'TERM', $run->{pid};
     }

@@ -29,7 +29,7 @@
 // message the last listing showed and this one does not is therefore counted once more, until the
 // next listing says whether it is gone.
 import { createInterface } from 'node:readline';
-import { streamCommand } from '../run.ts';
+import type { Readable } from 'node:stream';
 import { CONTINUE, type Envelope, type MilterPolicy, type Verdict } from './milter.ts';
 
 /** The bounds, each null for none. */
@@ -331,17 +331,17 @@ export function withQueueBudget(
 }
 
 /**
- * Lists the queue with `argv` (`postqueue -j`) and gives the budget what each account has
- * waiting. Read line by line: a queue of many thousand messages is never held whole.
+ * Gives the budget what each account has waiting from `listing`, the output of `postqueue -j`
+ * started just now. Read line by line: a queue of many thousand messages is never held whole.
  */
 export async function listQueue(
-  argv: readonly string[],
+  listing: { output: Readable; done: Promise<void> },
   budget: QueueBudget,
   owner: SenderOwner,
   now: () => number = Date.now,
 ): Promise<void> {
   const takenAt = now();
-  const { output, done } = streamCommand(argv);
+  const { output, done } = listing;
   const messages = new Map<string, ListedMessage>();
   for await (const line of createInterface({ input: output, crlfDelay: Number.POSITIVE_INFINITY })) {
     const message = queuedMessage(line, owner);

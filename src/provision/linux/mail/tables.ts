@@ -84,6 +84,8 @@ export function mailTables(ctx: LinuxContext) {
    * afresh, a new account's last (createacct adds to the end of each table file, written in place).
    */
   let users: string[] = [];
+  /** Where each of `users` is in it: a search of the list cost about 0.4 ms at 10,000 accounts. */
+  const position = new Map<string, number>();
   /**
    * The parts the table files are made of, joined in the order of `users` as the files take them,
    * and where each account's begins: a change replaces the account's bytes alone. `bytes` is the
@@ -176,9 +178,9 @@ export function mailTables(ctx: LinuxContext) {
       };
       lines.set(user, after);
     }
-    const found = users.indexOf(user);
-    const listed = found !== -1;
-    const at = listed ? found : users.length;
+    const found = position.get(user);
+    const listed = found !== undefined;
+    const at = found ?? users.length;
     for (const part of Object.keys(before?.of ?? after?.of ?? {}) as (keyof AccountLines)[])
       if (before?.of[part] !== after?.of[part]) joinedText.delete(part);
     for (const part of FILE_PARTS) {
@@ -203,8 +205,12 @@ export function mailTables(ctx: LinuxContext) {
               room: Buffer.alloc(0),
             };
     }
-    if (listed && !after) users.splice(at, 1);
-    if (!listed && after) users.push(user);
+    if (listed && !after) {
+      users.splice(at, 1);
+      position.delete(user);
+      for (let i = at; i < users.length; i++) position.set(users[i]!, i);
+    }
+    if (!listed && after) position.set(user, users.push(user) - 1);
     for (const table of names)
       if (PARTS[table].some((part) => before?.of[part] !== after?.of[part])) stale.add(table);
     for (const table of POSTFIX_TABLES)
@@ -230,6 +236,8 @@ export function mailTables(ctx: LinuxContext) {
     const shadow = shadowPasswords(ctx.root);
     lines.clear();
     users = [...filesOf.keys()].sort();
+    position.clear();
+    for (const [i, user] of users.entries()) position.set(user, i);
     for (const user of users) {
       const files = [...filesOf.get(user)!].sort();
       const hash = hashes.get(user) ?? shadow.get(user) ?? '!';

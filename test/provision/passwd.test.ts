@@ -139,4 +139,44 @@ describe('the user database read by name', () => {
       rmSync(ours, { recursive: true, force: true });
     }
   });
+
+  it('finds every user added in place, one rewrite at a time, the new lines searched apart until they are many', async () => {
+    const ours = tempDir('berth-passwd-');
+    mkdirSync(join(ours, 'etc'));
+    for (const file of ['passwd', 'shadow', 'group', 'gshadow', 'login.defs'])
+      copyFileSync(`/etc/${file}`, join(ours, 'etc', file));
+    try {
+      const database = userDatabase(ours);
+      const name = (i: number) => `pw${i}`;
+      const inode = statSync(join(ours, 'etc/passwd')).ino;
+      // 2 KB lines: 160 of them are more than the lines searched apart (256 KB).
+      const gecos = (i: number) => `${i}`.padEnd(2_000, 'x');
+      for (let i = 0; i < 160; i++) {
+        // Asked for before it exists, as createacct asks whether the name is taken.
+        assert.equal(findSystemUser(ours, name(i)), undefined);
+        await database.add({
+          user: name(i),
+          uid: 20_000 + i,
+          gecos: gecos(i),
+          home: `/home/${name(i)}`,
+          shell: '/bin/sh',
+          groups: [],
+          hash: `$6$s${i}$h`,
+        });
+        if (i % 2 === 1) continue;
+        assert.equal(findSystemUser(ours, name(i))?.gecos, gecos(i));
+        assert.equal(shadowPassword(ours, name(i)), `$6$s${i}$h`);
+        // Never asked for since they were added, one and five rewrites ago.
+        for (const earlier of [i - 1, i - 9].filter((n) => n >= 0))
+          assert.equal(findSystemUser(ours, name(earlier))?.uid, 20_000 + earlier, name(earlier));
+      }
+      assert.equal(statSync(join(ours, 'etc/passwd')).ino, inode, 'appended to in place throughout');
+      for (let i = 0; i < 160; i++) assert.equal(findSystemUser(ours, name(i))?.gecos, gecos(i));
+      assert.equal(findSystemUser(ours, 'root')?.uid, 0);
+      for (const missing of ['pw160', 'pw', 'w1', '1:x'])
+        assert.equal(findSystemUser(ours, missing), undefined);
+    } finally {
+      rmSync(ours, { recursive: true, force: true });
+    }
+  });
 });

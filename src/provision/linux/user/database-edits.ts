@@ -117,25 +117,48 @@ export function userTables(tables: Tables, defaults: Defaults, now: () => number
     }
   };
   /**
+   * The names of a line's member list, and whether the list is well formed (no empty name), for
+   * the list it was made from: a group of every account (`berth-sftp`) lists thousands, and a new
+   * account's name was looked for through all of them, twice a file.
+   */
+  const memberLists = new WeakMap<string[], { list: string; names: Set<string>; wellFormed: boolean }>();
+  const membersOf = (line: string[]) => {
+    const list = line[3]!;
+    let known = memberLists.get(line);
+    if (known?.list !== list) {
+      known = {
+        list,
+        names: new Set(list.split(',')),
+        wellFormed: list !== '' && !list.startsWith(',') && !list.endsWith(',') && !list.includes(',,'),
+      };
+      memberLists.set(line, known);
+    }
+    return known;
+  };
+  /**
    * The user in or out of a group's member list (group and gshadow): a member keeps its place.
-   * A well-formed list (no empty name) is searched and cut as text: a group of every account
-   * (`berth-sftp`) lists thousands.
+   * A well-formed list is added to as text, and cut as text when the user is named once.
    */
   const member = (file: 'group' | 'gshadow', line: string[] | undefined, user: string, wanted: boolean) => {
     if (!line || line.length < 4) return;
+    const known = membersOf(line);
+    if (known.names.has(user) === wanted) return;
     const list = line[3]!;
-    const at = memberAt(list, user);
-    if (at === -1 && !wanted) return;
-    const wellFormed = list !== '' && !list.startsWith(',') && !list.endsWith(',') && !list.includes(',,');
-    if (wellFormed) {
-      if (at === -1) return set(file, line, 3, `${list},${user}`);
+    if (known.wellFormed) {
+      if (wanted) {
+        const grown = `${list},${user}`;
+        set(file, line, 3, grown);
+        known.list = grown;
+        known.names.add(user);
+        return;
+      }
+      const at = memberAt(list, user);
       const cut =
         at === 0 ? list.slice(user.length + 1) : `${list.slice(0, at - 1)}${list.slice(at + user.length)}`;
-      // Named once: kept, or cut out. Named twice, the list is split as below.
-      if (memberAt(cut, user) === -1) return wanted ? undefined : set(file, line, 3, cut);
+      // Named once: cut out. Named twice, the list is split as below.
+      if (memberAt(cut, user) === -1) return set(file, line, 3, cut);
     }
     const members = list.split(',').filter((name) => name !== '');
-    if (members.includes(user) === wanted) return;
     set(file, line, 3, (wanted ? [...members, user] : members.filter((name) => name !== user)).join(','));
   };
 

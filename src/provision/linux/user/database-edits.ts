@@ -146,7 +146,10 @@ export function userTables(tables: Tables, defaults: Defaults, now: () => number
     const list = line[3]!;
     if (known.wellFormed) {
       if (wanted) {
-        const grown = `${list},${user}`;
+        // Joined, not concatenated: a string made by `+` is a rope of its parts, which V8 walks
+        // whole at each later join of the line; a list grown by `+` at every createacct became a
+        // rope thousands deep, walked at every rewrite of group and gshadow.
+        const grown = [list, user].join(',');
         set(file, line, 3, grown);
         known.list = grown;
         known.names.add(user);

@@ -13,6 +13,15 @@ import { userDatabase } from '../../src/provision/linux/user/database.ts';
 import { tempDir } from '../helpers.ts';
 
 const dirs: string[] = [];
+
+/** A root whose /etc holds copies of this system's user database and login.defs. */
+function systemCopy(): string {
+  const root = tempDir('berth-passwd-');
+  mkdirSync(join(root, 'etc'));
+  for (const file of ['passwd', 'shadow', 'group', 'gshadow', 'login.defs'])
+    copyFileSync(`/etc/${file}`, join(root, 'etc', file));
+  return root;
+}
 after(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
@@ -89,10 +98,7 @@ describe('the user database read by name', () => {
   });
 
   it('after users were added at the end of the file in place, finds them, and the rest as before', async () => {
-    const ours = tempDir('berth-passwd-');
-    mkdirSync(join(ours, 'etc'));
-    for (const file of ['passwd', 'shadow', 'group', 'gshadow', 'login.defs'])
-      copyFileSync(`/etc/${file}`, join(ours, 'etc', file));
+    const ours = systemCopy();
     try {
       const database = userDatabase(ours);
       const add = (user: string, uid: number) =>
@@ -141,10 +147,7 @@ describe('the user database read by name', () => {
   });
 
   it('finds every user added in place, one rewrite at a time, the new lines searched apart until they are many', async () => {
-    const ours = tempDir('berth-passwd-');
-    mkdirSync(join(ours, 'etc'));
-    for (const file of ['passwd', 'shadow', 'group', 'gshadow', 'login.defs'])
-      copyFileSync(`/etc/${file}`, join(ours, 'etc', file));
+    const ours = systemCopy();
     try {
       const database = userDatabase(ours);
       const name = (i: number) => `pw${i}`;

@@ -6,16 +6,23 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execRunner } from '../../src/provision/linux/run.ts';
 import { tempDir } from '../helpers.ts';
 
-/** The path of a file holding `text`. */
+const dirs: string[] = [];
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The path of a file holding `text`, removed when the tests end. */
 function written(text: string): string {
-  const file = join(tempDir(), 'text');
+  const dir = tempDir();
+  dirs.push(dir);
+  const file = join(dir, 'text');
   writeFileSync(file, text);
   return file;
 }

@@ -82,6 +82,11 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** The `stream` of a test's command runner that streams no command: a call is the test's failure. */
+export function streamsNothing(argv: readonly string[]): never {
+  throw new Error(`no command is streamed here: ${argv.join(' ')}`);
+}
+
 export function tempDir(prefix = 'berth-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }

@@ -10,7 +10,7 @@ import { backupEnvironmentProblem, readBackupEnvironment } from '../../src/confi
 import { ConfigError, loadConfig } from '../../src/config/index.ts';
 import { resticRepository } from '../../src/provision/linux/backup/restic.ts';
 import { type CommandRunner, execRunner, streamCommand } from '../../src/provision/linux/run.ts';
-import { tempDir } from '../helpers.ts';
+import { streamsNothing, tempDir } from '../helpers.ts';
 
 const SECRET = 'wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY';
 
@@ -90,6 +90,7 @@ describe('backup_environment_file', () => {
         runs.push({ argv, env: options.env });
         return { stdout: '[]', stderr: '' };
       },
+      stream: streamsNothing,
     };
     const repository = resticRepository(config, runner);
     assert.deepEqual(await repository.snapshots(['user:bella']), []);

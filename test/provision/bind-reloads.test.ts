@@ -9,6 +9,7 @@ import { coalesceReloads, type LinuxContext } from '../../src/provision/linux/co
 import { addedZones, bindService, zoneConfig, zoneSerial } from '../../src/provision/linux/dns/bind.ts';
 import { CommandFailed, type CommandRunner } from '../../src/provision/linux/run.ts';
 import { dnsServer, type Records } from '../dns-server.ts';
+import { streamsNothing } from '../helpers.ts';
 
 const DIR = '/etc/bind/zones';
 const fileOf = (zone: string) => `${DIR}/${zone}.db`;
@@ -62,6 +63,7 @@ function fakeBind(lag = 0, bindListen = '') {
       }
       return { stdout: '', stderr: '' };
     },
+    stream: streamsNothing,
   };
   const linux = {
     rndc: ['/usr/sbin/rndc'],

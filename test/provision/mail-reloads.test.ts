@@ -9,7 +9,7 @@ import type { LinuxContext } from '../../src/provision/linux/context.ts';
 import { mailReloads } from '../../src/provision/linux/mail/reloads.ts';
 import { CommandFailed, type CommandRunner } from '../../src/provision/linux/run.ts';
 import { childrenOf, processName, waitFor } from '../../src/provision/linux/wait.ts';
-import { tempDir } from '../helpers.ts';
+import { streamsNothing, tempDir } from '../helpers.ts';
 
 function reloads(failing?: string) {
   const ran: string[] = [];
@@ -19,6 +19,7 @@ function reloads(failing?: string) {
       if (argv[0] === failing) throw new CommandFailed(`${failing} failed`);
       return { stdout: '', stderr: '' };
     },
+    stream: streamsNothing,
   };
   const linux = {
     reloadMail: ['/postfix'],
@@ -83,7 +84,7 @@ describe('mail reloads', () => {
         reloadDkim: [],
         postfixPidFile: pidFile,
       } as unknown as LinuxConfig;
-      const runner: CommandRunner = { run: async () => ({ stdout: '', stderr: '' }) };
+      const runner: CommandRunner = { run: async () => ({ stdout: '', stderr: '' }), stream: streamsNothing };
       const mail = mailReloads({
         linux,
         runner,

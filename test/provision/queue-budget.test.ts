@@ -332,12 +332,12 @@ describe('the queue budget', () => {
     const budget = queueBudget({ bytes: 12 * MB, messages: null });
     // As Berth lists the queue: through its spawner, read as it comes.
     const runner = execRunner();
-    await listQueue(runner.stream!(['/usr/bin/cat', listing]), budget, owner);
+    await listQueue(runner.stream(['/usr/bin/cat', listing]), budget, owner);
     assert.deepEqual(budget.usage('alice'), { bytes: 12 * MB, messages: 2 });
     assert.deepEqual(budget.usage('bob'), { bytes: 4_000, messages: 2 });
     assert.deepEqual(budget.usage('root'), { bytes: 0, messages: 0 });
     assert.equal(budget.allows('alice', 0), false);
-    await assert.rejects(listQueue(runner.stream!(['/usr/bin/false']), budget, owner), /false failed/);
+    await assert.rejects(listQueue(runner.stream(['/usr/bin/false']), budget, owner), /false failed/);
     assert.deepEqual(
       budget.usage('alice'),
       { bytes: 12 * MB, messages: 2 },

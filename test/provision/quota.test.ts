@@ -27,7 +27,7 @@ import { type CommandRunner, execRunner } from '../../src/provision/linux/run.ts
 import { parseQgroups } from '../../src/provision/linux/user/btrfs-quota.ts';
 import { chooseQuotaBackend, parseRepquota, quotaBackend } from '../../src/provision/linux/user/quota.ts';
 import { type Account, findAccount } from '../../src/store/accounts.ts';
-import { callCreateacct, createAccount, summary, tempDir } from '../helpers.ts';
+import { callCreateacct, createAccount, streamsNothing, summary, tempDir } from '../helpers.ts';
 import { type LinuxHarness, linuxSetup } from './system-root.ts';
 
 const BTRFS = '/usr/bin/btrfs';
@@ -46,6 +46,7 @@ function scriptedRunner(answers: Record<string, string | Error> = {}) {
       if (answer instanceof Error) throw answer;
       return { stdout: answer, stderr: '' };
     },
+    stream: streamsNothing,
   };
   return { runner, commands };
 }

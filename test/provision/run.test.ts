@@ -113,18 +113,18 @@ describe('system commands through the spawner', () => {
 
   it("streams a command's output as it comes, unbounded, its bytes whole", async () => {
     // The first piece is read while the command still runs.
-    const slow = runner.stream!(['/bin/sh', '-c', 'echo first; exec /bin/sleep 30'], { timeoutMs: 1_500 });
+    const slow = runner.stream(['/bin/sh', '-c', 'echo first; exec /bin/sleep 30'], { timeoutMs: 1_500 });
     const [first] = (await once(slow.output, 'data')) as [Buffer];
     assert.equal(first.toString(), 'first\n');
     // Past what `run` would hold, with characters cut between pieces.
     const text = 'é ✓ x\n'.repeat(1_000_000);
-    const big = runner.stream!(['/bin/cat', written(text)]);
+    const big = runner.stream(['/bin/cat', written(text)]);
     assert.equal(Buffer.concat(await big.output.toArray()).toString(), text);
     await big.done;
-    const failed = runner.stream!(['/bin/sh', '-c', 'echo part; echo why >&2; exit 4']);
+    const failed = runner.stream(['/bin/sh', '-c', 'echo part; echo why >&2; exit 4']);
     assert.equal(Buffer.concat(await failed.output.toArray()).toString(), 'part\n');
     await assert.rejects(failed.done, { message: '/bin/sh failed: why', exitCode: 4 });
-    assert.throws(() => runner.stream!(['cat']), /not an absolute command path/);
+    assert.throws(() => runner.stream(['cat']), /not an absolute command path/);
     await assert.rejects(slow.done, /\/bin\/sh failed: Command failed: timed out/);
   });
 

@@ -143,7 +143,7 @@ export async function linuxSetup(prepareRoot: (root: string) => void = () => {})
     },
     stream(argv, options) {
       commands.push([...argv]);
-      return real.stream!(argv, options);
+      return real.stream(argv, options);
     },
   };
   const settings = linuxSettings(root, nextPort);

@@ -21,11 +21,12 @@ export interface CommandRunner {
    */
   start?(argv: readonly string[], env: Readonly<Record<string, string>>): Promise<StartedProcess>;
   /**
-   * Runs a command whose output is read as it comes, never held whole (a listing of the mail
-   * queue): `output` is its standard output, `done` as `streamCommand`'s. Ended after a minute
+   * Runs a command whose output is handed on as it comes (a listing of the mail queue): `output` is
+   * its standard output, `done` as `streamCommand`'s. The pieces are given as they are read,
+   * without flow control: a reader that falls behind keeps them in memory. Ended after a minute
    * unless `timeoutMs` says otherwise.
    */
-  stream?(
+  stream(
     argv: readonly string[],
     options?: { timeoutMs?: number },
   ): { output: Readable; done: Promise<void> };

@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import type { LinuxContext } from '../context.ts';
 import { giveSocket, makeServiceDirectory, readIfExists, removeFile } from '../files.ts';
 import { findSystemUser } from '../passwd.ts';
-import { streamCommand } from '../run.ts';
 import type { DovecotDatabase } from './dovecot-db.ts';
 import { type MilterPolicy, serveMilter } from './milter.ts';
 import {
@@ -129,10 +128,9 @@ export async function startMilters(
       );
     },
     async listQueue() {
-      // Through the spawner when there is one: a fork of Berth's own process every few seconds
-      // costs it with its size (its page tables copied, then a fault at each page it writes).
-      if (budgeted)
-        await listQueue(ctx.runner.stream?.(POSTQUEUE) ?? streamCommand(POSTQUEUE), budget, owners());
+      // Through the spawner: a fork of Berth's own process every few seconds costs it with its size
+      // (its page tables copied, then a fault at each page it writes).
+      if (budgeted) await listQueue(ctx.runner.stream(POSTQUEUE), budget, owners());
     },
     async close() {
       await Promise.all(served.map(closeServed));

@@ -332,7 +332,8 @@ export function withQueueBudget(
 
 /**
  * Gives the budget what each account has waiting from `listing`, the output of `postqueue -j`
- * started just now. Read line by line: a queue of many thousand messages is never held whole.
+ * started just now. Read line by line as it comes: the text of a queue of many thousand messages
+ * is never joined whole.
  */
 export async function listQueue(
   listing: { output: Readable; done: Promise<void> },

@@ -771,8 +771,8 @@ async function bulkChanges(): Promise<void> {
     // configuration stays the same size as sites come.
     const nginxTest = async () => {
       // The CPU time of a parse (user and system), not its wall time: one parse is ten or twenty
-      // milliseconds, which the work beside it (the steady load, the certificates being ordered)
-      // moves by as much. Ten parses a batch, the median of five batches.
+      // milliseconds, which the steady load beside it moves by as much. Ten parses a batch, the
+      // median of five batches; run by quietParse, once nothing else is left to do.
       const times: number[] = [];
       for (let i = 0; i < 5; i++) {
         const test = await sandbox.exec([

@@ -13,6 +13,9 @@ import { userDatabase } from '../../src/provision/linux/user/database.ts';
 import { tempDir } from '../helpers.ts';
 
 const dirs: string[] = [];
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
 
 /** A root whose /etc holds copies of this system's user database and login.defs. */
 function systemCopy(): string {
@@ -22,9 +25,6 @@ function systemCopy(): string {
     copyFileSync(`/etc/${file}`, join(root, 'etc', file));
   return root;
 }
-after(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
 
 describe("the user database's look-ups", () => {
   it('keep no copy of the file they read a hash from', () => {
